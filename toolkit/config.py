@@ -1,0 +1,262 @@
+"""The YAML configuration: targets and daemon settings, validated by pydantic.
+
+Every validation error is reported with the file, the line and the YAML path of the
+offending key (``dbgauge.yaml:12: targets[1].dsn: ...``) so an operator can fix it
+without guessing. Passwords come from env vars or files, never from the YAML itself
+(an inline DSN password is accepted but discouraged).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import yaml
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+
+from toolkit.dsn import ConnParams, parse_dsn
+from toolkit.errors import ConfigError
+from toolkit.redact import register_secret
+
+ENV_CONFIG = "DBGAUGE_CONFIG"
+DEFAULT_LISTEN = "127.0.0.1:9860"
+TargetKind = Literal["mysql", "postgres", "pgbouncer"]
+RESERVED_LABELS = frozenset({"target", "collector", "job", "instance"})
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$")
+_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
+
+
+def parse_duration(value: Any) -> Any:
+    """Accept 5, 2.5, "500ms", "10s", "1m": always seconds as a float."""
+    if isinstance(value, bool):
+        raise ValueError("expected a duration such as 5, 2.5s or 500ms")
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, str):
+        m = _DURATION.match(value)
+        if m:
+            return float(m.group(1)) * _UNITS[m.group(2)]
+    raise ValueError(f"{value!r} is not a duration: use seconds (5, 2.5) or 500ms, 10s, 1m")
+
+
+Duration = Annotated[float, BeforeValidator(parse_duration), Field(gt=0)]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class TargetConfig(_Model):
+    """One database endpoint the daemon scrapes."""
+
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$")
+    kind: TargetKind
+    dsn: str
+    password_env: str | None = None
+    password_file: Path | None = None
+    labels: dict[str, str] = Field(default_factory=dict)
+    collectors: list[str] | None = None
+    connect_timeout: Duration = 5.0
+    query_timeout: Duration = 5.0
+    lock_timeout: Duration = 2.0
+
+    @field_validator("dsn")
+    @classmethod
+    def _dsn_parses(cls, value: str) -> str:
+        try:
+            parse_dsn(value)
+        except ConfigError as exc:
+            raise ValueError(str(exc)) from None
+        return value
+
+    @field_validator("labels")
+    @classmethod
+    def _label_names(cls, value: dict[str, str]) -> dict[str, str]:
+        for key in value:
+            if not re.fullmatch(r"[a-zA-Z_][a-zA-Z0-9_]*", key) or key.startswith("__"):
+                raise ValueError(f"{key!r} is not a valid Prometheus label name")
+            if key in RESERVED_LABELS:
+                raise ValueError(f"label {key!r} is reserved by dbgauge")
+        return value
+
+    @model_validator(mode="after")
+    def _checks(self) -> TargetConfig:
+        params = parse_dsn(self.dsn)
+        expected = "mysql" if self.kind == "mysql" else "postgres"
+        if params.family != expected:
+            scheme = "mysql://" if expected == "mysql" else "postgresql://"
+            raise ValueError(f"kind {self.kind!r} needs a {scheme} DSN")
+        if self.password_env and self.password_file:
+            raise ValueError("set password_env or password_file, not both")
+        if self.collectors is not None:
+            from collectors import collectors_for_kind
+
+            known = {c.name for c in collectors_for_kind(self.kind)}
+            unknown = [c for c in self.collectors if c not in known]
+            if unknown:
+                raise ValueError(
+                    f"unknown collector(s) {', '.join(unknown)} for kind {self.kind}; "
+                    f"available: {', '.join(sorted(known))}"
+                )
+        return self
+
+    def connection_params(self) -> ConnParams:
+        """DSN parameters with the password resolved from env, file or DSN.
+
+        Read at connect time, so a rotated secret file is picked up on reconnect.
+        """
+        params = parse_dsn(self.dsn)
+        password = params.password
+        if self.password_env:
+            password = os.environ.get(self.password_env)
+            if password is None:
+                raise ConfigError(
+                    f"target {self.name}: environment variable {self.password_env} is not set"
+                )
+        elif self.password_file:
+            try:
+                password = self.password_file.read_text(encoding="utf-8").rstrip("\r\n")
+            except OSError as exc:
+                raise ConfigError(
+                    f"target {self.name}: cannot read password_file {self.password_file}: "
+                    f"{exc.strerror}"
+                ) from None
+        register_secret(password)
+        return params.with_password(password)
+
+
+class DaemonConfig(_Model):
+    """Settings of `dbgauge serve`."""
+
+    listen: str = DEFAULT_LISTEN
+    scrape_timeout: Duration = 10.0
+    scrape_timeout_offset: float = Field(default=0.5, ge=0)
+    log_format: Literal["text", "json"] = "text"
+    log_level: Literal["debug", "info", "warning", "error"] = "info"
+
+    @field_validator("listen")
+    @classmethod
+    def _listen(cls, value: str) -> str:
+        parse_listen(value)
+        return value
+
+
+class Config(_Model):
+    """A whole configuration file."""
+
+    daemon: DaemonConfig = Field(default_factory=DaemonConfig)
+    targets: list[TargetConfig] = Field(min_length=1)
+
+    @field_validator("targets")
+    @classmethod
+    def _unique_names(cls, value: list[TargetConfig]) -> list[TargetConfig]:
+        seen: set[str] = set()
+        for target in value:
+            if target.name in seen:
+                raise ValueError(f"target name {target.name!r} is used twice")
+            seen.add(target.name)
+        return value
+
+    def target(self, name: str) -> TargetConfig:
+        for target in self.targets:
+            if target.name == name:
+                return target
+        names = ", ".join(t.name for t in self.targets)
+        raise ConfigError(f"no target named {name!r}; configured: {names}")
+
+
+def parse_listen(value: str) -> tuple[str, int]:
+    """'HOST:PORT', ':PORT' or '[v6]:PORT' -> (host, port)."""
+    host, sep, port = value.rpartition(":")
+    if not sep or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ValueError(f"{value!r} is not HOST:PORT (e.g. 127.0.0.1:9860 or :9860)")
+    return host.strip("[]") or "0.0.0.0", int(port)
+
+
+def _format_loc(loc: Sequence[int | str]) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else part
+    return out
+
+
+def _line_of(node: yaml.Node | None, loc: Sequence[int | str]) -> int | None:
+    """1-based line of the deepest YAML node that `loc` reaches."""
+    line = node.start_mark.line + 1 if node is not None else None
+    for part in loc:
+        if node is None:
+            break
+        child: yaml.Node | None = None
+        if isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                if isinstance(key, yaml.ScalarNode) and key.value == str(part):
+                    child = value
+                    line = key.start_mark.line + 1
+                    break
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) \
+                and 0 <= part < len(node.value):
+            child = node.value[part]
+            line = child.start_mark.line + 1
+        node = child
+    return line
+
+
+def parse_config(text: str, source: str = "<config>") -> Config:
+    """Validate YAML text; raise ConfigError naming source:line and the YAML path."""
+    try:
+        data = yaml.safe_load(text)
+        tree = yaml.compose(text)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark
+        raise ConfigError(
+            f"invalid YAML: {exc.problem}", source=source,
+            line=mark.line + 1 if mark is not None else None,
+        ) from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"invalid YAML: {exc}", source=source) from None
+    if not isinstance(data, dict):
+        raise ConfigError("the top level must be a mapping with a 'targets' list", source=source)
+    try:
+        return Config.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors(include_url=False, include_input=False)[0]
+        loc = [p for p in err["loc"] if not (isinstance(p, str) and "[" in p)]
+        message = str(err["msg"]).removeprefix("Value error, ")
+        if err["type"] == "extra_forbidden":
+            message = "unknown key (check the spelling; see the config example in the README)"
+        elif err["type"] == "missing":
+            message = "required key is missing"
+        more = len(exc.errors()) - 1
+        if more:
+            message += f" (and {more} more error{'s' if more > 1 else ''})"
+        raise ConfigError(
+            message, source=source, path=_format_loc(loc) or None, line=_line_of(tree, loc)
+        ) from None
+
+
+def load_config(path: str | os.PathLike[str] | None = None) -> Config:
+    """Load the file at `path` or $DBGAUGE_CONFIG."""
+    if path is None:
+        path = os.environ.get(ENV_CONFIG)
+        if not path:
+            raise ConfigError(f"no config given: pass --config FILE or set {ENV_CONFIG}")
+    file = Path(path)
+    try:
+        text = file.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read config: {exc.strerror}", source=str(file)) from None
+    return parse_config(text, source=str(file))

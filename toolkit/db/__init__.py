@@ -1,0 +1,73 @@
+"""Connections to targets: the only code that imports PyMySQL or psycopg.
+
+Every connection identifies its server (flavor and version) once, applies server-side
+timeouts to the session, and exposes one small interface to collectors: run a named
+statement from `sql/` (or literal SQL) and get rows as dicts. `abort()` may be called
+from another thread to unblock a query that outlived the scrape deadline.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from toolkit.config import TargetConfig
+from toolkit.sql import Version
+
+Row = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ServerInfo:
+    """What a connection talks to: flavor is mysql, mariadb, postgres or pgbouncer."""
+
+    flavor: str
+    version: Version
+    version_string: str
+
+    @property
+    def version_text(self) -> str:
+        return ".".join(str(p) for p in self.version)
+
+
+class Connection(Protocol):
+    """What collectors and checks may do with a target."""
+
+    server: ServerInfo
+
+    def query(self, name: str, params: Any = None) -> list[Row]:
+        """Run the named statement from sql/<flavor>/ (values bound as %s params)."""
+        ...
+
+    def execute_sql(self, sql: str, params: Any = None) -> list[Row]:
+        """Run literal SQL; for statements built by dbgauge itself, never user input."""
+        ...
+
+    def close(self) -> None: ...
+
+    def abort(self) -> None:
+        """Interrupt a running statement from another thread; the connection is then dead."""
+        ...
+
+    @property
+    def closed(self) -> bool: ...
+
+
+def connect(target: TargetConfig, connect_timeout: float | None = None) -> Connection:
+    """Open a connection for `target`, with session timeouts applied.
+
+    Raises ConnectError/AuthError with a message naming the target's address, never its
+    password.
+    """
+    timeout = target.connect_timeout if connect_timeout is None else connect_timeout
+    params = target.connection_params()
+    if target.kind == "mysql":
+        from toolkit.db.mysql import MySQLConnection
+
+        return MySQLConnection.open(params, timeout, target.query_timeout, target.lock_timeout)
+    from toolkit.db.postgres import PostgresConnection
+
+    return PostgresConnection.open(
+        params, timeout, target.query_timeout, target.lock_timeout,
+        pgbouncer=target.kind == "pgbouncer",
+    )

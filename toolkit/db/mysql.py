@@ -1,0 +1,148 @@
+"""MySQL and MariaDB connections over PyMySQL."""
+
+from __future__ import annotations
+
+import socket
+from typing import Any
+
+import pymysql
+import pymysql.cursors
+
+from toolkit.db import Row, ServerInfo
+from toolkit.dsn import ConnParams
+from toolkit.errors import AuthError, ConnectError, QueryError
+from toolkit.redact import redact
+from toolkit.sql import load_sql, parse_version
+
+# Server error codes that mean "your credentials are wrong", not "server is down".
+_AUTH_ERRORS = {1045, 1698, 1044}
+_TIMEOUT_ERRORS = {3024, 1969, 1317}  # max_execution_time, max_statement_time, interrupted
+
+
+def server_info(version_string: str) -> ServerInfo:
+    """Detect flavor from SELECT VERSION(): MariaDB says so in the string."""
+    flavor = "mariadb" if "mariadb" in version_string.lower() else "mysql"
+    text = version_string
+    if flavor == "mariadb" and text.startswith("5.5.5-"):
+        text = text[len("5.5.5-"):]  # old replication-compat prefix
+    return ServerInfo(flavor=flavor, version=parse_version(text), version_string=version_string)
+
+
+class MySQLConnection:
+    """One PyMySQL connection with bounded statement and lock waits."""
+
+    def __init__(self, conn: pymysql.connections.Connection[Any], params: ConnParams,
+                 server: ServerInfo) -> None:
+        self._conn = conn
+        self._params = params
+        self.server = server
+        self._closed = False
+
+    @classmethod
+    def open(cls, params: ConnParams, connect_timeout: float, query_timeout: float,
+             lock_timeout: float) -> MySQLConnection:
+        kwargs: dict[str, Any] = {
+            "user": params.user,
+            "password": params.password or "",
+            "database": params.dbname,
+            "connect_timeout": connect_timeout,
+            # Bounds every socket read, the handshake included: a server that accepts TCP
+            # and never answers must not hang a scrape.
+            "read_timeout": max(connect_timeout, query_timeout + 1.0),
+            "write_timeout": max(connect_timeout, query_timeout + 1.0),
+            "autocommit": True,
+            "charset": "utf8mb4",
+            "cursorclass": pymysql.cursors.DictCursor,
+            "program_name": "dbgauge",
+        }
+        if params.host.startswith("/"):
+            kwargs["unix_socket"] = params.host
+        else:
+            kwargs["host"] = params.host
+            kwargs["port"] = params.port
+        ssl_ca = params.option("ssl_ca")
+        if ssl_ca:
+            kwargs["ssl"] = {"ca": ssl_ca}
+        try:
+            conn = pymysql.connect(**kwargs)
+        except pymysql.err.OperationalError as exc:
+            code = exc.args[0] if exc.args else 0
+            if code in _AUTH_ERRORS:
+                raise AuthError(
+                    f"authentication failed for user {params.user!r} at {params.address} "
+                    f"(MySQL error {code}): check the password source and the user's host grant"
+                ) from None
+            raise ConnectError(f"cannot connect to {params.address}: {_reason(exc)}") from None
+        except (OSError, pymysql.err.Error) as exc:
+            raise ConnectError(f"cannot connect to {params.address}: {_reason(exc)}") from None
+        self = cls(conn, params, ServerInfo("mysql", (0,), ""))
+        try:
+            rows = self.execute_sql("SELECT VERSION() AS version")
+            self.server = server_info(str(rows[0]["version"]))
+            self._apply_timeouts(query_timeout, lock_timeout)
+        except Exception:
+            self.close()
+            raise
+        return self
+
+    def _apply_timeouts(self, query_timeout: float, lock_timeout: float) -> None:
+        lock = max(1, int(lock_timeout))
+        if self.server.flavor == "mariadb":
+            self.execute_sql(
+                "SET SESSION max_statement_time = %s, lock_wait_timeout = %s",
+                (float(query_timeout), lock),
+            )
+        else:
+            self.execute_sql(
+                "SET SESSION max_execution_time = %s, lock_wait_timeout = %s",
+                (int(query_timeout * 1000), lock),
+            )
+
+    def query(self, name: str, params: Any = None) -> list[Row]:
+        return self.execute_sql(load_sql(self.server.flavor, name, self.server.version), params)
+
+    def execute_sql(self, sql: str, params: Any = None) -> list[Row]:
+        try:
+            with self._conn.cursor() as cur:
+                cur.execute(sql, params)
+                return list(cur.fetchall())
+        except pymysql.err.Error as exc:
+            code = exc.args[0] if exc.args and isinstance(exc.args[0], int) else 0
+            # 2xxx are client-side errors (server gone, lost connection): reconnect later.
+            # 1xxx are server errors on a healthy session, timeouts included.
+            if isinstance(exc, pymysql.err.InterfaceError) or code == 0 or code >= 2000:
+                self._closed = True
+            if code in _TIMEOUT_ERRORS:
+                raise QueryError(
+                    f"query timed out on {self._params.address}: {_reason(exc)}"
+                ) from None
+            raise QueryError(f"query failed on {self._params.address}: {_reason(exc)}") from None
+        except OSError as exc:
+            self._closed = True
+            raise QueryError(f"connection to {self._params.address} lost: {exc}") from None
+
+    def close(self) -> None:
+        self._closed = True
+        try:
+            self._conn.close()
+        except Exception:
+            pass
+
+    def abort(self) -> None:
+        self._closed = True
+        sock = getattr(self._conn, "_sock", None)
+        if sock is not None:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    @property
+    def closed(self) -> bool:
+        return self._closed or not self._conn.open
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, pymysql.err.Error) and len(exc.args) >= 2:
+        return redact(f"{exc.args[1]} (error {exc.args[0]})")
+    return redact(str(exc) or type(exc).__name__)

@@ -1,0 +1,1 @@
+"""The exporter: scrape engine, rendering and the HTTP daemon."""

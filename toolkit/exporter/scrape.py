@@ -1,0 +1,228 @@
+"""Scrape targets: one runner per target owns its persistent connection.
+
+Targets are scraped concurrently; each is bounded by the scrape deadline. A target that
+has not answered by then is reported as down and its connection is aborted (socket
+shut down) so its worker thread returns instead of piling up. Collectors of one target
+run one after another on its single connection (drivers are not thread-safe, and one
+connection per target keeps the exporter's footprint on the server predictable); each
+statement is also bounded server-side (max_statement_time / statement_timeout).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Iterable, Sequence
+from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+
+from collectors import Collector, enabled_collectors
+from toolkit.config import Config, TargetConfig
+from toolkit.db import Connection, ServerInfo, connect
+from toolkit.errors import AuthError, DbgaugeError
+from toolkit.redact import redact
+
+log = logging.getLogger("dbgauge.scrape")
+Labels = tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
+class CollectorRun:
+    """How one collector did on one target."""
+
+    collector: str
+    success: bool
+    duration: float
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class SampleOut:
+    """A sample ready to render: labels already include `target` and extra labels."""
+
+    name: str
+    labels: Labels
+    value: float
+
+
+@dataclass(frozen=True)
+class TargetResult:
+    """One target's scrape: `up` says whether dbgauge could talk to it at all."""
+
+    target: str
+    kind: str
+    labels: Labels
+    up: bool
+    duration: float
+    server: ServerInfo | None = None
+    error: str | None = None
+    collectors: tuple[CollectorRun, ...] = ()
+    samples: tuple[SampleOut, ...] = field(default=(), repr=False)
+
+
+def _labels(base: Labels, extra: dict[str, str] | None = None) -> Labels:
+    merged = dict(base)
+    if extra:
+        merged.update(extra)
+    return tuple(sorted(merged.items()))
+
+
+class TargetRunner:
+    """Scrapes one target, reconnecting after any failure."""
+
+    def __init__(self, cfg: TargetConfig) -> None:
+        self.cfg = cfg
+        self._lock = threading.Lock()
+        self._conn: Connection | None = None
+        self._collectors = enabled_collectors(cfg.kind, cfg.collectors)
+        self._base_labels: Labels = _labels((), {**cfg.labels, "target": cfg.name})
+        self._last_error: str | None = None
+
+    @property
+    def collectors(self) -> list[Collector]:
+        return list(self._collectors)
+
+    def _fail(self, started: float, error: str, *, log_it: bool = True) -> TargetResult:
+        if log_it and error != self._last_error:
+            # Log each distinct failure once, not on every scrape while it persists.
+            log.warning("target %s is down: %s", self.cfg.name, error,
+                        extra={"target": self.cfg.name})
+        self._last_error = error
+        return TargetResult(self.cfg.name, self.cfg.kind, self._base_labels, False,
+                            time.monotonic() - started, error=error)
+
+    def scrape(self, deadline: float, only: set[str] | None = None) -> TargetResult:
+        """Collect everything enabled (or `only` these collectors) before `deadline`."""
+        started = time.monotonic()
+        if not self._lock.acquire(timeout=max(0.0, deadline - started)):
+            return self._fail(started, "previous scrape of this target is still running")
+        try:
+            return self._scrape_locked(started, deadline, only)
+        finally:
+            self._lock.release()
+
+    def _connection(self, deadline: float) -> Connection:
+        if self._conn is not None and not self._conn.closed:
+            return self._conn
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise DbgaugeError("scrape deadline reached before connecting")
+        self._conn = connect(self.cfg, min(self.cfg.connect_timeout, remaining))
+        if self._last_error is not None:
+            log.info("target %s is reachable again", self.cfg.name,
+                     extra={"target": self.cfg.name})
+            self._last_error = None
+        return self._conn
+
+    def _scrape_locked(self, started: float, deadline: float,
+                       only: set[str] | None) -> TargetResult:
+        try:
+            conn = self._connection(deadline)
+        except AuthError as exc:
+            return self._fail(started, str(exc))
+        except DbgaugeError as exc:
+            return self._fail(started, str(exc))
+        except Exception as exc:  # a driver bug must not take the daemon down
+            log.exception("unexpected error connecting to %s", self.cfg.name)
+            return self._fail(started, redact(f"{type(exc).__name__}: {exc}"))
+        runs: list[CollectorRun] = []
+        samples: list[SampleOut] = []
+        for collector in self._collectors:
+            if only is not None and collector.name not in only:
+                continue
+            if not collector.supports(conn.server):
+                continue
+            if time.monotonic() >= deadline:
+                runs.append(CollectorRun(collector.name, False, 0.0, "scrape deadline reached"))
+                continue
+            runs.append(self._run(collector, conn, samples))
+            if conn.closed:
+                self._conn = None
+                return self._fail(started, runs[-1].error or "connection lost")
+        return TargetResult(self.cfg.name, self.cfg.kind, self._base_labels, True,
+                            time.monotonic() - started, conn.server, None, tuple(runs),
+                            tuple(samples))
+
+    def _run(self, collector: Collector, conn: Connection, out: list[SampleOut]) -> CollectorRun:
+        t0 = time.monotonic()
+        produced: list[SampleOut] = []
+        try:
+            for sample in collector.collect(conn):
+                collector.validate_sample(sample)
+                produced.append(SampleOut(sample.name, _labels(self._base_labels,
+                                                               dict(sample.labels)),
+                                          sample.value))
+        except DbgaugeError as exc:
+            log.warning("collector %s failed on %s: %s", collector.name, self.cfg.name, exc,
+                        extra={"target": self.cfg.name, "collector": collector.name})
+            return CollectorRun(collector.name, False, time.monotonic() - t0, str(exc))
+        except Exception as exc:
+            log.exception("collector %s crashed on %s", collector.name, self.cfg.name)
+            return CollectorRun(collector.name, False, time.monotonic() - t0,
+                                redact(f"{type(exc).__name__}: {exc}"))
+        out.extend(produced)
+        return CollectorRun(collector.name, True, time.monotonic() - t0)
+
+    def abort(self) -> None:
+        """Unblock a scrape stuck past its deadline (called from another thread)."""
+        conn = self._conn
+        if conn is not None:
+            conn.abort()
+
+    def close(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            conn.close()
+
+
+class Scraper:
+    """All targets of one config; scrapes them concurrently under a deadline."""
+
+    def __init__(self, config: Config, previous: Scraper | None = None) -> None:
+        self.config = config
+        self.runners: dict[str, TargetRunner] = {}
+        for target in config.targets:
+            old = previous.runners.get(target.name) if previous else None
+            # Keep a runner (and its connection) across reloads when its config is equal.
+            self.runners[target.name] = old if old is not None and old.cfg == target \
+                else TargetRunner(target)
+        self._pool = ThreadPoolExecutor(max_workers=max(4, 2 * len(self.runners)),
+                                        thread_name_prefix="scrape")
+
+    def scrape(self, names: Sequence[str], deadline: float,
+               only: set[str] | None = None) -> list[TargetResult]:
+        started = time.monotonic()
+        runners = [self.runners[n] for n in names]
+        futures: dict[Future[TargetResult], TargetRunner] = {
+            self._pool.submit(r.scrape, deadline, only): r for r in runners
+        }
+        wait(futures, timeout=max(0.0, deadline - time.monotonic()), return_when=FIRST_EXCEPTION)
+        results: dict[str, TargetResult] = {}
+        for future, runner in futures.items():
+            if future.done() and future.exception() is None:
+                results[runner.cfg.name] = future.result()
+                continue
+            if not future.done():
+                runner.abort()
+                future.cancel()
+            error = "scrape deadline exceeded" if not future.done() or future.cancelled() \
+                else redact(str(future.exception()))
+            log.warning("target %s did not answer in time: %s", runner.cfg.name, error,
+                        extra={"target": runner.cfg.name})
+            results[runner.cfg.name] = TargetResult(
+                runner.cfg.name, runner.cfg.kind, _labels((), {**runner.cfg.labels,
+                                                               "target": runner.cfg.name}),
+                False, time.monotonic() - started, error=error)
+        return [results[n] for n in names]
+
+    def close(self, keep: Iterable[TargetRunner] = ()) -> None:
+        """Close runners not carried over into a new Scraper (`keep`)."""
+        kept = {id(r) for r in keep}
+        for runner in self.runners.values():
+            if id(runner) not in kept:
+                runner.close()
+        self._pool.shutdown(wait=False, cancel_futures=True)
