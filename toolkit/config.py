@@ -233,19 +233,38 @@ def parse_config(text: str, source: str = "<config>") -> Config:
     try:
         return Config.model_validate(data)
     except ValidationError as exc:
-        err = exc.errors(include_url=False, include_input=False)[0]
-        loc = [p for p in err["loc"] if not (isinstance(p, str) and "[" in p)]
-        message = str(err["msg"]).removeprefix("Value error, ")
-        if err["type"] == "extra_forbidden":
-            message = "unknown key (check the spelling; see the config example in the README)"
-        elif err["type"] == "missing":
-            message = "required key is missing"
-        more = len(exc.errors()) - 1
-        if more:
-            message += f" (and {more} more error{'s' if more > 1 else ''})"
+        errors = exc.errors(include_url=False, include_input=False)
+        # A misspelt key also shows up as a missing one: name the misspelling first.
+        errors.sort(key=lambda e: e["type"] != "extra_forbidden")
+        lines = [_describe(err, source, tree) for err in errors[:10]]
+        if len(errors) > 10:
+            lines.append(f"... and {len(errors) - 10} more errors")
+        first = errors[0]
+        loc = _loc(first)
         raise ConfigError(
-            message, source=source, path=_format_loc(loc) or None, line=_line_of(tree, loc)
+            _message(first) + "".join(f"\n{line}" for line in lines[1:]),
+            source=source, path=_format_loc(loc) or None, line=_line_of(tree, loc),
         ) from None
+
+
+def _loc(err: Any) -> list[int | str]:
+    # Drop pydantic's synthetic steps (e.g. 'function-after[...]').
+    return [p for p in err["loc"] if not (isinstance(p, str) and "[" in p)]
+
+
+def _message(err: Any) -> str:
+    if err["type"] == "extra_forbidden":
+        return "unknown key (check the spelling; see the config example in the README)"
+    if err["type"] == "missing":
+        return "required key is missing"
+    return str(err["msg"]).removeprefix("Value error, ")
+
+
+def _describe(err: Any, source: str, tree: yaml.Node | None) -> str:
+    loc = _loc(err)
+    line = _line_of(tree, loc)
+    where = source if line is None else f"{source}:{line}"
+    return f"{where}: {_format_loc(loc)}: {_message(err)}"
 
 
 def load_config(path: str | os.PathLike[str] | None = None) -> Config:

@@ -1,0 +1,74 @@
+# dbgauge: the two commands are `make demo` and `make test` (run as root on Debian).
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+SANDBOX_DIR ?= .sandbox
+LISTEN ?= 127.0.0.1:9860
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: help deps venv lint unit integration test demo demo-stop down bench docs clean
+
+help:
+	@echo "make demo   install what is missing, start the sandbox and the exporter"
+	@echo "make test   install what is missing, run linters and every test"
+	@echo "make bench  compare scrape cost with mysqld_exporter and postgres_exporter"
+	@echo "make down   stop the demo exporter and the sandbox"
+
+deps:
+	$(SUDO) ./deploy/install-deps
+
+$(VENV)/.stamp: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[dev]'
+	touch $@
+
+venv: $(VENV)/.stamp
+
+lint: venv
+	$(BIN)/ruff check .
+	$(BIN)/mypy
+
+unit: venv
+	$(BIN)/pytest -q tests/unit
+
+integration: venv
+	$(BIN)/pytest -q tests/integration
+
+test: deps venv lint
+	$(BIN)/pytest -q
+
+docs: venv
+	$(BIN)/python -m toolkit.docs README.md
+
+demo: deps venv
+	$(BIN)/dbgauge sandbox up --dir $(SANDBOX_DIR)
+	@if [ -f $(SANDBOX_DIR)/serve.pid ] && kill -0 $$(cat $(SANDBOX_DIR)/serve.pid) 2>/dev/null; then \
+	  echo "exporter already running (pid $$(cat $(SANDBOX_DIR)/serve.pid))"; \
+	else \
+	  nohup $(BIN)/dbgauge serve --config $(SANDBOX_DIR)/dbgauge.yaml --listen $(LISTEN) \
+	    >$(SANDBOX_DIR)/serve.log 2>&1 & echo $$! > $(SANDBOX_DIR)/serve.pid; \
+	fi
+	@for i in $$(seq 1 50); do curl -fsS http://$(LISTEN)/healthz >/dev/null 2>&1 && break; sleep 0.2; done
+	@curl -fsS http://$(LISTEN)/healthz >/dev/null || { echo "exporter did not start; see $(SANDBOX_DIR)/serve.log"; tail -5 $(SANDBOX_DIR)/serve.log; exit 1; }
+	@echo
+	@echo "dbgauge is running:"
+	@echo "  index     http://$(LISTEN)/"
+	@echo "  metrics   http://$(LISTEN)/metrics        (all five sandbox targets)"
+	@echo "  one       http://$(LISTEN)/probe?target=pg-primary"
+	@echo "  config    $(SANDBOX_DIR)/dbgauge.yaml"
+	@echo "  log       $(SANDBOX_DIR)/serve.log"
+	@echo "  stop      make down"
+
+demo-stop:
+	@if [ -f $(SANDBOX_DIR)/serve.pid ]; then kill $$(cat $(SANDBOX_DIR)/serve.pid) 2>/dev/null || true; rm -f $(SANDBOX_DIR)/serve.pid; fi
+
+down: demo-stop
+	@if [ -x $(BIN)/dbgauge ]; then $(BIN)/dbgauge sandbox down --dir $(SANDBOX_DIR); fi
+
+bench: deps venv
+	$(BIN)/dbgauge sandbox up --dir $(SANDBOX_DIR)
+	$(BIN)/python bench/scrape.py --sandbox-dir $(SANDBOX_DIR)
+
+clean: down
+	rm -rf $(VENV) dist build .mypy_cache .ruff_cache .pytest_cache

@@ -1,0 +1,265 @@
+"""The exporter daemon against the real sandbox servers."""
+
+from __future__ import annotations
+
+import shutil
+import signal
+import socket
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.conftest import DBGAUGE, REPO, Daemon, Sandbox, parse_metrics, value
+from toolkit import sandbox as sb
+
+TARGETS = ("mariadb-primary", "mariadb-replica", "pg-primary", "pg-standby", "pgbouncer")
+
+
+def _config(sandbox: Sandbox, path: Path, targets: list[dict[str, object]] | None = None,
+            **daemon: object) -> Path:
+    data = yaml.safe_load(sandbox.config.read_text())
+    if targets is not None:
+        data["targets"] = targets
+    data["daemon"] = {**data.get("daemon", {}), **daemon}
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+def _target(sandbox: Sandbox, name: str) -> dict[str, object]:
+    data = yaml.safe_load(sandbox.config.read_text())
+    return next(dict(t) for t in data["targets"] if t["name"] == name)
+
+
+def test_healthy_sandbox_all_targets_up(daemon: Daemon) -> None:
+    m = daemon.metrics()
+    for target in TARGETS:
+        assert value(m, "dbgauge_up", target=target) == 1.0, daemon.log_text()
+    # every default collector ran and produced its data on the right kind of target
+    for target, collector in [("mariadb-primary", "mysql_status"),
+                              ("mariadb-replica", "mysql_status"),
+                              ("pg-primary", "postgres_database"),
+                              ("pg-standby", "postgres_database"),
+                              ("pgbouncer", "pgbouncer_lists")]:
+        assert value(m, "dbgauge_collector_success", target=target, collector=collector) == 1.0
+        duration = value(m, "dbgauge_collector_duration_seconds", target=target,
+                         collector=collector)
+        assert duration is not None and 0 < duration < 5
+    assert value(m, "dbgauge_target_info", target="mariadb-primary", flavor="mariadb") == 1.0
+    pg_info = [dict(ls) for (n, ls) in m if n == "dbgauge_target_info"
+               and ("target", "pg-primary") in ls]
+    assert len(pg_info) == 1 and pg_info[0]["version"].startswith("15.")
+    assert pg_info[0]["flavor"] == "postgres"
+    assert (value(m, "dbgauge_mysql_uptime_seconds", target="mariadb-primary") or 0) > 0
+    assert value(m, "dbgauge_postgres_database_backends", target="pg-primary",
+                 database="app") is not None
+    assert (value(m, "dbgauge_pgbouncer_list_items", target="pgbouncer", list="databases")
+            or 0) >= 1
+    # the sandbox config's extra label reaches every series of the target
+    assert value(m, "dbgauge_up", target="pg-primary", sandbox="true") == 1.0
+
+
+def test_counters_move_between_scrapes(daemon: Daemon) -> None:
+    first = value(daemon.metrics(), "dbgauge_mysql_questions_total", target="mariadb-primary")
+    second = value(daemon.metrics(), "dbgauge_mysql_questions_total", target="mariadb-primary")
+    assert first is not None and second is not None and second > first
+
+
+def test_probe_one_target_and_collect_filter(daemon: Daemon) -> None:
+    m = daemon.metrics("/probe?target=pg-primary")
+    assert value(m, "dbgauge_up", target="pg-primary") == 1.0
+    assert value(m, "dbgauge_up", target="mariadb-primary") is None
+    m = daemon.metrics("/probe?target=mariadb-primary&collect[]=nothing_of_that_name")
+    assert value(m, "dbgauge_up", target="mariadb-primary") == 1.0
+    assert value(m, "dbgauge_mysql_uptime_seconds", target="mariadb-primary") is None
+    status, body = daemon.get("/probe?target=nope")
+    assert status == 404 and "unknown target 'nope'" in body
+    status, body = daemon.get("/probe")
+    assert status == 400
+    status, body = daemon.get("/")
+    assert status == 200 and "/probe?target=pgbouncer" in body
+    assert daemon.get("/healthz") == (200, "ok\n")
+
+
+def test_promtool_finds_nothing_on_a_full_scrape(daemon: Daemon) -> None:
+    _, body = daemon.get("/metrics")
+    assert "dbgauge_up" in body
+    proc = subprocess.run(["promtool", "check", "metrics"], input=body, capture_output=True,
+                          text=True, timeout=30, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.strip() == "" and proc.stderr.strip() == ""
+
+
+def test_killed_replica_is_down_and_comes_back(sandbox: Sandbox, daemon: Daemon) -> None:
+    sb.stop_instance(sandbox.directory, "mariadb-replica")
+    try:
+        m = daemon.metrics()
+        assert value(m, "dbgauge_up", target="mariadb-replica") == 0.0
+        for other in TARGETS:
+            if other != "mariadb-replica":
+                assert value(m, "dbgauge_up", target=other) == 1.0
+        assert daemon.proc.poll() is None
+        assert daemon.get("/healthz")[0] == 200
+    finally:
+        sb.start_instance(sandbox.directory, "mariadb-replica")
+    m = daemon.metrics()
+    assert value(m, "dbgauge_up", target="mariadb-replica") == 1.0, daemon.log_text()
+    assert "mariadb-replica is down" in daemon.log_text()
+
+
+@pytest.fixture()
+def blackhole() -> Iterator[int]:
+    """A port that accepts TCP connections and never says a word."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(16)
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        server.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                conn, _ = server.accept()
+                held.append(conn)
+            except OSError:
+                continue
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    yield int(server.getsockname()[1])
+    stop.set()
+    thread.join()
+    for conn in held:
+        conn.close()
+    server.close()
+
+
+def test_silent_target_does_not_hang_the_scrape(sandbox: Sandbox, blackhole: int,
+                                                tmp_path: Path) -> None:
+    targets = [
+        {"name": "silent-mysql", "kind": "mysql", "dsn": f"mysql://x@127.0.0.1:{blackhole}/",
+         "connect_timeout": 30},
+        {"name": "silent-pg", "kind": "postgres",
+         "dsn": f"postgresql://x@127.0.0.1:{blackhole}/x", "connect_timeout": 30},
+        _target(sandbox, "pg-primary"),
+    ]
+    d = Daemon(_config(sandbox, tmp_path / "c.yaml", targets), tmp_path / "log")
+    try:
+        for _ in range(2):  # the second scrape must not be stuck behind the first
+            started = time.monotonic()
+            m = d.metrics(scrape_timeout=2)
+            elapsed = time.monotonic() - started
+            assert elapsed < 2.0, f"scrape took {elapsed:.2f}s with a 2s deadline"
+            assert value(m, "dbgauge_up", target="silent-mysql") == 0.0
+            assert value(m, "dbgauge_up", target="silent-pg") == 0.0
+            assert value(m, "dbgauge_up", target="pg-primary") == 1.0
+    finally:
+        d.stop()
+
+
+def test_wrong_password_is_down_logged_and_never_leaked(sandbox: Sandbox, tmp_path: Path) -> None:
+    bad = "Wr0ng-Pa55word-xyz"
+    (tmp_path / "bad.pw").write_text(bad)
+    targets = []
+    for name in ("mariadb-primary", "pg-primary", "pgbouncer"):
+        t = _target(sandbox, name)
+        t["name"] = f"{name}-badpw"
+        t["password_file"] = str(tmp_path / "bad.pw")
+        targets.append(t)
+    targets.append({"name": "inline-dsn", "kind": "postgres",
+                    "dsn": f"postgresql://dbgauge:{bad}@127.0.0.1:{sandbox.state.port('pg-primary')}/app"})
+    d = Daemon(_config(sandbox, tmp_path / "c.yaml", targets, log_format="json"),
+               tmp_path / "log")
+    try:
+        status, body = d.get("/metrics")
+        assert status == 200
+        m = parse_metrics(body)
+        for t in targets:
+            assert value(m, "dbgauge_up", target=str(t["name"])) == 0.0
+        assert bad not in body
+    finally:
+        d.stop()
+    log = d.log_text()
+    assert log.count("authentication failed") >= 4, log
+    assert bad not in log
+
+
+def test_sighup_reloads_and_bad_config_keeps_the_old(sandbox: Sandbox, tmp_path: Path) -> None:
+    path = _config(sandbox, tmp_path / "c.yaml", [_target(sandbox, "pg-primary")])
+    d = Daemon(path, tmp_path / "log")
+    try:
+        assert value(d.metrics(), "dbgauge_up", target="pg-primary") == 1.0
+        _config(sandbox, path, [_target(sandbox, "pg-primary"),
+                                _target(sandbox, "mariadb-primary")])
+        d.proc.send_signal(signal.SIGHUP)
+        _wait_for(lambda: "config reloaded" in d.log_text())
+        m = d.metrics()
+        assert value(m, "dbgauge_up", target="mariadb-primary") == 1.0
+        path.write_text("targets:\n  - name: broken\n    kind: nosuch\n")
+        d.proc.send_signal(signal.SIGHUP)
+        _wait_for(lambda: "reload failed" in d.log_text())
+        assert "targets[0].kind" in d.log_text()
+        m = d.metrics()
+        assert value(m, "dbgauge_up", target="mariadb-primary") == 1.0
+        assert value(m, "dbgauge_up", target="broken") is None
+    finally:
+        code = d.stop()
+    assert code == 0, d.log_text()
+    assert "stopped" in d.log_text()
+
+
+def _wait_for(cond: object, timeout: float = 10) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if cond():  # type: ignore[operator]
+            return
+        time.sleep(0.1)
+    raise AssertionError("condition not met in time")
+
+
+@pytest.mark.parametrize("command", [["config", "check"], ["serve", "--config"],
+                                     ["collect", "x", "--config"]])
+def test_malformed_config_exits_2_naming_the_yaml_path(tmp_path: Path, command: list[str]) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("targets:\n  - name: a\n    kind: mysql\n    dsn: mysql://u@h/\n"
+                   "    query_timeout: forever\n")
+    proc = subprocess.run([*DBGAUGE, *command, str(bad)], capture_output=True, text=True,
+                          timeout=30, cwd=REPO, check=False)
+    assert proc.returncode == 2, proc.stderr
+    assert f"{bad}:5: targets[0].query_timeout" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_config_check_accepts_the_sandbox_config(sandbox: Sandbox) -> None:
+    proc = subprocess.run([*DBGAUGE, "config", "check", str(sandbox.config)],
+                          capture_output=True, text=True, timeout=30, cwd=REPO, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert "OK, 5 target(s)" in proc.stdout
+
+
+def test_collect_prints_one_scrape(sandbox: Sandbox) -> None:
+    proc = subprocess.run([*DBGAUGE, "collect", "--config", str(sandbox.config), "pgbouncer"],
+                          capture_output=True, text=True, timeout=30, cwd=REPO, check=False)
+    assert proc.returncode == 0, proc.stderr
+    m = parse_metrics(proc.stdout)
+    assert value(m, "dbgauge_up", target="pgbouncer") == 1.0
+    assert value(m, "dbgauge_collector_success", target="pgbouncer",
+                 collector="pgbouncer_lists") == 1.0
+
+
+def test_listen_conflict_is_a_clear_error(sandbox: Sandbox, daemon: Daemon) -> None:
+    proc = subprocess.run([*DBGAUGE, "serve", "--config", str(sandbox.config), "--listen",
+                           f"127.0.0.1:{daemon.port}"], capture_output=True, text=True,
+                          timeout=30, cwd=REPO, check=False)
+    assert proc.returncode == 2
+    assert f"cannot listen on 127.0.0.1:{daemon.port}" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_promtool_is_installed() -> None:
+    assert shutil.which("promtool"), "deploy/install-deps should have installed prometheus"

@@ -1,0 +1,43 @@
+"""The built wheel works on its own: installed in a fresh venv outside the checkout, it
+scrapes the real sandbox. A file missing from the wheel (sql/ above all) fails here."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO, Sandbox, parse_metrics, value
+
+
+@pytest.mark.slow
+def test_wheel_installs_and_scrapes(sandbox: Sandbox, tmp_path: Path) -> None:
+    dist = tmp_path / "dist"
+    subprocess.run([sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir",
+                    str(dist), str(REPO)], check=True, capture_output=True, timeout=300)
+    wheels = list(dist.glob("dbgauge-*.whl"))
+    assert len(wheels) == 1
+    env_dir = tmp_path / "venv"
+    venv.create(env_dir, with_pip=True)
+    pip = subprocess.run([str(env_dir / "bin" / "pip"), "install", "-q", str(wheels[0])],
+                         capture_output=True, text=True, timeout=600, check=False)
+    assert pip.returncode == 0, pip.stderr
+    python = env_dir / "bin" / "python"
+    where = subprocess.run([str(python), "-c", "import toolkit, collectors, checks;"
+                            "from toolkit.sql import sql_root; print(toolkit.__file__, sql_root())"],
+                           capture_output=True, text=True, cwd=tmp_path, timeout=60, check=True)
+    module_file, sql_dir = where.stdout.split()
+    assert str(env_dir) in module_file and str(env_dir) in sql_dir, where.stdout
+    for target, metric in [("mariadb-primary", "dbgauge_mysql_uptime_seconds"),
+                           ("pg-primary", "dbgauge_postgres_max_connections"),
+                           ("pgbouncer", "dbgauge_pgbouncer_list_items")]:
+        proc = subprocess.run([str(env_dir / "bin" / "dbgauge"), "collect", "--config",
+                               str(sandbox.config), target], capture_output=True, text=True,
+                              cwd=tmp_path, timeout=60, check=False)
+        assert proc.returncode == 0, proc.stderr
+        m = parse_metrics(proc.stdout)
+        assert value(m, "dbgauge_up", target=target) == 1.0
+        assert any(name == metric for name, _ in m), f"{metric} missing: {proc.stdout}"

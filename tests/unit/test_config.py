@@ -1,0 +1,139 @@
+"""Config validation: every error names file, line and YAML path, and never a password."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from toolkit.config import Config, load_config, parse_config, parse_duration
+from toolkit.errors import ConfigError
+
+GOOD = """\
+daemon:
+  listen: ":9860"
+  scrape_timeout: 8s
+  log_format: json
+targets:
+  - name: db1
+    kind: mysql
+    dsn: mysql://monitor@db1.example:3306/
+    password_env: DB1_PW
+    labels: {role: primary}
+    collectors: [mysql_status]
+    query_timeout: 500ms
+  - name: pg1
+    kind: postgres
+    dsn: postgresql://monitor@pg1.example/app?sslmode=require
+"""
+
+
+def test_good_config_parses_with_defaults() -> None:
+    cfg = parse_config(GOOD, "good.yaml")
+    assert isinstance(cfg, Config)
+    assert cfg.daemon.scrape_timeout == 8.0
+    assert cfg.daemon.log_format == "json"
+    db1 = cfg.target("db1")
+    assert db1.query_timeout == 0.5
+    assert db1.labels == {"role": "primary"}
+    pg1 = cfg.target("pg1")
+    assert pg1.collectors is None
+    params = pg1.connection_params()
+    assert (params.host, params.port, params.dbname) == ("pg1.example", 5432, "app")
+    assert params.options == (("sslmode", "require"),)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("targets:\n  - name: a\n    kind: oracle\n    dsn: mysql://u@h/\n",
+         "cfg.yaml:3: targets[0].kind: Input should be 'mysql', 'postgres' or 'pgbouncer'"),
+        ("targets:\n  - name: a\n    kind: mysql\n    dns: mysql://u@h/\n",
+         "cfg.yaml:4: targets[0].dns: unknown key"),
+        ("targets:\n  - name: a\n    kind: mysql\n",
+         "cfg.yaml:2: targets[0].dsn: required key is missing"),
+        ("targets:\n  - name: a\n    kind: postgres\n    dsn: mysql://u@h/\n",
+         "cfg.yaml:2: targets[0]: kind 'postgres' needs a postgresql:// DSN"),
+        ("daemon:\n  listen: nowhere\ntargets:\n  - {name: a, kind: mysql, dsn: 'mysql://u@h/'}\n",
+         "cfg.yaml:2: daemon.listen: 'nowhere' is not HOST:PORT"),
+        ("targets:\n  - {name: a, kind: mysql, dsn: 'mysql://u@h/', query_timeout: soon}\n",
+         "cfg.yaml:2: targets[0].query_timeout: 'soon' is not a duration"),
+        ("targets:\n  - {name: a, kind: mysql, dsn: 'mysql://u@h/', collectors: [nope]}\n",
+         "cfg.yaml:2: targets[0]: unknown collector(s) nope for kind mysql; available:"),
+        ("targets:\n  - {name: a, kind: mysql, dsn: 'mysql://u@h/', labels: {target: x}}\n",
+         "cfg.yaml:2: targets[0].labels: label 'target' is reserved"),
+        ("targets:\n  - {name: a, kind: mysql, dsn: 'mysql://u@h/'}\n"
+         "  - {name: a, kind: mysql, dsn: 'mysql://u@h2/'}\n",
+         "cfg.yaml:1: targets: target name 'a' is used twice"),
+        ("targets: [\n", "cfg.yaml:2: invalid YAML"),
+        ("- just\n- a list\n", "cfg.yaml: the top level must be a mapping"),
+        ("targets: []\n", "cfg.yaml:1: targets: List should have at least 1 item"),
+    ],
+)
+def test_errors_name_line_and_path(text: str, expected: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        parse_config(text, "cfg.yaml")
+    assert str(info.value).startswith(expected), str(info.value)
+
+
+def test_dsn_error_never_shows_the_password() -> None:
+    text = "targets:\n  - {name: a, kind: mysql, dsn: 'mysql://u:s3cretpw@h:notaport/'}\n"
+    with pytest.raises(ConfigError) as info:
+        parse_config(text, "cfg.yaml")
+    assert "s3cretpw" not in str(info.value)
+    assert "targets[0].dsn" in str(info.value)
+
+
+def test_password_sources(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pw = tmp_path / "pw"
+    pw.write_text("from-file\n")
+    cfg = parse_config(
+        "targets:\n"
+        f"  - {{name: f, kind: mysql, dsn: 'mysql://u@h/', password_file: '{pw}'}}\n"
+        "  - {name: e, kind: mysql, dsn: 'mysql://u@h/', password_env: DBG_TEST_PW}\n"
+        "  - {name: d, kind: mysql, dsn: 'mysql://u:in-dsn@h/'}\n"
+        f"  - {{name: m, kind: mysql, dsn: 'mysql://u@h/', password_file: '{tmp_path}/nope'}}\n",
+    )
+    assert cfg.target("f").connection_params().password == "from-file"
+    assert cfg.target("d").connection_params().password == "in-dsn"
+    monkeypatch.delenv("DBG_TEST_PW", raising=False)
+    with pytest.raises(ConfigError, match="DBG_TEST_PW is not set"):
+        cfg.target("e").connection_params()
+    monkeypatch.setenv("DBG_TEST_PW", "from-env")
+    assert cfg.target("e").connection_params().password == "from-env"
+    with pytest.raises(ConfigError, match="cannot read password_file"):
+        cfg.target("m").connection_params()
+
+
+def test_both_password_sources_rejected() -> None:
+    with pytest.raises(ConfigError, match="password_env or password_file, not both"):
+        parse_config("targets:\n  - {name: a, kind: mysql, dsn: 'mysql://u@h/', "
+                     "password_env: X, password_file: /x}\n")
+
+
+def test_load_config_uses_env_var(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_text(GOOD)
+    monkeypatch.setenv("DBGAUGE_CONFIG", str(path))
+    assert [t.name for t in load_config().targets] == ["db1", "pg1"]
+    monkeypatch.delenv("DBGAUGE_CONFIG")
+    with pytest.raises(ConfigError, match="pass --config FILE or set DBGAUGE_CONFIG"):
+        load_config()
+    with pytest.raises(ConfigError, match="cannot read config"):
+        load_config(tmp_path / "missing.yaml")
+
+
+@pytest.mark.parametrize(("raw", "seconds"),
+                         [(5, 5.0), (2.5, 2.5), ("500ms", 0.5), ("10s", 10.0), ("1m", 60.0)])
+def test_durations(raw: object, seconds: float) -> None:
+    assert parse_duration(raw) == seconds
+
+
+def test_all_errors_are_listed_one_per_line() -> None:
+    text = "targets:\n  - name: a\n    kind: mysql\n    dns: mysql://u@h/\n    labels: {x-y: z}\n"
+    with pytest.raises(ConfigError) as info:
+        parse_config(text, "cfg.yaml")
+    lines = str(info.value).splitlines()
+    assert lines[0].startswith("cfg.yaml:4: targets[0].dns: unknown key")
+    assert "cfg.yaml:2: targets[0].dsn: required key is missing" in lines
+    assert any(ln.startswith("cfg.yaml:5: targets[0].labels: 'x-y' is not a valid") for ln in lines)

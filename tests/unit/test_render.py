@@ -1,0 +1,63 @@
+"""Rendering: families merged across targets, self metrics, declared-metric checks."""
+
+from __future__ import annotations
+
+import pytest
+
+from collectors import ALL, REGISTRY, Sample
+from collectors.base import MetricSpec
+from toolkit.db import ServerInfo
+from toolkit.exporter.render import SELF_METRICS, encode
+from toolkit.exporter.scrape import CollectorRun, SampleOut, TargetResult
+
+
+def _result(name: str, up: bool, value: float) -> TargetResult:
+    labels = (("target", name),)
+    samples = (SampleOut("dbgauge_mysql_questions_total", labels, value),) if up else ()
+    runs = (CollectorRun("mysql_status", up, 0.01),) if up else ()
+    return TargetResult(name, "mysql", labels, up, 0.02,
+                        ServerInfo("mariadb", (10, 11, 6), "10.11.6-MariaDB") if up else None,
+                        None if up else "down", runs, samples)
+
+
+def test_one_family_per_metric_across_targets() -> None:
+    body, content_type = encode([_result("a", True, 5), _result("b", True, 7),
+                                 _result("c", False, 0)])
+    text = body.decode()
+    assert content_type.startswith("text/plain")
+    assert text.count("# TYPE dbgauge_mysql_questions_total counter") == 1
+    assert 'dbgauge_mysql_questions_total{target="a"} 5.0' in text
+    assert 'dbgauge_mysql_questions_total{target="b"} 7.0' in text
+    assert 'dbgauge_up{target="c"} 0.0' in text
+    assert 'dbgauge_up{target="a"} 1.0' in text
+    assert 'dbgauge_target_info{flavor="mariadb",kind="mysql",target="a",version="10.11.6"} 1.0' \
+        in text
+    assert 'target="c",version' not in text
+    assert text.count("# TYPE dbgauge_up gauge") == 1
+    assert "dbgauge_build_info{" in text
+
+
+def test_openmetrics_when_asked() -> None:
+    body, content_type = encode([_result("a", True, 5)],
+                                "application/openmetrics-text; version=1.0.0")
+    assert content_type.startswith("application/openmetrics-text")
+    assert body.decode().rstrip().endswith("# EOF")
+
+
+def test_undeclared_samples_are_rejected() -> None:
+    collector = REGISTRY["mysql_status"]
+    with pytest.raises(ValueError, match="undeclared"):
+        collector.validate_sample(Sample("dbgauge_mysql_bogus", 1))
+    with pytest.raises(ValueError, match="labels"):
+        collector.validate_sample(Sample("dbgauge_mysql_questions_total", 1, {"x": "y"}))
+
+
+def test_metric_names_follow_conventions() -> None:
+    names = [s.name for s in SELF_METRICS] + [s.name for c in ALL for s in c.metrics]
+    assert len(names) == len(set(names)), "a metric is declared twice"
+    for name in names:
+        assert name.startswith("dbgauge_")
+    with pytest.raises(ValueError):
+        MetricSpec("dbgauge_x", "counter", "counter without _total")
+    with pytest.raises(ValueError):
+        MetricSpec("dbgauge_x_total", "gauge", "gauge with _total")
