@@ -97,7 +97,8 @@ class Daemon:
         return parse_metrics(body)
 
     def log_text(self) -> str:
-        self._log_file.flush()
+        if not self._log_file.closed:
+            self._log_file.flush()
         return self.log.read_text(errors="replace")
 
     def stop(self) -> int:

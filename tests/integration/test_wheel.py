@@ -26,9 +26,10 @@ def test_wheel_installs_and_scrapes(sandbox: Sandbox, tmp_path: Path) -> None:
                          capture_output=True, text=True, timeout=600, check=False)
     assert pip.returncode == 0, pip.stderr
     python = env_dir / "bin" / "python"
-    where = subprocess.run([str(python), "-c", "import toolkit, collectors, checks;"
-                            "from toolkit.sql import sql_root; print(toolkit.__file__, sql_root())"],
-                           capture_output=True, text=True, cwd=tmp_path, timeout=60, check=True)
+    code = ("import toolkit, collectors, checks; from toolkit.sql import sql_root; "
+            "print(toolkit.__file__, sql_root())")
+    where = subprocess.run([str(python), "-c", code], capture_output=True, text=True,
+                           cwd=tmp_path, timeout=60, check=True)
     module_file, sql_dir = where.stdout.split()
     assert str(env_dir) in module_file and str(env_dir) in sql_dir, where.stdout
     for target, metric in [("mariadb-primary", "dbgauge_mysql_uptime_seconds"),

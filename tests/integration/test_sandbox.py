@@ -1,0 +1,322 @@
+"""The sandbox itself, against the real servers it starts (no mocks, no skips).
+
+It runs in its own directory on base port 40000, apart from the session sandbox of
+conftest.py (30000) and a developer's default one (20000). Tests run in file order:
+the last one takes the sandbox down.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+import stat
+import tempfile
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import psycopg
+import pymysql  # type: ignore[import-untyped,unused-ignore]
+import pytest
+import yaml
+
+from toolkit import sandbox as sb
+
+pytestmark = pytest.mark.integration
+
+BASE_PORT = 40000
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Built:
+    directory: Path
+    config: Path
+    cold_seconds: float
+    state: sb.SandboxState
+
+
+@pytest.fixture(scope="module")
+def built() -> Iterator[Built]:
+    # Not tmp_path_factory: /tmp/pytest-of-root is 0700, and the servers run as
+    # postgres/mysql, which must be able to traverse the directory.
+    directory = Path(tempfile.mkdtemp(prefix="dbgauge-sbx-", dir="/tmp"))
+    directory.chmod(0o755)
+    try:
+        started = time.monotonic()
+        config = sb.up(directory, BASE_PORT)
+        cold = time.monotonic() - started
+        yield Built(directory, config, cold, sb.load_state(directory))
+    finally:
+        sb.down(directory)
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+def wait_for(check: Callable[[], T | None], timeout: float = 15.0) -> T:
+    deadline = time.monotonic() + timeout
+    while True:
+        result = check()
+        if result is not None:
+            return result
+        assert time.monotonic() < deadline, "condition not reached in time"
+        time.sleep(0.1)
+
+
+def mysql(state: sb.SandboxState, name: str, user: str = "", password: str = "") -> Any:
+    return pymysql.connect(
+        host="127.0.0.1",
+        port=state.port(name),
+        user=user or state.mariadb.admin_user,
+        password=password or state.mariadb.admin_password,
+        autocommit=True,
+        connect_timeout=5,
+    )
+
+
+def mysql_one(state: sb.SandboxState, name: str, query: str, *args: object) -> Any:
+    conn = mysql(state, name)
+    try:
+        cur = conn.cursor()
+        cur.execute(query, args or None)
+        return cur.fetchone()
+    finally:
+        conn.close()
+
+
+def pg(state: sb.SandboxState, name: str) -> psycopg.Connection[Any]:
+    return psycopg.connect(state.admin_dsn(name), autocommit=True, connect_timeout=5)
+
+
+def by_name(directory: Path) -> dict[str, sb.InstanceStatus]:
+    return {s.name: s for s in sb.status(directory)}
+
+
+def test_cold_up_is_fast_and_everything_runs(built: Built) -> None:
+    assert built.cold_seconds < 30, f"cold up took {built.cold_seconds:.1f} s"
+    statuses = by_name(built.directory)
+    assert list(statuses) == list(sb.INSTANCES)
+    for name, st in statuses.items():
+        assert st.running, f"{name}: {st.detail}"
+        assert st.pid is not None
+        assert st.port == BASE_PORT + sb.PORT_OFFSETS[name]
+    assert statuses["mariadb-replica"].detail.startswith("replicating from mariadb-primary")
+    assert statuses["pg-standby"].detail == "streaming from pg-primary"
+
+
+def test_state_file_and_secrets(built: Built) -> None:
+    path = built.directory / "sandbox.json"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    doc = json.loads(path.read_text())
+    assert doc["base_port"] == BASE_PORT
+    assert doc["instances"]["mariadb-replica"]["port"] == 43307
+    state = built.state
+    assert state.port("pgbouncer") == 46432
+    assert state.mariadb.admin_user == state.postgres.admin_user == "sandbox_admin"
+    assert state.admin_dsn("mariadb-primary").startswith("mysql://sandbox_admin:")
+    assert state.admin_dsn("pg-standby").endswith("@127.0.0.1:45433/app")
+    assert state.admin_dsn("pgbouncer").startswith("postgresql://pgb_admin:")
+    assert state.admin_dsn("pgbouncer", "app").startswith("postgresql://sandbox_admin:")
+    for secret in (built.directory / "secrets").iterdir():
+        assert stat.S_IMODE(secret.stat().st_mode) == 0o600, secret
+    assert state.dbgauge_password_file.read_text().strip() == state.dbgauge_password
+    with pytest.raises(sb.SandboxError, match="unknown sandbox instance"):
+        state.port("oracle")
+
+
+def test_config_yaml(built: Built) -> None:
+    assert built.config == built.directory / "dbgauge.yaml"
+    doc = yaml.safe_load(built.config.read_text())
+    assert doc["daemon"] == {"listen": "127.0.0.1:9860"}
+    targets = {t["name"]: t for t in doc["targets"]}
+    assert list(targets) == list(sb.INSTANCES)
+    assert targets["mariadb-primary"]["dsn"] == "mysql://dbgauge@127.0.0.1:43306/"
+    assert targets["pg-standby"]["dsn"] == "postgresql://dbgauge@127.0.0.1:45433/app"
+    assert targets["pgbouncer"]["kind"] == "pgbouncer"
+    for target in targets.values():
+        assert target["labels"] == {"sandbox": "true"}
+        password_file = Path(target["password_file"])
+        assert password_file.is_absolute()
+        assert password_file.read_text().strip() == built.state.dbgauge_password
+
+
+def test_mariadb_gtid_replication(built: Built) -> None:
+    state = built.state
+    token = uuid.uuid4().hex
+    conn = mysql(state, "mariadb-primary")
+    try:
+        cur = conn.cursor()
+        cur.execute("CREATE TABLE IF NOT EXISTS app.sandbox_probe (token CHAR(32) PRIMARY KEY)")
+        cur.execute("INSERT INTO app.sandbox_probe VALUES (%s)", (token,))
+    finally:
+        conn.close()
+
+    def replicated() -> bool | None:
+        query = "SELECT 1 FROM app.sandbox_probe WHERE token = %s"
+        try:  # the CREATE TABLE itself may not have been applied yet
+            row = mysql_one(state, "mariadb-replica", query, token)
+        except pymysql.err.ProgrammingError:
+            return None
+        return True if row else None
+
+    wait_for(replicated)
+    assert mysql_one(state, "mariadb-replica", "SELECT @@read_only, @@server_id") == (1, 2)
+    assert mysql_one(state, "mariadb-primary", "SELECT @@read_only, @@server_id") == (0, 1)
+    strict = mysql_one(state, "mariadb-replica", "SELECT @@gtid_strict_mode, @@log_slave_updates")
+    assert strict == (1, 1)
+    # No errant transactions: every GTID on the replica came from server 1.
+    replica_pos = mysql_one(state, "mariadb-replica", "SELECT @@gtid_binlog_pos")[0]
+    primary_pos = mysql_one(state, "mariadb-primary", "SELECT @@gtid_binlog_pos")[0]
+    assert replica_pos == primary_pos and replica_pos.startswith("0-1-")
+    # No anonymous users (they would shadow dbgauge@% from 127.0.0.1), no test db.
+    assert mysql_one(
+        state, "mariadb-primary", "SELECT COUNT(*) FROM mysql.user WHERE user = ''"
+    ) == (0,)
+    assert mysql_one(state, "mariadb-replica", "SHOW DATABASES LIKE 'test'") is None
+
+
+def test_mariadb_monitoring_user(built: Built) -> None:
+    state = built.state
+    for name in ("mariadb-primary", "mariadb-replica"):
+        conn = mysql(state, name, "dbgauge", state.dbgauge_password)
+        try:
+            cur = conn.cursor(pymysql.cursors.DictCursor)
+            cur.execute("SHOW SLAVE STATUS")
+            row = cur.fetchone()
+            if name == "mariadb-replica":
+                assert row["Slave_IO_Running"] == "Yes" and row["Slave_SQL_Running"] == "Yes"
+                assert row["Using_Gtid"] == "Slave_Pos"
+            cur.execute("SHOW GRANTS")
+            grants = " ".join(next(iter(g.values())) for g in cur.fetchall())
+            assert "SLAVE MONITOR" in grants and "`dbgauge`.*" in grants
+        finally:
+            conn.close()
+
+
+def test_postgres_streaming_replication(built: Built) -> None:
+    state = built.state
+    token = uuid.uuid4().hex
+    with pg(state, "pg-primary") as conn:
+        conn.execute("CREATE TABLE IF NOT EXISTS sandbox_probe (token text PRIMARY KEY)")
+        conn.execute("INSERT INTO sandbox_probe VALUES (%s)", (token,))
+        row = conn.execute(
+            "SELECT state FROM pg_stat_replication WHERE application_name = 'pg-standby'"
+        ).fetchone()
+        assert row == ("streaming",)
+        assert conn.execute("SELECT pg_is_in_recovery()").fetchone() == (False,)
+
+    with pg(state, "pg-standby") as conn:
+
+        def replicated() -> bool | None:
+            try:  # the CREATE TABLE itself may not have been replayed yet
+                found = conn.execute("SELECT 1 FROM sandbox_probe WHERE token = %s", (token,))
+            except psycopg.errors.UndefinedTable:
+                return None
+            return True if found.fetchone() else None
+
+        wait_for(replicated)
+        assert conn.execute("SELECT pg_is_in_recovery()").fetchone() == (True,)
+
+
+def test_postgres_roles_pgtap_and_schema(built: Built) -> None:
+    state = built.state
+    with pg(state, "pg-primary") as conn:
+        assert conn.execute("SELECT pgtap_version() >= 1.2").fetchone() == (True,)
+        owner = conn.execute(
+            "SELECT nspowner::regrole::text FROM pg_namespace WHERE nspname = 'dbgauge'"
+        )
+        assert owner.fetchone() == ("dbgauge",)
+        db_owner = conn.execute(
+            "SELECT datdba::regrole::text FROM pg_database WHERE datname = 'app'"
+        ).fetchone()
+        assert db_owner == ("sandbox_admin",)
+    dsn = f"postgresql://dbgauge@127.0.0.1:{state.port('pg-standby')}/app"
+    with psycopg.connect(dsn, password=state.dbgauge_password, autocommit=True) as conn:
+        row = conn.execute("SELECT pg_has_role('pg_monitor', 'MEMBER'), current_user").fetchone()
+        assert row == (True, "dbgauge")
+
+
+def test_pgbouncer_admin_console(built: Built) -> None:
+    state = built.state
+    # The admin console speaks only the simple query protocol and rejects BEGIN:
+    # autocommit, and ClientCursor (client-side binding) so parameters also go simple.
+    with psycopg.connect(
+        state.admin_dsn("pgbouncer"), autocommit=True, cursor_factory=psycopg.ClientCursor
+    ) as conn:
+        pools = conn.execute("SHOW POOLS").fetchall()
+        assert {row[0] for row in pools} >= {"pgbouncer"}
+        assert conn.execute("SHOW CONFIG").fetchall()
+        modes = {row[0]: row[1] for row in conn.execute("SHOW CONFIG").fetchall()}
+        assert modes["pool_mode"] == "transaction"
+    dsn = f"postgresql://dbgauge@127.0.0.1:{state.port('pgbouncer')}/pgbouncer"
+    with psycopg.connect(
+        dsn, password=state.dbgauge_password, autocommit=True, cursor_factory=psycopg.ClientCursor
+    ) as conn:
+        lists = dict(conn.execute("SHOW LISTS").fetchall())
+        assert lists["databases"] >= 2
+    # dbgauge also reaches the app database through the pooler (SCRAM on both sides).
+    app = f"postgresql://dbgauge@127.0.0.1:{state.port('pgbouncer')}/app"
+    with psycopg.connect(app, password=state.dbgauge_password, prepare_threshold=None) as conn:
+        assert conn.execute("SELECT current_user, %s::int", (7,)).fetchone() == ("dbgauge", 7)
+    with psycopg.connect(state.admin_dsn("pgbouncer", "app"), prepare_threshold=None) as conn:
+        assert conn.execute("SELECT current_user").fetchone() == ("sandbox_admin",)
+
+
+def test_second_up_is_idempotent_and_fast(built: Built) -> None:
+    before = {s.name: s.pid for s in sb.status(built.directory)}
+    config_before = built.config.read_text()
+    started = time.monotonic()
+    assert sb.up(built.directory, BASE_PORT) == built.config
+    assert time.monotonic() - started < 5
+    assert built.config.read_text() == config_before
+    assert {s.name: s.pid for s in sb.status(built.directory)} == before
+    with pytest.raises(sb.SandboxError, match="--base-port 40000"):
+        sb.up(built.directory, BASE_PORT + 1)
+
+
+def test_stop_and_start_replica(built: Built) -> None:
+    state, directory = built.state, built.directory
+    sb.stop_instance(directory, "mariadb-replica")
+    assert not by_name(directory)["mariadb-replica"].running
+    assert by_name(directory)["mariadb-primary"].running
+    token = uuid.uuid4().hex
+    conn = mysql(state, "mariadb-primary")
+    try:
+        conn.cursor().execute("INSERT INTO app.sandbox_probe VALUES (%s)", (token,))
+    finally:
+        conn.close()
+    sb.start_instance(directory, "mariadb-replica")
+    replica = by_name(directory)["mariadb-replica"]
+    assert replica.running and replica.detail.startswith("replicating from mariadb-primary")
+
+    def caught_up() -> bool | None:
+        query = "SELECT 1 FROM app.sandbox_probe WHERE token = %s"
+        return True if mysql_one(state, "mariadb-replica", query, token) else None
+
+    wait_for(caught_up)
+
+
+def test_up_restarts_a_stopped_instance(built: Built) -> None:
+    sb.stop_instance(built.directory, "pg-standby")
+    assert not by_name(built.directory)["pg-standby"].running
+    sb.up(built.directory, BASE_PORT)
+    assert by_name(built.directory)["pg-standby"].detail == "streaming from pg-primary"
+
+
+def test_down_then_foreign_port_blocks_up(built: Built) -> None:
+    directory = built.directory
+    assert sb.down(directory) == list(reversed(sb.INSTANCES))
+    assert not any(s.running for s in sb.status(directory))
+    assert sb.down(directory) == []
+    with socket.socket() as squatter:
+        squatter.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        squatter.bind(("127.0.0.1", 45432))
+        squatter.listen()
+        with pytest.raises(sb.SandboxError, match="port 45432") as info:
+            sb.up(directory, BASE_PORT)
+        assert "--base-port" in str(info.value)
+        assert "in use by another process" in by_name(directory)["pg-primary"].detail
+    assert not any(s.running for s in sb.status(directory))
