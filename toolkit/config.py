@@ -57,6 +57,20 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+class HeartbeatConfig(_Model):
+    """pt-heartbeat-compatible lag measurement (MySQL family).
+
+    `write`: the daemon updates this server's row every `interval`; `read`: the
+    heartbeat collector reads the source's row and exposes the lag.
+    """
+
+    mode: Literal["write", "read"]
+    interval: Duration = 1.0
+    table: str = Field(default="dbgauge.heartbeat",
+                       pattern=r"^[A-Za-z0-9_$]{1,64}\.[A-Za-z0-9_$]{1,64}$")
+    source_server_id: int | None = Field(default=None, ge=1)
+
+
 class TargetConfig(_Model):
     """One database endpoint the daemon scrapes."""
 
@@ -70,6 +84,7 @@ class TargetConfig(_Model):
     connect_timeout: Duration = 5.0
     query_timeout: Duration = 5.0
     lock_timeout: Duration = 2.0
+    heartbeat: HeartbeatConfig | None = None
 
     @field_validator("dsn")
     @classmethod
@@ -97,6 +112,8 @@ class TargetConfig(_Model):
         if params.family != expected:
             scheme = "mysql://" if expected == "mysql" else "postgresql://"
             raise ValueError(f"kind {self.kind!r} needs a {scheme} DSN")
+        if self.heartbeat is not None and self.kind != "mysql":
+            raise ValueError("heartbeat is supported on kind mysql only")
         if self.password_env and self.password_file:
             raise ValueError("set password_env or password_file, not both")
         if self.collectors is not None:

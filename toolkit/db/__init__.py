@@ -34,6 +34,7 @@ class Connection(Protocol):
     """What collectors and checks may do with a target."""
 
     server: ServerInfo
+    target: TargetConfig | None  # the config this connection was opened for, if any
 
     def query(self, name: str, params: Any = None) -> list[Row]:
         """Run the named statement from sql/<flavor>/ (values bound as %s params)."""
@@ -64,10 +65,12 @@ def connect(target: TargetConfig, connect_timeout: float | None = None) -> Conne
     if target.kind == "mysql":
         from toolkit.db.mysql import MySQLConnection
 
-        return MySQLConnection.open(params, timeout, target.query_timeout, target.lock_timeout)
-    from toolkit.db.postgres import PostgresConnection
+        conn: Connection = MySQLConnection.open(params, timeout, target.query_timeout,
+                                                target.lock_timeout)
+    else:
+        from toolkit.db.postgres import PostgresConnection
 
-    return PostgresConnection.open(
-        params, timeout, target.query_timeout, target.lock_timeout,
-        pgbouncer=target.kind == "pgbouncer",
-    )
+        conn = PostgresConnection.open(params, timeout, target.query_timeout,
+                                       target.lock_timeout, pgbouncer=target.kind == "pgbouncer")
+    conn.target = target
+    return conn

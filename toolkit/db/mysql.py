@@ -8,6 +8,7 @@ from typing import Any
 import pymysql
 import pymysql.cursors
 
+from toolkit.config import TargetConfig
 from toolkit.db import Row, ServerInfo
 from toolkit.dsn import ConnParams
 from toolkit.errors import AuthError, ConnectError, QueryError
@@ -36,6 +37,7 @@ class MySQLConnection:
         self._conn = conn
         self._params = params
         self.server = server
+        self.target: TargetConfig | None = None
         self._closed = False
 
     @classmethod

@@ -9,6 +9,7 @@ from typing import Any
 import psycopg
 from psycopg.rows import dict_row
 
+from toolkit.config import TargetConfig
 from toolkit.db import Row, ServerInfo
 from toolkit.dsn import ConnParams
 from toolkit.errors import AuthError, ConnectError, QueryError
@@ -31,6 +32,7 @@ class PostgresConnection:
         self._conn = conn
         self._params = params
         self.server = server
+        self.target: TargetConfig | None = None
         self._pgbouncer = pgbouncer
         self._aborted = False
 

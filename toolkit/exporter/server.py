@@ -13,10 +13,11 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import FrameType
+from typing import Protocol
 from urllib.parse import parse_qs, urlsplit
 
 from toolkit import __version__
-from toolkit.config import Config, load_config, parse_listen
+from toolkit.config import Config, TargetConfig, load_config, parse_listen
 from toolkit.errors import ConfigError
 from toolkit.exporter.render import encode
 from toolkit.exporter.scrape import Scraper, TargetResult
@@ -24,6 +25,14 @@ from toolkit.logs import setup_logging
 
 log = logging.getLogger("dbgauge.serve")
 TIMEOUT_HEADER = "X-Prometheus-Scrape-Timeout-Seconds"
+
+
+class BackgroundTask(Protocol):
+    """A daemon-side loop (e.g. the heartbeat writer) bound to one target."""
+
+    def start(self) -> None: ...
+
+    def stop(self, timeout: float = 5.0) -> None: ...
 
 
 class Exporter:
@@ -34,6 +43,24 @@ class Exporter:
         self._lock = threading.Lock()
         self.config = config
         self.scraper = Scraper(config)
+        self._writers: dict[str, tuple[TargetConfig, BackgroundTask]] = {}
+        self._sync_background(config)
+
+    def _sync_background(self, config: Config) -> None:
+        """Start heartbeat writers for `heartbeat: write` targets; stop stale ones."""
+        wanted = {t.name: t for t in config.targets
+                  if t.heartbeat is not None and t.heartbeat.mode == "write"}
+        for name, (cfg, task) in list(self._writers.items()):
+            if wanted.get(name) != cfg:
+                task.stop()
+                del self._writers[name]
+        for name, cfg in wanted.items():
+            if name not in self._writers:
+                from toolkit.heartbeat import HeartbeatWriter
+
+                task = HeartbeatWriter(cfg)
+                task.start()
+                self._writers[name] = (cfg, task)
 
     def deadline(self, header: str | None) -> float:
         """Monotonic deadline: Prometheus' scrape timeout (or ours) minus the offset."""
@@ -63,11 +90,15 @@ class Exporter:
             self.scraper = Scraper(new, previous=old)
             self.config = new
             old.close(keep=self.scraper.runners.values())
+            self._sync_background(new)
         setup_logging(new.daemon.log_format, new.daemon.log_level)
         log.info("config reloaded: %d targets", len(new.targets))
         return True
 
     def close(self) -> None:
+        for _cfg, task in self._writers.values():
+            task.stop()
+        self._writers.clear()
         self.scraper.close()
 
 
