@@ -158,12 +158,8 @@ def sandbox_up(directory: Path, base_port: int) -> None:
 
     try:
         path = sandbox.up(directory, base_port)
-    except sandbox.MissingBinaryError as exc:
-        click.echo(f"dbgauge: error: {exc}", err=True)
-        sys.exit(2)
-    except sandbox.SandboxError as exc:
-        click.echo(f"dbgauge: error: {exc}", err=True)
-        sys.exit(1)
+    except DbgaugeError as exc:
+        _die(exc)
     click.echo(f"sandbox is up; dbgauge config: {path}")
 
 
@@ -175,9 +171,8 @@ def sandbox_down(directory: Path) -> None:
 
     try:
         stopped = sandbox.down(directory)
-    except sandbox.SandboxError as exc:
-        click.echo(f"dbgauge: error: {exc}", err=True)
-        sys.exit(1)
+    except DbgaugeError as exc:
+        _die(exc)
     click.echo("stopped: " + (", ".join(stopped) if stopped else "nothing was running"))
 
 
@@ -189,9 +184,8 @@ def sandbox_status(directory: Path) -> None:
 
     try:
         rows = sandbox.status(directory)
-    except sandbox.SandboxError as exc:
-        click.echo(f"dbgauge: error: {exc}", err=True)
-        sys.exit(1)
+    except DbgaugeError as exc:
+        _die(exc)
     for row in rows:
         state = "running" if row.running else "stopped"
         pid = str(row.pid) if row.pid else "-"

@@ -69,6 +69,20 @@ def test_counters_move_between_scrapes(daemon: Daemon) -> None:
     assert first is not None and second is not None and second > first
 
 
+def test_one_persistent_connection_per_target(daemon: Daemon) -> None:
+    """Scrapes reuse the target's connection: the server sees no new connection."""
+    def attempts() -> float:
+        m = daemon.metrics("/probe?target=mariadb-primary")
+        found = value(m, "dbgauge_mysql_connections_total", target="mariadb-primary")
+        assert found is not None
+        return found
+
+    first = attempts()
+    for _ in range(3):
+        last = attempts()
+    assert last == first
+
+
 def test_probe_one_target_and_collect_filter(daemon: Daemon) -> None:
     m = daemon.metrics("/probe?target=pg-primary")
     assert value(m, "dbgauge_up", target="pg-primary") == 1.0

@@ -137,3 +137,9 @@ def test_all_errors_are_listed_one_per_line() -> None:
     assert lines[0].startswith("cfg.yaml:4: targets[0].dns: unknown key")
     assert "cfg.yaml:2: targets[0].dsn: required key is missing" in lines
     assert any(ln.startswith("cfg.yaml:5: targets[0].labels: 'x-y' is not a valid") for ln in lines)
+
+
+def test_shipped_example_config_is_valid() -> None:
+    example = Path(__file__).resolve().parents[2] / "deploy" / "dbgauge.example.yaml"
+    cfg = load_config(example)
+    assert {t.kind for t in cfg.targets} == {"mysql", "postgres", "pgbouncer"}

@@ -1,0 +1,57 @@
+"""The command line: help lists every command, expected failures exit cleanly."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from toolkit import __version__
+from toolkit import sandbox as sb
+from toolkit.cli import cli
+
+
+def test_help_lists_every_command_with_a_summary() -> None:
+    result = CliRunner().invoke(cli, ["--help"])
+    assert result.exit_code == 0
+    commands = result.output.split("Commands:")[1].strip().splitlines()
+    names = [line.split()[0] for line in commands]
+    assert names == sorted(cli.commands)
+    for line in commands:
+        assert len(line.split(None, 1)) == 2 and not line.rstrip().endswith("..."), line
+    for group in ("sandbox", "config"):
+        sub = CliRunner().invoke(cli, [group, "--help"])
+        assert sub.exit_code == 0 and "Commands:" in sub.output
+
+
+def test_version() -> None:
+    result = CliRunner().invoke(cli, ["--version"])
+    assert result.exit_code == 0 and __version__ in result.output
+
+
+def test_missing_server_binary_names_the_package_and_exits_2(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sb, "_REQUIREMENTS", ((tmp_path / "no-such-mariadbd", "mariadb-server"),))
+    result = CliRunner().invoke(cli, ["sandbox", "up", "--dir", str(tmp_path / "sb")])
+    assert result.exit_code == 2, result.output
+    assert "mariadb-server" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_collect_unknown_target_is_a_config_error(tmp_path: Path) -> None:
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("targets:\n  - {name: a, kind: mysql, dsn: 'mysql://u@127.0.0.1:1/'}\n")
+    result = CliRunner().invoke(cli, ["collect", "--config", str(cfg), "b"])
+    assert result.exit_code == 2
+    assert "no target named 'b'; configured: a" in result.output
+
+
+def test_collect_unreachable_target_exits_1_with_up_0(tmp_path: Path) -> None:
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("targets:\n  - {name: a, kind: mysql, dsn: 'mysql://u:pw123456@127.0.0.1:1/'}\n")
+    result = CliRunner().invoke(cli, ["collect", "--config", str(cfg), "a"])
+    assert result.exit_code == 1
+    assert 'dbgauge_up{target="a"} 0.0' in result.output
+    assert "target a is down: cannot connect to 127.0.0.1:1" in result.output
+    assert "pw123456" not in result.output
