@@ -70,7 +70,7 @@ def parse_dsn(dsn: str) -> ConnParams:
     options = tuple(parse_qsl(parts.query, keep_blank_values=True))
     host = unquote(parts.hostname or "")
     socket = dict(options).get("unix_socket" if family == "mysql" else "host", "")
-    if not host and socket:
+    if socket:  # an explicit socket wins over the (often "localhost") host part
         host = socket
     if not host:
         raise ConfigError(f"DSN {shown!r} names no host")

@@ -75,3 +75,27 @@ def load_sql(flavor: str, name: str, version: Version = ()) -> str:
             if min_version <= version:
                 return _read(path)
     raise DbgaugeError(f"no SQL named {name!r} for {flavor} {'.'.join(map(str, version))}")
+
+
+_IDENT = re.compile(r"^[A-Za-z0-9_$]{1,63}$")
+
+
+def quote_ident(name: str, flavor: str) -> str:
+    """Quote one identifier (schema, table, role) for SQL that cannot bind it.
+
+    The only place dbgauge formats identifiers into SQL. Names outside a conservative
+    character set are refused rather than escaped, so a config value can never smuggle
+    SQL in.
+    """
+    if not _IDENT.match(name):
+        raise DbgaugeError(
+            f"identifier {name!r} is not allowed: use letters, digits, _ or $ (max 63)"
+        )
+    if flavor in ("mysql", "mariadb"):
+        return f"`{name}`"
+    return f'"{name}"'
+
+
+def quote_qualified(name: str, flavor: str) -> str:
+    """'schema.table' -> each part quoted by `quote_ident`."""
+    return ".".join(quote_ident(part, flavor) for part in name.split("."))

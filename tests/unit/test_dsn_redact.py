@@ -20,7 +20,7 @@ def test_mysql_dsn() -> None:
 def test_defaults_and_sockets() -> None:
     assert parse_dsn("mariadb://mon@db/").port == 3306
     assert parse_dsn("postgres://mon@db").port == 5432
-    sock = parse_dsn("mysql://mon@/?unix_socket=/run/mysqld/mysqld.sock")
+    sock = parse_dsn("mysql://mon@localhost/?unix_socket=/run/mysqld/mysqld.sock")
     assert sock.host == "/run/mysqld/mysqld.sock"
     assert sock.address == "/run/mysqld/mysqld.sock"
 

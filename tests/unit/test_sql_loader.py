@@ -51,3 +51,12 @@ def test_every_shipped_statement_loads() -> None:
     assert files
     for path in files:
         assert sql._clean(path.read_text()), path
+
+
+def test_quote_ident_refuses_anything_unusual() -> None:
+    assert sql.quote_ident("heartbeat", "mysql") == "`heartbeat`"
+    assert sql.quote_ident("app_1", "postgres") == '"app_1"'
+    assert sql.quote_qualified("dbgauge.heartbeat", "mariadb") == "`dbgauge`.`heartbeat`"
+    for bad in ("a`b", 'a"b', "a b", "x;drop", "", "a" * 64):
+        with pytest.raises(DbgaugeError):
+            sql.quote_ident(bad, "mysql")

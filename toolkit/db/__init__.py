@@ -74,3 +74,31 @@ def connect(target: TargetConfig, connect_timeout: float | None = None) -> Conne
                                        target.lock_timeout, pgbouncer=target.kind == "pgbouncer")
     conn.target = target
     return conn
+
+
+def connect_dsn(dsn: str, *, password: str | None = None, kind: str | None = None,
+                connect_timeout: float = 5.0, query_timeout: float = 30.0,
+                lock_timeout: float = 5.0) -> Connection:
+    """Open a connection from a DSN given on the command line or by the sandbox.
+
+    `kind` defaults from the scheme; a postgresql:// DSN to the database `pgbouncer` is
+    PgBouncer's admin console. `password` overrides one in the DSN.
+    """
+    from toolkit.dsn import parse_dsn
+    from toolkit.redact import register_secret
+
+    params = parse_dsn(dsn)
+    if password is not None:
+        params = params.with_password(password)
+    register_secret(params.password)
+    if kind is None:
+        kind = "mysql" if params.family == "mysql" else (
+            "pgbouncer" if params.dbname == "pgbouncer" else "postgres")
+    if kind == "mysql":
+        from toolkit.db.mysql import MySQLConnection
+
+        return MySQLConnection.open(params, connect_timeout, query_timeout, lock_timeout)
+    from toolkit.db.postgres import PostgresConnection
+
+    return PostgresConnection.open(params, connect_timeout, query_timeout, lock_timeout,
+                                   pgbouncer=kind == "pgbouncer")
