@@ -194,6 +194,15 @@ def sandbox_status(directory: Path) -> None:
         sys.exit(1)
 
 
+# --- pgtap commands (issue 7) go in this block ---
+
+# --- end pgtap commands ---
+
+# --- validate commands (issue 8) go in this block ---
+
+# --- end validate commands ---
+
+
 def main() -> None:
     cli(prog_name="dbgauge")
 
