@@ -1,46 +1,126 @@
-"""postgres_database: per-database backends and transaction counters.
+"""postgres_database: pg_stat_database per database, and connections against the limit.
 
-The foundation's PostgreSQL collector; it grows into the full pg_stat_database
-collector in the PostgreSQL collectors issue.
+Per database: backends, commits and rollbacks, block reads and hits (the cache hit ratio
+is `hits / (hits + reads)` in PromQL), tuples, temp files and bytes, deadlocks, recovery
+conflicts, I/O time and when the counters were last reset. Server-wide: client
+connections by state (a fixed set, every state always present) next to max_connections
+and the superuser-reserved slots.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
 
 from collectors.base import Collector, MetricSpec, Sample, number
 from toolkit.db import Connection
 
-BACKENDS = MetricSpec("dbgauge_postgres_database_backends", "gauge",
-                      "Backends connected to the database (pg_stat_database.numbackends).",
-                      ("database",))
-COMMITS = MetricSpec("dbgauge_postgres_database_xact_commits_total", "counter",
-                     "Transactions committed (pg_stat_database.xact_commit).", ("database",))
-ROLLBACKS = MetricSpec("dbgauge_postgres_database_xact_rollbacks_total", "counter",
-                       "Transactions rolled back (pg_stat_database.xact_rollback).",
-                       ("database",))
+_P = "dbgauge_postgres_database_"
+_DB = ("database",)
+
+BACKENDS = MetricSpec(_P + "backends", "gauge",
+                      "Backends connected to the database (pg_stat_database.numbackends).", _DB)
+
+
+def _counter(name: str, column: str, what: str) -> tuple[MetricSpec, str, float]:
+    return MetricSpec(_P + name, "counter", f"{what} (pg_stat_database.{column}).", _DB), \
+        column, 1.0
+
+
+# (spec, column, scale): counters straight from pg_stat_database.
+COUNTERS: tuple[tuple[MetricSpec, str, float], ...] = (
+    _counter("xact_commits_total", "xact_commit", "Transactions committed"),
+    _counter("xact_rollbacks_total", "xact_rollback", "Transactions rolled back"),
+    _counter("blocks_read_total", "blks_read",
+             "Blocks read from disk or the OS cache (not found in shared buffers)"),
+    _counter("blocks_hit_total", "blks_hit", "Blocks found in shared buffers"),
+    _counter("tuples_returned_total", "tup_returned", "Rows returned by sequential and index "
+             "scans"),
+    _counter("tuples_fetched_total", "tup_fetched", "Rows fetched by index scans"),
+    _counter("tuples_inserted_total", "tup_inserted", "Rows inserted"),
+    _counter("tuples_updated_total", "tup_updated", "Rows updated"),
+    _counter("tuples_deleted_total", "tup_deleted", "Rows deleted"),
+    _counter("temp_files_total", "temp_files", "Temporary files created by queries"),
+    _counter("temp_bytes_total", "temp_bytes", "Bytes written to temporary files by queries"),
+    _counter("deadlocks_total", "deadlocks", "Deadlocks detected"),
+    _counter("conflicts_total", "conflicts",
+             "Queries cancelled by recovery conflicts (standbys only)"),
+    (MetricSpec(_P + "block_read_seconds_total", "counter",
+                "Time spent reading data blocks (pg_stat_database.blk_read_time; 0 unless "
+                "track_io_timing is on).", _DB), "blk_read_time", 0.001),
+    (MetricSpec(_P + "block_write_seconds_total", "counter",
+                "Time spent writing data blocks (pg_stat_database.blk_write_time; 0 unless "
+                "track_io_timing is on).", _DB), "blk_write_time", 0.001),
+)
+STATS_RESET = MetricSpec(
+    _P + "stats_reset_timestamp_seconds", "gauge",
+    "When the database's statistics were last reset (Unix seconds); absent if never.", _DB)
+
+CONNECTION_STATES = {
+    "active": "active",
+    "idle": "idle",
+    "idle in transaction": "idle_in_transaction",
+    "idle in transaction (aborted)": "idle_in_transaction_aborted",
+    "fastpath function call": "fastpath_function_call",
+    "disabled": "disabled",
+}
+CONNECTIONS = MetricSpec(
+    "dbgauge_postgres_connections", "gauge",
+    "Client backends by state (pg_stat_activity: active, idle, idle_in_transaction, "
+    "idle_in_transaction_aborted, fastpath_function_call, disabled); dbgauge's own "
+    "connection included.", ("state",))
 MAX_CONNECTIONS = MetricSpec("dbgauge_postgres_max_connections", "gauge",
                              "Configured connection limit (max_connections).")
 RESERVED = MetricSpec("dbgauge_postgres_superuser_reserved_connections", "gauge",
                       "Connection slots reserved for superusers "
                       "(superuser_reserved_connections).")
 
+Row = Mapping[str, Any]
+
+
+def database_samples(rows: Iterable[Row]) -> Iterator[Sample]:
+    """`stat_database` rows -> per-database samples (NULL values are skipped)."""
+    for row in rows:
+        labels = {"database": str(row["datname"])}
+        value = number(row.get("numbackends"))
+        if value is not None:
+            yield Sample(BACKENDS.name, value, labels)
+        for spec, column, scale in COUNTERS:
+            value = number(row.get(column))
+            if value is not None:
+                yield Sample(spec.name, value * scale, labels)
+        reset = number(row.get("stats_reset"))
+        if reset is not None:
+            yield Sample(STATS_RESET.name, reset, labels)
+
+
+def connection_samples(rows: Iterable[Row]) -> Iterator[Sample]:
+    """`connections` rows (state, connections) -> one sample per known state, 0 if none."""
+    counts = dict.fromkeys(CONNECTION_STATES.values(), 0.0)
+    for row in rows:
+        state = CONNECTION_STATES.get(str(row.get("state")))
+        if state is not None:
+            counts[state] += number(row.get("connections")) or 0.0
+    for state, value in counts.items():
+        yield Sample(CONNECTIONS.name, value, {"state": state})
+
 
 class PostgresDatabase(Collector):
     name = "postgres_database"
-    help = "Per-database backends, commits and rollbacks from pg_stat_database; max_connections."
+    help = ("pg_stat_database per database (backends, commits, rollbacks, block reads and hits, "
+            "tuples, temp files, deadlocks, conflicts, I/O time); client connections by state "
+            "against max_connections.")
     kind = "postgres"
     flavors = frozenset({"postgres"})
-    metrics = (BACKENDS, COMMITS, ROLLBACKS, MAX_CONNECTIONS, RESERVED)
+    metrics = (BACKENDS, *(spec for spec, _, _ in COUNTERS), STATS_RESET, CONNECTIONS,
+               MAX_CONNECTIONS, RESERVED)
 
     def collect(self, conn: Connection) -> Iterable[Sample]:
-        for row in conn.query("stat_database_basic"):
-            labels = {"database": str(row["datname"])}
-            for spec, column in ((BACKENDS, "numbackends"), (COMMITS, "xact_commit"),
-                                 (ROLLBACKS, "xact_rollback")):
-                value = number(row[column])
-                if value is not None:
-                    yield Sample(spec.name, value, labels)
-        settings = conn.query("max_connections")[0]
+        yield from database_samples(conn.query("stat_database"))
+        rows = conn.query("connections")
+        yield from connection_samples(rows)
+        # The limits ride on every connections row; the fallback is for a row-less answer
+        # (not seen: dbgauge's own connection is always there).
+        settings = rows[0] if rows else conn.query("max_connections")[0]
         yield Sample(MAX_CONNECTIONS.name, float(settings["max_connections"]))
         yield Sample(RESERVED.name, float(settings["reserved_connections"]))

@@ -61,6 +61,10 @@ MONITOR_USER = "dbgauge"
 PGBOUNCER_ADMIN = "pgb_admin"
 APP_DATABASE = "app"
 STANDBY_SLOT = "pg_standby"
+# A PgBouncer alias of `app` with a tiny pool, so a test can exhaust it (cl_waiting)
+# without starving the pools other tests use.
+TINY_POOL_DATABASE = "app_tiny"
+TINY_POOL_SIZE = 2
 
 _MARIADBD = Path("/usr/sbin/mariadbd")
 _INSTALL_DB = Path("/usr/bin/mariadb-install-db")
@@ -1140,11 +1144,13 @@ class _Sandbox:
     def pgbouncer_files(self) -> dict[Path, str]:
         home = self.layout.home("pgbouncer")
         primary = self.port("pg-primary")
+        tiny = TINY_POOL_SIZE
         ini = f"""\
 ;; Written by `dbgauge sandbox up`; rewritten on every run.
 [databases]
 {APP_DATABASE} = host=127.0.0.1 port={primary} dbname={APP_DATABASE}
 postgres = host=127.0.0.1 port={primary} dbname=postgres
+{TINY_POOL_DATABASE} = host=127.0.0.1 port={primary} dbname={APP_DATABASE} pool_size={tiny}
 
 [pgbouncer]
 listen_addr = 127.0.0.1

@@ -1,0 +1,12 @@
+-- Collector postgres_database: client connections by state, and the limits (PostgreSQL 13+).
+-- Only client backends count here (background workers, autovacuum and WAL senders do not
+-- take client slots the same way). dbgauge's own connection is included: it is one.
+-- pg_stat_get_activity(NULL) is pg_stat_activity's source, without the view's joins.
+-- The limits ride on every row (there is always one: dbgauge's own connection).
+SELECT a.state, count(*) AS connections,
+       current_setting('max_connections')::int AS max_connections,
+       current_setting('superuser_reserved_connections')::int AS reserved_connections
+FROM pg_stat_get_activity(NULL) a
+WHERE a.backend_type = 'client backend' AND a.state IS NOT NULL
+GROUP BY a.state
+ORDER BY a.state

@@ -1,0 +1,29 @@
+-- Collector postgres_replication: this server's own side of replication (one row, both roles).
+-- PostgreSQL 13+. Recovery-only functions are guarded by CASE (evaluated lazily), so the
+-- statement runs on a primary too. receive_replay_bytes and lag_seconds are NULL when the
+-- standby has no WAL receiver position to compare with (archive-only recovery).
+-- lag_seconds is 0 whenever everything received has been replayed: on an idle primary the
+-- last replayed commit gets old, but the standby is not behind (postgres_exporter #385, #907).
+-- pg_stat_get_wal_senders() is what the pg_stat_replication view reads, without its join
+-- to every backend's activity: a fraction of the cost for a count.
+SELECT
+  rec.in_recovery,
+  CASE WHEN rec.in_recovery
+       THEN GREATEST(0, pg_wal_lsn_diff(rec.receive_lsn, rec.replay_lsn))
+  END AS receive_replay_bytes,
+  CASE WHEN rec.in_recovery THEN EXTRACT(EPOCH FROM rec.replay_ts) END AS last_replay_timestamp,
+  CASE WHEN NOT rec.in_recovery OR rec.receive_lsn IS NULL THEN NULL
+       WHEN rec.receive_lsn <= rec.replay_lsn THEN 0
+       ELSE GREATEST(0, EXTRACT(EPOCH FROM now() - rec.replay_ts))
+  END AS lag_seconds,
+  CASE WHEN rec.in_recovery THEN pg_is_wal_replay_paused() END AS replay_paused,
+  w.status AS wal_receiver_status,
+  GREATEST(0, EXTRACT(EPOCH FROM now() - w.last_msg_receipt_time))
+    AS wal_receiver_last_message_age_seconds,
+  (SELECT count(*) FROM pg_stat_get_wal_senders() s WHERE s.state <> 'backup') AS standbys,
+  (SELECT count(*) FROM pg_replication_slots) AS slots
+FROM (SELECT pg_is_in_recovery() AS in_recovery,
+             pg_last_wal_receive_lsn() AS receive_lsn,
+             pg_last_wal_replay_lsn() AS replay_lsn,
+             pg_last_xact_replay_timestamp() AS replay_ts) rec
+LEFT JOIN pg_stat_wal_receiver w ON true

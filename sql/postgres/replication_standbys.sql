@@ -1,0 +1,29 @@
+-- Collector postgres_replication: per connected standby, PostgreSQL 13+. Reads
+-- pg_stat_get_wal_senders() (the source of the pg_stat_replication view) and looks up only
+-- the walsenders' own application_name, instead of the view's join to every backend.
+-- Lag in bytes is measured from this server's WAL position: the current insert position on
+-- a primary, the last received (else replayed) position on a cascading standby.
+-- write_lag/flush_lag/replay_lag are NULL once a standby has caught up and gone idle.
+-- pg_basebackup's walsenders (state 'backup') are not standbys and are left out.
+WITH here AS (
+  SELECT CASE WHEN pg_is_in_recovery()
+              THEN COALESCE(pg_last_wal_receive_lsn(), pg_last_wal_replay_lsn())
+              ELSE pg_current_wal_lsn()
+         END AS lsn
+)
+SELECT
+  COALESCE(NULLIF(a.application_name, ''), 'pid-' || s.pid::text) AS application_name,
+  s.state,
+  s.sync_state,
+  GREATEST(0, pg_wal_lsn_diff(here.lsn, s.sent_lsn)) AS sent_lag_bytes,
+  GREATEST(0, pg_wal_lsn_diff(here.lsn, s.write_lsn)) AS write_lag_bytes,
+  GREATEST(0, pg_wal_lsn_diff(here.lsn, s.flush_lsn)) AS flush_lag_bytes,
+  GREATEST(0, pg_wal_lsn_diff(here.lsn, s.replay_lsn)) AS replay_lag_bytes,
+  EXTRACT(EPOCH FROM s.write_lag) AS write_lag_seconds,
+  EXTRACT(EPOCH FROM s.flush_lag) AS flush_lag_seconds,
+  EXTRACT(EPOCH FROM s.replay_lag) AS replay_lag_seconds
+FROM pg_stat_get_wal_senders() s
+CROSS JOIN here
+LEFT JOIN LATERAL pg_stat_get_activity(s.pid) a ON true
+WHERE s.state <> 'backup'
+ORDER BY 1, s.pid

@@ -1,0 +1,84 @@
+"""postgres_locks on rows captured during a real lock wait on PostgreSQL 15."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from collectors import REGISTRY, Sample
+from collectors.postgres_locks import summary_samples, wait_samples
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "postgres-15"
+COLLECTOR = REGISTRY["postgres_locks"]
+
+
+def rows(name: str) -> list[dict[str, Any]]:
+    return list(json.loads((FIXTURES / f"{name}.json").read_text())["rows"])
+
+
+def as_dict(samples: list[Sample]) -> dict[tuple[str, frozenset[tuple[str, str]]], float]:
+    out = {}
+    for s in samples:
+        COLLECTOR.validate_sample(s)
+        out[(s.name, frozenset(s.labels.items()))] = s.value
+    return out
+
+
+def test_lock_wait_summary() -> None:
+    for fixture in ("lock_summary-wait", "lock_summary_pg13-wait"):
+        d = as_dict(list(summary_samples(rows(fixture)[0])))
+        assert d[("dbgauge_postgres_lock_waiting_backends", frozenset())] == 1
+        assert d[("dbgauge_postgres_lock_blocked_backends", frozenset())] == 1
+        assert d[("dbgauge_postgres_lock_blocking_backends", frozenset())] == 1
+        assert d[("dbgauge_postgres_lock_root_blockers", frozenset())] == 1
+        assert d[("dbgauge_postgres_lock_oldest_wait_seconds", frozenset())] >= 1
+        assert d[("dbgauge_postgres_oldest_transaction_age_seconds", frozenset())] >= 1
+        assert d[("dbgauge_postgres_idle_in_transaction_sessions", frozenset())] == 1
+        assert d[("dbgauge_postgres_idle_in_transaction_oldest_seconds", frozenset())] >= 1
+
+
+def test_waits_by_type_and_mode() -> None:
+    d = as_dict(list(wait_samples(rows("lock_waits-wait"))))
+    assert d == {("dbgauge_postgres_lock_waits",
+                  frozenset({("locktype", "relation"), ("mode", "AccessShareLock")})): 1.0}
+
+
+def test_unknown_label_values_are_bounded() -> None:
+    d = as_dict(list(wait_samples([
+        {"locktype": "relation", "mode": "AccessExclusiveLock", "backends": 2},
+        {"locktype": "brand_new_type", "mode": "AccessExclusiveLock", "backends": 1},
+        {"locktype": "another_new_type", "mode": "SIReadLock", "backends": 1},
+    ])))
+    assert d[("dbgauge_postgres_lock_waits",
+              frozenset({("locktype", "other"), ("mode", "AccessExclusiveLock")}))] == 1
+    assert d[("dbgauge_postgres_lock_waits",
+              frozenset({("locktype", "other"), ("mode", "other")}))] == 1
+    assert len(d) == 3
+
+
+def test_quiet_server_reports_zeros_not_absence() -> None:
+    quiet = {key: 0 for key in rows("lock_summary-wait")[0]}
+    d = as_dict(list(summary_samples(quiet)))
+    assert len(d) == 8 and set(d.values()) == {0.0}
+
+
+class FakeConn:
+    def __init__(self, answers: dict[str, list[dict[str, Any]]]) -> None:
+        self.answers, self.asked = answers, []  # type: list[str]
+
+    def query(self, name: str, params: Any = None) -> list[dict[str, Any]]:
+        self.asked.append(name)
+        return self.answers[name]
+
+
+def test_lock_waits_queried_only_when_someone_waits() -> None:
+    quiet = [{key: 0 for key in rows("lock_summary-wait")[0]}]
+    conn = FakeConn({"lock_summary": quiet})
+    list(COLLECTOR.collect(conn))  # type: ignore[arg-type]
+    assert conn.asked == ["lock_summary"]
+    conn = FakeConn({"lock_summary": rows("lock_summary-wait"),
+                     "lock_waits": rows("lock_waits-wait")})
+    names = {s.name for s in COLLECTOR.collect(conn)}  # type: ignore[arg-type]
+    assert "dbgauge_postgres_lock_waits" in names
+    assert conn.asked == ["lock_summary", "lock_waits"]
