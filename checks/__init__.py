@@ -29,6 +29,11 @@ class Finding:
     kind: str
     detail: str
     evidence: dict[str, str] = field(default_factory=dict)
+    # Where a configuration finding points (validators), and how to fix it.
+    file: str | None = None
+    line: int | None = None
+    key: str | None = None
+    fix: str | None = None
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,1 @@
+"""Data tables that drive the configuration validators (parameters, versions, rules)."""

@@ -1,0 +1,2 @@
+-- validate pgbouncer --live (issue 8): running settings to compare with the file.
+SHOW CONFIG

@@ -1,0 +1,67 @@
+"""validate innodb-cluster --live against the sandbox's MariaDB.
+
+MySQL 8 cannot be installed here (the live rules are tested on published MySQL outputs
+in tests/unit); against MariaDB the command must say plainly that Group Replication does
+not exist there and exit 2. The table-compatibility SQL is MySQL/MariaDB-neutral, so it
+is proven on real tables here.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from checks.config_innodb_cluster import check_tables
+from tests.conftest import Sandbox
+from tests.unit.test_validate_helpers import FIXTURES
+from toolkit.cli import cli
+from toolkit.db import connect_dsn
+
+pytestmark = pytest.mark.integration
+SCHEMA = "dbgauge_validate_it"
+
+
+def _pw(tmp_path: Path, secret: str) -> str:
+    path = tmp_path / "pw"
+    path.write_text(secret)
+    return str(path)
+
+
+def test_mariadb_live_says_group_replication_does_not_exist(sandbox: Sandbox,
+                                                            tmp_path: Path) -> None:
+    dsn = sandbox.state.dbgauge_dsn("mariadb-primary")
+    pw = _pw(tmp_path, sandbox.state.dbgauge_password)
+    good = FIXTURES / "innodb" / "good" / "cluster-8.4" / "m1.cnf"
+    for args in (["--live", dsn], [str(good), "--live", dsn]):
+        res = CliRunner().invoke(cli, ["validate", "innodb-cluster", *args,
+                                       "--password-file", pw])
+        assert res.exit_code == 2, res.output
+        assert "is MariaDB" in res.output
+        assert "Group Replication and InnoDB Cluster do not exist on MariaDB" in res.output
+        assert "Traceback" not in res.output
+        assert sandbox.state.dbgauge_password not in res.output
+
+
+def test_incompatible_tables_query_on_real_tables(sandbox: Sandbox) -> None:
+    admin = connect_dsn(sandbox.state.admin_dsn("mariadb-primary"))
+    monitor = connect_dsn(sandbox.state.dbgauge_dsn("mariadb-primary"),
+                          password=sandbox.state.dbgauge_password)
+    try:
+        admin.execute_sql(f"CREATE DATABASE IF NOT EXISTS {SCHEMA}")
+        for ddl in ("ok_pk (id INT PRIMARY KEY) ENGINE=InnoDB",
+                    "ok_uk (a INT NOT NULL, UNIQUE KEY (a)) ENGINE=InnoDB",
+                    "null_uk (a INT NULL, UNIQUE KEY (a)) ENGINE=InnoDB",
+                    "no_key (a INT) ENGINE=InnoDB",
+                    "aria_pk (id INT PRIMARY KEY) ENGINE=Aria"):
+            admin.execute_sql(f"CREATE TABLE {SCHEMA}.{ddl}")
+        rows = [r for r in monitor.query("validate_incompatible_tables")
+                if r["table_schema"] == SCHEMA]
+        found = sorted((f.key, f.detail.split(" ")[2]) for f in check_tables(rows, "maria"))
+        assert found == [(f"{SCHEMA}.aria_pk", "uses"), (f"{SCHEMA}.no_key", "has"),
+                         (f"{SCHEMA}.null_uk", "has")]
+    finally:
+        admin.execute_sql(f"DROP DATABASE IF EXISTS {SCHEMA}")
+        admin.close()
+        monitor.close()
