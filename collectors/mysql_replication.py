@@ -1,0 +1,241 @@
+"""mysql_replication: replica threads, lag, errors and GTID backlog per channel; read_only.
+
+The statement follows flavor and version: MySQL 8.0.22+ and 8.4 `SHOW REPLICA STATUS`
+(Source/Replica column names), older MySQL 8.0 `SHOW SLAVE STATUS`, MariaDB `SHOW ALL
+SLAVES STATUS` (every named connection). `parse_replica_status` reads either naming.
+
+Nothing here silently disappears: `dbgauge_mysql_replication_configured` is 0 on a
+primary or after RESET REPLICA ALL, and when the server reports Seconds_Behind_Source as
+NULL (SQL or IO thread stopped, IO thread not yet connected) the seconds-behind series is
+left out and `..._seconds_behind_source_unknown` says 1 -- alert on both, or use the
+heartbeat lag, which keeps growing while the SQL thread is stopped.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from collectors._mysql import PROCESS, REPLICA_MONITOR, query, text
+from collectors.base import Collector, MetricSpec, Sample, number
+from toolkit.db import Connection
+
+CONFIGURED = MetricSpec(
+    "dbgauge_mysql_replication_configured", "gauge",
+    "1 if this server has at least one replication channel configured (SHOW REPLICA STATUS "
+    "returns a row), else 0: the per-channel series below exist only while it is 1.")
+IO_RUNNING = MetricSpec(
+    "dbgauge_mysql_replica_io_running", "gauge",
+    "1 if the replication I/O (receiver) thread is running and connected (Replica_IO_Running "
+    "= Yes), 0 if it is stopped or still connecting.", ("channel",))
+SQL_RUNNING = MetricSpec(
+    "dbgauge_mysql_replica_sql_running", "gauge",
+    "1 if the replication SQL (applier) thread is running (Replica_SQL_Running = Yes).",
+    ("channel",))
+SECONDS_BEHIND = MetricSpec(
+    "dbgauge_mysql_replica_seconds_behind_source", "gauge",
+    "Seconds_Behind_Source as the server reports it; absent while the server reports NULL "
+    "(see ..._seconds_behind_source_unknown).", ("channel",))
+SECONDS_BEHIND_UNKNOWN = MetricSpec(
+    "dbgauge_mysql_replica_seconds_behind_source_unknown", "gauge",
+    "1 while Seconds_Behind_Source is NULL (a replication thread is stopped or not "
+    "connected, so the server cannot tell the lag), else 0.", ("channel",))
+SQL_DELAY = MetricSpec(
+    "dbgauge_mysql_replica_sql_delay_seconds", "gauge",
+    "Configured delayed replication (SQL_Delay, SOURCE_DELAY); 0 when not delayed.",
+    ("channel",))
+LAST_IO_ERRNO = MetricSpec(
+    "dbgauge_mysql_replica_last_io_errno", "gauge",
+    "Error number of the last I/O thread error (Last_IO_Errno); 0 when none.", ("channel",))
+LAST_SQL_ERRNO = MetricSpec(
+    "dbgauge_mysql_replica_last_sql_errno", "gauge",
+    "Error number of the last SQL thread error (Last_SQL_Errno); 0 when none.", ("channel",))
+RELAY_LOG_SPACE = MetricSpec(
+    "dbgauge_mysql_replica_relay_log_space_bytes", "gauge",
+    "Total size of the channel's relay logs (Relay_Log_Space).", ("channel",))
+SOURCE_SERVER_ID = MetricSpec(
+    "dbgauge_mysql_replica_source_server_id", "gauge",
+    "server_id of the source the channel replicates from (Source_Server_Id; 0 before the "
+    "I/O thread first connected).", ("channel",))
+GTID_PENDING = MetricSpec(
+    "dbgauge_mysql_replica_gtid_pending_transactions", "gauge",
+    "Transactions received into the relay log but not applied yet. MySQL: size of "
+    "Retrieved_Gtid_Set minus Executed_Gtid_Set; MariaDB: Gtid_IO_Pos minus Gtid_Slave_Pos "
+    "sequence numbers per domain. Absent when the channel does not use GTIDs.", ("channel",))
+READ_ONLY = MetricSpec("dbgauge_mysql_read_only", "gauge",
+                       "1 if the server refuses writes from ordinary users (@@read_only).")
+SUPER_READ_ONLY = MetricSpec(
+    "dbgauge_mysql_super_read_only", "gauge",
+    "1 if the server refuses writes from SUPER users too (@@super_read_only; MySQL only).")
+CONNECTED_REPLICAS = MetricSpec(
+    "dbgauge_mysql_connected_replicas", "gauge",
+    "Replicas streaming the binlog from this server right now (Binlog Dump threads).")
+
+_GTID_INTERVAL = re.compile(r"^(\d+)(?:-(\d+))?$")
+Interval = tuple[int, int]
+
+
+@dataclass(frozen=True)
+class ReplicaStatus:
+    """One replication channel, whichever naming the server used."""
+
+    channel: str
+    io_thread: str  # Yes, No or Connecting
+    sql_running: bool
+    seconds_behind: float | None
+    sql_delay: float | None
+    last_io_errno: int
+    last_sql_errno: int
+    relay_log_space: float | None
+    source_server_id: int | None
+    gtid_pending: int | None
+
+    @property
+    def io_running(self) -> bool:
+        return self.io_thread == "Yes"
+
+
+def _col(row: Mapping[str, Any], *names: str) -> Any:
+    """The first of `names` present in `row` (Source/Replica names first, then Master/Slave)."""
+    for name in names:
+        if name in row:
+            return row[name]
+    return None
+
+
+def parse_gtid_set(value: str) -> dict[tuple[str, str], list[Interval]]:
+    """MySQL GTID set text -> {(uuid, tag): [(first, last), ...]}.
+
+    Handles the newlines MySQL puts after commas and 8.3+ tags ("uuid:tag:1-5").
+    """
+    out: dict[tuple[str, str], list[Interval]] = {}
+    for member in value.replace("\n", "").split(","):
+        parts = [p.strip() for p in member.strip().split(":") if p.strip()]
+        if not parts:
+            continue
+        uuid, tag = parts[0].lower(), ""
+        for part in parts[1:]:
+            m = _GTID_INTERVAL.match(part)
+            if m is None:
+                tag = part.lower()
+                continue
+            first = int(m.group(1))
+            last = int(m.group(2)) if m.group(2) else first
+            out.setdefault((uuid, tag), []).append((first, last))
+    return out
+
+
+def _merge(intervals: list[Interval]) -> list[Interval]:
+    merged: list[Interval] = []
+    for first, last in sorted(intervals):
+        if merged and first <= merged[-1][1] + 1:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], last))
+        else:
+            merged.append((first, last))
+    return merged
+
+
+def gtid_subtract_count(minuend: str, subtrahend: str) -> int:
+    """How many GTIDs are in `minuend` and not in `subtrahend` (GTID_SUBTRACT, counted)."""
+    have = parse_gtid_set(subtrahend)
+    total = 0
+    for key, intervals in parse_gtid_set(minuend).items():
+        taken = _merge(have.get(key, []))
+        for first, last in _merge(intervals):
+            size = last - first + 1
+            for t_first, t_last in taken:
+                overlap = min(last, t_last) - max(first, t_first) + 1
+                if overlap > 0:
+                    size -= overlap
+            total += size
+    return total
+
+
+def parse_mariadb_gtid_pos(value: str) -> dict[int, int]:
+    """MariaDB GTID position 'domain-server-seq,...' -> {domain: seq}."""
+    out: dict[int, int] = {}
+    for item in value.replace("\n", "").split(","):
+        parts = item.strip().split("-")
+        if len(parts) == 3 and all(p.isdigit() for p in parts):
+            out[int(parts[0])] = max(out.get(int(parts[0]), 0), int(parts[2]))
+    return out
+
+
+def _gtid_pending(row: Mapping[str, Any]) -> int | None:
+    io_pos = text(row.get("Gtid_IO_Pos")).strip()
+    if "Gtid_IO_Pos" in row:  # MariaDB
+        if not io_pos:
+            return None
+        received = parse_mariadb_gtid_pos(io_pos)
+        applied = parse_mariadb_gtid_pos(text(row.get("Gtid_Slave_Pos")))
+        domains = [d for d in received if d in applied]
+        if not domains:
+            return None
+        return sum(max(0, received[d] - applied[d]) for d in domains)
+    retrieved = text(row.get("Retrieved_Gtid_Set")).strip()
+    auto_position = number(row.get("Auto_Position"))
+    if not retrieved and not auto_position:
+        return None
+    return gtid_subtract_count(retrieved, text(row.get("Executed_Gtid_Set")))
+
+
+def parse_replica_status(row: Mapping[str, Any]) -> ReplicaStatus:
+    """One SHOW REPLICA/SLAVE STATUS or SHOW ALL SLAVES STATUS row -> ReplicaStatus."""
+    server_id = number(_col(row, "Source_Server_Id", "Master_Server_Id"))
+    return ReplicaStatus(
+        channel=text(_col(row, "Channel_Name", "Connection_name")),
+        io_thread=text(_col(row, "Replica_IO_Running", "Slave_IO_Running")) or "No",
+        sql_running=text(_col(row, "Replica_SQL_Running", "Slave_SQL_Running")) == "Yes",
+        seconds_behind=number(_col(row, "Seconds_Behind_Source", "Seconds_Behind_Master")),
+        sql_delay=number(row.get("SQL_Delay")),
+        last_io_errno=int(number(row.get("Last_IO_Errno")) or 0),
+        last_sql_errno=int(number(row.get("Last_SQL_Errno")) or 0),
+        relay_log_space=number(row.get("Relay_Log_Space")),
+        source_server_id=None if server_id is None else int(server_id),
+        gtid_pending=_gtid_pending(row),
+    )
+
+
+def channel_samples(st: ReplicaStatus) -> list[Sample]:
+    """The per-channel series of one parsed row."""
+    labels = {"channel": st.channel}
+    out = [
+        Sample(IO_RUNNING.name, 1.0 if st.io_running else 0.0, labels),
+        Sample(SQL_RUNNING.name, 1.0 if st.sql_running else 0.0, labels),
+        Sample(SECONDS_BEHIND_UNKNOWN.name, 1.0 if st.seconds_behind is None else 0.0, labels),
+        Sample(LAST_IO_ERRNO.name, float(st.last_io_errno), labels),
+        Sample(LAST_SQL_ERRNO.name, float(st.last_sql_errno), labels),
+    ]
+    optional = ((SECONDS_BEHIND, st.seconds_behind), (SQL_DELAY, st.sql_delay),
+                (RELAY_LOG_SPACE, st.relay_log_space),
+                (SOURCE_SERVER_ID, st.source_server_id), (GTID_PENDING, st.gtid_pending))
+    out += [Sample(spec.name, float(value), labels) for spec, value in optional
+            if value is not None]
+    return out
+
+
+class MySQLReplication(Collector):
+    name = "mysql_replication"
+    help = ("Replication per channel (threads, Seconds_Behind_Source with a NULL companion, "
+            "delay, errors, relay log space, GTID backlog), read_only/super_read_only and "
+            "connected replicas.")
+    kind = "mysql"
+    flavors = frozenset({"mysql", "mariadb"})
+    metrics = (CONFIGURED, IO_RUNNING, SQL_RUNNING, SECONDS_BEHIND, SECONDS_BEHIND_UNKNOWN,
+               SQL_DELAY, LAST_IO_ERRNO, LAST_SQL_ERRNO, RELAY_LOG_SPACE, SOURCE_SERVER_ID,
+               GTID_PENDING, READ_ONLY, SUPER_READ_ONLY, CONNECTED_REPLICAS)
+
+    def collect(self, conn: Connection) -> Iterable[Sample]:
+        channels = [parse_replica_status(row)
+                    for row in query(conn, "replica_status", REPLICA_MONITOR)]
+        yield Sample(CONFIGURED.name, 1.0 if channels else 0.0)
+        for st in channels:
+            yield from channel_samples(st)
+        flags = query(conn, "replication_flags", PROCESS)[0]
+        for spec, column in ((READ_ONLY, "read_only"), (SUPER_READ_ONLY, "super_read_only"),
+                             (CONNECTED_REPLICAS, "replicas")):
+            value = number(flags.get(column))
+            if value is not None:
+                yield Sample(spec.name, value)

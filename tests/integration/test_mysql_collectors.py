@@ -1,0 +1,465 @@
+"""The MySQL-family collectors against the real MariaDB sandbox, scraping as the
+least-privilege `dbgauge` monitoring user (PROCESS, REPLICATION CLIENT, SLAVE MONITOR,
+SELECT on *.*; see docs/mysql.md). The admin account only creates load, locks and users.
+Every test restores what it changes (locks released, threads joined, instruments reset).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pymysql  # type: ignore[import-untyped,unused-ignore]
+import pymysql.cursors  # type: ignore[import-untyped,unused-ignore]
+import pytest
+import yaml
+
+from collectors.mysql_innodb import parse_innodb_status
+from tests.conftest import REPO, Daemon, Sandbox, value
+from tests.integration.test_exporter import _config, _target
+from toolkit.config import TargetConfig, parse_config
+from toolkit.db import connect
+from toolkit.exporter.scrape import TargetRunner
+
+pytestmark = pytest.mark.integration
+
+T = TypeVar("T")
+Metrics = dict[tuple[str, frozenset[tuple[str, str]]], float]
+MYSQL_COLLECTORS = ("mysql_innodb", "mysql_replication", "mysql_heartbeat", "mysql_lock_waits")
+
+
+# --------------------------------------------------------------------------- helpers
+
+def admin(sandbox: Sandbox, name: str) -> Any:
+    """An autocommit admin session (for load, locks and users, never for scraping)."""
+    return pymysql.connect(host="127.0.0.1", port=sandbox.state.port(name),
+                           user=sandbox.state.mariadb.admin_user,
+                           password=sandbox.state.mariadb.admin_password,
+                           autocommit=True, connect_timeout=5, database="app")
+
+
+def run(sandbox: Sandbox, name: str, *statements: str | tuple[str, tuple[Any, ...]]
+        ) -> list[Any]:
+    """Run statements (text, or (text, params)) as admin; the last one's rows."""
+    conn = admin(sandbox, name)
+    try:
+        cur = conn.cursor(pymysql.cursors.DictCursor)
+        out: list[Any] = []
+        for statement in statements:
+            sql, params = statement if isinstance(statement, tuple) else (statement, None)
+            cur.execute(sql, params)
+            out = list(cur.fetchall())
+        return out
+    finally:
+        conn.close()
+
+
+def target_config(sandbox: Sandbox, name: str, **overrides: Any) -> TargetConfig:
+    """The sandbox's target (monitoring user, password file) with `overrides` applied."""
+    entry = {**_target(sandbox, name), **overrides}
+    return parse_config(yaml.safe_dump({"targets": [entry]})).targets[0]
+
+
+class Scraper:
+    """In-process scrapes of one target through the daemon's own runner."""
+
+    def __init__(self, cfg: TargetConfig) -> None:
+        self.runner = TargetRunner(cfg)
+
+    def __call__(self, only: set[str] | None = None) -> Metrics:
+        result = self.runner.scrape(time.monotonic() + 8, only)
+        assert result.up, result.error
+        failed = [r for r in result.collectors if not r.success]
+        assert not failed, failed
+        return {(sample.name, frozenset(sample.labels)): sample.value
+                for sample in result.samples}
+
+    def close(self) -> None:
+        self.runner.close()
+
+
+@contextlib.contextmanager
+def scraper(sandbox: Sandbox, name: str, **overrides: Any) -> Iterator[Scraper]:
+    s = Scraper(target_config(sandbox, name, **overrides))
+    try:
+        yield s
+    finally:
+        s.close()
+
+
+def poll(check: Callable[[], T | None], timeout: float = 15.0, interval: float = 0.2) -> T:
+    deadline = time.monotonic() + timeout
+    while True:
+        result = check()
+        if result is not None:
+            return result
+        assert time.monotonic() < deadline, "condition not reached in time"
+        time.sleep(interval)
+
+
+def wait_replica_caught_up(sandbox: Sandbox) -> None:
+    """Until the replica has applied everything the primary binlogged."""
+    primary = run(sandbox, "mariadb-primary", "SELECT @@gtid_binlog_pos AS pos")[0]["pos"]
+
+    def caught_up() -> bool | None:
+        rows = run(sandbox, "mariadb-replica", "SELECT @@gtid_slave_pos AS pos")
+        return True if rows[0]["pos"] == primary else None
+
+    poll(caught_up)
+
+
+# --------------------------------------------------------------------------- innodb
+
+def test_innodb_counters_are_monotonic_under_a_write_load(sandbox: Sandbox) -> None:
+    run(sandbox, "mariadb-primary",
+        "CREATE TABLE IF NOT EXISTS app.dbgauge_load (id INT AUTO_INCREMENT PRIMARY KEY, "
+        "v VARCHAR(64)) ENGINE=InnoDB")
+    stop = threading.Event()
+    written = [0]
+
+    def load() -> None:
+        conn = admin(sandbox, "mariadb-primary")
+        try:
+            cur = conn.cursor()
+            while not stop.is_set():
+                cur.execute("INSERT INTO app.dbgauge_load (v) VALUES (REPEAT('x', 64))")
+                written[0] += 1
+        finally:
+            conn.close()
+
+    worker = threading.Thread(target=load, daemon=True)
+    worker.start()
+    try:
+        with scraper(sandbox, "mariadb-primary") as scrape:
+            poll(lambda: True if written[0] > 20 else None)
+            first = scrape({"mysql_innodb"})
+            poll(lambda: True if written[0] > 200 else None)
+            second = scrape({"mysql_innodb"})
+    finally:
+        stop.set()
+        worker.join(10)
+    counters = [key for key in first if key[0].endswith("_total")]
+    assert len(counters) > 30
+    for key in counters:
+        assert key in second, key
+        assert second[key] >= first[key], f"{key} went down: {first[key]} -> {second[key]}"
+    for grew in ("dbgauge_mysql_innodb_log_written_bytes_total",
+                 "dbgauge_mysql_innodb_buffer_pool_write_requests_total"):
+        assert value(second, grew) > value(first, grew), grew  # type: ignore[operator]
+    assert sum(second[key] > first[key] for key in counters) >= 5
+    # the buffer pool states add up to the pool, and the hit ratio is one division away
+    pages = sum(v for (n, _), v in second.items()
+                if n == "dbgauge_mysql_innodb_buffer_pool_pages")
+    assert pages == value(second, "dbgauge_mysql_innodb_metrics_value",
+                          metric="buffer_pool_pages_total")
+    assert 0 < value(second, "dbgauge_mysql_innodb_buffer_pool_disk_reads_total") \
+        < value(second, "dbgauge_mysql_innodb_buffer_pool_read_requests_total")  # type: ignore[operator]
+    assert value(second, "dbgauge_mysql_innodb_checkpoint_age_bytes") is not None
+    assert value(second, "dbgauge_mysql_innodb_history_list_length") is not None
+
+
+def test_innodb_status_parser_reads_the_live_monitor_output(sandbox: Sandbox) -> None:
+    """The fallback parser on what this MariaDB prints right now, as the monitoring user."""
+    conn = connect(target_config(sandbox, "mariadb-primary"))
+    try:
+        before = {r["Variable_name"]: int(r["Value"]) for r in conn.execute_sql(
+            "SHOW GLOBAL STATUS WHERE Variable_name IN ('Innodb_lsn_current', "
+            "'Innodb_lsn_last_checkpoint')")}
+        text = conn.query("engine_innodb_status")[0]["Status"]
+    finally:
+        conn.close()
+    parsed = parse_innodb_status(text)
+    assert parsed.log_sequence_number is not None and parsed.last_checkpoint is not None
+    assert parsed.log_sequence_number >= before["Innodb_lsn_current"]
+    assert parsed.last_checkpoint >= before["Innodb_lsn_last_checkpoint"]
+    assert parsed.checkpoint_age is not None and parsed.checkpoint_age >= 0
+    assert parsed.history_list_length is not None and parsed.read_views is not None
+
+
+# --------------------------------------------------------------------------- replication
+
+def test_replication_on_replica_and_primary(sandbox: Sandbox) -> None:
+    wait_replica_caught_up(sandbox)
+    with scraper(sandbox, "mariadb-replica") as scrape:
+        m = scrape({"mysql_replication"})
+    assert value(m, "dbgauge_mysql_replication_configured") == 1
+    channel = {"channel": ""}
+    assert value(m, "dbgauge_mysql_replica_io_running", **channel) == 1
+    assert value(m, "dbgauge_mysql_replica_sql_running", **channel) == 1
+    assert value(m, "dbgauge_mysql_replica_seconds_behind_source_unknown", **channel) == 0
+    assert value(m, "dbgauge_mysql_replica_seconds_behind_source", **channel) is not None
+    assert value(m, "dbgauge_mysql_replica_source_server_id", **channel) == 1
+    assert value(m, "dbgauge_mysql_replica_gtid_pending_transactions", **channel) == 0
+    assert value(m, "dbgauge_mysql_replica_last_sql_errno", **channel) == 0
+    assert (value(m, "dbgauge_mysql_replica_relay_log_space_bytes", **channel) or 0) > 0
+    assert value(m, "dbgauge_mysql_read_only") == 1
+    assert value(m, "dbgauge_mysql_super_read_only") is None  # MariaDB has none
+
+    with scraper(sandbox, "mariadb-primary") as scrape:
+        m = scrape({"mysql_replication"})
+    assert value(m, "dbgauge_mysql_replication_configured") == 0
+    assert not [k for k in m if k[0].startswith("dbgauge_mysql_replica_")]
+    assert value(m, "dbgauge_mysql_read_only") == 0
+    assert value(m, "dbgauge_mysql_connected_replicas") == 1
+
+
+def test_heartbeat_collector_says_unconfigured_without_settings(sandbox: Sandbox) -> None:
+    with scraper(sandbox, "mariadb-replica") as scrape:
+        m = scrape({"mysql_heartbeat"})
+    assert value(m, "dbgauge_mysql_heartbeat_configured") == 0
+    assert value(m, "dbgauge_mysql_heartbeat_lag_seconds") is None
+
+
+# --------------------------------------------------------------------------- locks
+
+@pytest.fixture()
+def lock_table(sandbox: Sandbox) -> None:
+    run(sandbox, "mariadb-primary",
+        "CREATE TABLE IF NOT EXISTS app.dbgauge_locks (id INT PRIMARY KEY, v INT) ENGINE=InnoDB",
+        "INSERT IGNORE INTO app.dbgauge_locks VALUES (1, 0)")
+
+
+LOCK_ROW = "SELECT v FROM app.dbgauge_locks WHERE id = 1 FOR UPDATE"
+
+
+@pytest.mark.usefixtures("lock_table")
+def test_row_lock_wait_is_seen_and_clears(sandbox: Sandbox) -> None:
+    holder = admin(sandbox, "mariadb-primary")
+    waiter = admin(sandbox, "mariadb-primary")
+    outcome: list[str] = []
+
+    def wait_for_row() -> None:
+        cur = waiter.cursor()
+        cur.execute("SET SESSION innodb_lock_wait_timeout = 30")
+        cur.execute("BEGIN")
+        cur.execute(LOCK_ROW)
+        cur.execute("COMMIT")
+        outcome.append("got the row")
+
+    blocked = threading.Thread(target=wait_for_row, daemon=True)
+    try:
+        with scraper(sandbox, "mariadb-primary") as scrape:
+            idle = scrape({"mysql_lock_waits"})
+            assert value(idle, "dbgauge_mysql_lock_waiting_transactions") == 0
+            assert value(idle, "dbgauge_mysql_lock_blocking_transactions") == 0
+            cur = holder.cursor()
+            cur.execute("BEGIN")
+            cur.execute(LOCK_ROW)
+            started = time.monotonic()
+            blocked.start()
+
+            def waited_a_second() -> tuple[Metrics, float] | None:
+                m = scrape({"mysql_lock_waits"})
+                wait = value(m, "dbgauge_mysql_lock_oldest_wait_seconds") or 0
+                return (m, time.monotonic() - started) if wait >= 1 else None
+
+            m, elapsed = poll(waited_a_second)
+            # the reported wait is within 0.5 s of the real one (INNODB_TRX keeps seconds)
+            wait = value(m, "dbgauge_mysql_lock_oldest_wait_seconds") or 0
+            assert elapsed >= 0.5 and abs(wait - elapsed) <= 0.6, (wait, elapsed)
+            assert value(m, "dbgauge_mysql_lock_waiting_transactions") == 1
+            assert value(m, "dbgauge_mysql_lock_blocking_transactions") == 1
+            assert value(m, "dbgauge_mysql_lock_root_blocking_transactions") == 1
+            assert value(m, "dbgauge_mysql_lock_max_waiters_per_blocker") == 1
+            assert value(m, "dbgauge_mysql_lock_idle_blocking_transactions") == 1  # holder sleeps
+            assert (value(m, "dbgauge_mysql_lock_oldest_blocker_seconds") or 0) >= 1
+            assert value(m, "dbgauge_mysql_innodb_transactions", state="lock_wait") == 1
+            assert (value(m, "dbgauge_mysql_innodb_oldest_transaction_seconds") or 0) >= 1
+            assert not [k for k in m if any(label in dict(k[1]) for label in
+                                             ("thread", "query", "trx_id", "user"))]
+
+            holder.commit()
+            blocked.join(10)
+            assert outcome == ["got the row"]
+
+            def cleared() -> Metrics | None:
+                m = scrape({"mysql_lock_waits"})
+                return m if value(m, "dbgauge_mysql_lock_waiting_transactions") == 0 else None
+
+            # InnoDB refreshes its INNODB_TRX/lock-wait snapshot only after 0.1 s without a
+            # reader: poll slower than that (any real scrape interval is)
+            m = poll(cleared, timeout=5, interval=0.25)
+            assert value(m, "dbgauge_mysql_lock_blocking_transactions") == 0
+            assert value(m, "dbgauge_mysql_lock_oldest_wait_seconds") == 0
+    finally:
+        with contextlib.suppress(pymysql.err.Error):
+            holder.rollback()
+        if blocked.is_alive():
+            blocked.join(35)
+        holder.close()
+        waiter.close()
+
+
+MDL_INSTRUMENT = "wait/lock/metadata/sql/mdl"
+
+
+def set_instrument(sandbox: Sandbox, enabled: str) -> None:
+    run(sandbox, "mariadb-primary", (
+        "UPDATE performance_schema.setup_instruments SET ENABLED = %s, TIMED = %s "
+        "WHERE NAME = %s", (enabled, enabled, MDL_INSTRUMENT)))
+
+
+@pytest.mark.usefixtures("lock_table")
+def test_metadata_lock_wait_from_performance_schema_and_processlist(sandbox: Sandbox) -> None:
+    before = run(sandbox, "mariadb-primary", (
+        "SELECT ENABLED FROM performance_schema.setup_instruments WHERE NAME = %s",
+        (MDL_INSTRUMENT,)))[0]["ENABLED"]
+    holder = admin(sandbox, "mariadb-primary")
+    ddl = admin(sandbox, "mariadb-primary")
+    done: list[str] = []
+
+    def alter() -> None:
+        cur = ddl.cursor()
+        cur.execute("SET SESSION lock_wait_timeout = 30")
+        cur.execute("ALTER TABLE app.dbgauge_locks COMMENT = 'dbgauge metadata lock test'")
+        done.append("altered")
+
+    blocked = threading.Thread(target=alter, daemon=True)
+    try:
+        set_instrument(sandbox, "YES")
+        with scraper(sandbox, "mariadb-primary") as scrape:
+            cur = holder.cursor()
+            cur.execute("BEGIN")
+            cur.execute("SELECT COUNT(*) FROM app.dbgauge_locks")  # holds a shared metadata lock
+            blocked.start()
+
+            def ddl_waits(instrumented: float) -> Callable[[], Metrics | None]:
+                def check() -> Metrics | None:
+                    m = scrape({"mysql_lock_waits"})
+                    waiting = value(m, "dbgauge_mysql_metadata_lock_waiting_threads") or 0
+                    oldest = value(m, "dbgauge_mysql_metadata_lock_oldest_wait_seconds") or 0
+                    same = value(m, "dbgauge_mysql_metadata_lock_instrumented") == instrumented
+                    return m if same and waiting >= 1 and oldest >= 1 else None
+                return check
+
+            poll(ddl_waits(1.0))
+            set_instrument(sandbox, "NO")
+            poll(ddl_waits(0.0))  # the same wait, seen in the processlist instead
+            # MySQL's separate fallback statement (MariaDB gets it in the same round trip)
+            monitor = connect(target_config(sandbox, "mariadb-primary"))
+            try:
+                row = monitor.query("metadata_lock_waits_processlist")[0]
+            finally:
+                monitor.close()
+            assert row["waiting"] >= 1 and row["oldest_wait_seconds"] >= 1
+            holder.commit()
+            blocked.join(15)
+            assert done == ["altered"]
+            m = scrape({"mysql_lock_waits"})
+            assert value(m, "dbgauge_mysql_metadata_lock_waiting_threads") == 0
+    finally:
+        with contextlib.suppress(pymysql.err.Error):
+            holder.rollback()
+        if blocked.is_alive():
+            blocked.join(35)
+        set_instrument(sandbox, before)
+        holder.close()
+        ddl.close()
+
+
+# --------------------------------------------------------------------------- privileges
+
+LOWPRIV = "dbgauge_lowpriv"
+
+
+def test_missing_privilege_fails_only_that_collector_and_names_it(
+        sandbox: Sandbox, tmp_path: Path) -> None:
+    """A user with SELECT only: status still works; the collectors needing PROCESS and
+    SLAVE MONITOR report success 0 and the log says which privilege to grant."""
+    password = "Low-priv-9x"
+    (tmp_path / "pw").write_text(password)
+    run(sandbox, "mariadb-primary", ("DROP USER IF EXISTS %s@'%%'", (LOWPRIV,)),
+        ("CREATE USER %s@'%%' IDENTIFIED BY %s", (LOWPRIV, password)),
+        ("GRANT SELECT ON *.* TO %s@'%%'", (LOWPRIV,)))
+    try:
+        wait_replica_caught_up(sandbox)  # the user replicates to the replica
+        targets = []
+        for name in ("mariadb-primary", "mariadb-replica"):
+            entry = _target(sandbox, name)
+            entry["dsn"] = str(entry["dsn"]).replace("//dbgauge@", f"//{LOWPRIV}@")
+            entry["password_file"] = str(tmp_path / "pw")
+            targets.append(entry)
+        d = Daemon(_config(sandbox, tmp_path / "c.yaml", targets), tmp_path / "log")
+        try:
+            m = d.metrics()
+        finally:
+            d.stop()
+        for name in ("mariadb-primary", "mariadb-replica"):
+            def ok(collector: str, target: str = name) -> float | None:
+                return value(m, "dbgauge_collector_success", target=target, collector=collector)
+
+            assert value(m, "dbgauge_up", target=name) == 1
+            assert ok("mysql_status") == 1
+            assert ok("mysql_heartbeat") == 1  # no heartbeat settings: nothing to read
+            assert ok("mysql_innodb") == 0
+            assert ok("mysql_lock_waits") == 0
+            assert ok("mysql_replication") == 0
+        log = d.log_text()
+        assert "collector mysql_innodb failed on mariadb-primary: innodb_metrics needs the " \
+               "PROCESS privilege" in log, log
+        assert "collector mysql_lock_waits failed on mariadb-replica: innodb_trx_summary needs " \
+               "the PROCESS privilege" in log, log
+        assert "replica_status needs the SLAVE MONITOR privilege" in log, log
+        assert password not in log
+    finally:
+        run(sandbox, "mariadb-primary", ("DROP USER IF EXISTS %s@'%%'", (LOWPRIV,)))
+        wait_replica_caught_up(sandbox)
+
+
+def documented_grants(flavor: str, user: str, password: str) -> list[str]:
+    """The grant statements docs/mysql.md gives for `flavor`, for `user` and `password`."""
+    text = (REPO / "docs" / "mysql.md").read_text(encoding="utf-8")
+    block = text.split(f"<!-- grants:{flavor} -->", 1)[1].split("```sql", 1)[1]
+    statements = [s.strip() for s in block.split("```", 1)[0].split(";") if s.strip()]
+    return [s.replace("'dbgauge'@", f"'{user}'@").replace("'choose-a-password'", f"'{password}'")
+            for s in statements]
+
+
+def test_documented_mariadb_grants_are_enough_for_every_collector(
+        sandbox: Sandbox, tmp_path: Path) -> None:
+    """Exactly the MariaDB grants of docs/mysql.md: every collector succeeds on both servers,
+    the heartbeat writer writes on the primary and the replica reads its row."""
+    user, password = "dbgauge_documented", "Docs-grants-7y"
+    (tmp_path / "pw").write_text(password)
+    statements = documented_grants("mariadb", user, password)
+    assert statements[0].startswith("CREATE USER") and len(statements) == 4
+    # the writer has to create its table itself (CREATE on dbgauge.*)
+    run(sandbox, "mariadb-primary", "DROP TABLE IF EXISTS dbgauge.heartbeat",
+        ("DROP USER IF EXISTS %s@'%%'", (user,)), *statements)
+    try:
+        wait_replica_caught_up(sandbox)
+        targets = []
+        for name, heartbeat in (("mariadb-primary", {"mode": "write", "interval": 0.25}),
+                                ("mariadb-replica", {"mode": "read"})):
+            entry = _target(sandbox, name)
+            entry["dsn"] = str(entry["dsn"]).replace("//dbgauge@", f"//{user}@")
+            entry["password_file"] = str(tmp_path / "pw")
+            entry["heartbeat"] = heartbeat
+            targets.append(entry)
+        d = Daemon(_config(sandbox, tmp_path / "c.yaml", targets), tmp_path / "log")
+        try:
+            def complete() -> Metrics | None:
+                m = d.metrics()
+                ok = [value(m, "dbgauge_collector_success", target=t, collector=c)
+                      for t in ("mariadb-primary", "mariadb-replica") for c in
+                      ("mysql_status", *MYSQL_COLLECTORS)]
+                return m if ok == [1.0] * len(ok) else None
+
+            m = poll(complete)
+        finally:
+            d.stop()
+        assert value(m, "dbgauge_mysql_heartbeat_configured", target="mariadb-replica") == 1
+        assert (value(m, "dbgauge_mysql_heartbeat_lag_seconds", target="mariadb-replica")
+                or 99) < 5
+        assert value(m, "dbgauge_mysql_replication_configured", target="mariadb-replica") == 1
+        assert value(m, "dbgauge_mysql_connected_replicas", target="mariadb-primary") == 1
+        log = d.log_text()
+        assert "created heartbeat table dbgauge.heartbeat on mariadb-primary" in log, log
+        assert "heartbeat writer for mariadb-primary cannot write" not in log, log
+    finally:
+        run(sandbox, "mariadb-primary", ("DROP USER IF EXISTS %s@'%%'", (user,)))
+        wait_replica_caught_up(sandbox)

@@ -1,0 +1,100 @@
+"""Heartbeat helpers: identifier quoting, pt-heartbeat timestamps, picking the source row,
+the SQL the writer and reader run, and the writer's bookkeeping without a server."""
+
+from __future__ import annotations
+
+import logging
+import time
+
+import pytest
+
+from collectors import REGISTRY
+from collectors.mysql_heartbeat import HeartbeatRow, parse_heartbeat_rows, pick_source_row
+from tests.unit.test_mysql_fixtures import FixtureConnection
+from toolkit.config import parse_config
+from toolkit.errors import DbgaugeError
+from toolkit.heartbeat import (
+    HeartbeatWriter,
+    format_ts,
+    heartbeat_sql,
+    parse_ts,
+    split_table,
+)
+
+
+@pytest.mark.parametrize("bad", ["heartbeat", "a.b.c", "a.b`; DROP TABLE x; --", "a-b.c",
+                                 ".hb", "db."])
+def test_heartbeat_table_must_be_two_plain_identifiers(bad: str) -> None:
+    with pytest.raises(DbgaugeError):
+        split_table(bad)
+
+
+def test_split_table() -> None:
+    assert split_table("per$cona.hb_1") == ("per$cona", "hb_1")
+
+
+def test_timestamps_round_trip_like_pt_heartbeat() -> None:
+    ts = format_ts(1700000000.123456)
+    assert ts == "2023-11-14T22:13:20.123456" and len(ts) == 26  # varchar(26)
+    assert parse_ts(ts) == pytest.approx(1700000000.123456, abs=1e-6)
+    assert parse_ts(b"2023-11-14 22:13:20") == 1700000000.0
+    assert parse_ts("2023-11-14T22:13:20.5") == 1700000000.5
+    with pytest.raises(ValueError):
+        parse_ts("yesterday")
+
+
+def test_pick_source_row() -> None:
+    rows = [HeartbeatRow(1, 100.0), HeartbeatRow(2, 300.0), HeartbeatRow(3, 200.0)]
+    assert pick_source_row(rows, own_server_id=2, wanted=None) == HeartbeatRow(3, 200.0)
+    assert pick_source_row(rows, own_server_id=3, wanted=1) == HeartbeatRow(1, 100.0)
+    assert pick_source_row(rows, own_server_id=3, wanted=9) is None
+    assert pick_source_row([HeartbeatRow(2, 1.0)], own_server_id=2, wanted=None) is None
+    parsed = parse_heartbeat_rows([{"server_id": 1, "ts": "2023-11-14T22:13:20.000000"},
+                                   {"server_id": 2, "ts": "garbage"}, {"server_id": None}])
+    assert parsed == [HeartbeatRow(1, 1700000000.0)]
+
+
+def test_statements_quote_the_configured_table() -> None:
+    (write,) = heartbeat_sql("mysql", "heartbeat_write", "dbgauge.heartbeat")
+    assert write.startswith("REPLACE INTO `dbgauge`.`heartbeat` (ts, server_id)")
+    assert "%s" in write and "@@GLOBAL.server_id" in write
+    ddl = heartbeat_sql("schema", "mysql_heartbeat", "ops.hb")
+    assert ddl[0] == "CREATE DATABASE IF NOT EXISTS `ops`"
+    assert ddl[1].startswith("CREATE TABLE IF NOT EXISTS `ops`.`hb`")
+    for column in ("ts                    varchar(26)     NOT NULL",
+                   "server_id             int unsigned    NOT NULL PRIMARY KEY",
+                   "file                  varchar(255)", "position              bigint unsigned",
+                   "relay_master_log_file varchar(255)", "exec_master_log_pos   bigint unsigned"):
+        assert column in ddl[1]
+    (read,) = heartbeat_sql("mariadb", "heartbeat_read", "percona.heartbeat")
+    assert "FROM `percona`.`heartbeat`" in read
+
+
+def _config(heartbeat: str = "") -> str:
+    return ("targets:\n  - name: t\n    kind: mysql\n    dsn: mysql://u@127.0.0.1:1/\n"
+            + (f"    heartbeat: {heartbeat}\n" if heartbeat else ""))
+
+
+def test_collector_without_heartbeat_settings_says_so_and_queries_nothing() -> None:
+    target = parse_config(_config()).targets[0]
+    conn = FixtureConnection("mariadb", (10, 11, 0), {}, target=target)
+    samples = list(REGISTRY["mysql_heartbeat"].collect(conn))  # type: ignore[arg-type]
+    assert [(s.name, s.value) for s in samples] == [("dbgauge_mysql_heartbeat_configured", 0.0)]
+    assert conn.asked == []
+
+
+def test_writer_to_a_dead_port_logs_once_and_stops_promptly(
+        caplog: pytest.LogCaptureFixture) -> None:
+    target = parse_config(_config("{mode: write, interval: 0.05}")).targets[0]
+    writer = HeartbeatWriter(target)
+    with caplog.at_level(logging.WARNING, logger="dbgauge.heartbeat"):
+        writer.start()
+        time.sleep(1.2)  # several attempts at connect
+        assert writer.running
+        started = time.monotonic()
+        writer.stop()
+        assert time.monotonic() - started < 2
+    failures = [r for r in caplog.records if "cannot write" in r.getMessage()]
+    assert len(failures) == 1, [r.getMessage() for r in caplog.records]
+    assert "127.0.0.1:1" in failures[0].getMessage()
+    assert writer.writes == 0 and not writer.running
