@@ -69,6 +69,8 @@ down: demo-stop
 bench: deps venv
 	$(BIN)/dbgauge sandbox up --dir $(SANDBOX_DIR)
 	$(BIN)/python bench/scrape.py --sandbox-dir $(SANDBOX_DIR)
+	$(BIN)/python bench/mysql_collectors.py --sandbox-dir $(SANDBOX_DIR)
+	$(BIN)/python bench/postgres_collectors.py --sandbox-dir $(SANDBOX_DIR)
 
 clean: down
 	rm -rf $(VENV) dist build .mypy_cache .ruff_cache .pytest_cache

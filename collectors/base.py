@@ -58,6 +58,7 @@ class Collector(ABC):
     min_versions: ClassVar[Mapping[str, Version]] = {}
     default_enabled: ClassVar[bool] = True
     metrics: ClassVar[tuple[MetricSpec, ...]]
+    _specs: dict[str, MetricSpec] | None = None
 
     def supports(self, server: ServerInfo) -> bool:
         """True when this server's flavor and version can answer the collector's SQL."""
@@ -70,10 +71,11 @@ class Collector(ABC):
         """Query `conn` and yield samples of the declared metrics."""
 
     def spec(self, name: str) -> MetricSpec:
-        for spec in self.metrics:
-            if spec.name == name:
-                return spec
-        raise KeyError(name)
+        specs: dict[str, MetricSpec] | None = getattr(self, "_specs", None)
+        if specs is None:  # built once per collector: it is looked up for every sample
+            specs = {s.name: s for s in self.metrics}
+            self._specs = specs
+        return specs[name]
 
     def validate_sample(self, sample: Sample) -> MetricSpec:
         """The sample's spec; raises ValueError on an undeclared name or label set."""

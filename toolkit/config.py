@@ -67,7 +67,7 @@ class HeartbeatConfig(_Model):
     mode: Literal["write", "read"]
     interval: Duration = 1.0
     table: str = Field(default="dbgauge.heartbeat",
-                       pattern=r"^[A-Za-z0-9_$]{1,64}\.[A-Za-z0-9_$]{1,64}$")
+                       pattern=r"^[A-Za-z0-9_$]{1,63}\.[A-Za-z0-9_$]{1,63}$")
     source_server_id: int | None = Field(default=None, ge=1)
 
 

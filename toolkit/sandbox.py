@@ -101,6 +101,7 @@ _SECRET_NAMES = (
 )
 _PG_CONF_MARK = "# --- dbgauge sandbox settings (rewritten by `dbgauge sandbox up`) ---"
 _SETUP_MARK = "setup.done"
+_HEARTBEAT = {"mariadb-primary": "write", "mariadb-replica": "read"}
 _MAX_SOCKET_PATH = 100
 _START_TIMEOUT = 60.0
 _REPLICATION_TIMEOUT = 30.0
@@ -682,6 +683,8 @@ class _Sandbox:
                 f"    password_file: {password_file}",
                 '    labels: {sandbox: "true"}',
             ]
+            if name in _HEARTBEAT:  # pt-heartbeat-style lag: the primary writes, the replica reads
+                lines.append(f"    heartbeat: {{mode: {_HEARTBEAT[name]}}}")
         _write_public(st.config_path, "\n".join(lines) + "\n")
         return st.config_path
 

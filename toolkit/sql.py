@@ -24,6 +24,7 @@ FLAVOR_SEARCH = {
 _VERSIONED = re.compile(r"^(?P<name>[a-z0-9_]+)@(?P<version>\d+(?:\.\d+)*)\.sql$")
 
 
+@lru_cache(maxsize=1)
 def sql_root() -> Path:
     """`toolkit/sql` inside an installed wheel, else `sql/` beside the packages."""
     here = Path(__file__).resolve().parent
