@@ -13,8 +13,7 @@ from typing import NoReturn
 
 import click
 
-from toolkit import __version__
-from toolkit.config import ENV_CONFIG, load_config
+from toolkit import ENV_CONFIG, __version__
 from toolkit.errors import DbgaugeError
 
 CONFIG_OPTION = click.option(
@@ -78,6 +77,8 @@ def collect(config_path: str | None, target: str, only: tuple[str, ...], timeout
     from toolkit.logs import setup_logging
 
     try:
+        from toolkit.config import load_config
+
         config = load_config(config_path)
         setup_logging(config.daemon.log_format, "warning")
         config.target(target)
@@ -124,6 +125,8 @@ def config_check(file: str | None) -> None:
     env vars are set and password files readable. Example: dbgauge config check dbgauge.yaml
     """
     try:
+        from toolkit.config import load_config
+
         config = load_config(file)
         for target in config.targets:
             target.connection_params()
@@ -196,9 +199,322 @@ def sandbox_status(directory: Path) -> None:
 
 # --- pgtap commands (issue 7) go in this block ---
 
+
+PGTAP_DSN = click.option(
+    "--dsn", envvar="DBGAUGE_PGTAP_DSN", required=True, metavar="DSN",
+    help="postgresql://user@host:port/db (env DBGAUGE_PGTAP_DSN). Keep the password out "
+         "of the command line: PGPASSWORD or ~/.pgpass work too.",
+)
+
+
+@cli.group("pgtap", short_help="Run pgTAP suites (JUnit, parallel) and generate schema tests.")
+def pgtap_group() -> None:
+    """pgTAP in CI: a pg_prove-class runner and schema-snapshot test generation.
+
+    \b
+    Examples:
+      dbgauge pgtap run sql/tests --dsn postgresql://ci@db:5432/app -j 4 --junit junit.xml
+      dbgauge pgtap run --runtests --schema test --dsn postgresql://ci@db/app
+      dbgauge pgtap generate --dsn postgresql://ci@db/app --schema public > schema_test.sql
+    """
+
+
+@pgtap_group.command("run", short_help="Run pgTAP test files (or runtests()) through psql.")
+@click.argument("paths", nargs=-1, metavar="[PATH]...")
+@PGTAP_DSN
+@click.option("-j", "--jobs", "parallel", default=1, show_default=True,
+              type=click.IntRange(1, 256), help="Files run at once, each in its own session.")
+@click.option("--ext", multiple=True, metavar="EXT",
+              help="Extension searched for in directories (repeatable; default .sql and .pg).")
+@click.option("-R", "--runtests", is_flag=True,
+              help="xUnit mode: call runtests(); with PATHs, each file is sourced first in "
+                   "the same session (to create the test functions).")
+@click.option("-s", "--schema", metavar="SCHEMA",
+              help="Schema of the xUnit test functions (implies --runtests).")
+@click.option("-x", "--match", metavar="REGEX",
+              help="Regex for xUnit test function names (implies --runtests; default ^test).")
+@click.option("--set", "variables", multiple=True, metavar="VAR=VALUE",
+              help="psql variable for every file (repeatable).")
+@click.option("--pset", "psets", multiple=True, metavar="OPT=VALUE",
+              help="psql printing option (repeatable).")
+@click.option("--junit", "junit_path", metavar="FILE",
+              type=click.Path(dir_okay=False, path_type=Path),
+              help="Also write JUnit XML: a testsuite per file, a testcase per test.")
+@click.option("--tap", "raw_tap", is_flag=True,
+              help="Print each file's raw TAP in file order (psql's stderr and the "
+                   "summary go to stderr).")
+@click.option("--install-pgtap", is_flag=True,
+              help="If the database lacks the pgtap extension, create it for the run and "
+                   "drop it afterwards.")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS",
+              help="Kill a file's psql after this many seconds (the file fails).")
+@click.option("--psql", "psql_bin", metavar="PATH", help="psql binary (default: psql on PATH).")
+def pgtap_run(paths: tuple[str, ...], dsn: str, parallel: int, ext: tuple[str, ...],
+              runtests: bool, schema: str | None, match: str | None,
+              variables: tuple[str, ...], psets: tuple[str, ...], junit_path: Path | None,
+              raw_tap: bool, install_pgtap: bool, timeout: float | None,
+              psql_bin: str | None) -> None:
+    """Run pgTAP tests, one psql session per file (pg_prove's psql flags, so \\i, \\ir,
+    \\set, \\pset, ON_ERROR_STOP and ON_ERROR_ROLLBACK behave as under pg_prove).
+
+    Directories are searched recursively for .sql and .pg files. A file fails on a failed
+    test, a plan mismatch, a TAP parse error, a Bail out!, or an SQL error. Exit status:
+    0 all passed, 1 any failure, 2 could not run.
+
+    \b
+    Example:
+      dbgauge pgtap run sql/tests --dsn postgresql://ci@127.0.0.1:5432/app -j 4 \\
+          --set schema=app --junit build/pgtap.xml
+    """
+    from toolkit.errors import ConfigError
+    from toolkit.pgtap import report, runner
+
+    try:
+        psql = runner.find_psql(psql_bin)
+        runner.psql_target(dsn)  # a bad DSN is a usage error before anything runs
+        spec = runner.Runtests(schema, match) if (runtests or schema or match) else None
+        if spec is None and not paths:
+            raise ConfigError("nothing to run: give test files or directories, or --runtests")
+        files = runner.discover(paths, runner.normalise_extensions(ext)) if paths else []
+        jobs = [runner.Job(str(p), p) for p in files]
+        if not jobs and spec is not None:
+            jobs = [runner.Job(spec.call_text, None)]
+        options = runner.RunOptions(psql, runner.parse_assignments(variables, "--set"),
+                                    runner.parse_assignments(psets, "--pset"), timeout, spec)
+        if junit_path is not None and not junit_path.resolve().parent.is_dir():
+            raise ConfigError(f"--junit {junit_path}: directory does not exist")
+        width = report.name_width([j.name for j in jobs])
+        done: dict[int, runner.FileResult] = {}
+        next_out = [0]
+
+        def on_done(index: int, result: runner.FileResult) -> None:
+            if not raw_tap:
+                click.echo(report.file_line(result, width))
+                return
+            done[index] = result
+            while next_out[0] in done:  # raw TAP in file order, whatever finished first
+                r = done.pop(next_out[0])
+                click.echo(f"# dbgauge pgtap: {r.name}")
+                for line in r.lines:
+                    click.echo(line)
+                if r.stderr:
+                    click.echo(r.stderr, err=True, nl=not r.stderr.endswith("\n"))
+                next_out[0] += 1
+
+        run = runner.execute(dsn, options, jobs, parallel, install_pgtap=install_pgtap,
+                             on_done=on_done,
+                             on_note=lambda text: click.echo(f"dbgauge: {text}", err=True))
+        if junit_path is not None:
+            from toolkit.pgtap import junit as junit_xml
+
+            try:
+                junit_xml.write(run.results, junit_path)
+            except OSError as exc:
+                raise ConfigError(f"cannot write --junit {junit_path}: {exc.strerror}") from None
+    except DbgaugeError as exc:
+        _die(exc)
+    click.echo(report.summary(run.results, run.wall, parallel, run.facts), err=raw_tap)
+    sys.exit(0 if run.passed else 1)
+
+
+@pgtap_group.command("generate", short_help="Write pgTAP tests that pin down a live schema.")
+@PGTAP_DSN
+@click.option("--schema", "schemas", multiple=True, metavar="SCHEMA",
+              help="Schema to snapshot (repeatable; default: every non-system schema).")
+@click.option("-o", "--output", metavar="FILE", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write to FILE instead of stdout.")
+def pgtap_generate(dsn: str, schemas: tuple[str, ...], output: Path | None) -> None:
+    """Snapshot a live schema into a pgTAP file: tables, columns and their types,
+    nullability and defaults, primary and foreign keys, indexes, functions, triggers and
+    views. It passes on the schema it came from and fails, naming the difference, when
+    the schema drifts. Commit it once; CI then catches unreviewed schema changes.
+
+    \b
+    Example:
+      dbgauge pgtap generate --dsn postgresql://ci@127.0.0.1/app --schema public \\
+          > test/schema_test.sql
+      dbgauge pgtap run test/schema_test.sql --dsn postgresql://ci@127.0.0.1/app
+    """
+    from toolkit.errors import ConfigError
+    from toolkit.pgtap.generate import generate_from_dsn
+
+    try:
+        text = generate_from_dsn(dsn, list(schemas))
+        if output is not None:
+            try:
+                output.write_text(text, encoding="utf-8")
+            except OSError as exc:
+                raise ConfigError(f"cannot write {output}: {exc.strerror}") from None
+    except DbgaugeError as exc:
+        _die(exc)
+    if output is None:
+        click.echo(text, nl=False)
+
 # --- end pgtap commands ---
 
 # --- validate commands (issue 8) go in this block ---
+
+@cli.group("validate", short_help="Validate PgBouncer and InnoDB Cluster configurations.")
+def validate_group() -> None:
+    """Validate pgbouncer.ini or InnoDB Cluster my.cnf files, offline and live.
+
+    \b
+    Exit codes: 0 no errors, 1 errors found (warnings too with --strict),
+    2 could not validate (unreadable file, unreachable server).
+    Example: dbgauge validate pgbouncer /etc/pgbouncer/pgbouncer.ini --format sarif
+    """
+
+
+VALIDATE_FORMAT = click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif"]),
+                               default="text", show_default=True,
+                               help="sarif: SARIF 2.1.0 for CI code scanning.")
+VALIDATE_STRICT = click.option("--strict", is_flag=True, help="Exit 1 on warnings as well.")
+VALIDATE_PASSWORD = click.option(
+    "--password-file", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
+    help="Password for DSNs that carry none (keeps it off the command line).")
+
+
+def _validate_password(path: Path | None) -> str | None:
+    from toolkit.errors import ConfigError
+    from toolkit.redact import register_secret
+
+    if path is None:
+        return None
+    try:
+        secret = path.read_text().strip()
+    except OSError as exc:
+        raise ConfigError(f"cannot read password file {path}: {exc.strerror}") from None
+    register_secret(secret)
+    return secret
+
+
+def _validate_emit(result: object, fmt: str, rules: dict[str, str], strict: bool,
+                   fallback: str | None) -> NoReturn:
+    from checks import CheckResult
+    from checks.findings import exit_code, render
+
+    assert isinstance(result, CheckResult)
+    click.echo(render(result, fmt, rules, fallback_file=fallback), nl=False)
+    sys.exit(exit_code(result, strict=strict))
+
+
+def _pgbouncer_version(_ctx: click.Context, _param: click.Parameter,
+                       value: str | None) -> tuple[int, ...] | None:
+    from checks.data.pgbouncer_params import KNOWN_VERSIONS, parse_version, version_text
+
+    if value is None:
+        return None
+    try:
+        version = parse_version(value)
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is not a version like 1.21") from None
+    if version not in KNOWN_VERSIONS:
+        known = ", ".join(version_text(v) for v in KNOWN_VERSIONS)
+        raise click.BadParameter(f"{value} is not in the parameter table ({known})")
+    return version
+
+
+@validate_group.command("pgbouncer", short_help="Check a pgbouncer.ini, offline or live.")
+@click.argument("file", type=click.Path(path_type=str))
+@click.option("--live", "live_dsn", metavar="DSN",
+              help="Admin console to compare with the file (SHOW CONFIG / SHOW DATABASES).")
+@click.option("--postgres", "postgres_dsn", metavar="DSN",
+              help="PostgreSQL server whose max_connections bounds the pools.")
+@click.option("--max-connections", type=click.IntRange(1), metavar="N",
+              help="PostgreSQL max_connections, when --postgres is not given.")
+@click.option("--reserved-connections", type=click.IntRange(0), default=3, show_default=True,
+              metavar="N", help="Reserved slots subtracted from --max-connections.")
+@click.option("--fd-limit", type=click.IntRange(1), metavar="N",
+              help="PgBouncer's open-files limit (default: this shell's soft limit).")
+@click.option("--pgbouncer-version", callback=_pgbouncer_version, metavar="X.Y",
+              help="Parameter table to use (default: the live server's, else the latest).")
+@VALIDATE_PASSWORD
+@VALIDATE_FORMAT
+@VALIDATE_STRICT
+def validate_pgbouncer_cmd(file: str, live_dsn: str | None, postgres_dsn: str | None,
+                           max_connections: int | None, reserved_connections: int,
+                           fd_limit: int | None, pgbouncer_version: tuple[int, ...] | None,
+                           password_file: Path | None, fmt: str, strict: bool) -> None:
+    """Check FILE the way PgBouncer reads it: syntax, every parameter against the
+    version's table, auth/pooling/TLS/sizing cross-checks; with --live, drift against
+    the running pooler (restart-only keys that differ mean a pending restart).
+
+    \b
+    Examples:
+      dbgauge validate pgbouncer /etc/pgbouncer/pgbouncer.ini --pgbouncer-version 1.18
+      dbgauge validate pgbouncer pgbouncer.ini --max-connections 200 --format sarif
+      dbgauge validate pgbouncer pgbouncer.ini \\
+          --live postgresql://admin@127.0.0.1:6432/pgbouncer --password-file pw.txt
+    """
+    from checks.config_pgbouncer import RULES, PgbouncerOptions, validate_pgbouncer
+
+    try:
+        opts = PgbouncerOptions(
+            version=pgbouncer_version, live_dsn=live_dsn, postgres_dsn=postgres_dsn,
+            max_connections=max_connections,
+            reserved_connections=reserved_connections if max_connections else 0,
+            fd_limit=fd_limit, password=_validate_password(password_file))
+        result = validate_pgbouncer(file, opts)
+    except DbgaugeError as exc:
+        _die(exc)
+    _validate_emit(result, fmt, RULES, strict, file)
+
+
+def _mysql_version(_ctx: click.Context, _param: click.Parameter,
+                   value: str) -> tuple[int, ...]:
+    import re
+
+    from checks.config_innodb_cluster import version_for
+
+    if not re.fullmatch(r"8\.[04](\.\d+)?", value):
+        raise click.BadParameter(f"{value!r}: use 8.0 or 8.4 (or a patch level like 8.0.19)")
+    return version_for(value)
+
+
+@validate_group.command("innodb-cluster",
+                        short_help="Check InnoDB Cluster member my.cnf files, offline or live.")
+@click.argument("files", nargs=-1, type=click.Path(path_type=str))
+@click.option("--mysql-version", default="8.4", show_default=True, callback=_mysql_version,
+              metavar="8.0|8.4", help="Server version the files are for.")
+@click.option("--read-replica", "read_replicas", multiple=True, metavar="FILE",
+              help="my.cnf of a read replica (repeatable); or mark a file '# dbgauge: "
+                   "read-replica'.")
+@click.option("--router", metavar="FILE", help="mysqlrouter.conf to check against the members.")
+@click.option("--live", "live", multiple=True, metavar="DSN",
+              help="Member to check live (repeatable): variables, group state, tables.")
+@VALIDATE_PASSWORD
+@VALIDATE_FORMAT
+@VALIDATE_STRICT
+def validate_innodb_cluster_cmd(files: tuple[str, ...], mysql_version: tuple[int, ...],
+                                read_replicas: tuple[str, ...], router: str | None,
+                                live: tuple[str, ...], password_file: Path | None, fmt: str,
+                                strict: bool) -> None:
+    """Check FILES (one my.cnf per member) against dba.checkInstanceConfiguration()'s
+    requirements for the MySQL version, and across members: unique server_id,
+    report_host and local_address, one group name and mode, seeds, 3 to 9 members.
+    --live runs the same rules on SHOW GLOBAL VARIABLES and reads the group's state.
+
+    \b
+    Examples:
+      dbgauge validate innodb-cluster m1.cnf m2.cnf m3.cnf --mysql-version 8.4
+      dbgauge validate innodb-cluster m1.cnf m2.cnf m3.cnf --router mysqlrouter.conf
+      dbgauge validate innodb-cluster --live mysql://admin@db1:3306/ --password-file pw
+    """
+    from checks.config_innodb_cluster import RULES, ClusterOptions, validate_innodb_cluster
+    from toolkit.errors import ConfigError
+
+    try:
+        if not files and not live and not read_replicas:
+            raise ConfigError("give at least one my.cnf FILE or --live DSN")
+        opts = ClusterOptions(version=mysql_version, read_replicas=read_replicas,
+                              router=router, live=live,
+                              password=_validate_password(password_file))
+        result = validate_innodb_cluster(files, opts)
+    except DbgaugeError as exc:
+        _die(exc)
+    fallback = files[0] if files else (read_replicas[0] if read_replicas else None)
+    _validate_emit(result, fmt, RULES, strict, fallback)
+
 
 # --- end validate commands ---
 

@@ -25,11 +25,11 @@ from pydantic import (
     model_validator,
 )
 
+from toolkit import ENV_CONFIG
 from toolkit.dsn import ConnParams, parse_dsn
 from toolkit.errors import ConfigError
 from toolkit.redact import register_secret
 
-ENV_CONFIG = "DBGAUGE_CONFIG"
 DEFAULT_LISTEN = "127.0.0.1:9860"
 TargetKind = Literal["mysql", "postgres", "pgbouncer"]
 RESERVED_LABELS = frozenset({"target", "collector", "job", "instance"})

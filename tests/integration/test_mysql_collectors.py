@@ -208,7 +208,7 @@ def test_replication_on_replica_and_primary(sandbox: Sandbox) -> None:
 
 
 def test_heartbeat_collector_says_unconfigured_without_settings(sandbox: Sandbox) -> None:
-    with scraper(sandbox, "mariadb-replica") as scrape:
+    with scraper(sandbox, "mariadb-replica", heartbeat=None) as scrape:
         m = scrape({"mysql_heartbeat"})
     assert value(m, "dbgauge_mysql_heartbeat_configured") == 0
     assert value(m, "dbgauge_mysql_heartbeat_lag_seconds") is None
