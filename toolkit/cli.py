@@ -197,6 +197,14 @@ def sandbox_status(directory: Path) -> None:
         sys.exit(1)
 
 
+# --- checksum command (issue 5) goes in this block ---
+
+# --- end checksum command ---
+
+# --- check commands (issue 6) go in this block ---
+
+# --- end check commands ---
+
 # --- pgtap commands (issue 7) go in this block ---
 
 

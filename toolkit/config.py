@@ -169,11 +169,49 @@ class DaemonConfig(_Model):
         return value
 
 
+class CheckJobConfig(_Model):
+    """A health check the daemon runs on a schedule (`dbgauge check NAME` semantics)."""
+
+    check: str
+    targets: list[str] | None = None  # default: every target the check applies to
+    interval: Duration = 60.0
+    warning: float | None = None
+    critical: float | None = None
+
+
+class ChecksumJobConfig(_Model):
+    """A drift check the daemon runs on a schedule (`dbgauge checksum` semantics)."""
+
+    source: str
+    replicas: list[str] = Field(min_length=1)
+    tables: list[str] | None = None
+    exclude: list[str] = Field(default_factory=list)
+    method: Literal["replicated", "direct"] | None = None
+    interval: Duration = 3600.0
+    chunk_time: Duration = 0.5
+    max_lag: Duration = 1.0
+
+
 class Config(_Model):
     """A whole configuration file."""
 
     daemon: DaemonConfig = Field(default_factory=DaemonConfig)
     targets: list[TargetConfig] = Field(min_length=1)
+    checks: list[CheckJobConfig] = Field(default_factory=list)
+    checksums: list[ChecksumJobConfig] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _jobs_name_targets(self) -> Config:
+        names = {t.name for t in self.targets}
+        for job in self.checks:
+            for name in job.targets or []:
+                if name not in names:
+                    raise ValueError(f"check {job.check!r} names unknown target {name!r}")
+        for cs in self.checksums:
+            for name in [cs.source, *cs.replicas]:
+                if name not in names:
+                    raise ValueError(f"checksum job names unknown target {name!r}")
+        return self
 
     @field_validator("targets")
     @classmethod
