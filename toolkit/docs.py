@@ -25,10 +25,14 @@ def _rows(specs: tuple[MetricSpec, ...]) -> list[str]:
 
 def metrics_reference() -> str:
     from toolkit.exporter.render import SELF_METRICS
+    from toolkit.jobs import JOB_METRICS
 
     lines = [BEGIN, "", "### Self metrics (every target)", "",
              "Every series also carries the target's `target` label and its configured "
-             "extra labels.", "", *_rows(SELF_METRICS)]
+             "extra labels.", "", *_rows(SELF_METRICS), "",
+             "### Scheduled jobs (checks and checksums configured under `checks:` / "
+             "`checksums:`)", "", "Served on `/metrics` only, from the job's last run.", "",
+             *_rows(JOB_METRICS)]
     for collector in ALL:
         default = "on" if collector.default_enabled else "off"
         flavors = ", ".join(sorted(collector.flavors))

@@ -15,6 +15,7 @@ from prometheus_client.exposition import choose_encoder
 from collectors import ALL, MetricSpec
 from toolkit import __version__
 from toolkit.exporter.scrape import TargetResult
+from toolkit.jobs import JOB_DURATION, JOB_LAST_RUN, JOB_METRICS, JOB_SUCCESS, JobSnapshot
 
 UP = MetricSpec("dbgauge_up", "gauge",
                 "1 if dbgauge could connect to the target and identify it during this scrape, "
@@ -50,14 +51,19 @@ def _family(spec: MetricSpec) -> Metric:
     return Metric(spec.name, spec.help, "gauge")
 
 
-def build_families(results: Sequence[TargetResult]) -> list[Metric]:
-    """Self metrics first, then every collector family that has samples."""
+def build_families(results: Sequence[TargetResult],
+                   jobs: Sequence[JobSnapshot] = ()) -> list[Metric]:
+    """Self metrics first, then every collector family that has samples, then the
+    cached results of scheduled jobs."""
     families: dict[str, Metric] = {}
+    specs = dict(_SPECS)
+    for job in jobs:
+        specs.update({s.name: s for s in (*JOB_METRICS, *job.metrics)})
 
     def add(name: str, labels: dict[str, str], value: float) -> None:
         family = families.get(name)
         if family is None:
-            family = families[name] = _family(_SPECS[name])
+            family = families[name] = _family(specs[name])
         family.add_sample(name, labels, value)
 
     add(BUILD_INFO.name, {"version": __version__,
@@ -76,6 +82,13 @@ def build_families(results: Sequence[TargetResult]) -> list[Metric]:
     for result in results:
         for sample in result.samples:
             add(sample.name, dict(sample.labels), sample.value)
+    for job in jobs:
+        labels = {"job": job.name}
+        add(JOB_SUCCESS.name, labels, 1.0 if job.success else 0.0)
+        add(JOB_LAST_RUN.name, labels, job.last_run)
+        add(JOB_DURATION.name, labels, job.duration)
+        for cached in job.samples:
+            add(cached.name, dict(cached.labels), cached.value)
     return list(families.values())
 
 
@@ -89,7 +102,8 @@ class _Snapshot:
         return iter(self._families)
 
 
-def encode(results: Sequence[TargetResult], accept: str | None = None) -> tuple[bytes, str]:
+def encode(results: Sequence[TargetResult], accept: str | None = None,
+           jobs: Sequence[JobSnapshot] = ()) -> tuple[bytes, str]:
     """Exposition bytes and content type, honouring the Accept header (OpenMetrics)."""
     encoder, content_type = choose_encoder(accept or "")
-    return encoder(_Snapshot(build_families(results))), content_type
+    return encoder(_Snapshot(build_families(results, jobs))), content_type

@@ -18,9 +18,10 @@ from urllib.parse import parse_qs, urlsplit
 
 from toolkit import __version__
 from toolkit.config import Config, TargetConfig, load_config, parse_listen
-from toolkit.errors import ConfigError
+from toolkit.errors import ConfigError, DbgaugeError
 from toolkit.exporter.render import encode
 from toolkit.exporter.scrape import Scraper, TargetResult
+from toolkit.jobs import Job, JobRunner, JobSnapshot, build_jobs
 from toolkit.logs import setup_logging
 
 log = logging.getLogger("dbgauge.serve")
@@ -44,7 +45,21 @@ class Exporter:
         self.config = config
         self.scraper = Scraper(config)
         self._writers: dict[str, tuple[TargetConfig, BackgroundTask]] = {}
+        self._jobs: list[JobRunner] = []
         self._sync_background(config)
+        self._start_jobs(config)
+
+    def _start_jobs(self, config: Config, jobs: list[Job] | None = None) -> None:
+        """(Re)start the scheduled checks and checksums."""
+        runners = [JobRunner(job) for job in (build_jobs(config) if jobs is None else jobs)]
+        old, self._jobs = self._jobs, runners
+        for runner in old:
+            runner.stop()
+        for runner in runners:
+            runner.start()
+
+    def job_snapshots(self) -> list[JobSnapshot]:
+        return [runner.snapshot() for runner in self._jobs]
 
     def _sync_background(self, config: Config) -> None:
         """Start heartbeat writers for `heartbeat: write` targets; stop stale ones."""
@@ -82,15 +97,20 @@ class Exporter:
         """Re-read the config file; on any error keep the running config and log why."""
         try:
             new = load_config(self.config_path)
-        except ConfigError as exc:
+            jobs_changed = (self.config.checks, self.config.checksums, self.config.targets) \
+                != (new.checks, new.checksums, new.targets)
+            jobs = build_jobs(new) if jobs_changed else None
+        except DbgaugeError as exc:
             log.error("reload failed, keeping the previous config: %s", exc)
             return False
         with self._lock:
             old = self.scraper
             self.scraper = Scraper(new, previous=old)
-            self.config = new
             old.close(keep=self.scraper.runners.values())
             self._sync_background(new)
+            self.config = new
+            if jobs is not None:
+                self._start_jobs(new, jobs)
         setup_logging(new.daemon.log_format, new.daemon.log_level)
         log.info("config reloaded: %d targets", len(new.targets))
         return True
@@ -99,6 +119,9 @@ class Exporter:
         for _cfg, task in self._writers.values():
             task.stop()
         self._writers.clear()
+        for runner in self._jobs:
+            runner.stop()
+        self._jobs = []
         self.scraper.close()
 
 
@@ -152,7 +175,9 @@ class Handler(BaseHTTPRequestHandler):
                  query: dict[str, list[str]]) -> None:
         only = set(query.get("collect[]", [])) or None
         results = exporter.scrape(names, self.headers.get(TIMEOUT_HEADER), only)
-        body, content_type = encode(results, self.headers.get("Accept"))
+        # Scheduled jobs are fleet-wide, not per target: only /metrics serves them.
+        jobs = exporter.job_snapshots() if names is None else []
+        body, content_type = encode(results, self.headers.get("Accept"), jobs)
         self._send(200, body, content_type)
 
 

@@ -1,0 +1,81 @@
+"""Scheduled jobs: cached results, failure handling, rendering."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+
+import pytest
+
+from collectors.base import MetricSpec, Sample
+from tests.conftest import parse_metrics, value
+from toolkit.config import parse_config
+from toolkit.errors import QueryError
+from toolkit.exporter.render import encode
+from toolkit.jobs import Job, JobRunner, build_jobs
+
+SPEC = MetricSpec("dbgauge_test_job_items", "gauge", "Items (cached from the last run).",
+                  ("thing",))
+
+
+class CountingJob(Job):
+    name = "test:count"
+    interval = 0.05
+    metrics = (SPEC,)
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.mode = "ok"
+
+    def run(self) -> Iterable[Sample]:
+        self.calls += 1
+        if self.mode == "expected":
+            raise QueryError("server went away")
+        if self.mode == "bug":
+            raise RuntimeError("boom")
+        if self.mode == "undeclared":
+            return [Sample("dbgauge_test_job_other", 1.0)]
+        return [Sample(SPEC.name, float(self.calls), {"thing": "a"})]
+
+
+def test_successful_run_is_cached_and_rendered() -> None:
+    runner = JobRunner(CountingJob())
+    snap = runner.run_once()
+    assert snap.success and snap.last_run > 0 and snap.samples[0].value == 1.0
+    m = parse_metrics(encode([], None, [runner.snapshot()])[0].decode())
+    assert value(m, "dbgauge_test_job_items", thing="a") == 1.0
+    assert value(m, "dbgauge_job_success", job="test:count") == 1.0
+    assert (value(m, "dbgauge_job_last_run_timestamp_seconds", job="test:count") or 0) > 0
+
+
+@pytest.mark.parametrize("mode", ["expected", "bug", "undeclared"])
+def test_failed_run_keeps_last_good_samples(mode: str, caplog: pytest.LogCaptureFixture) -> None:
+    job = CountingJob()
+    runner = JobRunner(job)
+    runner.run_once()
+    job.mode = mode
+    snap = runner.run_once()
+    assert not snap.success and snap.error
+    assert [s.value for s in snap.samples] == [1.0]  # the last good data stays served
+    assert "job test:count failed" in caplog.text or "job test:count crashed" in caplog.text
+
+
+def test_runner_thread_repeats_and_stops() -> None:
+    job = CountingJob()
+    runner = JobRunner(job)
+    runner.start()
+    try:
+        deadline = time.monotonic() + 5
+        while job.calls < 3 and time.monotonic() < deadline:
+            time.sleep(0.02)
+    finally:
+        runner.stop()
+    assert job.calls >= 3
+    calls = job.calls
+    time.sleep(0.2)
+    assert job.calls == calls
+
+
+def test_no_scheduled_work_builds_no_jobs() -> None:
+    cfg = parse_config("targets:\n  - {name: a, kind: mysql, dsn: 'mysql://u@h/'}\n")
+    assert build_jobs(cfg) == []
