@@ -1,13 +1,14 @@
 """The sandbox itself, against the real servers it starts (no mocks, no skips).
 
-It runs in its own directory on base port 40000, apart from the session sandbox of
-conftest.py (30000) and a developer's default one (20000). Tests run in file order:
+It runs in its own directory on the session base port + 10000 (40000), apart from the session
+sandbox of conftest.py (30000) and a developer's default one (20000). Tests run in file order:
 the last one takes the sandbox down.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import socket
 import stat
@@ -28,7 +29,9 @@ from toolkit import sandbox as sb
 
 pytestmark = pytest.mark.integration
 
-BASE_PORT = 40000
+# 10000 above the session sandbox, so two suites with distinct DBGAUGE_TEST_BASE_PORT
+# values never collide.
+BASE_PORT = int(os.environ.get("DBGAUGE_TEST_BASE_PORT", "30000")) + 10000
 T = TypeVar("T")
 
 
@@ -273,7 +276,7 @@ def test_second_up_is_idempotent_and_fast(built: Built) -> None:
     assert time.monotonic() - started < 5
     assert built.config.read_text() == config_before
     assert {s.name: s.pid for s in sb.status(built.directory)} == before
-    with pytest.raises(sb.SandboxError, match="--base-port 40000"):
+    with pytest.raises(sb.SandboxError, match=f"--base-port {BASE_PORT}"):
         sb.up(built.directory, BASE_PORT + 1)
 
 
