@@ -13,9 +13,10 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
@@ -135,3 +136,48 @@ def daemon(sandbox: Sandbox, tmp_path_factory: pytest.TempPathFactory) -> Iterat
     d = Daemon(sandbox.config, tmp_path_factory.mktemp("daemon") / "serve.log")
     yield d
     d.stop()
+
+
+T = TypeVar("T")
+Metrics = dict[tuple[str, frozenset[tuple[str, str]]], float]
+
+
+def wait_for(check: Callable[[], T | None], timeout: float = 15.0, what: str = "",
+             interval: float = 0.1) -> T:
+    """Poll `check` until it returns something other than None/False, or fail."""
+    deadline = time.monotonic() + timeout
+    while True:
+        result = check()
+        if result is not None and result is not False:
+            return result
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what or check}")
+        time.sleep(interval)
+
+
+def collect_direct(sandbox: Sandbox, target: str, *collectors: str) -> Metrics:
+    """One run of each collector on `target` as the sandbox's monitoring user, every sample
+    checked against its spec and for duplicates."""
+    from collectors import REGISTRY
+    from toolkit.config import load_config
+    from toolkit.db import connect
+
+    conn = connect(load_config(sandbox.config).target(target))
+    try:
+        out: Metrics = {}
+        for name in collectors:
+            c = REGISTRY[name]
+            assert c.supports(conn.server), f"{name} does not support {conn.server}"
+            for sample in c.collect(conn):
+                c.validate_sample(sample)
+                key = (sample.name, frozenset(sample.labels.items()))
+                assert key not in out, f"duplicate series {key}"
+                out[key] = sample.value
+        return out
+    finally:
+        conn.close()
+
+
+def val(m: Metrics, name: str, **labels: str) -> float | None:
+    """The sample with exactly these labels."""
+    return m.get((name, frozenset(labels.items())))

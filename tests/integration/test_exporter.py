@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.conftest import DBGAUGE, REPO, Daemon, Sandbox, parse_metrics, value
+from tests.conftest import DBGAUGE, REPO, Daemon, Sandbox, parse_metrics, value, wait_for
 from toolkit import sandbox as sb
 
 TARGETS = ("mariadb-primary", "mariadb-replica", "pg-primary", "pg-standby", "pgbouncer")
@@ -211,12 +211,12 @@ def test_sighup_reloads_and_bad_config_keeps_the_old(sandbox: Sandbox, tmp_path:
         _config(sandbox, path, [_target(sandbox, "pg-primary"),
                                 _target(sandbox, "mariadb-primary")])
         d.proc.send_signal(signal.SIGHUP)
-        _wait_for(lambda: "config reloaded" in d.log_text())
+        wait_for(lambda: "config reloaded" in d.log_text())
         m = d.metrics()
         assert value(m, "dbgauge_up", target="mariadb-primary") == 1.0
         path.write_text("targets:\n  - name: broken\n    kind: nosuch\n")
         d.proc.send_signal(signal.SIGHUP)
-        _wait_for(lambda: "reload failed" in d.log_text())
+        wait_for(lambda: "reload failed" in d.log_text())
         assert "targets[0].kind" in d.log_text()
         m = d.metrics()
         assert value(m, "dbgauge_up", target="mariadb-primary") == 1.0
@@ -225,15 +225,6 @@ def test_sighup_reloads_and_bad_config_keeps_the_old(sandbox: Sandbox, tmp_path:
         code = d.stop()
     assert code == 0, d.log_text()
     assert "stopped" in d.log_text()
-
-
-def _wait_for(cond: object, timeout: float = 10) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if cond():  # type: ignore[operator]
-            return
-        time.sleep(0.1)
-    raise AssertionError("condition not met in time")
 
 
 @pytest.mark.parametrize("command", [["config", "check"], ["serve", "--config"],

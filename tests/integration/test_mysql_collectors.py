@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 from collectors.mysql_innodb import parse_innodb_status
-from tests.conftest import REPO, Daemon, Sandbox, value
+from tests.conftest import REPO, Daemon, Sandbox, value, wait_for
 from tests.integration.test_exporter import _config, _target
 from toolkit.config import TargetConfig, parse_config
 from toolkit.db import connect
@@ -91,14 +91,6 @@ def scraper(sandbox: Sandbox, name: str, **overrides: Any) -> Iterator[Scraper]:
         s.close()
 
 
-def poll(check: Callable[[], T | None], timeout: float = 15.0, interval: float = 0.2) -> T:
-    deadline = time.monotonic() + timeout
-    while True:
-        result = check()
-        if result is not None:
-            return result
-        assert time.monotonic() < deadline, "condition not reached in time"
-        time.sleep(interval)
 
 
 def wait_replica_caught_up(sandbox: Sandbox) -> None:
@@ -109,7 +101,7 @@ def wait_replica_caught_up(sandbox: Sandbox) -> None:
         rows = run(sandbox, "mariadb-replica", "SELECT @@gtid_slave_pos AS pos")
         return True if rows[0]["pos"] == primary else None
 
-    poll(caught_up)
+    wait_for(caught_up)
 
 
 # --------------------------------------------------------------------------- innodb
@@ -135,9 +127,9 @@ def test_innodb_counters_are_monotonic_under_a_write_load(sandbox: Sandbox) -> N
     worker.start()
     try:
         with scraper(sandbox, "mariadb-primary") as scrape:
-            poll(lambda: True if written[0] > 20 else None)
+            wait_for(lambda: True if written[0] > 20 else None)
             first = scrape({"mysql_innodb"})
-            poll(lambda: True if written[0] > 200 else None)
+            wait_for(lambda: True if written[0] > 200 else None)
             second = scrape({"mysql_innodb"})
     finally:
         stop.set()
@@ -257,7 +249,7 @@ def test_row_lock_wait_is_seen_and_clears(sandbox: Sandbox) -> None:
                 wait = value(m, "dbgauge_mysql_lock_oldest_wait_seconds") or 0
                 return (m, time.monotonic() - started) if wait >= 1 else None
 
-            m, elapsed = poll(waited_a_second)
+            m, elapsed = wait_for(waited_a_second)
             # the reported wait is within 0.5 s of the real one (INNODB_TRX keeps seconds)
             wait = value(m, "dbgauge_mysql_lock_oldest_wait_seconds") or 0
             assert elapsed >= 0.5 and abs(wait - elapsed) <= 0.6, (wait, elapsed)
@@ -282,7 +274,7 @@ def test_row_lock_wait_is_seen_and_clears(sandbox: Sandbox) -> None:
 
             # InnoDB refreshes its INNODB_TRX/lock-wait snapshot only after 0.1 s without a
             # reader: poll slower than that (any real scrape interval is)
-            m = poll(cleared, timeout=5, interval=0.25)
+            m = wait_for(cleared, timeout=5, interval=0.25)
             assert value(m, "dbgauge_mysql_lock_blocking_transactions") == 0
             assert value(m, "dbgauge_mysql_lock_oldest_wait_seconds") == 0
     finally:
@@ -336,9 +328,9 @@ def test_metadata_lock_wait_from_performance_schema_and_processlist(sandbox: San
                     return m if same and waiting >= 1 and oldest >= 1 else None
                 return check
 
-            poll(ddl_waits(1.0))
+            wait_for(ddl_waits(1.0))
             set_instrument(sandbox, "NO")
-            poll(ddl_waits(0.0))  # the same wait, seen in the processlist instead
+            wait_for(ddl_waits(0.0))  # the same wait, seen in the processlist instead
             # MySQL's separate fallback statement (MariaDB gets it in the same round trip)
             monitor = connect(target_config(sandbox, "mariadb-primary"))
             try:
@@ -382,6 +374,7 @@ def test_missing_privilege_fails_only_that_collector_and_names_it(
             entry = _target(sandbox, name)
             entry["dsn"] = str(entry["dsn"]).replace("//dbgauge@", f"//{LOWPRIV}@")
             entry["password_file"] = str(tmp_path / "pw")
+            entry.pop("heartbeat", None)
             targets.append(entry)
         d = Daemon(_config(sandbox, tmp_path / "c.yaml", targets), tmp_path / "log")
         try:
@@ -449,7 +442,7 @@ def test_documented_mariadb_grants_are_enough_for_every_collector(
                       ("mysql_status", *MYSQL_COLLECTORS)]
                 return m if ok == [1.0] * len(ok) else None
 
-            m = poll(complete)
+            m = wait_for(complete)
         finally:
             d.stop()
         assert value(m, "dbgauge_mysql_heartbeat_configured", target="mariadb-replica") == 1

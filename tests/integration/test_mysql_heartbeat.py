@@ -12,11 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import Daemon, Sandbox, parse_metrics, value
+from tests.conftest import Daemon, Sandbox, parse_metrics, value, wait_for
 from tests.integration.test_exporter import _config, _target
 from tests.integration.test_mysql_collectors import (
     Metrics,
-    poll,
     run,
     scraper,
     target_config,
@@ -49,7 +48,7 @@ def test_heartbeat_lag_grows_while_the_sql_thread_is_stopped(sandbox: Sandbox,
             lag = _lag(m, "mariadb-replica")
             return m if lag is not None and lag < 1 else None
 
-        m = poll(fresh)
+        m = wait_for(fresh)
         assert value(m, "dbgauge_mysql_heartbeat_configured", target="mariadb-replica") == 1
         assert value(m, "dbgauge_mysql_heartbeat_source_server_id", target="mariadb-replica") == 1
         assert (_lag(m, "mariadb-primary") or 99) < 1  # the writer's own row is fresh
@@ -74,7 +73,7 @@ def test_heartbeat_lag_grows_while_the_sql_thread_is_stopped(sandbox: Sandbox,
             lag = _lag(m, "mariadb-replica") or 0
             return m if lag > 1 else None
 
-        m = poll(lagging)
+        m = wait_for(lagging)
         channel = {"target": "mariadb-replica", "channel": ""}
         assert value(m, "dbgauge_mysql_replica_sql_running", **channel) == 0
         assert value(m, "dbgauge_mysql_replica_io_running", **channel) == 1
@@ -87,7 +86,7 @@ def test_heartbeat_lag_grows_while_the_sql_thread_is_stopped(sandbox: Sandbox,
 
         run(sandbox, "mariadb-replica", "START SLAVE SQL_THREAD")
         stopped = False
-        m = poll(fresh)
+        m = wait_for(fresh)
         assert value(m, "dbgauge_mysql_replica_sql_running", **channel) == 1
     finally:
         if stopped:
@@ -124,7 +123,7 @@ def test_reads_a_table_pt_heartbeat_writes(sandbox: Sandbox, tmp_path: Path) -> 
                 lag = value(m, "dbgauge_mysql_heartbeat_lag_seconds")
                 return m if lag is not None and lag < 1 else None
 
-            m = poll(fresh, timeout=20)
+            m = wait_for(fresh, timeout=20)
         assert value(m, "dbgauge_mysql_heartbeat_source_server_id") == 1
     finally:
         writer.terminate()
@@ -137,7 +136,7 @@ def test_pt_heartbeat_check_reads_dbgauges_table(sandbox: Sandbox, tmp_path: Pat
                                            heartbeat={"mode": "write", "interval": 0.2}))
     writer.start()
     try:
-        poll(lambda: True if writer.writes >= 3 else None)
+        wait_for(lambda: True if writer.writes >= 3 else None)
         wait_replica_caught_up(sandbox)
         out = subprocess.run(
             ["pt-heartbeat", f"--defaults-file={_cnf(sandbox, tmp_path)}", "--host=127.0.0.1",
@@ -157,7 +156,7 @@ def test_writer_survives_a_primary_restart(sandbox: Sandbox, caplog: pytest.LogC
     with caplog.at_level(logging.INFO, logger="dbgauge.heartbeat"):
         writer.start()
         try:
-            poll(lambda: True if writer.writes >= 2 else None)
+            wait_for(lambda: True if writer.writes >= 2 else None)
             sb.stop_instance(sandbox.directory, "mariadb-primary")
             try:
                 stalled = writer.writes
@@ -165,7 +164,7 @@ def test_writer_survives_a_primary_restart(sandbox: Sandbox, caplog: pytest.LogC
                 assert writer.writes == stalled
             finally:
                 sb.start_instance(sandbox.directory, "mariadb-primary")
-            poll(lambda: True if writer.writes >= stalled + 3 else None, timeout=30)
+            wait_for(lambda: True if writer.writes >= stalled + 3 else None, timeout=30)
             assert writer.running
         finally:
             writer.stop()
@@ -175,10 +174,10 @@ def test_writer_survives_a_primary_restart(sandbox: Sandbox, caplog: pytest.LogC
     assert max(Counter(failures).values()) == 1, failures  # each distinct failure logged once
     assert any("is writing again" in msg for msg in messages), messages
     # leave the sandbox as found: replication running, the session daemon's primary up again
-    poll(lambda: True if run(sandbox, "mariadb-replica", "SHOW SLAVE STATUS")[0][
+    wait_for(lambda: True if run(sandbox, "mariadb-replica", "SHOW SLAVE STATUS")[0][
         "Slave_IO_Running"] == "Yes" else None, timeout=30)
     wait_replica_caught_up(sandbox)
-    poll(lambda: True if value(parse_metrics(daemon.get("/metrics")[1]), "dbgauge_up",
+    wait_for(lambda: True if value(parse_metrics(daemon.get("/metrics")[1]), "dbgauge_up",
                                target="mariadb-primary") == 1 else None, timeout=30)
 
 
@@ -193,7 +192,7 @@ def test_missing_table_or_row_fails_the_collector_with_a_reason(
                                            heartbeat={"mode": "write", "interval": 0.2}))
     writer.start()  # so dbgauge.heartbeat exists and holds server 1's row
     try:
-        poll(lambda: True if writer.writes >= 1 else None)
+        wait_for(lambda: True if writer.writes >= 1 else None)
         wait_replica_caught_up(sandbox)
     finally:
         writer.stop()

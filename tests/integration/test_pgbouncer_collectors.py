@@ -11,16 +11,15 @@ from __future__ import annotations
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import closing, contextmanager
-from typing import Any, TypeVar
+from typing import Any
 
 import psycopg
 import pytest
 
-from collectors import REGISTRY
 from collectors.pgbouncer_stats import stats_samples
-from tests.conftest import DBGAUGE, REPO, Sandbox
+from tests.conftest import DBGAUGE, REPO, Metrics, Sandbox, collect_direct, val, wait_for
 from toolkit import sandbox as sb
 from toolkit.config import load_config
 from toolkit.db import connect
@@ -28,40 +27,19 @@ from toolkit.errors import QueryError
 
 pytestmark = pytest.mark.integration
 
-T = TypeVar("T")
-Metrics = dict[tuple[str, frozenset[tuple[str, str]]], float]
 TINY = {"database": sb.TINY_POOL_DATABASE, "user": "sandbox_admin"}
+def collect(sandbox: Sandbox, *collectors: str) -> Metrics:
+    return collect_direct(sandbox, "pgbouncer", *(collectors or PGB))
+
+
 PGB = ("pgbouncer_pools", "pgbouncer_stats", "pgbouncer_databases", "pgbouncer_config",
        "pgbouncer_lists")
 
 
-def collect(sandbox: Sandbox, *collectors: str) -> Metrics:
-    out: Metrics = {}
-    with closing(connect(load_config(sandbox.config).target("pgbouncer"))) as conn:
-        assert conn.server.flavor == "pgbouncer"
-        for name in collectors or PGB:
-            c = REGISTRY[name]
-            for sample in c.collect(conn):
-                c.validate_sample(sample)
-                key = (sample.name, frozenset(sample.labels.items()))
-                assert key not in out, f"duplicate series {key}"
-                out[key] = sample.value
-    return out
 
 
-def val(m: Metrics, name: str, **labels: str) -> float | None:
-    return m.get((name, frozenset(labels.items())))
 
 
-def wait_for(check: Callable[[], T | None], timeout: float = 15.0, what: str = "") -> T:
-    deadline = time.monotonic() + timeout
-    while True:
-        result = check()
-        if result is not None and result is not False:
-            return result
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
-        time.sleep(0.1)
 
 
 @contextmanager

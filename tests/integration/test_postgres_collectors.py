@@ -10,52 +10,26 @@ from __future__ import annotations
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import closing, contextmanager
-from typing import Any, TypeVar
+from typing import Any
 
 import psycopg
 import pytest
 
-from collectors import REGISTRY
-from tests.conftest import DBGAUGE, REPO, Sandbox
+from tests.conftest import DBGAUGE, REPO, Metrics, Sandbox, collect_direct, val, wait_for
 from toolkit.config import load_config
 from toolkit.db import Connection, connect
 from toolkit.sql import load_sql
 
 pytestmark = pytest.mark.integration
 
-T = TypeVar("T")
-Metrics = dict[tuple[str, frozenset[tuple[str, str]]], float]
 
 
-def collect(sandbox: Sandbox, target: str, collector: str) -> Metrics:
-    """One run of `collector` as the dbgauge role; every sample checked against its spec."""
-    c = REGISTRY[collector]
-    with closing(connect(load_config(sandbox.config).target(target))) as conn:
-        assert c.supports(conn.server)
-        out: Metrics = {}
-        for sample in c.collect(conn):
-            c.validate_sample(sample)
-            key = (sample.name, frozenset(sample.labels.items()))
-            assert key not in out, f"duplicate series {key}"
-            out[key] = sample.value
-        return out
 
 
-def val(m: Metrics, name: str, **labels: str) -> float | None:
-    return m.get((name, frozenset(labels.items())))
 
 
-def wait_for(check: Callable[[], T | None], timeout: float = 30.0, what: str = "") -> T:
-    deadline = time.monotonic() + timeout
-    while True:
-        result = check()
-        if result is not None and result is not False:
-            return result
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
-        time.sleep(0.25)
 
 
 def admin(sandbox: Sandbox, name: str, **kwargs: Any) -> psycopg.Connection[Any]:
@@ -84,15 +58,15 @@ def test_monitoring_role_is_least_privilege(sandbox: Sandbox) -> None:
                    "monitor": True}
     for target in ("pg-primary", "pg-standby"):
         for name in ("postgres_replication", "postgres_locks", "postgres_database"):
-            assert collect(sandbox, target, name), (target, name)
+            assert collect_direct(sandbox, target, name), (target, name)
 
 
 # ----------------------------------------------------------------- replication
 
 
 def _caught_up(sandbox: Sandbox) -> bool:
-    s = collect(sandbox, "pg-standby", "postgres_replication")
-    p = collect(sandbox, "pg-primary", "postgres_replication")
+    s = collect_direct(sandbox, "pg-standby", "postgres_replication")
+    p = collect_direct(sandbox, "pg-primary", "postgres_replication")
     return (val(s, "dbgauge_postgres_replication_receive_replay_lag_bytes") == 0
             and val(s, "dbgauge_postgres_replication_lag_seconds") == 0
             and val(p, "dbgauge_postgres_replication_standby_replay_lag_bytes",
@@ -110,8 +84,8 @@ def replay_paused(sandbox: Sandbox) -> Iterator[None]:
 
 
 def test_both_sides_report_their_role(sandbox: Sandbox) -> None:
-    p = collect(sandbox, "pg-primary", "postgres_replication")
-    s = collect(sandbox, "pg-standby", "postgres_replication")
+    p = collect_direct(sandbox, "pg-primary", "postgres_replication")
+    s = collect_direct(sandbox, "pg-standby", "postgres_replication")
     r = "dbgauge_postgres_replication_"
     assert val(p, r + "configured") == 1 and val(p, r + "in_recovery") == 0
     assert val(s, r + "configured") == 1 and val(s, r + "in_recovery") == 1
@@ -132,25 +106,26 @@ def test_paused_replay_shows_lag_on_both_sides_then_returns_to_zero(sandbox: San
         primary.execute("CREATE TABLE dbgauge_test_lag (id int, pad text)")
         try:
             with replay_paused(sandbox):
-                wait_for(lambda: val(collect(sandbox, "pg-standby", "postgres_replication"),
+                wait_for(lambda: val(collect_direct(sandbox, "pg-standby", "postgres_replication"),
                                      r + "replay_paused") == 1, what="replay to pause")
                 primary.execute("INSERT INTO dbgauge_test_lag "
                                 "SELECT g, repeat('x', 100) FROM generate_series(1, 2000) g")
 
                 def standby_behind() -> Metrics | None:
-                    s = collect(sandbox, "pg-standby", "postgres_replication")
+                    s = collect_direct(sandbox, "pg-standby", "postgres_replication")
                     behind = (val(s, r + "receive_replay_lag_bytes") or 0) > 0
                     return s if behind else None
 
                 s = wait_for(standby_behind, what="receive-vs-replay bytes to rise")
                 assert (val(s, r + "lag_seconds") or 0) > 0
-                p = wait_for(lambda: (val(collect(sandbox, "pg-primary", "postgres_replication"),
-                                          r + "standby_replay_lag_bytes",
-                                          application_name="pg-standby") or 0) > 0,
-                             what="the primary's replay lag bytes to rise")
-                assert p
+                def primary_sees_lag() -> bool:
+                    m = collect_direct(sandbox, "pg-primary", "postgres_replication")
+                    lag = val(m, r + "standby_replay_lag_bytes", application_name="pg-standby")
+                    return (lag or 0) > 0
+
+                wait_for(primary_sees_lag, what="the primary's replay lag bytes to rise")
                 # the replay lag is what the paused standby has received but not applied
-                p = collect(sandbox, "pg-primary", "postgres_replication")
+                p = collect_direct(sandbox, "pg-primary", "postgres_replication")
                 assert val(p, r + "standby_sent_lag_bytes", application_name="pg-standby") == 0
                 promtool_clean(sandbox, "pg-standby")
             # resumed: both sides go back to 0 (the primary hears within
@@ -174,7 +149,7 @@ def test_idle_caught_up_standby_keeps_zero_lag_seconds(sandbox: Sandbox) -> None
     samples: list[tuple[float, float, float | None, float | None]] = []
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
-        s = collect(sandbox, "pg-standby", "postgres_replication")
+        s = collect_direct(sandbox, "pg-standby", "postgres_replication")
         samples.append((time.time(), val(s, r + "lag_seconds") or 0.0,
                         val(s, r + "receive_replay_lag_bytes"),
                         val(s, r + "last_replay_timestamp_seconds")))
@@ -219,10 +194,10 @@ def lock_wait(sandbox: Sandbox) -> Iterator[threading.Thread]:
 def test_lock_wait_one_waiter_one_blocker_then_zero(sandbox: Sandbox) -> None:
     p = "dbgauge_postgres_"
     with lock_wait(sandbox) as waiting:
-        wait_for(lambda: val(collect(sandbox, "pg-primary", "postgres_locks"),
+        wait_for(lambda: val(collect_direct(sandbox, "pg-primary", "postgres_locks"),
                              p + "lock_waiting_backends") == 1, what="the waiter to wait")
         time.sleep(1.2)
-        m = collect(sandbox, "pg-primary", "postgres_locks")
+        m = collect_direct(sandbox, "pg-primary", "postgres_locks")
         assert val(m, p + "lock_waiting_backends") == 1
         assert val(m, p + "lock_blocked_backends") == 1
         assert val(m, p + "lock_blocking_backends") == 1
@@ -236,7 +211,7 @@ def test_lock_wait_one_waiter_one_blocker_then_zero(sandbox: Sandbox) -> None:
         assert val(m, p + "idle_in_transaction_sessions") == 1
         assert (val(m, p + "idle_in_transaction_oldest_seconds") or 0) >= 1
         assert (val(m, p + "oldest_transaction_age_seconds") or 0) >= 1
-        db = collect(sandbox, "pg-primary", "postgres_database")
+        db = collect_direct(sandbox, "pg-primary", "postgres_database")
         assert (val(db, p + "connections", state="idle_in_transaction") or 0) >= 1
         assert (val(db, p + "connections", state="active") or 0) >= 2  # waiter + dbgauge
         promtool_clean(sandbox, "pg-primary")
@@ -245,7 +220,7 @@ def test_lock_wait_one_waiter_one_blocker_then_zero(sandbox: Sandbox) -> None:
             pg13 = _run(conn, load_sql("postgres", "lock_summary", (13,)))
         assert pg13["waiting_backends"] == 1 and float(pg13["oldest_wait_seconds"]) >= 1
         assert waiting.is_alive()
-    m = collect(sandbox, "pg-primary", "postgres_locks")
+    m = collect_direct(sandbox, "pg-primary", "postgres_locks")
     for name in ("lock_waiting_backends", "lock_blocked_backends", "lock_blocking_backends",
                  "lock_root_blockers", "lock_oldest_wait_seconds",
                  "idle_in_transaction_sessions"):
@@ -262,12 +237,12 @@ def _run(conn: Connection, sql: str) -> dict[str, Any]:
 
 def test_database_counters_and_connection_limits(sandbox: Sandbox) -> None:
     p = "dbgauge_postgres_"
-    before = collect(sandbox, "pg-primary", "postgres_database")
+    before = collect_direct(sandbox, "pg-primary", "postgres_database")
     with admin(sandbox, "pg-primary") as conn:
         conn.execute("SELECT 1")
         with conn.transaction(force_rollback=True):
             conn.execute("SELECT 1")
-    after = collect(sandbox, "pg-primary", "postgres_database")
+    after = collect_direct(sandbox, "pg-primary", "postgres_database")
     app = {"database": "app"}
     assert (val(after, p + "database_xact_commits_total", **app) or 0) > \
         (val(before, p + "database_xact_commits_total", **app) or 0)

@@ -15,7 +15,7 @@ import stat
 import tempfile
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -25,6 +25,7 @@ import pymysql  # type: ignore[import-untyped,unused-ignore]
 import pytest
 import yaml
 
+from tests.conftest import wait_for
 from toolkit import sandbox as sb
 
 pytestmark = pytest.mark.integration
@@ -59,14 +60,6 @@ def built() -> Iterator[Built]:
         shutil.rmtree(directory, ignore_errors=True)
 
 
-def wait_for(check: Callable[[], T | None], timeout: float = 15.0) -> T:
-    deadline = time.monotonic() + timeout
-    while True:
-        result = check()
-        if result is not None:
-            return result
-        assert time.monotonic() < deadline, "condition not reached in time"
-        time.sleep(0.1)
 
 
 def mysql(state: sb.SandboxState, name: str, user: str = "", password: str = "") -> Any:
@@ -115,12 +108,12 @@ def test_state_file_and_secrets(built: Built) -> None:
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     doc = json.loads(path.read_text())
     assert doc["base_port"] == BASE_PORT
-    assert doc["instances"]["mariadb-replica"]["port"] == 43307
+    assert doc["instances"]["mariadb-replica"]["port"] == BASE_PORT + 3307
     state = built.state
-    assert state.port("pgbouncer") == 46432
+    assert state.port("pgbouncer") == BASE_PORT + 6432
     assert state.mariadb.admin_user == state.postgres.admin_user == "sandbox_admin"
     assert state.admin_dsn("mariadb-primary").startswith("mysql://sandbox_admin:")
-    assert state.admin_dsn("pg-standby").endswith("@127.0.0.1:45433/app")
+    assert state.admin_dsn("pg-standby").endswith(f"@127.0.0.1:{BASE_PORT + 5433}/app")
     assert state.admin_dsn("pgbouncer").startswith("postgresql://pgb_admin:")
     assert state.admin_dsn("pgbouncer", "app").startswith("postgresql://sandbox_admin:")
     for secret in (built.directory / "secrets").iterdir():
@@ -136,8 +129,8 @@ def test_config_yaml(built: Built) -> None:
     assert doc["daemon"] == {"listen": "127.0.0.1:9860"}
     targets = {t["name"]: t for t in doc["targets"]}
     assert list(targets) == list(sb.INSTANCES)
-    assert targets["mariadb-primary"]["dsn"] == "mysql://dbgauge@127.0.0.1:43306/"
-    assert targets["pg-standby"]["dsn"] == "postgresql://dbgauge@127.0.0.1:45433/app"
+    assert targets["mariadb-primary"]["dsn"] == f"mysql://dbgauge@127.0.0.1:{BASE_PORT + 3306}/"
+    assert targets["pg-standby"]["dsn"] == f"postgresql://dbgauge@127.0.0.1:{BASE_PORT + 5433}/app"
     assert targets["pgbouncer"]["kind"] == "pgbouncer"
     for target in targets.values():
         assert target["labels"] == {"sandbox": "true"}
@@ -316,9 +309,9 @@ def test_down_then_foreign_port_blocks_up(built: Built) -> None:
     assert sb.down(directory) == []
     with socket.socket() as squatter:
         squatter.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        squatter.bind(("127.0.0.1", 45432))
+        squatter.bind(("127.0.0.1", BASE_PORT + 5432))
         squatter.listen()
-        with pytest.raises(sb.SandboxError, match="port 45432") as info:
+        with pytest.raises(sb.SandboxError, match=f"port {BASE_PORT + 5432}") as info:
             sb.up(directory, BASE_PORT)
         assert "--base-port" in str(info.value)
         assert "in use by another process" in by_name(directory)["pg-primary"].detail
