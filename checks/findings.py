@@ -187,3 +187,72 @@ def did_you_mean(word: str, candidates: Iterable[str]) -> str | None:
 
     found = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.75)
     return found[0] if found else None
+
+
+# --- monitoring-plugin rendering, shared by `dbgauge check` commands (issue 6) ---
+
+# Which state wins when findings disagree: a critical problem outranks "could not tell",
+# which outranks a warning (an unreachable node must never be reported as OK).
+_PLUGIN_RANK = {Status.OK: 0, Status.WARNING: 1, Status.UNKNOWN: 2, Status.CRITICAL: 3}
+# Perfdata units by metric-name suffix (monitoring-plugins UOM: s, %, B or none).
+_UOM = (("_seconds", "s"), ("_percent", "%"), ("_bytes", "B"))
+
+
+def worst(statuses: Iterable[Status]) -> Status:
+    """The state a multi-node check reports: CRITICAL > UNKNOWN > WARNING > OK."""
+    return max(statuses, key=_PLUGIN_RANK.__getitem__, default=Status.OK)
+
+
+def plugin_result(name: str, findings: Iterable[Finding], summary: str,
+                  perfdata: Iterable[tuple[str, float]] = ()) -> CheckResult:
+    """A check result whose status is its worst finding; findings worst first."""
+    ordered = tuple(sorted(findings, key=lambda f: (-_PLUGIN_RANK[f.severity], f.node,
+                                                   f.kind)))
+    return CheckResult(name=name, status=worst(f.severity for f in ordered), summary=summary,
+                       findings=ordered, perfdata=tuple(perfdata))
+
+
+def perf_label(node: str, metric: str) -> str:
+    """Perfdata label for one node's metric; the metric's suffix gives the unit."""
+    return f"{node}:{metric}"
+
+
+def _perf(label: str, value: float, thresholds: Mapping[str, tuple[float, float]]) -> str:
+    metric = label.rpartition(":")[2]
+    uom = next((u for suffix, u in _UOM if metric.endswith(suffix)), "")
+    text = f"{value:.6f}".rstrip("0").rstrip(".") or "0"
+    out = f"'{label.replace(chr(39), '')}'={text}{uom}"
+    if metric in thresholds:
+        warning, critical = thresholds[metric]
+        out += f";{warning:g};{critical:g}"
+    return out
+
+
+def render_plugin(result: CheckResult,
+                  thresholds: Mapping[str, tuple[float, float]] | None = None) -> str:
+    """`NAME STATE - summary | perfdata`, then one line per finding and its fix hint.
+
+    `thresholds` maps a perfdata metric (e.g. 'lag_seconds') to (warning, critical),
+    appended as ';warn;crit' so graphing add-ons draw them.
+    """
+    line = f"{result.name.upper()} {result.status.name} - {result.summary}"
+    perf = [_perf(label, value, thresholds or {}) for label, value in result.perfdata]
+    if perf:
+        line += " | " + " ".join(perf)
+    lines = [line]
+    for f in result.findings:
+        lines.append(f"{f.severity.name} {f.node or '-'} [{f.kind}] {f.detail}")
+        lines += [f"    {key}: {value}" for key, value in f.evidence.items()]
+        if f.fix:
+            lines.append(f"    fix (not run by dbgauge): {f.fix}")
+    return "\n".join(lines) + "\n"
+
+
+def render_plugin_json(result: CheckResult) -> str:
+    """{"status", "summary", "findings": [{"severity", "node", "kind", "detail", ...}]}."""
+    doc = {"check": result.name, "status": result.status.name, "summary": result.summary,
+           "findings": [{"severity": f.severity.name, "node": f.node, "kind": f.kind,
+                         "detail": f.detail, "evidence": dict(f.evidence), "fix": f.fix}
+                        for f in result.findings],
+           "perfdata": {label: value for label, value in result.perfdata}}
+    return json.dumps(doc, indent=2) + "\n"

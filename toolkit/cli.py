@@ -44,18 +44,22 @@ def cli() -> None:
 @cli.command(short_help="Run the Prometheus exporter daemon.")
 @CONFIG_OPTION
 @click.option("--listen", metavar="HOST:PORT", help="Override daemon.listen (e.g. :9860).")
-def serve(config_path: str | None, listen: str | None) -> None:
+@click.option("--web.config.file", "web_config_file", metavar="FILE",
+              help="TLS and basic auth, in the Prometheus exporter-toolkit web-config "
+                   "format (overrides daemon.web_config_file).")
+def serve(config_path: str | None, listen: str | None, web_config_file: str | None) -> None:
     """Run the Prometheus exporter daemon (/metrics, /probe, /healthz).
 
     \b
-    SIGHUP reloads the config (a bad new config is logged and the old one kept);
-    SIGTERM stops cleanly.
-    Example: dbgauge serve --config /etc/dbgauge/dbgauge.yaml --listen :9860
+    SIGHUP reloads the config and the web config (a bad new one is logged and the old
+    one kept); SIGTERM stops cleanly. /healthz needs no basic auth.
+    Example: dbgauge serve --config /etc/dbgauge/dbgauge.yaml --listen :9860 \\
+             --web.config.file /etc/dbgauge/web.yml
     """
     from toolkit.exporter.server import serve as run
 
     try:
-        sys.exit(run(config_path, listen))
+        sys.exit(run(config_path, listen, web_config_path=web_config_file))
     except DbgaugeError as exc:
         _die(exc)
 
@@ -199,9 +203,319 @@ def sandbox_status(directory: Path) -> None:
 
 # --- checksum command (issue 5) goes in this block ---
 
+
+def _split_list(values: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(v.strip() for value in values for v in value.split(",") if v.strip())
+
+
+def _duration(_ctx: click.Context, _param: click.Parameter, value: str) -> float:
+    from toolkit.config import parse_duration
+
+    try:
+        seconds = float(parse_duration(value))
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
+    if seconds <= 0:
+        raise click.BadParameter("must be more than 0")
+    return seconds
+
+
+@cli.command(short_help="Find rows that differ between a source and its replicas.")
+@click.option("--source", "source_arg", required=True, metavar="SRC",
+              help="DSN (mysql://user@host:port/, postgresql://user@host:port/db) or a "
+                   "target name from --config.")
+@click.option("--replica", "replica_args", required=True, multiple=True, metavar="DST",
+              help="DSN or target name of a replica or copy (repeatable).")
+@CONFIG_OPTION
+@click.option("--tables", multiple=True, metavar="DB.TBL,...",
+              help="Tables to compare (schema.table; comma-separated, repeatable). Default: "
+                   "every table but system schemas and dbgauge's own.")
+@click.option("--exclude", multiple=True, metavar="PATTERN,...",
+              help="Tables to skip, as shell patterns (app.log_*, archive.*).")
+@click.option("--method", type=click.Choice(["replicated", "direct"]),
+              help="replicated (pt-table-checksum's, MySQL family; default there) or direct "
+                   "(any pair, across engines too).")
+@click.option("--chunk-time", default="0.5", show_default=True, callback=_duration,
+              metavar="SECONDS", help="Target time of one chunk.")
+@click.option("--max-lag", default="1s", show_default=True, callback=_duration,
+              metavar="SECONDS", help="Pause while a replica lags more than this.")
+@click.option("--max-threads-running", default=25, show_default=True,
+              type=click.IntRange(1), metavar="N", help="Pause while the source runs more "
+              "statements than this (Threads_running / active backends).")
+@click.option("--retries", default=3, show_default=True, type=click.IntRange(1, 100),
+              help="Re-checks of a differing chunk or row before it is reported.")
+@click.option("--retry-delay", default="0.25", show_default=True, callback=_duration,
+              metavar="SECONDS", help="Pause before each re-check.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+              show_default=True)
+@click.option("--print-repair", is_flag=True,
+              help="Print the statements that would make each replica match (never run).")
+@click.option("--resume", is_flag=True, help="Continue an interrupted run with the same "
+              "arguments.")
+@click.option("--state-file", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
+              help="Where progress is kept for --resume (default: ~/.local/state/dbgauge/).")
+@click.option("--run-time", callback=lambda c, p, v: None if v is None else _duration(c, p, v),
+              metavar="SECONDS", help="Stop after this long, resumably (--resume continues).")
+@click.option("--password-file", type=click.Path(dir_okay=False, path_type=Path),
+              metavar="FILE", help="Password for DSNs that carry none.")
+def checksum(source_arg: str, replica_args: tuple[str, ...], config_path: str | None,
+             tables: tuple[str, ...], exclude: tuple[str, ...], method: str | None,
+             chunk_time: float, max_lag: float, max_threads_running: int, retries: int,
+             retry_delay: float, fmt: str, print_repair: bool, resume: bool,
+             state_file: Path | None, run_time: float | None,
+             password_file: Path | None) -> None:
+    """Compare tables on a source and its replicas chunk by chunk, and name the rows that
+    differ (missing, extra or changed) by key. Exit status: 0 no drift, 1 drift found,
+    2 could not check (the reason is printed).
+
+    \b
+    Examples:
+      dbgauge checksum --config dbgauge.yaml --source orders-primary --replica orders-replica
+      dbgauge checksum --source mysql://dbgauge@db1:3306/ --replica mysql://dbgauge@db2:3306/ \\
+          --password-file pw --method direct --tables shop.orders --print-repair
+      dbgauge checksum --source postgresql://dbgauge@pg1/app \\
+          --replica postgresql://dbgauge@pg2/app --format json
+    """
+    import json
+    import signal
+
+    from checks.drift import ChecksumOptions, Reporter, endpoint, render_text, run_checksum
+
+    class Progress(Reporter):
+        """A one-line progress bar on stderr, drawn only on a terminal."""
+
+        def __init__(self) -> None:
+            self.tty = sys.stderr.isatty()
+            self.drawn = False
+
+        def progress(self, table: str, rows: int, total: int) -> None:
+            if not self.tty:
+                return
+            share = min(1.0, rows / total) if total else 1.0
+            bar = "#" * int(share * 30)
+            click.echo(f"\r{table[:40]:<40} [{bar:<30}] {share:4.0%} {rows} rows", err=True,
+                       nl=False)
+            self.drawn = True
+
+        def note(self, text: str) -> None:
+            self.clear()
+            click.echo(f"dbgauge: {text}", err=True)
+
+        def clear(self) -> None:
+            if self.drawn:
+                click.echo("\r\033[K", err=True, nl=False)
+                self.drawn = False
+
+    def stop(_signum: int, _frame: object) -> None:
+        raise KeyboardInterrupt
+
+    reporter = Progress()
+    signal.signal(signal.SIGTERM, stop)
+    try:
+        from toolkit.redact import register_secret
+
+        targets = None
+        if config_path or any("://" not in a for a in (source_arg, *replica_args)):
+            from toolkit.config import load_config
+
+            targets = {t.name: t for t in load_config(config_path).targets}
+        if password_file is not None:
+            try:
+                register_secret(password_file.read_text().strip())
+            except OSError as exc:
+                from toolkit.errors import ConfigError
+
+                raise ConfigError(f"cannot read --password-file {password_file}: "
+                                  f"{exc.strerror}") from None
+        source = endpoint(source_arg, targets, password_file)
+        replicas = [endpoint(a, targets, password_file) for a in replica_args]
+        options = ChecksumOptions(
+            tables=_split_list(tables), exclude=_split_list(exclude), method=method,
+            chunk_time=chunk_time, max_lag=max_lag, max_threads_running=max_threads_running,
+            retries=retries, retry_delay=retry_delay, print_repair=print_repair, resume=resume,
+            state_file=state_file, run_time=run_time)
+        result = run_checksum(source, replicas, options, reporter)
+    except DbgaugeError as exc:
+        reporter.clear()
+        _die(exc)
+    reporter.clear()
+    if fmt == "json":
+        click.echo(json.dumps(result.to_json(), indent=2))
+    else:
+        click.echo(render_text(result))
+    sys.exit(result.exit_code)
+
 # --- end checksum command ---
 
 # --- check commands (issue 6) go in this block ---
+
+
+class _PluginUsageError(click.UsageError):
+    exit_code = 3
+
+
+class _PluginGroup(click.Group):
+    """`dbgauge check`: usage errors exit 3 (UNKNOWN), as monitoring plugins must."""
+
+    def invoke(self, ctx: click.Context) -> object:
+        try:
+            return super().invoke(ctx)
+        except click.UsageError as exc:
+            if isinstance(exc, _PluginUsageError):
+                raise
+            raise _PluginUsageError(exc.format_message(), exc.ctx) from None
+
+
+@cli.group("check", cls=_PluginGroup,
+           short_help="Health and split-brain checks with Nagios/Icinga exit codes.")
+def check_group() -> None:
+    """One-shot checks for monitoring systems: first line `NAME STATE - summary | perfdata`,
+    then one line per finding with its evidence and a remediation hint (printed, never run).
+
+    \b
+    Exit codes: 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN (an unreachable node, a bad
+    option or config). Nodes: configured targets (--config, --target) or DSNs (--node
+    [NAME=]DSN, password from --password-file or --password-env, else the DSN).
+    Examples:
+      dbgauge check split-brain --config /etc/dbgauge/dbgauge.yaml
+      dbgauge check lag --config dbgauge.yaml --target orders-replica --warning 10
+      dbgauge check replication --node mysql://dbgauge@db2:3306/ --password-file pw
+    """
+
+
+def _check_nodes_options(f: click.decorators.FC) -> click.decorators.FC:
+    options = (
+        click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+                     show_default=True, help="json: {status, summary, findings[...]}."),
+        click.option("--password-env", metavar="VAR",
+                     help="Environment variable holding the password of --node DSNs."),
+        click.option("--password-file", type=click.Path(dir_okay=False, path_type=Path),
+                     metavar="FILE", help="File holding the password of --node DSNs."),
+        click.option("--node", "node_dsns", multiple=True, metavar="[NAME=]DSN",
+                     help="A server to check (repeatable), e.g. replica=mysql://u@db2:3306/."),
+        click.option("--target", "--targets", "targets", multiple=True, metavar="NAME[,NAME]",
+                     help="Configured target(s) to check (repeatable or comma-separated; "
+                          "default: every target of a kind the check applies to)."),
+        CONFIG_OPTION,
+    )
+    for option in options:
+        f = option(f)
+    return f
+
+
+def _check_emit(result: object, fmt: str,
+                thresholds: dict[str, tuple[float, float]] | None = None) -> NoReturn:
+    from checks import CheckResult
+    from checks.findings import render_plugin, render_plugin_json
+
+    assert isinstance(result, CheckResult)
+    text = render_plugin_json(result) if fmt == "json" else render_plugin(result, thresholds)
+    click.echo(text, nl=False)
+    sys.exit(int(result.status))
+
+
+def _check_failed(name: str, exc: DbgaugeError, fmt: str) -> NoReturn:
+    """A check that could not run is UNKNOWN (exit 3), on stdout where monitors read it."""
+    from checks import Finding, Status
+    from checks.findings import plugin_result
+
+    detail = str(exc)
+    _check_emit(plugin_result(name, [Finding(Status.UNKNOWN, "", "error", detail)], detail),
+                fmt)
+
+
+@check_group.command("split-brain", short_help="Errant GTIDs, writable replicas, two primaries.")
+@_check_nodes_options
+@click.option("--heartbeat-table", default="dbgauge.heartbeat", show_default=True,
+              metavar="SCHEMA.TABLE", help="Heartbeat table of --node MySQL-family servers.")
+@click.option("--heartbeat-wait", default=2.0, show_default=True,
+              type=click.FloatRange(min=0), metavar="SECONDS",
+              help="Time between the two heartbeat reads (0: skip the heartbeat test).")
+def check_split_brain_cmd(config_path: str | None, targets: tuple[str, ...],
+                          node_dsns: tuple[str, ...], password_file: Path | None,
+                          password_env: str | None, fmt: str, heartbeat_table: str,
+                          heartbeat_wait: float) -> None:
+    """Detect writes accepted by a node that is not its topology's one primary: errant
+    transactions on replicas (MySQL GTID sets, MariaDB domain-server-seq), writable
+    replicas, two writable MySQL-family primaries, two PostgreSQL primaries of one
+    system identifier, standbys off their upstream's timeline or ahead of its WAL, and
+    two heartbeat writers advancing. Replicas are read before their sources, so a source
+    that keeps writing cannot cause a false alarm.
+
+    \b
+    Examples:
+      dbgauge check split-brain --config dbgauge.yaml --targets db1,db2,db3
+      dbgauge check split-brain --node primary=mysql://dbgauge@db1:3306/ \\
+          --node replica=mysql://dbgauge@db2:3306/ --password-env DBGAUGE_PW --format json
+    """
+    from checks.health import select_nodes
+    from checks.split_brain import NAME, check_split_brain
+
+    try:
+        nodes = select_nodes(config_path, targets, node_dsns, password_file, password_env)
+        result = check_split_brain(nodes, heartbeat_wait=heartbeat_wait,
+                                   heartbeat_table=heartbeat_table)
+    except DbgaugeError as exc:
+        _check_failed(NAME, exc, fmt)
+    _check_emit(result, fmt)
+
+
+# name, short help, default thresholds shown in --help (tests compare them with the code)
+HEALTH_CHECKS: tuple[tuple[str, str, str | None], ...] = (
+    ("replication", "Replication threads running and error-free.", None),
+    ("lag", "Replication lag in seconds (heartbeat when configured).", "30 and 120 seconds"),
+    ("connections", "Connections in use against the limit, in percent.", "80 and 95 percent"),
+    ("pgbouncer-pools", "Clients waiting in PgBouncer pools: the longest wait.",
+     "1 and 5 seconds"),
+    ("locks", "The oldest current lock wait, in seconds.", "10 and 30 seconds"),
+)
+
+
+def _health_command(name: str, short: str, defaults: str | None) -> None:
+    def command(config_path: str | None, targets: tuple[str, ...],
+                node_dsns: tuple[str, ...], password_file: Path | None,
+                password_env: str | None, fmt: str, warning: float | None = None,
+                critical: float | None = None, heartbeat_table: str | None = None) -> None:
+        from checks.health import Thresholds, health_checks, run_health, select_nodes
+
+        try:
+            check = health_checks()[name]
+            limits = None
+            if warning is not None or critical is not None:
+                limits = (check.DEFAULTS or Thresholds(0.0, 0.0)).override(warning, critical)
+            nodes = select_nodes(config_path, targets, node_dsns, password_file,
+                                 password_env, heartbeat_table)
+            result = run_health(check, nodes, limits)
+        except DbgaugeError as exc:
+            _check_failed(name, exc, fmt)
+        chosen = limits or check.DEFAULTS
+        _check_emit(result, fmt,
+                    {check.METRIC: (chosen.warning, chosen.critical)} if chosen else None)
+
+    command.__doc__ = (
+        f"{short.rstrip('.')}: see docs/checks.md for what is measured on each kind of "
+        "server.\n\n\b\n"
+        + (f"Thresholds: --warning/--critical, default {defaults}.\n" if defaults else
+           "No thresholds: each problem it finds has its own severity.\n")
+        + f"Example: dbgauge check {name} --config dbgauge.yaml --target NAME"
+        + (" --warning W --critical C" if defaults else ""))
+    if defaults:
+        command = click.option("--critical", type=float, metavar="N",
+                               help=f"CRITICAL at or above N (default: {defaults.split()[2]}).")(
+            command)
+        command = click.option("--warning", type=float, metavar="N",
+                               help=f"WARNING at or above N (default: {defaults.split()[0]}).")(
+            command)
+    if name == "lag":
+        command = click.option("--heartbeat-table", metavar="SCHEMA.TABLE",
+                               help="Read lag from this heartbeat table on --node servers "
+                                    "(configured targets use their heartbeat settings).")(
+            command)
+    check_group.command(name, short_help=short)(_check_nodes_options(command))
+
+
+for _name, _short, _defaults in HEALTH_CHECKS:
+    _health_command(_name, _short, _defaults)
 
 # --- end check commands ---
 

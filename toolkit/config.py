@@ -12,7 +12,7 @@ import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 import yaml
 from pydantic import (
@@ -161,6 +161,9 @@ class DaemonConfig(_Model):
     scrape_timeout_offset: float = Field(default=0.5, ge=0)
     log_format: Literal["text", "json"] = "text"
     log_level: Literal["debug", "info", "warning", "error"] = "info"
+    # TLS and basic auth, in the Prometheus exporter-toolkit web-config format
+    # (toolkit/exporter/webconfig.py); `serve --web.config.file` overrides it.
+    web_config_file: Path | None = None
 
     @field_validator("listen")
     @classmethod
@@ -177,6 +180,13 @@ class CheckJobConfig(_Model):
     interval: Duration = 60.0
     warning: float | None = None
     critical: float | None = None
+
+    @model_validator(mode="after")
+    def _known_check(self) -> CheckJobConfig:
+        from checks.schedule import validate_check_job
+
+        validate_check_job(self.check, self.warning, self.critical)
+        return self
 
 
 class ChecksumJobConfig(_Model):
@@ -272,6 +282,20 @@ def _line_of(node: yaml.Node | None, loc: Sequence[int | str]) -> int | None:
 
 def parse_config(text: str, source: str = "<config>") -> Config:
     """Validate YAML text; raise ConfigError naming source:line and the YAML path."""
+    return parse_yaml_model(Config, text, source,
+                            "the top level must be a mapping with a 'targets' list")
+
+
+_M = TypeVar("_M", bound=BaseModel)
+
+
+def parse_yaml_model(model: type[_M], text: str, source: str, not_a_mapping: str,
+                     *, empty: dict[str, Any] | None = None) -> _M:
+    """Validate YAML text against `model` with file:line and YAML-path errors.
+
+    Shared by the main config and the web config so both report problems the same way;
+    `empty` is what an empty document means (None: an empty document is an error).
+    """
     try:
         data = yaml.safe_load(text)
         tree = yaml.compose(text)
@@ -283,10 +307,12 @@ def parse_config(text: str, source: str = "<config>") -> Config:
         ) from None
     except yaml.YAMLError as exc:
         raise ConfigError(f"invalid YAML: {exc}", source=source) from None
+    if data is None and empty is not None:
+        data = empty
     if not isinstance(data, dict):
-        raise ConfigError("the top level must be a mapping with a 'targets' list", source=source)
+        raise ConfigError(not_a_mapping, source=source)
     try:
-        return Config.model_validate(data)
+        return model.model_validate(data)
     except ValidationError as exc:
         errors = exc.errors(include_url=False, include_input=False)
         # A misspelt key also shows up as a missing one: name the misspelling first.

@@ -43,7 +43,8 @@ from toolkit.errors import DbgaugeError
 
 DEFAULT_DIR = Path(".sandbox")
 DEFAULT_BASE_PORT = 20000
-INSTANCES = ("mariadb-primary", "mariadb-replica", "pg-primary", "pg-standby", "pgbouncer")
+INSTANCES = ("mariadb-primary", "mariadb-replica", "pg-primary", "pg-standby", "pgbouncer",
+             "pg-subscriber")
 PORT_OFFSETS: Mapping[str, int] = MappingProxyType(
     {
         "mariadb-primary": 3306,
@@ -51,6 +52,7 @@ PORT_OFFSETS: Mapping[str, int] = MappingProxyType(
         "pg-primary": 5432,
         "pg-standby": 5433,
         "pgbouncer": 6432,
+        "pg-subscriber": 5434,
     }
 )
 DAEMON_LISTEN = "127.0.0.1:9860"
@@ -60,6 +62,11 @@ REPL_USER = "repl"
 MONITOR_USER = "dbgauge"
 PGBOUNCER_ADMIN = "pgb_admin"
 APP_DATABASE = "app"
+# pg-subscriber subscribes to a publication FOR ALL TABLES of this pg-primary database (its
+# own database, so tables other tests create in `app` are not published).
+DRIFT_DATABASE = "drift"
+PUBLICATION = "drift_pub"
+SUBSCRIPTION = "drift_sub"
 STANDBY_SLOT = "pg_standby"
 # A PgBouncer alias of `app` with a tiny pool, so a test can exhaust it (cl_waiting)
 # without starving the pools other tests use.
@@ -214,6 +221,8 @@ class SandboxState:
         if name.startswith("mariadb"):
             return f"mysql://{MONITOR_USER}@127.0.0.1:{port}/"
         db = "pgbouncer" if name == "pgbouncer" else self.postgres.database
+        if name == "pg-subscriber":
+            db = DRIFT_DATABASE
         return f"postgresql://{MONITOR_USER}@127.0.0.1:{port}/{db}"
 
 
@@ -732,6 +741,9 @@ class _Sandbox:
             self.start_pg(name)
             if name == "pg-standby" and self.layout.running_pid("pg-primary"):
                 self.wait_streaming()
+            subscribed = (self.layout.home(name) / _SETUP_MARK).exists()
+            if name == "pg-subscriber" and subscribed and self.layout.running_pid("pg-primary"):
+                self.wait_subscribed()
         else:
             self.write_pgbouncer_files()
             self.start_pgbouncer()
@@ -960,7 +972,7 @@ class _Sandbox:
             ("port", str(self.port(name))),
             ("unix_socket_directories", q(str(self.layout.home(name)))),
             ("cluster_name", q(name)),
-            ("wal_level", "replica"),
+            ("wal_level", "logical"),  # pg-subscriber's logical replication needs it
             ("max_wal_senders", "10"),
             ("max_replication_slots", "10"),
             ("max_slot_wal_keep_size", "1GB"),
@@ -981,8 +993,7 @@ class _Sandbox:
         if new != text:
             conf.write_text(new)  # rewriting in place keeps the postgres ownership
 
-    def init_pg_primary(self) -> None:
-        name = "pg-primary"
+    def init_pg_primary(self, name: str = "pg-primary") -> None:
         home = self.layout.home(name)
         tmp = home / "data.init"
         shutil.rmtree(tmp, ignore_errors=True)
@@ -1000,7 +1011,7 @@ class _Sandbox:
                 "--locale=C.UTF-8",
                 "--no-sync",
             ],
-            "initdb for pg-primary",
+            f"initdb for {name}",
             as_postgres=True,
             env=_pg_env(),
             cwd=home,
@@ -1077,38 +1088,32 @@ class _Sandbox:
             application_name="dbgauge-sandbox",
         )
 
+    def create_pg_roles(self, conn: psycopg.Connection[Any], subscriber: bool = False) -> None:
+        """The sandbox's roles, with their passwords (the replication role on pg-primary)."""
+        roles = [
+            ("postgres", self.pw["pg-postgres"], "SUPERUSER LOGIN"),
+            (ADMIN_USER, self.pw["pg-admin"], "SUPERUSER LOGIN"),
+            (MONITOR_USER, self.pw["dbgauge"], "LOGIN"),
+        ]
+        if not subscriber:
+            roles.insert(2, (REPL_USER, self.pw["pg-repl"], "LOGIN REPLICATION"))
+        for role, password, attrs in roles:
+            exists = conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (role,))
+            verb = "ALTER" if exists.fetchone() else "CREATE"
+            conn.execute(
+                sql.SQL("{} ROLE {} WITH {} PASSWORD {}").format(
+                    sql.SQL(verb), sql.Identifier(role), sql.SQL(attrs), sql.Literal(password)
+                )
+            )
+        conn.execute(sql.SQL("GRANT pg_monitor TO {}").format(sql.Identifier(MONITOR_USER)))
+
     def setup_pg_primary(self) -> None:
         mark = self.layout.home("pg-primary") / _SETUP_MARK
         if mark.exists():
             return
-        roles = [
-            ("postgres", self.pw["pg-postgres"], "SUPERUSER LOGIN"),
-            (ADMIN_USER, self.pw["pg-admin"], "SUPERUSER LOGIN"),
-            (REPL_USER, self.pw["pg-repl"], "LOGIN REPLICATION"),
-            (MONITOR_USER, self.pw["dbgauge"], "LOGIN"),
-        ]
         with self.pg_local("pg-primary") as conn:
-            for role, password, attrs in roles:
-                exists = conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (role,))
-                verb = "ALTER" if exists.fetchone() else "CREATE"
-                conn.execute(
-                    sql.SQL("{} ROLE {} WITH {} PASSWORD {}").format(
-                        sql.SQL(verb), sql.Identifier(role), sql.SQL(attrs), sql.Literal(password)
-                    )
-                )
-            conn.execute(sql.SQL("GRANT pg_monitor TO {}").format(sql.Identifier(MONITOR_USER)))
-            found = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (APP_DATABASE,))
-            if not found.fetchone():
-                conn.execute(
-                    sql.SQL("CREATE DATABASE {} OWNER {}").format(
-                        sql.Identifier(APP_DATABASE), sql.Identifier(ADMIN_USER)
-                    )
-                )
-            conn.execute(
-                sql.SQL("GRANT CONNECT ON DATABASE {} TO {}").format(
-                    sql.Identifier(APP_DATABASE), sql.Identifier(MONITOR_USER)
-                )
-            )
+            self.create_pg_roles(conn)
+            self.create_pg_database(conn, APP_DATABASE)
             slot = conn.execute(
                 "SELECT 1 FROM pg_replication_slots WHERE slot_name = %s", (STANDBY_SLOT,)
             )
@@ -1123,6 +1128,96 @@ class _Sandbox:
                 )
             )
         mark.write_text("")
+
+    def ensure_logical_wal(self) -> None:
+        """pg-subscriber needs wal_level=logical on pg-primary: a primary started before
+        pg-subscriber existed is restarted once, with the rewritten settings."""
+        with self.pg_local("pg-primary") as conn:
+            row = conn.execute("SHOW wal_level").fetchone()
+        if row is not None and row[0] != "logical":
+            self.layout.stop("pg-primary")
+            self.start_pg("pg-primary")  # rewrites the settings block first
+
+    def setup_pg_publication(self) -> None:
+        """The `drift` database on pg-primary and its publication FOR ALL TABLES."""
+        mark = self.layout.home("pg-primary") / "publication.done"
+        if mark.exists():
+            return
+        with self.pg_local("pg-primary") as conn:
+            self.create_pg_database(conn, DRIFT_DATABASE)
+        with self.pg_local("pg-primary", DRIFT_DATABASE) as conn:
+            found = conn.execute("SELECT 1 FROM pg_publication WHERE pubname = %s", (PUBLICATION,))
+            if not found.fetchone():
+                conn.execute(
+                    sql.SQL("CREATE PUBLICATION {} FOR ALL TABLES").format(
+                        sql.Identifier(PUBLICATION)
+                    )
+                )
+        mark.write_text("")
+
+    def create_pg_database(self, conn: psycopg.Connection[Any], name: str) -> None:
+        """Create database `name` owned by the admin account; dbgauge may connect."""
+        found = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,))
+        if not found.fetchone():
+            conn.execute(
+                sql.SQL("CREATE DATABASE {} OWNER {}").format(
+                    sql.Identifier(name), sql.Identifier(ADMIN_USER)
+                )
+            )
+        conn.execute(
+            sql.SQL("GRANT CONNECT ON DATABASE {} TO {}").format(
+                sql.Identifier(name), sql.Identifier(MONITOR_USER)
+            )
+        )
+
+    def setup_pg_subscriber(self) -> None:
+        """Roles, databases and the subscription to pg-primary's `drift` publication.
+
+        Logical replication copies rows, not DDL: a test creates a table on both sides, then
+        runs ALTER SUBSCRIPTION drift_sub REFRESH PUBLICATION on the subscriber.
+        """
+        name = "pg-subscriber"
+        mark = self.layout.home(name) / _SETUP_MARK
+        if mark.exists():
+            return
+        with self.pg_local(name) as conn:
+            self.create_pg_roles(conn, subscriber=True)
+            for database in (APP_DATABASE, DRIFT_DATABASE):
+                self.create_pg_database(conn, database)
+        conninfo = (
+            f"host=127.0.0.1 port={self.port('pg-primary')} dbname={DRIFT_DATABASE} "
+            f"user={ADMIN_USER} password={self.pw['pg-admin']} application_name={SUBSCRIPTION}"
+        )
+        with self.pg_local(name, DRIFT_DATABASE) as conn:
+            found = conn.execute(
+                "SELECT 1 FROM pg_subscription WHERE subname = %s", (SUBSCRIPTION,)
+            )
+            if not found.fetchone():
+                conn.execute(
+                    sql.SQL("CREATE SUBSCRIPTION {} CONNECTION {} PUBLICATION {}").format(
+                        sql.Identifier(SUBSCRIPTION),
+                        sql.Literal(conninfo),
+                        sql.Identifier(PUBLICATION),
+                    )
+                )
+        mark.write_text("")
+
+    def wait_subscribed(self) -> None:
+        """Until pg-subscriber's apply worker runs (it starts a moment after the server)."""
+
+        def check() -> bool | None:
+            with self.pg_local("pg-subscriber", DRIFT_DATABASE) as conn:
+                row = conn.execute(
+                    "SELECT count(pid) FROM pg_stat_subscription WHERE relid IS NULL"
+                ).fetchone()
+            return True if row and row[0] else None
+
+        if _poll(check, _REPLICATION_TIMEOUT, 0.1) is None:
+            log = self.layout.log("pg-subscriber")
+            raise SandboxError(
+                f"pg-subscriber's apply worker for {SUBSCRIPTION} is not running after "
+                f"{_REPLICATION_TIMEOUT:.0f} s; look at {log}:\n{_tail(log)}"
+            )
 
     def standby_state(self) -> str | None:
         with self.pg_local("pg-primary") as conn:
@@ -1231,17 +1326,24 @@ logfile = {self.layout.log("pgbouncer")}
             raise self.start_failed("pgbouncer", "admin console not answering after 15 s")
 
     def up_postgres(self) -> None:
-        for name in ("pg-primary", "pg-standby", "pgbouncer"):
+        for name in ("pg-primary", "pg-standby", "pgbouncer", "pg-subscriber"):
             self.make_home(name)
         if not self.layout.initialised("pg-primary"):
             self.init_pg_primary()
         self.ensure_running("pg-primary")
+        self.ensure_logical_wal()
         self.setup_pg_primary()
+        self.setup_pg_publication()
         if not self.layout.initialised("pg-standby"):
             self.init_pg_standby()
         if self.layout.running_pid("pg-standby") is None:
             self.start_pg("pg-standby")
         self.wait_streaming()
+        if not self.layout.initialised("pg-subscriber"):
+            self.init_pg_primary("pg-subscriber")
+        self.ensure_running("pg-subscriber")
+        self.setup_pg_subscriber()
+        self.wait_subscribed()
         changed = self.write_pgbouncer_files()
         pid = self.layout.running_pid("pgbouncer")
         if pid is None:
@@ -1276,6 +1378,13 @@ logfile = {self.layout.log("pgbouncer")}
                     "SELECT count(*) FROM pg_stat_replication WHERE state = 'streaming'"
                 ).fetchone()
             return f"primary, {row[0] if row else 0} standby streaming"
+        if name == "pg-subscriber":
+            with self.pg_local(name, DRIFT_DATABASE) as conn:
+                row = conn.execute(
+                    "SELECT count(pid) FROM pg_stat_subscription WHERE relid IS NULL"
+                ).fetchone()
+            worker = "running" if row and row[0] else "not running"
+            return f"subscribed to pg-primary ({SUBSCRIPTION}: apply worker {worker})"
         if name == "pg-standby":
             with self.pg_local(name) as conn:
                 row = conn.execute("SELECT status FROM pg_stat_wal_receiver").fetchone()
@@ -1410,6 +1519,45 @@ def stop_instance(directory: Path, name: str) -> None:
         return
     with _locked(root):
         _Layout(root).stop(name)
+
+
+def rebuild_instance(directory: Path, name: str) -> None:
+    """Re-clone pg-standby from pg-primary with pg_basebackup and wait until it streams.
+
+    For tests that break the standby on purpose (e.g. promote it with pg_promote() to
+    create two primaries): its data directory is discarded, and its replication slot on
+    the primary, left inactive and holding WAL from before, is dropped and created anew.
+    """
+    if name != "pg-standby":
+        raise SandboxError(f"only pg-standby can be rebuilt (from pg-primary), not {name!r}")
+    root = Path(directory).resolve()
+    sandbox = _Sandbox.open(root)
+    with _locked(root):
+        sandbox.layout.stop(name)
+        try:
+            with sandbox.pg_local("pg-primary") as conn:
+
+                def slot_free() -> bool | None:
+                    row = conn.execute(
+                        "SELECT active FROM pg_replication_slots WHERE slot_name = %s",
+                        (STANDBY_SLOT,),
+                    ).fetchone()
+                    return True if row is None or not row[0] else None
+
+                if _poll(slot_free, _REPLICATION_TIMEOUT) is None:
+                    raise SandboxError(f"slot {STANDBY_SLOT} on pg-primary is still in use")
+                conn.execute(
+                    "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots "
+                    "WHERE slot_name = %s",
+                    (STANDBY_SLOT,),
+                )
+                conn.execute("SELECT pg_create_physical_replication_slot(%s)", (STANDBY_SLOT,))
+            shutil.rmtree(sandbox.layout.datadir(name), ignore_errors=True)
+            sandbox.init_pg_standby()
+            sandbox.start_pg(name)
+            sandbox.wait_streaming()
+        except (psycopg.Error, OSError) as exc:
+            raise SandboxError(f"rebuilding {name} in {root} failed: {exc}") from exc
 
 
 def load_state(directory: Path) -> SandboxState:

@@ -17,7 +17,8 @@ import yaml
 from tests.conftest import DBGAUGE, REPO, Daemon, Sandbox, parse_metrics, value, wait_for
 from toolkit import sandbox as sb
 
-TARGETS = ("mariadb-primary", "mariadb-replica", "pg-primary", "pg-standby", "pgbouncer")
+TARGETS = ("mariadb-primary", "mariadb-replica", "pg-primary", "pg-standby", "pgbouncer",
+           "pg-subscriber")
 
 
 def _config(sandbox: Sandbox, path: Path, targets: list[dict[str, object]] | None = None,
@@ -244,7 +245,7 @@ def test_config_check_accepts_the_sandbox_config(sandbox: Sandbox) -> None:
     proc = subprocess.run([*DBGAUGE, "config", "check", str(sandbox.config)],
                           capture_output=True, text=True, timeout=30, cwd=REPO, check=False)
     assert proc.returncode == 0, proc.stderr
-    assert "OK, 5 target(s)" in proc.stdout
+    assert "OK, 6 target(s)" in proc.stdout
 
 
 def test_collect_prints_one_scrape(sandbox: Sandbox) -> None:

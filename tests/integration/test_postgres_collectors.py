@@ -89,7 +89,7 @@ def test_both_sides_report_their_role(sandbox: Sandbox) -> None:
     r = "dbgauge_postgres_replication_"
     assert val(p, r + "configured") == 1 and val(p, r + "in_recovery") == 0
     assert val(s, r + "configured") == 1 and val(s, r + "in_recovery") == 1
-    assert val(p, r + "standbys") == 1
+    assert val(p, r + "standbys") == 2  # pg-standby, and pg-subscriber's logical walsender
     assert val(p, r + "standby_state", application_name="pg-standby", state="streaming") == 1
     assert val(p, r + "slot_active", slot_name="pg_standby", slot_type="physical") == 1
     assert val(p, r + "slot_wal_status", slot_name="pg_standby", slot_type="physical",

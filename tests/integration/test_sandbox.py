@@ -101,6 +101,8 @@ def test_cold_up_is_fast_and_everything_runs(built: Built) -> None:
         assert st.port == BASE_PORT + sb.PORT_OFFSETS[name]
     assert statuses["mariadb-replica"].detail.startswith("replicating from mariadb-primary")
     assert statuses["pg-standby"].detail == "streaming from pg-primary"
+    assert statuses["pg-subscriber"].detail == (
+        "subscribed to pg-primary (drift_sub: apply worker running)")
 
 
 def test_state_file_and_secrets(built: Built) -> None:
@@ -131,6 +133,8 @@ def test_config_yaml(built: Built) -> None:
     assert list(targets) == list(sb.INSTANCES)
     assert targets["mariadb-primary"]["dsn"] == f"mysql://dbgauge@127.0.0.1:{BASE_PORT + 3306}/"
     assert targets["pg-standby"]["dsn"] == f"postgresql://dbgauge@127.0.0.1:{BASE_PORT + 5433}/app"
+    assert targets["pg-subscriber"]["dsn"] == \
+        f"postgresql://dbgauge@127.0.0.1:{BASE_PORT + 5434}/drift"
     assert targets["pgbouncer"]["kind"] == "pgbouncer"
     for target in targets.values():
         assert target["labels"] == {"sandbox": "true"}

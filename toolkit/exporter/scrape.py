@@ -6,6 +6,10 @@ shut down) so its worker thread returns instead of piling up. Collectors of one 
 run one after another on its single connection (drivers are not thread-safe, and one
 connection per target keeps the exporter's footprint on the server predictable); each
 statement is also bounded server-side (max_statement_time / statement_timeout).
+
+At most one scrape per target is in flight (a lock per target): concurrent scrapes of the
+same target (two Prometheus servers, a /probe during a /metrics) wait for it until their own
+deadline instead of opening more connections, so a slow server never sees a pile-up.
 """
 
 from __future__ import annotations
@@ -78,6 +82,7 @@ class TargetRunner:
         self._collectors = enabled_collectors(cfg.kind, cfg.collectors)
         self._base_labels: Labels = _labels((), {**cfg.labels, "target": cfg.name})
         self._last_error: str | None = None
+        self._busy_until: float | None = None  # deadline of the scrape holding the lock
 
     @property
     def collectors(self) -> list[Collector]:
@@ -97,9 +102,11 @@ class TargetRunner:
         started = time.monotonic()
         if not self._lock.acquire(timeout=max(0.0, deadline - started)):
             return self._fail(started, "previous scrape of this target is still running")
+        self._busy_until = deadline
         try:
             return self._scrape_locked(started, deadline, only)
         finally:
+            self._busy_until = None
             self._lock.release()
 
     def _connection(self, deadline: float) -> Connection:
@@ -120,6 +127,24 @@ class TargetRunner:
 
     def _scrape_locked(self, started: float, deadline: float,
                        only: set[str] | None) -> TargetResult:
+        reused = self._conn is not None and not self._conn.closed
+        result = self._collect(started, deadline, only, quiet=reused)
+        if not result.up and reused and self._conn is None and time.monotonic() < deadline:
+            # The kept connection died between scrapes (server restarted, idle timeout,
+            # failover): retry once on a fresh one, so `up` is right on the first scrape
+            # after the server is back rather than one scrape late.
+            log.info("target %s: kept connection was lost (%s); reconnecting",
+                     self.cfg.name, result.error, extra={"target": self.cfg.name})
+            self._last_error = None
+            result = self._collect(started, deadline, only)
+        elif not result.up and reused and self._conn is None:
+            self._last_error = None
+            result = self._fail(started, result.error or "connection lost")
+        return result
+
+    def _collect(self, started: float, deadline: float, only: set[str] | None,
+                 quiet: bool = False) -> TargetResult:
+        """One attempt; `quiet` leaves logging a lost connection to the caller."""
         try:
             conn = self._connection(deadline)
         except AuthError as exc:
@@ -142,7 +167,9 @@ class TargetRunner:
             runs.append(self._run(collector, conn, samples))
             if conn.closed:
                 self._conn = None
-                return self._fail(started, runs[-1].error or "connection lost")
+                conn.close()  # release the socket now, not at garbage collection
+                return self._fail(started, runs[-1].error or "connection lost",
+                                  log_it=not quiet)
         return TargetResult(self.cfg.name, self.cfg.kind, self._base_labels, True,
                             time.monotonic() - started, conn.server, None, tuple(runs),
                             tuple(samples))
@@ -167,10 +194,15 @@ class TargetRunner:
         out.extend(produced)
         return CollectorRun(collector.name, True, time.monotonic() - t0)
 
-    def abort(self) -> None:
-        """Unblock a scrape stuck past its deadline (called from another thread)."""
+    def abort_overdue(self) -> None:
+        """Unblock a scrape stuck past its own deadline (called from another thread).
+
+        Only the scrape holding the lock uses the connection; it is aborted only once *its*
+        deadline has passed, never on behalf of a later request still waiting its turn.
+        """
+        busy_until = self._busy_until
         conn = self._conn
-        if conn is not None:
+        if conn is not None and busy_until is not None and time.monotonic() >= busy_until:
             conn.abort()
 
     def close(self) -> None:
@@ -207,7 +239,7 @@ class Scraper:
                 results[runner.cfg.name] = future.result()
                 continue
             if not future.done():
-                runner.abort()
+                runner.abort_overdue()
                 future.cancel()
             error = "scrape deadline exceeded" if not future.done() or future.cancelled() \
                 else redact(str(future.exception()))

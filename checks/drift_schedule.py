@@ -1,0 +1,119 @@
+"""Scheduled checksums: the daemon runs each `checksums:` entry of the config as a job and
+serves its last result as `dbgauge_checksum_*` metrics (cached between runs).
+
+A checksum reads whole tables, so it never runs on scrape: `toolkit.jobs` runs it in its
+own thread every `interval` (1 h by default) and keeps the samples of the last finished run.
+The per-table series exist for every compared table and replica (0 when equal), so an alert
+on `dbgauge_checksum_differing_rows > 0` does not depend on a series appearing.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Sequence
+
+from checks.drift import ChecksumOptions, DriftResult, Reporter, run_checksum
+from collectors.base import MetricSpec, Sample
+from toolkit.config import ChecksumJobConfig, Config, TargetConfig
+from toolkit.jobs import Job
+
+log = logging.getLogger("dbgauge.checksum")
+
+_P = "dbgauge_checksum_"
+_CACHED = " Cached from the last scheduled run (see dbgauge_job_success for failed runs)."
+TABLES_CHECKED = MetricSpec(
+    _P + "tables_checked", "gauge",
+    "Tables the last checksum run compared between the source and its replicas." + _CACHED,
+    ("job",))
+TABLES_UNCHECKED = MetricSpec(
+    _P + "tables_unchecked", "gauge",
+    "Tables the last checksum run could not compare (no usable key and too large, columns "
+    "that differ, no privilege)." + _CACHED, ("job",))
+DRIFT = MetricSpec(
+    _P + "drift", "gauge",
+    "1 if the last checksum run found a replica whose rows differ from the source's, "
+    "else 0." + _CACHED, ("job",))
+TABLE_ROWS = MetricSpec(
+    _P + "table_rows", "gauge", "Rows of the table on the source when it was checksummed."
+    + _CACHED, ("job", "table"))
+DIFFERING_CHUNKS = MetricSpec(
+    _P + "differing_chunks", "gauge",
+    "Chunks of the table whose checksum differs on the replica." + _CACHED,
+    ("job", "table", "replica"))
+DIFFERING_ROWS = MetricSpec(
+    _P + "differing_rows", "gauge",
+    "Rows of the table that differ on the replica: missing, extra or changed, each confirmed "
+    "by re-checks." + _CACHED, ("job", "table", "replica"))
+LAST_RUN = MetricSpec(
+    _P + "last_run_timestamp_seconds", "gauge",
+    "Unix time the last checksum run finished." + _CACHED, ("job",))
+DURATION = MetricSpec(
+    _P + "last_run_duration_seconds", "gauge",
+    "How long the last checksum run took." + _CACHED, ("job",))
+METRICS = (TABLES_CHECKED, TABLES_UNCHECKED, DRIFT, TABLE_ROWS, DIFFERING_CHUNKS,
+           DIFFERING_ROWS, LAST_RUN, DURATION)
+
+
+def samples(job: str, result: DriftResult, finished: float) -> list[Sample]:
+    """The metrics of one finished run (pure: the job and its tests share it)."""
+    base = {"job": job}
+    out = [
+        Sample(TABLES_CHECKED.name, float(sum(t.status != "unchecked" for t in result.tables)),
+               base),
+        Sample(TABLES_UNCHECKED.name, float(sum(t.status == "unchecked" for t in result.tables)),
+               base),
+        Sample(DRIFT.name, 1.0 if result.status == "drift" else 0.0, base),
+        Sample(LAST_RUN.name, finished, base),
+        Sample(DURATION.name, result.seconds, base),
+    ]
+    for table in result.tables:
+        if table.status == "unchecked":
+            continue
+        out.append(Sample(TABLE_ROWS.name, float(table.rows), {**base, "table": table.table}))
+        chunks, rows = dict(table.differing_chunks), dict(table.differing_rows)
+        for replica in result.replicas:
+            labels = {**base, "table": table.table, "replica": replica}
+            out.append(Sample(DIFFERING_CHUNKS.name, float(chunks.get(replica, 0)), labels))
+            out.append(Sample(DIFFERING_ROWS.name, float(rows.get(replica, 0)), labels))
+    return out
+
+
+class _LogReporter(Reporter):
+    def note(self, text: str) -> None:
+        log.debug("%s", text)
+
+
+class ChecksumJob(Job):
+    """One `checksums:` entry: compare its replicas with its source every interval."""
+
+    metrics = METRICS
+
+    def __init__(self, name: str, spec: ChecksumJobConfig, source: TargetConfig,
+                 replicas: Sequence[TargetConfig]) -> None:
+        self.name = name
+        self.interval = spec.interval
+        self.source = source
+        self.replicas = list(replicas)
+        self.options = ChecksumOptions(
+            tables=tuple(spec.tables or ()), exclude=tuple(spec.exclude), method=spec.method,
+            chunk_time=spec.chunk_time, max_lag=spec.max_lag, keep_state=False)
+
+    def run(self) -> Iterable[Sample]:
+        import time
+
+        result = run_checksum(self.source, self.replicas, self.options, _LogReporter())
+        return samples(self.name, result, time.time())
+
+
+def checksum_jobs(config: Config) -> list[Job]:
+    """One job per `checksums:` entry, named `checksum:<source>` (`:2`, `:3`... when one
+    source has several entries)."""
+    jobs: list[Job] = []
+    seen: dict[str, int] = {}
+    for spec in config.checksums:
+        base = f"checksum:{spec.source}"
+        seen[base] = seen.get(base, 0) + 1
+        name = base if seen[base] == 1 else f"{base}:{seen[base]}"
+        jobs.append(ChecksumJob(name, spec, config.target(spec.source),
+                                [config.target(r) for r in spec.replicas]))
+    return jobs

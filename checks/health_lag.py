@@ -1,0 +1,69 @@
+"""check lag: how far behind its source a replica is, in seconds.
+
+MySQL/MariaDB: from the heartbeat table when the target reads one (`heartbeat: {mode:
+read}` in the config, or `--heartbeat-table` with `--node`) -- sub-second, and it keeps
+growing while replication is stopped -- else Seconds_Behind_Source, which the server
+reports as NULL once a thread stops: that is CRITICAL ("lag unknown"), not OK.
+PostgreSQL standby: the postgres_replication collector's lag, 0 when everything
+received is replayed. Primaries are OK ("not a replica").
+"""
+
+from __future__ import annotations
+
+from checks import Finding, Status
+from checks.health import Measured, Node, NodeOutcome, Thresholds, judged, not_applicable, values
+from collectors._mysql import REPLICA_MONITOR, query
+from collectors.base import number
+from collectors.mysql_heartbeat import LAG, SOURCE, MySQLHeartbeat
+from collectors.mysql_replication import parse_replica_status
+from toolkit.db import Connection
+
+NAME = "lag"
+HELP = ("Replication lag in seconds: heartbeat when configured, else Seconds_Behind_Source "
+        "(MySQL/MariaDB); replay lag of a PostgreSQL standby.")
+KINDS = frozenset({"mysql", "postgres"})
+DEFAULTS: Thresholds | None = Thresholds(warning=30.0, critical=120.0)
+METRIC = "lag_seconds"
+
+
+def _mysql(node: Node, conn: Connection, limits: Thresholds) -> NodeOutcome:
+    settings = node.target.heartbeat
+    if settings is not None and settings.mode == "read":
+        got = values(MySQLHeartbeat().collect(conn))
+        lag = got[LAG.name]
+        return judged(node, limits, Measured(
+            lag, f"lag {lag:.2f} s (heartbeat of server_id {got[SOURCE.name]:.0f})"),
+            kind="lag", metric=METRIC)
+    channels = [parse_replica_status(r) for r in query(conn, "replica_status", REPLICA_MONITOR)]
+    if not channels:
+        return not_applicable(node, "not a replica (no replication channel)")
+    unknown = [c for c in channels if c.seconds_behind is None]
+    if unknown:
+        names = ", ".join(f"'{c.channel}'" if c.channel else "default" for c in unknown)
+        return NodeOutcome(node.name, (Finding(
+            Status.CRITICAL, node.name, "lag-unknown",
+            f"lag unknown: Seconds_Behind_Source is NULL on channel {names} (a replication "
+            "thread is stopped or not connected); configure a heartbeat to measure it"),),
+            note="lag unknown")
+    lag = max(c.seconds_behind or 0.0 for c in channels)
+    return judged(node, limits, Measured(lag, f"lag {lag:.0f} s (Seconds_Behind_Source)"),
+                  kind="lag", metric=METRIC)
+
+
+def _postgres(node: Node, conn: Connection, limits: Thresholds) -> NodeOutcome:
+    local = conn.query("replication_local")[0]
+    if local.get("in_recovery") is not True:
+        return not_applicable(node, "not a standby")
+    lag = number(local.get("lag_seconds"))
+    if lag is None:
+        return NodeOutcome(node.name, (Finding(
+            Status.UNKNOWN, node.name, "lag-unknown",
+            "lag unknown: no WAL receiver position (archive recovery?)"),), note="lag unknown")
+    return judged(node, limits, Measured(lag, f"lag {lag:.2f} s (replay)"), kind="lag",
+                  metric=METRIC)
+
+
+def evaluate(node: Node, conn: Connection, limits: Thresholds | None) -> NodeOutcome:
+    chosen = limits or DEFAULTS
+    assert chosen is not None
+    return _mysql(node, conn, chosen) if node.kind == "mysql" else _postgres(node, conn, chosen)

@@ -1,0 +1,40 @@
+"""check pgbouncer-pools: clients queueing for a server connection, and for how long.
+
+From SHOW POOLS (the pgbouncer_pools collector's statement and parser): the threshold
+applies to the longest current wait (maxwait) over all pools; the pool that waits
+longest and the number of waiting clients are in the message and the perfdata.
+"""
+
+from __future__ import annotations
+
+from checks.health import Measured, Node, NodeOutcome, Thresholds, judged
+from collectors.pgbouncer_pools import CLIENTS, MAXWAIT, pool_samples
+from toolkit.db import Connection
+
+NAME = "pgbouncer-pools"
+HELP = "Clients waiting for a server connection in PgBouncer pools, and the longest wait."
+KINDS = frozenset({"pgbouncer"})
+DEFAULTS: Thresholds | None = Thresholds(warning=1.0, critical=5.0)
+METRIC = "maxwait_seconds"
+
+
+def evaluate(node: Node, conn: Connection, limits: Thresholds | None) -> NodeOutcome:
+    chosen = limits or DEFAULTS
+    assert chosen is not None
+    waiting: dict[str, float] = {}
+    maxwait: dict[str, float] = {}
+    for s in pool_samples(conn.query("show_pools")):
+        pool = f"{s.labels['database']}/{s.labels['user']}"
+        if s.name == CLIENTS.name and s.labels["state"] == "waiting":
+            waiting[pool] = s.value
+        elif s.name == MAXWAIT.name:
+            maxwait[pool] = s.value
+    total = sum(waiting.values())
+    worst_pool = max(maxwait, key=lambda p: (maxwait[p], waiting.get(p, 0.0)), default="")
+    longest = maxwait.get(worst_pool, 0.0)
+    text = f"{total:.0f} client(s) waiting in {len(maxwait)} pool(s)"
+    if longest > 0 or total:
+        text += (f"; longest wait {longest:.1f} s in pool {worst_pool} "
+                 f"({waiting.get(worst_pool, 0.0):.0f} waiting)")
+    return judged(node, chosen, Measured(longest, text), kind="pool-wait", metric=METRIC,
+                  extra=(("clients_waiting", total),))

@@ -1,0 +1,130 @@
+"""Scheduled checks: the daemon runs each `checks:` entry of the config on its interval.
+
+A check across nodes (split-brain waits for two heartbeat reads) is too slow for a scrape,
+so it runs as a `toolkit.jobs.Job` and the daemon serves its last result:
+`dbgauge_check_status{check,target}` (the monitoring-plugin code per node) and, for
+split-brain, `dbgauge_split_brain_findings{kind,node}` -- counts by finding kind, every
+kind present (0) for every node so no series comes and goes; GTIDs stay out of labels.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+
+from checks import CheckResult, Status
+from checks.findings import worst
+from checks.health import Node, health_checks, nodes_from_config, run_health
+from collectors.base import MetricSpec, Sample
+from toolkit.config import CheckJobConfig, Config
+from toolkit.jobs import Job
+
+STATUS = MetricSpec(
+    "dbgauge_check_status", "gauge",
+    "Result of a scheduled dbgauge check for one target, as the monitoring-plugin code: 0 OK, "
+    "1 WARNING, 2 CRITICAL, 3 UNKNOWN (unreachable, or could not tell); cached from the "
+    "check job's last run (see dbgauge_job_last_run_timestamp_seconds{job=\"check:...\"}).",
+    ("check", "target"))
+SPLIT_BRAIN_FINDINGS = MetricSpec(
+    "dbgauge_split_brain_findings", "gauge",
+    "Split-brain findings per node and kind (errant-transactions, writable-replica, "
+    "multiple-primaries, timeline-divergence, concurrent-heartbeat-writers, unreachable, "
+    "query-failed, check-failed); 0 when none. Cached from the split-brain job's last run; "
+    "`dbgauge check split-brain` prints the GTIDs and evidence.", ("kind", "node"))
+SPLIT_BRAIN_ERRANT = MetricSpec(
+    "dbgauge_split_brain_errant_transactions", "gauge",
+    "Errant transactions found on the node at the split-brain job's last run (cached); 0 "
+    "when none. Where MariaDB's binlog is not readable, each errant (domain, server_id) "
+    "stream counts once.", ("node",))
+
+SPLIT_BRAIN = "split-brain"
+
+
+def check_names() -> tuple[str, ...]:
+    return (SPLIT_BRAIN, *health_checks())
+
+
+def validate_check_job(check: str, warning: float | None, critical: float | None) -> None:
+    """Config-time validation of a `checks:` entry (raises ValueError for pydantic)."""
+    names = check_names()
+    if check not in names:
+        raise ValueError(f"unknown check {check!r}; available: {', '.join(names)}")
+    defaults = None if check == SPLIT_BRAIN else health_checks()[check].DEFAULTS
+    if defaults is None and (warning is not None or critical is not None):
+        raise ValueError(f"check {check} takes no warning/critical thresholds")
+    if defaults is not None:
+        limits = defaults.override(warning, critical)
+        if limits.warning > limits.critical:
+            raise ValueError(f"warning {limits.warning:g} is above critical {limits.critical:g}")
+
+
+def node_statuses(result: CheckResult, nodes: Sequence[str]) -> dict[str, Status]:
+    """Each node's worst finding (OK without one); findings on no node go to ''."""
+    out = {name: Status.OK for name in nodes}
+    for f in result.findings:
+        out[f.node] = worst((out.get(f.node, Status.OK), f.severity))
+    return out
+
+
+def result_samples(check: str, result: CheckResult, nodes: Sequence[str]) -> list[Sample]:
+    """The samples one check run yields (pure: unit-tested without a daemon)."""
+    statuses = node_statuses(result, nodes)
+    out = [Sample(STATUS.name, float(status), {"check": check, "target": target})
+           for target, status in statuses.items()]
+    if check == SPLIT_BRAIN:
+        from checks.split_brain import KINDS
+
+        counts = Counter((f.kind, f.node) for f in result.findings)
+        errant = Counter[str]()
+        for f in result.findings:
+            if f.kind == "errant-transactions":
+                errant[f.node] += int(f.evidence.get("errant_count", "1"))
+        for node in statuses:
+            for kind in KINDS:
+                out.append(Sample(SPLIT_BRAIN_FINDINGS.name, float(counts[(kind, node)]),
+                                  {"kind": kind, "node": node}))
+            out.append(Sample(SPLIT_BRAIN_ERRANT.name, float(errant[node]), {"node": node}))
+    return out
+
+
+class CheckJob(Job):
+    """One `checks:` entry of the config, run by the daemon every `interval` seconds."""
+
+    def __init__(self, name: str, entry: CheckJobConfig, config: Config) -> None:
+        self.name = name
+        self.interval = entry.interval
+        self.entry = entry
+        self.config = config
+        self.metrics = (STATUS, SPLIT_BRAIN_FINDINGS, SPLIT_BRAIN_ERRANT) \
+            if entry.check == SPLIT_BRAIN else (STATUS,)
+
+    def nodes(self) -> list[Node]:
+        nodes = nodes_from_config(self.config, self.entry.targets or ())
+        kinds = {"mysql", "postgres"} if self.entry.check == SPLIT_BRAIN \
+            else health_checks()[self.entry.check].KINDS
+        return [n for n in nodes if n.kind in kinds or n.explicit]
+
+    def run(self) -> Iterable[Sample]:
+        nodes = self.nodes()
+        if self.entry.check == SPLIT_BRAIN:
+            from checks.split_brain import check_split_brain
+
+            result = check_split_brain(nodes)
+        else:
+            check = health_checks()[self.entry.check]
+            limits = None
+            if check.DEFAULTS is not None:
+                limits = check.DEFAULTS.override(self.entry.warning, self.entry.critical)
+            result = run_health(check, nodes, limits)
+        return result_samples(self.entry.check, result, [n.name for n in nodes])
+
+
+def check_jobs(config: Config) -> list[Job]:
+    """One job per `checks:` entry: 'check:NAME', then 'check:NAME#2', ... for repeats."""
+    jobs: list[Job] = []
+    seen: Counter[str] = Counter()
+    for entry in config.checks:
+        seen[entry.check] += 1
+        suffix = f"#{seen[entry.check]}" if seen[entry.check] > 1 else ""
+        jobs.append(CheckJob(f"check:{entry.check}{suffix}", entry, config))
+    return jobs

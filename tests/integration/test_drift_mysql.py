@@ -1,0 +1,512 @@
+"""`dbgauge checksum` on the MariaDB primary and replica of the sandbox: both methods.
+
+Drift is made on the replica with sql_log_bin=0 (no errant GTIDs). Tables drifted here are
+never written on the primary again (a row-based update of a row the replica changed would
+stop replication); they are dropped at the end, which replicates as DDL.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import tempfile
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import closing, contextmanager
+from pathlib import Path
+from typing import Any
+
+import pymysql  # type: ignore[import-untyped,unused-ignore]
+import pytest
+
+from checks.drift import ChecksumOptions, DriftResult, run_checksum
+from tests.conftest import DBGAUGE, REPO, Sandbox
+from toolkit.config import TargetConfig, load_config
+
+pytestmark = pytest.mark.integration
+
+SBR_USER = "dbgauge_sbr"  # may set the session binlog_format (the monitoring user may not)
+STATE_HOME = Path(tempfile.gettempdir()) / f"dbgauge-test-state-{os.getuid()}"
+
+
+def admin(sandbox: Sandbox, name: str) -> Any:
+    state = sandbox.state
+    return pymysql.connect(host="127.0.0.1", port=state.port(name),
+                           user=state.mariadb.admin_user, password=state.mariadb.admin_password,
+                           autocommit=True, connect_timeout=5)
+
+
+def execute(sandbox: Sandbox, name: str, *statements: str, log_bin: bool = True) -> None:
+    with closing(admin(sandbox, name)) as conn:
+        cur = conn.cursor()
+        if not log_bin:
+            cur.execute("SET SESSION sql_log_bin = 0")
+        for statement in statements:
+            cur.execute(statement)
+
+
+def one(sandbox: Sandbox, name: str, query: str) -> Any:
+    with closing(admin(sandbox, name)) as conn:
+        cur = conn.cursor()
+        cur.execute(query)
+        return cur.fetchone()
+
+
+def caught_up(sandbox: Sandbox) -> None:
+    pos = one(sandbox, "mariadb-primary", "SELECT @@gtid_binlog_pos")[0]
+    assert one(sandbox, "mariadb-replica", f"SELECT MASTER_GTID_WAIT('{pos}', 30)")[0] == 0
+
+
+def targets(sandbox: Sandbox) -> dict[str, TargetConfig]:
+    return {t.name: t for t in load_config(sandbox.config).targets}
+
+
+def sbr_target(sandbox: Sandbox) -> TargetConfig:
+    port = sandbox.state.port("mariadb-primary")
+    return TargetConfig(name="primary-sbr", kind="mysql",
+                        dsn=f"mysql://{SBR_USER}:sbr-{sandbox.state.dbgauge_password}"
+                            f"@127.0.0.1:{port}/")
+
+
+def check(sandbox: Sandbox, method: str, tables: tuple[str, ...], **options: Any
+          ) -> DriftResult:
+    t = targets(sandbox)
+    source = sbr_target(sandbox) if method == "replicated" else t["mariadb-primary"]
+    return run_checksum(source, [t["mariadb-replica"]],
+                        ChecksumOptions(tables=tables, method=method, retry_delay=0.05,
+                                        keep_state=False, **options))
+
+
+def found(result: DriftResult) -> dict[str, set[tuple[str, tuple[Any, ...]]]]:
+    out: dict[str, set[tuple[str, tuple[Any, ...]]]] = {}
+    for table in result.tables:
+        out[table.table] = {(d.kind, tuple(v for _, v in d.key)) for d in table.differences}
+    return out
+
+
+@contextmanager
+def binlog_watch(sandbox: Sandbox) -> Iterator[list[str]]:
+    """Yields a list that, after the block, holds every table or statement written to
+    either server's binlog meanwhile (log_slave_updates: the replica logs what it applies)."""
+    starts = {name: one(sandbox, name, "SHOW MASTER STATUS")[:2]
+              for name in ("mariadb-primary", "mariadb-replica")}
+    written: list[str] = []
+    yield written
+    for name, (file, pos) in starts.items():
+        with closing(admin(sandbox, name)) as conn:
+            cur = conn.cursor(pymysql.cursors.DictCursor)
+            cur.execute(f"SHOW BINLOG EVENTS IN '{file}' FROM {int(pos)}")
+            for event in cur.fetchall():
+                info = str(event["Info"])
+                if event["Event_type"] == "Table_map":
+                    written.append(re.sub(r"^table_id: \d+ \((.*)\)$", r"\1", info))
+                elif event["Event_type"] == "Query" and info not in ("BEGIN", "COMMIT"):
+                    written.append(info)
+
+
+def outside_dbgauge(written: list[str]) -> list[str]:
+    """What was written anywhere but dbgauge's own schema."""
+    allowed = ("REPLACE INTO dbgauge.", "UPDATE dbgauge.", "DELETE FROM dbgauge.",
+               "CREATE DATABASE IF NOT EXISTS dbgauge", "CREATE TABLE IF NOT EXISTS dbgauge.")
+    bad = []
+    for item in written:
+        statement = re.sub(r"^use `[^`]*`; ", "", item.strip())
+        if not (re.fullmatch(r"dbgauge\.\w+", statement) or statement.startswith(allowed)):
+            bad.append(item)
+    return bad
+
+
+@pytest.fixture(scope="module")
+def sbr_user(sandbox: Sandbox) -> Iterator[None]:
+    password = f"sbr-{sandbox.state.dbgauge_password}"
+    execute(sandbox, "mariadb-primary",
+            f"CREATE OR REPLACE USER {SBR_USER}@'%' IDENTIFIED BY '{password}'",
+            f"GRANT SELECT, BINLOG ADMIN, SLAVE MONITOR ON *.* TO {SBR_USER}@'%'",
+            f"GRANT ALL PRIVILEGES ON dbgauge.* TO {SBR_USER}@'%'")
+    try:
+        yield
+    finally:
+        execute(sandbox, "mariadb-primary", f"DROP USER IF EXISTS {SBR_USER}@'%'")
+
+
+DRIFT_T = """CREATE TABLE app.drift_t (
+  id INT NOT NULL PRIMARY KEY, name VARCHAR(40) NULL, code CHAR(10) NULL, score DOUBLE NULL,
+  f FLOAT NULL,
+  amount DECIMAL(10,2) NOT NULL, seen TIMESTAMP(6) NULL, payload BLOB NULL,
+  flag BOOLEAN NOT NULL DEFAULT 0)"""
+DRIFT_C = """CREATE TABLE app.drift_c (
+  a INT NOT NULL, b VARCHAR(20) NOT NULL, v INT NULL, PRIMARY KEY (a, b))"""
+ROWS = 3000  # ids 2, 4, ..., 6000 (app.seq_1_to_3000): odd ids exist only on the replica
+
+
+@pytest.fixture(scope="module")
+def drifted(sandbox: Sandbox, sbr_user: None) -> Iterator[dict[str, set[tuple[str, Any]]]]:
+    """app.drift_t and app.drift_c, equal on both servers, then drifted on the replica.
+
+    Yields the differences every method must find: exactly these, no others.
+    """
+    execute(sandbox, "mariadb-primary", "DROP TABLE IF EXISTS app.drift_t, app.drift_c",
+            DRIFT_T, DRIFT_C,
+            """INSERT INTO app.drift_t SELECT seq * 2, CONCAT('name-', seq),
+                 CONCAT('c', seq % 97), seq / 7, seq / 3, seq * 1.25,
+                 TIMESTAMP('2024-01-01 00:00:00') + INTERVAL seq SECOND,
+                 UNHEX(MD5(seq)), seq % 2 FROM app.seq_1_to_3000""",
+            "INSERT INTO app.drift_t (id, name, amount) VALUES (30000, NULL, 0)",
+            "UPDATE app.drift_t SET score = 0.1, f = 0.1, name = 'abc', code = 'xyz' "
+            "WHERE id IN (40, 42, 50, 52)",
+            """INSERT INTO app.drift_c SELECT seq % 50, CONCAT('b', seq), seq
+                 FROM app.seq_1_to_2000""")
+    caught_up(sandbox)
+    execute(sandbox, "mariadb-replica",
+            "UPDATE app.drift_t SET name = 'changed' WHERE id = 18",  # a changed value
+            "DELETE FROM app.drift_t WHERE id = 250",  # a deleted row
+            "INSERT INTO app.drift_t (id, amount) VALUES (1501, 1)",  # an extra row, mid-table
+            "INSERT INTO app.drift_t (id, amount) VALUES (100001, 1)",  # extra, past the end
+            "UPDATE app.drift_t SET name = '' WHERE id = 30000",  # NULL vs ''
+            "UPDATE app.drift_t SET name = 'abc ' WHERE id = 40",  # trailing space, VARCHAR
+            "UPDATE app.drift_t SET code = 'xyz ' WHERE id = 42",  # CHAR pads: no difference
+            "UPDATE app.drift_t SET score = 0.10000000000000002 WHERE id = 50",  # last digit
+            "UPDATE app.drift_t SET f = 0.10000001 WHERE id = 52",  # FLOAT: next single
+            "UPDATE app.drift_t SET payload = CONCAT(LEFT(payload, 15), 'x') WHERE id = 60",
+            "UPDATE app.drift_c SET v = v + 1 WHERE a = 3 AND b = 'b53'",  # composite key
+            log_bin=False)
+    for query in ("SELECT score FROM app.drift_t WHERE id = 50",  # the drift is real
+                  "SELECT CAST(f AS DOUBLE) FROM app.drift_t WHERE id = 52"):
+        assert one(sandbox, "mariadb-replica", query) != one(sandbox, "mariadb-primary", query)
+    # ... though MariaDB shows both FLOATs alike: '0.1' (6 significant digits)
+    assert one(sandbox, "mariadb-replica", "SELECT CONCAT(f) FROM app.drift_t WHERE id = 52") \
+        == one(sandbox, "mariadb-primary", "SELECT CONCAT(f) FROM app.drift_t WHERE id = 52")
+    try:
+        yield {
+            "app.drift_t": {("changed", (18,)), ("missing", (250,)), ("extra", (1501,)),
+                            ("extra", (100001,)), ("changed", (30000,)), ("changed", (40,)),
+                            ("changed", (50,)), ("changed", (52,)), ("changed", (60,))},
+            "app.drift_c": {("changed", (3, "b53"))},
+        }
+    finally:
+        execute(sandbox, "mariadb-primary", "DROP TABLE IF EXISTS app.drift_t, app.drift_c")
+        caught_up(sandbox)
+
+
+@pytest.mark.parametrize("method", ["direct", "replicated"])
+def test_each_method_finds_exactly_the_drifted_rows(sandbox: Sandbox, drifted: Any,
+                                                    method: str) -> None:
+    with binlog_watch(sandbox) as written:
+        result = check(sandbox, method, ("app.drift_t", "app.drift_c"), chunk_time=0.02,
+                       initial_chunk_rows=300, leaf_rows=64)
+    assert result.method == method
+    assert found(result) == drifted
+    assert result.exit_code == 1 and result.status == "drift"
+    t = {r.table: r for r in result.tables}
+    assert t["app.drift_t"].rows == ROWS + 1 and t["app.drift_c"].rows == 2000
+    assert t["app.drift_t"].chunks > 2  # several chunks, so bisection had work to do
+    assert dict(t["app.drift_t"].differing_rows) == {"mariadb-replica": 9}
+    assert outside_dbgauge(written) == []
+    if method == "replicated":  # it wrote its chunks, and only there
+        assert any("dbgauge.checksums" in w or "checksums" in w for w in written)
+
+
+def test_cli_json_and_print_repair_make_the_replica_match(sandbox: Sandbox, drifted: Any,
+                                                         tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [*DBGAUGE, "checksum", "--config", str(sandbox.config), "--source", "mariadb-primary",
+         "--replica", "mariadb-replica", "--tables", "app.drift_t,app.drift_c", "--method",
+         "direct", "--format", "json", "--print-repair", "--retry-delay", "0.05",
+         "--state-file", str(tmp_path / "state.json")],
+        capture_output=True, text=True, timeout=120, cwd=REPO, check=False)
+    assert proc.returncode == 1, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["status"] == "drift"
+    tables = {t["table"]: t for t in doc["tables"]}
+    assert tables["app.drift_c"]["differences"] == [
+        {"replica": "mariadb-replica", "kind": "changed", "key": {"a": 3, "b": "b53"}}]
+    assert {(d["kind"], d["key"]["id"]) for d in tables["app.drift_t"]["differences"]} == {
+        (kind, key[0]) for kind, key in drifted["app.drift_t"]}
+    assert tables["app.drift_t"]["rows"] == ROWS + 1 and tables["app.drift_t"]["chunks"] >= 1
+    script = doc["repair"]["mariadb-replica"]
+    assert "SET SESSION sql_log_bin = 0;" in script
+    assert "DELETE FROM `app`.`drift_t` WHERE `id` = 1501;" in script
+    with closing(admin(sandbox, "mariadb-replica")) as conn:  # the operator runs them
+        cur = conn.cursor()
+        for statement in script:
+            if not statement.startswith("--"):
+                cur.execute(statement)
+    again = check(sandbox, "direct", ("app.drift_t", "app.drift_c"))
+    assert again.exit_code == 0 and found(again) == {"app.drift_t": set(), "app.drift_c": set()}
+
+
+# ----------------------------------------------------------------- live writes
+
+
+class Writer:
+    """Threads committing UPDATEs, INSERTs and DELETEs on the primary as fast as they can."""
+
+    UPDATE = "UPDATE app.drift_live SET k = k + 1, c = %s WHERE id = %s"
+    INSERT = ("INSERT INTO app.drift_live (id, k, c) VALUES (%s, 1, 'new') "
+              "ON DUPLICATE KEY UPDATE k = k + 1")
+    DELETE = "DELETE FROM app.drift_live WHERE id = %s"
+
+    def __init__(self, sandbox: Sandbox, rows: int, threads: int = 3) -> None:
+        self.sandbox, self.rows = sandbox, rows
+        self.commits = 0
+        self.errors: list[str] = []
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._threads = [threading.Thread(target=self._run, args=(n,), daemon=True)
+                         for n in range(threads)]
+
+    def _run(self, n: int) -> None:
+        import random
+
+        rnd = random.Random(n)
+        extra = 10_000_000 + n * 1_000_000
+        try:
+            with closing(admin(self.sandbox, "mariadb-primary")) as conn:
+                cur = conn.cursor()
+                while not self._stop.is_set():
+                    op = rnd.random()
+                    if op < 0.8:
+                        cur.execute(self.UPDATE, (uuid.uuid4().hex, rnd.randint(1, self.rows)))
+                    elif op < 0.9:
+                        extra += 1
+                        cur.execute(self.INSERT, (extra,))
+                    else:
+                        cur.execute(self.DELETE, (extra,))
+                    with self._lock:
+                        self.commits += 1
+        except pymysql.err.MySQLError as exc:
+            self.errors.append(str(exc))
+
+    def __enter__(self) -> Writer:
+        for thread in self._threads:
+            thread.start()
+        time.sleep(0.3)  # writing before the check starts
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        time.sleep(0.2)  # and still writing after it ended
+        self._stop.set()
+        for thread in self._threads:
+            thread.join(10)
+
+
+LIVE_ROWS = 50_000  # app.seq_1_to_50000
+
+
+@pytest.fixture(scope="module")
+def live_table(sandbox: Sandbox) -> Iterator[str]:
+    execute(sandbox, "mariadb-primary", "DROP TABLE IF EXISTS app.drift_live",
+            "CREATE TABLE app.drift_live (id INT NOT NULL PRIMARY KEY, k INT NOT NULL, "
+            "c CHAR(120) NOT NULL, pad CHAR(60) NOT NULL DEFAULT '')",
+            "INSERT INTO app.drift_live SELECT seq, seq, MD5(seq), 'pad' "
+            "FROM app.seq_1_to_50000")
+    caught_up(sandbox)
+    try:
+        yield "app.drift_live"
+    finally:
+        execute(sandbox, "mariadb-primary", "DROP TABLE IF EXISTS app.drift_live")
+        caught_up(sandbox)
+
+
+@pytest.mark.parametrize("method", ["direct", "replicated"])
+def test_no_false_positives_under_300_commits_per_second(sandbox: Sandbox, live_table: str,
+                                                         sbr_user: None, method: str) -> None:
+    with Writer(sandbox, LIVE_ROWS) as writer:
+        before, started = writer.commits, time.monotonic()
+        result = check(sandbox, method, (live_table,), chunk_time=0.005,
+                       initial_chunk_rows=300)
+        rate = (writer.commits - before) / (time.monotonic() - started)
+    assert not writer.errors
+    assert rate >= 300, f"the writer managed only {rate:.0f} commits/s"
+    table = result.tables[0]
+    assert table.chunks >= 15, table  # many chunks compared while rows changed under them
+    assert table.differences == () and table.differing_chunks == (), table
+    assert result.exit_code == 0, result.to_json()
+
+
+# ----------------------------------------------------------------- CLI, bad input
+
+
+def cli(sandbox: Sandbox, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "XDG_STATE_HOME": str(STATE_HOME)}  # --resume state: not in ~
+    return subprocess.run([*DBGAUGE, "checksum", "--config", str(sandbox.config), *args],
+                          capture_output=True, text=True, timeout=120, cwd=REPO, check=False,
+                          env=env)
+
+
+@pytest.mark.parametrize("method", ["direct", "replicated"])
+def test_clean_replica_exits_0(sandbox: Sandbox, live_table: str, sbr_user: None,
+                               method: str) -> None:
+    source = "mariadb-primary"
+    extra: list[str] = []
+    if method == "replicated":
+        source = sbr_target(sandbox).dsn
+    caught_up(sandbox)
+    proc = cli(sandbox, "--source", source, "--replica", "mariadb-replica", "--tables",
+               live_table, "--method", method, "--format", "json", *extra)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["status"] == "ok" and doc["method"] == method
+    assert doc["tables"][0]["rows"] >= LIVE_ROWS and doc["tables"][0]["differences"] == []
+    text = cli(sandbox, "--source", source, "--replica", "mariadb-replica", "--tables",
+               live_table, "--method", method)
+    assert text.returncode == 0 and "no drift" in text.stdout, text.stdout + text.stderr
+    assert "\r" not in text.stderr  # no progress bar when stderr is not a terminal
+
+
+def test_progress_bar_only_on_a_terminal(sandbox: Sandbox, live_table: str) -> None:
+    import os
+    import pty
+
+    master, slave = pty.openpty()
+    output = bytearray()
+
+    def read() -> None:
+        while True:
+            try:
+                data = os.read(master, 65536)
+            except OSError:  # EIO once the last writer closed the terminal
+                return
+            if not data:
+                return
+            output.extend(data)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    try:
+        proc = subprocess.run(
+            [*DBGAUGE, "checksum", "--config", str(sandbox.config), "--source",
+             "mariadb-primary", "--replica", "mariadb-replica", "--tables", live_table,
+             "--method", "direct", "--chunk-time", "0.01", "--state-file",
+             str(STATE_HOME / "progress.json")],
+            stdout=subprocess.PIPE, stderr=slave, text=True, timeout=120, cwd=REPO,
+            check=False)
+    finally:
+        os.close(slave)
+        reader.join(10)
+        os.close(master)
+    assert proc.returncode == 0, proc.stdout
+    bar = output.decode()
+    assert f"\r{live_table}" in bar and "100%" in bar and "] " in bar, bar
+    assert bar.endswith("\r\x1b[K")  # the bar is wiped before the summary is printed
+    assert "no drift" in proc.stdout and "\r" not in proc.stdout
+
+
+def _replication_running(sandbox: Sandbox) -> bool:
+    with closing(admin(sandbox, "mariadb-replica")) as conn:
+        cur = conn.cursor(pymysql.cursors.DictCursor)
+        cur.execute("SHOW SLAVE STATUS")
+        row = cur.fetchone()
+    return bool(row and row["Slave_IO_Running"] == "Yes" and row["Slave_SQL_Running"] == "Yes")
+
+
+@contextmanager
+def replication_stopped(sandbox: Sandbox) -> Iterator[None]:
+    execute(sandbox, "mariadb-replica", "STOP SLAVE")
+    try:
+        yield
+    finally:
+        execute(sandbox, "mariadb-replica", "START SLAVE")
+        deadline = time.monotonic() + 30
+        while not _replication_running(sandbox):
+            assert time.monotonic() < deadline, "replication did not restart"
+            time.sleep(0.1)
+        caught_up(sandbox)
+
+
+@pytest.mark.parametrize("case", ["unknown table", "no privilege", "unreachable replica",
+                                  "replication stopped"])
+def test_bad_input_exits_2_with_a_clear_message(sandbox: Sandbox, live_table: str,
+                                                case: str) -> None:
+    args = ["--source", "mariadb-primary", "--replica", "mariadb-replica", "--tables",
+            live_table, "--method", "direct"]
+    expect = {
+        "unknown table": r"table app\.no_such_table does not exist on source mariadb-primary",
+        "no privilege": r"replicated method needs the privilege to set the session "
+                        r"binlog_format.*use --method direct",
+        "unreachable replica": r"replica 127\.0\.0\.1:1: cannot connect to 127\.0\.0\.1:1",
+        "replication stopped": r"replication on replica mariadb-replica is stopped \(IO "
+                               r"thread No, SQL thread No\)",
+    }[case]
+    if case == "unknown table":
+        args[5] = "app.no_such_table"
+    elif case == "no privilege":
+        args[7] = "replicated"  # as the monitoring user, who lacks BINLOG ADMIN
+    elif case == "unreachable replica":
+        args[3] = "mysql://dbgauge@127.0.0.1:1/"
+    with binlog_watch(sandbox) as written:
+        if case == "replication stopped":
+            with replication_stopped(sandbox):
+                proc = cli(sandbox, *args)
+        else:
+            proc = cli(sandbox, *args)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert re.search(expect, proc.stderr), proc.stderr
+    assert proc.stderr.startswith("dbgauge: error: ") and proc.stderr.count("\n") == 1
+    assert "Traceback" not in proc.stderr and sandbox.state.dbgauge_password not in proc.stderr
+    assert proc.stdout == ""
+    assert outside_dbgauge(written) == []
+
+
+# ----------------------------------------------------------------- resume, keyless tables
+
+
+def test_run_time_stops_and_resume_continues(sandbox: Sandbox, tmp_path: Path) -> None:
+    rows = 100_000
+    execute(sandbox, "mariadb-primary", "DROP TABLE IF EXISTS app.drift_big",
+            "CREATE TABLE app.drift_big (id INT NOT NULL PRIMARY KEY, v VARCHAR(32))",
+            "INSERT INTO app.drift_big SELECT seq, MD5(seq) FROM app.seq_1_to_100000")
+    try:
+        caught_up(sandbox)
+        execute(sandbox, "mariadb-replica", "UPDATE app.drift_big SET v = 'x' WHERE id = 99000",
+                log_bin=False)
+        state = tmp_path / "state.json"
+        args = ["--source", "mariadb-primary", "--replica", "mariadb-replica", "--tables",
+                "app.drift_big", "--method", "direct", "--state-file", str(state),
+                "--format", "json"]
+        first = cli(sandbox, *args, "--chunk-time", "0.001", "--run-time", "0.05")
+        assert first.returncode == 2, first.stdout + first.stderr
+        assert "continue with --resume" in first.stderr
+        saved = json.loads(state.read_text())["tables"]["app.drift_big"]
+        assert saved["status"] == "running" and 0 < saved["rows"] < rows
+        second = cli(sandbox, *args, "--chunk-time", "0.05", "--resume")
+        assert second.returncode == 1, second.stdout + second.stderr
+        table = json.loads(second.stdout)["tables"][0]
+        assert table["resumed_from_chunk"] == saved["chunks"] + 1
+        assert table["rows"] == rows and table["chunks"] > saved["chunks"]
+        assert table["differences"] == [
+            {"replica": "mariadb-replica", "kind": "changed", "key": {"id": 99000}}]
+        third = cli(sandbox, *args, "--chunk-time", "0.05", "--resume")  # nothing to resume
+        assert third.returncode == 1 and json.loads(third.stdout)["tables"][0][
+            "resumed_from_chunk"] is None
+        assert "nothing to resume" in third.stderr
+    finally:
+        execute(sandbox, "mariadb-primary", "DROP TABLE IF EXISTS app.drift_big")
+        caught_up(sandbox)
+
+
+def test_table_without_key_one_chunk_or_unchecked(sandbox: Sandbox, sbr_user: None) -> None:
+    execute(sandbox, "mariadb-primary", "DROP TABLE IF EXISTS app.drift_nokey",
+            "CREATE TABLE app.drift_nokey (v INT, w VARCHAR(10))",
+            "INSERT INTO app.drift_nokey SELECT seq % 100, 'x' FROM app.seq_1_to_500")
+    try:
+        caught_up(sandbox)
+        same = check(sandbox, "direct", ("app.drift_nokey",))
+        assert same.exit_code == 0 and same.tables[0].chunks == 1 and same.tables[0].rows == 500
+        big = check(sandbox, "direct", ("app.drift_nokey",), one_chunk_max_rows=100)
+        assert big.exit_code == 2 and big.tables[0].status == "unchecked"
+        assert "no primary key or unique NOT NULL key" in (big.tables[0].reason or "")
+        execute(sandbox, "mariadb-replica", "UPDATE app.drift_nokey SET w = 'y' LIMIT 1",
+                log_bin=False)
+        for method in ("direct", "replicated"):
+            drift = check(sandbox, method, ("app.drift_nokey",))
+            assert drift.exit_code == 1, method
+            assert dict(drift.tables[0].differing_chunks) == {"mariadb-replica": 1}
+            assert "cannot be named" in " ".join(drift.tables[0].notes)
+    finally:
+        execute(sandbox, "mariadb-primary", "DROP TABLE IF EXISTS app.drift_nokey")
+        caught_up(sandbox)

@@ -1,0 +1,363 @@
+"""`dbgauge checksum` on PostgreSQL: pg-primary against pg-subscriber (real logical
+replication), and MariaDB against PostgreSQL across engines.
+
+Logical replication copies rows, not DDL: tables are created on both sides, then the
+subscription is refreshed. Drift is made directly on the subscriber. Tables are dropped on
+the primary first (so nothing more is published for them), then unsubscribed, then dropped on
+the subscriber: the subscription stays healthy for later tests.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+import random
+import struct
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import closing, contextmanager
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pymysql  # type: ignore[import-untyped,unused-ignore]
+import pytest
+
+from checks.drift import ChecksumOptions, DriftResult, run_checksum
+from checks.drift_normalize import Column, row_text
+from tests.conftest import DBGAUGE, REPO, Sandbox
+from toolkit.config import TargetConfig, load_config
+from toolkit.sandbox import DRIFT_DATABASE, SUBSCRIPTION
+
+pytestmark = pytest.mark.integration
+
+
+def pg(sandbox: Sandbox, name: str, database: str = DRIFT_DATABASE) -> psycopg.Connection[Any]:
+    return psycopg.connect(sandbox.state.admin_dsn(name, database), autocommit=True,
+                           connect_timeout=5)
+
+
+def source_dsn(sandbox: Sandbox) -> str:
+    return f"postgresql://dbgauge@127.0.0.1:{sandbox.state.port('pg-primary')}/{DRIFT_DATABASE}"
+
+
+def source(sandbox: Sandbox) -> TargetConfig:
+    return TargetConfig(name="pg-primary", kind="postgres", dsn=source_dsn(sandbox),
+                        password_file=sandbox.state.dbgauge_password_file)
+
+
+def subscriber(sandbox: Sandbox) -> TargetConfig:
+    return load_config(sandbox.config).target("pg-subscriber")
+
+
+def check(sandbox: Sandbox, tables: tuple[str, ...], **options: Any) -> DriftResult:
+    return run_checksum(source(sandbox), [subscriber(sandbox)],
+                        ChecksumOptions(tables=tables, retry_delay=0.05, keep_state=False,
+                                        **options))
+
+
+def found(result: DriftResult) -> dict[str, set[tuple[str, tuple[Any, ...]]]]:
+    return {t.table: {(d.kind, tuple(v for _, v in d.key)) for d in t.differences}
+            for t in result.tables}
+
+
+def wait_synced(sub: psycopg.Connection[Any], tables: list[str]) -> None:
+    deadline = time.monotonic() + 30
+    while True:
+        rows = sub.execute(
+            "SELECT c.relname, r.srsubstate FROM pg_subscription_rel r "
+            "JOIN pg_class c ON c.oid = r.srrelid WHERE c.relname = ANY(%s)", (tables,)
+        ).fetchall()
+        if len(rows) == len(tables) and all(state == "r" for _, state in rows):
+            return
+        assert time.monotonic() < deadline, f"tables not synced: {rows}"
+        time.sleep(0.05)
+
+
+@contextmanager
+def replicated_tables(sandbox: Sandbox, ddl: dict[str, str]) -> Iterator[
+        tuple[psycopg.Connection[Any], psycopg.Connection[Any]]]:
+    """Tables created on both sides, subscribed and in sync; removed cleanly afterwards."""
+    with pg(sandbox, "pg-primary") as primary, pg(sandbox, "pg-subscriber") as sub:
+        for conn in (sub, primary):  # the subscriber first: changes must find their table
+            for name, statement in ddl.items():
+                conn.execute(f"DROP TABLE IF EXISTS {name}")
+                conn.execute(statement)
+                conn.execute(f"GRANT SELECT ON {name} TO dbgauge")
+        sub.execute(f"ALTER SUBSCRIPTION {SUBSCRIPTION} REFRESH PUBLICATION")
+        try:
+            wait_synced(sub, list(ddl))
+            yield primary, sub
+        finally:
+            for name in ddl:
+                primary.execute(f"DROP TABLE IF EXISTS {name}")
+            sub.execute(f"ALTER SUBSCRIPTION {SUBSCRIPTION} REFRESH PUBLICATION")
+            for name in ddl:
+                sub.execute(f"DROP TABLE IF EXISTS {name}")
+
+
+def caught_up(primary: psycopg.Connection[Any], sub: psycopg.Connection[Any]) -> None:
+    lsn = primary.execute("SELECT pg_current_wal_flush_lsn()").fetchone()
+    deadline = time.monotonic() + 30
+    while not sub.execute(
+            "SELECT min(latest_end_lsn) >= %s FROM pg_stat_subscription WHERE relid IS NULL",
+            lsn).fetchone()[0]:
+        assert time.monotonic() < deadline, "subscriber did not catch up"
+        time.sleep(0.02)
+
+
+DRIFT_T = """CREATE TABLE drift_t (
+  id int PRIMARY KEY, name varchar(40), code char(10), score float8,
+  amount numeric(10,2) NOT NULL, seen timestamptz, payload bytea, flag boolean NOT NULL)"""
+DRIFT_C = "CREATE TABLE drift_c (a int, b varchar(20), v int, PRIMARY KEY (a, b))"
+
+
+def test_subscriber_drift_is_found_by_key(sandbox: Sandbox) -> None:
+    with replicated_tables(sandbox, {"drift_t": DRIFT_T, "drift_c": DRIFT_C}) as (primary, sub):
+        primary.execute(
+            "INSERT INTO drift_t SELECT g * 2, 'name-' || g, 'c' || g % 97, g / 7.0, g * 1.25, "
+            "'2024-01-01'::timestamptz + g * interval '1 second', decode(md5(g::text), 'hex'), "
+            "g % 2 = 1 FROM generate_series(1, 3000) g")
+        primary.execute("INSERT INTO drift_t (id, name, amount, flag) VALUES (30000, NULL, 0, "
+                        "false)")
+        primary.execute("UPDATE drift_t SET score = 0.1, name = 'abc', code = 'xyz' "
+                        "WHERE id IN (40, 42, 50)")
+        primary.execute("INSERT INTO drift_c SELECT g % 50, 'b' || g, g "
+                        "FROM generate_series(1, 2000) g")
+        caught_up(primary, sub)
+        clean = check(sandbox, ("public.drift_t", "public.drift_c"))
+        assert clean.exit_code == 0 and clean.method == "direct", clean.to_json()
+        for statement in (
+                "UPDATE drift_t SET name = 'changed' WHERE id = 18",
+                "DELETE FROM drift_t WHERE id = 250",
+                "INSERT INTO drift_t (id, amount, flag) VALUES (1501, 1, false)",
+                "INSERT INTO drift_t (id, amount, flag) VALUES (100001, 1, false)",
+                "UPDATE drift_t SET name = '' WHERE id = 30000",  # NULL vs ''
+                "UPDATE drift_t SET name = 'abc ' WHERE id = 40",  # trailing space, varchar
+                "UPDATE drift_t SET code = 'xyz ' WHERE id = 42",  # char pads: no difference
+                "UPDATE drift_t SET score = 0.10000000000000002 WHERE id = 50",  # last digit
+                "UPDATE drift_t SET payload = overlay(payload placing '\\x00' from 16) "
+                "WHERE id = 60",  # one byte of a bytea
+                "UPDATE drift_t SET flag = NOT flag WHERE id = 70",  # a boolean
+                "UPDATE drift_c SET v = v + 1 WHERE a = 3 AND b = 'b53'"):  # composite key
+            sub.execute(statement)
+        result = check(sandbox, ("public.drift_t", "public.drift_c"), chunk_time=0.01,
+                       initial_chunk_rows=300, leaf_rows=64)
+        assert found(result) == {
+            "public.drift_t": {("changed", (18,)), ("missing", (250,)), ("extra", (1501,)),
+                               ("extra", (100001,)), ("changed", (30000,)), ("changed", (40,)),
+                               ("changed", (50,)), ("changed", (60,)), ("changed", (70,))},
+            "public.drift_c": {("changed", (3, "b53"))},
+        }
+        assert result.exit_code == 1 and result.tables[0].chunks > 2
+        assert result.tables[0].rows == 3001
+
+
+def test_no_privilege_and_stopped_subscription_exit_2(sandbox: Sandbox, tmp_path: Path) -> None:
+    secret = "CREATE TABLE drift_secret (id int PRIMARY KEY)"
+    with replicated_tables(sandbox, {"drift_t": DRIFT_T}) as (primary, sub):
+        primary.execute(secret)
+        try:
+            base = [*DBGAUGE, "checksum", "--config", str(sandbox.config), "--source",
+                    source_dsn(sandbox), "--password-file",
+                    str(sandbox.state.dbgauge_password_file), "--replica", "pg-subscriber",
+                    "--state-file", str(tmp_path / "state.json")]
+            proc = subprocess.run([*base, "--tables", "public.drift_secret"], capture_output=True,
+                                  text=True, timeout=60, cwd=REPO, check=False)
+            assert proc.returncode == 2, proc.stdout + proc.stderr
+            port = sandbox.state.port("pg-primary")
+            assert (f"no privilege to read public.drift_secret on source 127.0.0.1:{port}"
+                    in proc.stderr), proc.stderr
+            assert "GRANT SELECT ON public.drift_secret" in proc.stderr
+            sub.execute(f"ALTER SUBSCRIPTION {SUBSCRIPTION} DISABLE")
+            try:
+                proc = subprocess.run([*base, "--tables", "public.drift_t"],
+                                      capture_output=True, text=True, timeout=60, cwd=REPO,
+                                      check=False)
+            finally:
+                sub.execute(f"ALTER SUBSCRIPTION {SUBSCRIPTION} ENABLE")
+            assert proc.returncode == 2, proc.stdout + proc.stderr
+            assert "logical replication into pg-subscriber is stopped" in proc.stderr
+            assert proc.stdout == "" and "Traceback" not in proc.stderr
+        finally:
+            primary.execute("DROP TABLE IF EXISTS drift_secret")
+        deadline = time.monotonic() + 30
+        while not sub.execute("SELECT count(pid) FROM pg_stat_subscription "
+                              "WHERE relid IS NULL").fetchone()[0]:
+            assert time.monotonic() < deadline, "the apply worker did not restart"
+            time.sleep(0.1)
+
+
+def test_no_false_positives_under_300_commits_per_second(sandbox: Sandbox) -> None:
+    rows = 20_000
+    ddl = {"drift_live": "CREATE TABLE drift_live (id int PRIMARY KEY, k int, c text)"}
+    with replicated_tables(sandbox, ddl) as (primary, sub):
+        primary.execute("INSERT INTO drift_live SELECT g, g, md5(g::text) "
+                        "FROM generate_series(1, %s) g", (rows,))
+        caught_up(primary, sub)
+        commits = [0]
+        stop = threading.Event()
+
+        def write(n: int) -> None:
+            rnd = random.Random(n)
+            with pg(sandbox, "pg-primary") as conn:
+                while not stop.is_set():
+                    conn.execute("UPDATE drift_live SET k = k + 1, c = md5(random()::text) "
+                                 "WHERE id = %s", (rnd.randint(1, rows),))
+                    commits[0] += 1
+
+        threads = [threading.Thread(target=write, args=(n,), daemon=True) for n in range(3)]
+        for thread in threads:
+            thread.start()
+        try:
+            time.sleep(0.3)
+            before, started = commits[0], time.monotonic()
+            result = check(sandbox, ("public.drift_live",), chunk_time=0.005,
+                           initial_chunk_rows=300)
+            rate = (commits[0] - before) / (time.monotonic() - started)
+            time.sleep(0.2)
+        finally:
+            stop.set()
+            for thread in threads:
+                thread.join(10)
+        assert rate >= 300, f"the writer managed only {rate:.0f} commits/s"
+        assert result.tables[0].chunks >= 10
+        assert result.exit_code == 0, result.to_json()
+
+
+# ----------------------------------------------------------------- across engines
+
+SPECIAL_FLOATS = [0.0, -0.0, 0.1, 1 / 3, -2.5, 1e100, 1e-5, 1.5e-7, 1e15, 1e16, 1e17, 1e21,
+                  1e22, 123456789012345678.0, 3.4028234663852886e38, 5e-324,
+                  1.7976931348623157e308, 2.2250738585072014e-308, 1234567.0, 0.000123,
+                  1.2345678901234567e-15, 1.2345678901234567e16, 1e-21, 9.999999999999999e25,
+                  1e26, 12345678901234567890.0]
+
+
+def _rows(n: int) -> list[tuple[Any, ...]]:
+    rnd = random.Random(5)
+    out = []
+    for i in range(1, n + 1):
+        score = (SPECIAL_FLOATS[i - 1] if i <= len(SPECIAL_FLOATS)
+                 else rnd.uniform(-1, 1) * 10 ** rnd.randint(-30, 30))
+        null = i % 10 == 0
+        out.append((
+            i, None if null else f"name {i} é€", None if null else f"c{i}",
+            score, rnd.uniform(-1e6, 1e6),
+            Decimal(f"{rnd.randint(-10**8, 10**8)}.{rnd.randint(0, 99):02d}"),
+            dt.datetime(2024, 1, 1, tzinfo=dt.UTC) + dt.timedelta(seconds=i * 97.5),
+            dt.datetime(2020, 2, 29) + dt.timedelta(microseconds=i * 123457),
+            dt.date(1999, 12, 31) + dt.timedelta(days=i),
+            dt.time(i % 24, i % 60, i % 60, i * 7 % 1_000_000),
+            None if null else bytes(rnd.getrandbits(8) for _ in range(i % 20)),
+            i % 3 == 0,
+        ))
+    return out
+
+
+XENG_INSERT = ("INSERT INTO app.xeng (id, name, code, score, f, amount, seen, born, d, t, "
+               "payload, flag) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)")
+MYSQL_XENG = """CREATE TABLE app.xeng (id INT PRIMARY KEY, name VARCHAR(40) NULL,
+  code CHAR(10) NULL, score DOUBLE, f FLOAT, amount DECIMAL(12,2), seen TIMESTAMP(6) NULL,
+  born DATETIME(6), d DATE, t TIME(6), payload BLOB NULL, flag BOOLEAN) CHARSET utf8mb4"""
+POSTGRES_XENG = """CREATE TABLE app.xeng (id int PRIMARY KEY, name text, code char(10),
+  score float8, f real, amount numeric(14,4), seen timestamptz, born timestamp(6), d date,
+  t time(6), payload bytea, flag boolean)"""
+
+
+def test_mariadb_and_postgres_compare_equal_and_one_changed_row_is_found(
+        sandbox: Sandbox, tmp_path: Path) -> None:
+    state = sandbox.state
+    rows = _rows(400)
+    maria = pymysql.connect(host="127.0.0.1", port=state.port("mariadb-primary"),
+                            user=state.mariadb.admin_user, password=state.mariadb.admin_password,
+                            autocommit=True)
+    with closing(maria), pg(sandbox, "pg-primary", "app") as postgres:
+        cur = maria.cursor()
+        cur.execute("SET SESSION time_zone = '+00:00'")
+        try:
+            cur.execute("DROP TABLE IF EXISTS app.xeng")
+            cur.execute(MYSQL_XENG)
+            cur.executemany(XENG_INSERT,
+                            [(*r[:6], r[6].replace(tzinfo=None), *r[7:]) for r in rows])
+            postgres.execute("DROP SCHEMA IF EXISTS app CASCADE")
+            postgres.execute("CREATE SCHEMA app")
+            postgres.execute(POSTGRES_XENG)
+            postgres.execute("GRANT USAGE ON SCHEMA app TO dbgauge")
+            postgres.execute("GRANT SELECT ON app.xeng TO dbgauge")
+            with postgres.cursor() as pcur:
+                pcur.executemany(XENG_INSERT, rows)
+            targets = {t.name: t for t in load_config(sandbox.config).targets}
+            args = ["--config", str(sandbox.config), "--source", "mariadb-primary",
+                    "--replica", "pg-primary", "--tables", "app.xeng", "--format", "json",
+                    "--state-file", str(tmp_path / "state.json")]
+            same = subprocess.run([*DBGAUGE, "checksum", *args], capture_output=True, text=True,
+                                  timeout=60, cwd=REPO, check=False)
+            assert same.returncode == 0, same.stdout + same.stderr
+            assert json.loads(same.stdout)["tables"][0]["rows"] == 400
+            postgres.execute("UPDATE app.xeng SET amount = amount + 0.01 WHERE id = 77")
+            changed = run_checksum(targets["mariadb-primary"], [targets["pg-primary"]],
+                                   ChecksumOptions(tables=("app.xeng",), print_repair=True,
+                                                   retry_delay=0.05, keep_state=False))
+            assert changed.method == "direct" and changed.exit_code == 1
+            assert found(changed) == {"app.xeng": {("changed", (77,))}}
+            script = dict(changed.tables[0].repair)["pg-primary"]
+            assert script[1] == "SET TIME ZONE 'UTC';" and script[2].startswith(
+                'UPDATE "app"."xeng" SET')
+            for statement in script[1:]:
+                postgres.execute(statement)
+            again = run_checksum(targets["mariadb-primary"], [targets["pg-primary"]],
+                                 ChecksumOptions(tables=("app.xeng",), keep_state=False))
+            assert again.exit_code == 0, again.to_json()
+        finally:
+            cur.execute("DROP TABLE IF EXISTS app.xeng")
+            postgres.execute("DROP SCHEMA IF EXISTS app CASCADE")
+
+
+def test_floats_have_one_exact_text_in_both_engines(sandbox: Sandbox) -> None:
+    """Shortest round-trip texts differ between the engines in tie cases (MariaDB
+    -4.30288257071727e16, PostgreSQL -4.3028825707172704e+16 for one double): the portable
+    text is the double's exact mantissa and exponent, the same in both and equal to
+    Python's own decomposition, for random bit patterns, subnormals and extremes."""
+    rnd = random.Random(7)
+    values = [0.0, -0.0, 5e-324, -5e-324, 2.2250738585072014e-308, 1.7976931348623157e308,
+              -43028825707172704.0, 0.1, 1 / 3, 2.0 ** 53, 1e-5]
+    while len(values) < 2000:
+        value = struct.unpack("<d", rnd.getrandbits(64).to_bytes(8, "little"))[0]
+        if math.isfinite(value):
+            values.append(value)
+
+    def exact(value: float) -> str:
+        if value == 0:
+            return "0"
+        e = math.frexp(value)[1] - 1
+        return f"{int(math.ldexp(value, 52 - e))}p{e}"
+
+    column = [Column("d", "double", "double", False)]
+    rows = list(enumerate(values))
+    state = sandbox.state
+    maria = pymysql.connect(host="127.0.0.1", port=state.port("mariadb-primary"),
+                            user=state.mariadb.admin_user, password=state.mariadb.admin_password,
+                            autocommit=True, database="app")
+    with closing(maria):
+        cur = maria.cursor()
+        cur.execute("CREATE TEMPORARY TABLE fx (i INT PRIMARY KEY, d DOUBLE NOT NULL)")
+        cur.executemany("INSERT INTO fx VALUES (%s, %s)", rows)
+        text = row_text("mariadb", column, True)
+        cur.execute(f"SELECT i, {text} FROM fx ORDER BY i", ())  # noqa: S608 - under test
+        in_mariadb = dict(cur.fetchall())
+    column = [Column("d", "float8", "double precision", False)]
+    with pg(sandbox, "pg-primary", "app") as conn:
+        conn.execute("CREATE TEMPORARY TABLE fx (i int PRIMARY KEY, d float8 NOT NULL)")
+        with conn.cursor() as pcur:
+            pcur.executemany("INSERT INTO fx VALUES (%s, %s)", rows)
+        text = row_text("postgres", column, True)
+        in_postgres = dict(conn.execute(
+            f"SELECT i, {text} FROM fx ORDER BY i").fetchall())  # noqa: S608 - under test
+    expected = {i: exact(v) for i, v in rows}
+    assert in_mariadb == expected
+    assert in_postgres == expected

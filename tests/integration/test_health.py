@@ -1,0 +1,177 @@
+"""`dbgauge check` health checks against the real sandbox, run as the CLI runs them (a
+subprocess, as Nagios/Icinga would), with the least-privilege `dbgauge` user of the
+sandbox config. Every test restores what it breaks (replication threads, stopped
+servers, lock holders, pool clients) in a `finally` block."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import DBGAUGE, REPO, Sandbox, free_port, wait_for
+from tests.integration.test_mysql_collectors import run, target_config
+from tests.integration.test_pgbouncer_collectors import clients
+from tests.integration.test_postgres_collectors import lock_wait
+from toolkit import sandbox as sb
+from toolkit.heartbeat import HeartbeatWriter
+
+pytestmark = pytest.mark.integration
+
+CHECKS = ("split-brain", "replication", "lag", "connections", "pgbouncer-pools", "locks")
+
+
+@dataclass(frozen=True)
+class Outcome:
+    code: int
+    out: str
+    err: str
+
+    @property
+    def first(self) -> str:
+        return self.out.split("\n", 1)[0]
+
+    def json(self) -> dict[str, object]:
+        doc: dict[str, object] = json.loads(self.out)
+        return doc
+
+
+def check(*args: str) -> Outcome:
+    proc = subprocess.run([*DBGAUGE, "check", *args], capture_output=True, text=True,
+                          timeout=60, cwd=REPO, check=False)
+    return Outcome(proc.returncode, proc.stdout, proc.stderr)
+
+
+def cfg(sandbox: Sandbox, *args: str) -> list[str]:
+    return ["--config", str(sandbox.config), *args]
+
+
+@contextmanager
+def heartbeat(sandbox: Sandbox) -> Iterator[HeartbeatWriter]:
+    """A fast heartbeat writer on the primary (as the daemon runs one), for lag checks."""
+    writer = HeartbeatWriter(target_config(sandbox, "mariadb-primary",
+                                           heartbeat={"mode": "write", "interval": 0.2}))
+    writer.start()
+    try:
+        yield writer
+    finally:
+        writer.stop()
+
+
+def test_clean_sandbox_every_check_is_ok(sandbox: Sandbox) -> None:
+    with heartbeat(sandbox):
+        wait_for(lambda: True if check("lag", *cfg(sandbox)).code == 0 else None)
+        for name in CHECKS:
+            got = check(name, *cfg(sandbox))
+            assert got.code == 0, got.out + got.err
+            assert got.first.startswith(f"{name.upper()} OK - "), got.out
+            assert "\n" not in got.out.rstrip("\n"), got.out  # no findings listed
+        doc = check("lag", *cfg(sandbox, "--format", "json")).json()
+        assert doc["status"] == "OK" and doc["findings"] == []
+        assert "mariadb-replica: lag" in str(doc["summary"])
+        assert "(heartbeat of server_id 1)" in str(doc["summary"])
+        assert "pg-standby: lag" in str(doc["summary"])
+
+
+def test_stopped_sql_thread_is_critical_then_ok(sandbox: Sandbox) -> None:
+    run(sandbox, "mariadb-replica", "STOP SLAVE SQL_THREAD")
+    try:
+        got = check("replication", *cfg(sandbox, "--target", "mariadb-replica"))
+        assert got.code == 2, got.out
+        assert got.first.startswith("REPLICATION CRITICAL - mariadb-replica: replication: "
+                                    "SQL thread stopped")
+        assert "CRITICAL mariadb-replica [sql-thread-stopped]" in got.out
+        # Without a heartbeat, Seconds_Behind_Master is NULL: the lag is unknown, CRITICAL.
+        got = check("lag", "--node", sandbox.state.admin_dsn("mariadb-replica"))
+        assert got.code == 2 and "[lag-unknown]" in got.out, got.out
+        assert sandbox.state.mariadb.admin_password not in got.out
+    finally:
+        run(sandbox, "mariadb-replica", "START SLAVE SQL_THREAD")
+    got = check("replication", *cfg(sandbox, "--target", "mariadb-replica"))
+    assert got.code == 0, got.out
+
+
+def test_lag_above_thresholds_is_warning_then_critical(sandbox: Sandbox) -> None:
+    with heartbeat(sandbox):
+        target = cfg(sandbox, "--target", "mariadb-replica")
+        wait_for(lambda: True if check("lag", *target).code == 0 else None)
+        run(sandbox, "mariadb-replica", "STOP SLAVE SQL_THREAD")
+        try:
+            got = wait_for(lambda: (lambda o: o if o.code == 1 else None)(
+                check("lag", *target, "--warning", "1.5", "--critical", "600")))
+            assert got.first.startswith("LAG WARNING - mariadb-replica: lag ")
+            assert "(threshold 1.5)" in got.first
+            assert "'mariadb-replica:lag_seconds'=" in got.first and ";1.5;600" in got.first
+            got = check("lag", *target, "--warning", "0.5", "--critical", "1")
+            assert got.code == 2 and got.first.startswith("LAG CRITICAL - "), got.out
+            doc = check("lag", *target, "--critical", "1", "--format", "json").json()
+            assert doc["status"] == "CRITICAL"
+            (finding,) = doc["findings"]  # type: ignore[misc]
+            assert finding["node"] == "mariadb-replica" and finding["kind"] == "lag"
+        finally:
+            run(sandbox, "mariadb-replica", "START SLAVE SQL_THREAD")
+        wait_for(lambda: True if check("lag", *target, "--warning", "1").code == 0 else None)
+
+
+def test_unreachable_node_is_unknown_naming_it_and_why(sandbox: Sandbox) -> None:
+    closed = free_port()
+    got = check("connections", "--node", f"mysql://dbgauge:notmypw99@127.0.0.1:{closed}/",
+                "--node", "standby=" + sandbox.state.dbgauge_dsn("pg-standby"),
+                "--password-file", str(sandbox.state.dbgauge_password_file))
+    assert got.code == 3, got.out
+    assert got.first.startswith(f"CONNECTIONS UNKNOWN - 127.0.0.1:{closed}: cannot connect to "
+                                f"127.0.0.1:{closed}: ")
+    assert "standby: 1 of" in got.first or "standby: 2 of" in got.first  # still checked
+    assert "notmypw99" not in got.out + got.err
+    sb.stop_instance(sandbox.directory, "mariadb-replica")
+    try:
+        for name in ("split-brain", "lag", "replication"):
+            got = check(name, *cfg(sandbox))
+            assert got.code == 3, got.out
+            assert f"UNKNOWN mariadb-replica [unreachable] cannot connect to 127.0.0.1:" \
+                   f"{sandbox.state.port('mariadb-replica')}: " in got.out, got.out
+    finally:
+        sb.start_instance(sandbox.directory, "mariadb-replica")
+    assert check("replication", *cfg(sandbox)).code == 0
+
+
+def test_connections_locks_and_pool_waits_by_threshold(sandbox: Sandbox) -> None:
+    got = check("connections", *cfg(sandbox, "--target", "pg-primary", "--warning", "0.5",
+                                    "--critical", "99"))
+    assert got.code == 1 and "WARNING pg-primary [connections]" in got.out, got.out
+    with lock_wait(sandbox) as waiting:
+        time.sleep(1.2)
+        got = check("locks", *cfg(sandbox, "--target", "pg-primary", "--warning", "1"))
+        assert got.code == 1, got.out
+        assert "oldest lock wait" in got.first and "1 waiting, 1 root blocker" in got.first
+        assert waiting.is_alive()
+    with clients(sandbox, sb.TINY_POOL_SIZE + 1) as conns:
+        holders, queued = conns[:sb.TINY_POOL_SIZE], conns[sb.TINY_POOL_SIZE]
+        for conn in holders:
+            conn.execute("SELECT 1")  # each holds one of the tiny pool's server connections
+        thread = threading.Thread(target=lambda: queued.execute("SELECT 1"), daemon=True)
+        thread.start()
+        try:
+            time.sleep(1.2)
+            got = check("pgbouncer-pools", *cfg(sandbox, "--critical", "1"))
+            assert got.code == 2, got.out
+            assert f"pool {sb.TINY_POOL_DATABASE}/sandbox_admin (1 waiting)" in got.first
+        finally:
+            for conn in holders:
+                conn.rollback()
+            thread.join(15)
+    assert check("pgbouncer-pools", *cfg(sandbox)).code == 0
+
+
+def test_check_applies_only_to_its_kinds(sandbox: Sandbox, tmp_path: Path) -> None:
+    got = check("pgbouncer-pools", *cfg(sandbox, "--target", "pg-primary"))
+    assert got.code == 3 and "[not-applicable]" in got.out, got.out
+    got = check("pgbouncer-pools", *cfg(sandbox))  # configured non-PgBouncer targets skipped
+    assert got.code == 0 and got.first.startswith("PGBOUNCER-POOLS OK - pgbouncer: ")

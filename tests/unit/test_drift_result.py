@@ -1,0 +1,179 @@
+"""Results, renderings, repair statements, resume state and scheduled-job metrics of
+`dbgauge checksum` (pure)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+from checks.drift import (
+    ChecksumOptions,
+    Difference,
+    DriftResult,
+    RunState,
+    TableResult,
+    _result_from_json,
+    _result_to_json,
+    endpoint,
+    render_text,
+)
+from checks.drift_normalize import Column
+from checks.drift_repair import literal, repair_script
+from checks.drift_schedule import METRICS, checksum_jobs, samples
+from toolkit.config import TargetConfig, parse_config
+from toolkit.errors import ConfigError
+
+DRIFTED = TableResult(
+    "app.t", "drift", rows=100, chunks=3, differing_chunks=(("replica-1", 1),),
+    differing_rows=(("replica-1", 2),),
+    differences=(Difference("replica-1", "changed", (("id", 5),)),
+                 Difference("replica-1", "extra", (("id", 7),))),
+    seconds=0.5, repair=(("replica-1", ("DELETE FROM `app`.`t` WHERE `id` = 7;",)),))
+CLEAN = TableResult("app.u", "ok", rows=10, chunks=1)
+UNCHECKED = TableResult("app.v", "unchecked", reason="no primary key")
+
+
+def result(*tables: TableResult) -> DriftResult:
+    return DriftResult("direct", "src", ("replica-1",), tables, 1.0)
+
+
+def test_exit_codes_and_statuses() -> None:
+    assert (result(CLEAN).status, result(CLEAN).exit_code) == ("ok", 0)
+    assert (result(CLEAN, DRIFTED, UNCHECKED).status, result(DRIFTED).exit_code) == ("drift", 1)
+    assert (result(CLEAN, UNCHECKED).status, result(UNCHECKED).exit_code) == ("error", 2)
+    assert result(UNCHECKED).check_result().status == 3
+    assert result(DRIFTED).check_result().findings[0].kind == "checksum/changed"
+
+
+def test_json_shape() -> None:
+    doc = result(DRIFTED, CLEAN).to_json()
+    assert doc["status"] == "drift"
+    table = doc["tables"][0]
+    assert {"table", "rows", "chunks", "differences"} <= set(table)
+    assert table["differences"][0] == {"replica": "replica-1", "kind": "changed",
+                                       "key": {"id": 5}}
+    assert doc["repair"] == {"replica-1": ["DELETE FROM `app`.`t` WHERE `id` = 7;"]}
+    json.dumps(doc)
+
+
+def test_text_summary() -> None:
+    text = render_text(result(DRIFTED, UNCHECKED))
+    assert "app.t" in text and "replica-1: changed id=5" in text and "no primary key" in text
+    assert text.splitlines()[-1].startswith("DRIFT in 1 table(s)")
+    assert "DELETE FROM `app`.`t` WHERE `id` = 7;" in text
+
+
+def test_results_survive_the_state_file() -> None:
+    table = TableResult("app.t", "drift", differences=(
+        Difference("r", "changed", (("at", dt.datetime(2024, 1, 1)), ("b", b"\x00"))),))
+    assert _result_from_json(json.loads(json.dumps(_result_to_json(table)))) == table
+
+
+def test_state_is_kept_per_arguments(tmp_path: Path) -> None:
+    path = tmp_path / "state.json"
+    opts = ChecksumOptions(tables=("app.t",), state_file=path)
+    state = RunState.open(opts, "direct", "src", ["r"])
+    state.progress("app.t", (10,), 10, 1, [], 1000)
+    state.save(force=True)
+    resumed = RunState.open(ChecksumOptions(tables=("app.t",), state_file=path, resume=True),
+                            "direct", "src", ["r"])
+    assert resumed.resumed and resumed.table("app.t") is not None
+    other = RunState.open(ChecksumOptions(tables=("app.x",), state_file=path, resume=True),
+                          "direct", "src", ["r"])
+    assert not other.resumed  # other arguments: never continue someone else's run
+    resumed.complete()
+    done = RunState.open(ChecksumOptions(tables=("app.t",), state_file=path, resume=True),
+                         "direct", "src", ["r"])
+    assert not done.resumed
+    no_file = RunState.open(ChecksumOptions(keep_state=False), "direct", "src", ["r"])
+    no_file.save(force=True)
+    assert no_file.path is None
+
+
+def test_endpoints_from_dsn_or_target() -> None:
+    target = endpoint("mysql://u:pw@db1:3307/", None)
+    assert (target.name, target.kind) == ("db1:3307", "mysql")
+    pg = endpoint("postgresql://u@10.0.0.5/app", None, Path("/pw"))
+    assert (pg.name, pg.kind, pg.password_file) == ("10.0.0.5:5432", "postgres", Path("/pw"))
+    configured = {"db": TargetConfig(name="db", kind="mysql", dsn="mysql://u@h/"),
+                  "bouncer": TargetConfig(name="bouncer", kind="pgbouncer",
+                                          dsn="postgresql://u@h:6432/pgbouncer")}
+    assert endpoint("db", configured).name == "db"
+    with pytest.raises(ConfigError, match="no target named 'x'"):
+        endpoint("x", configured)
+    with pytest.raises(ConfigError, match="PgBouncer"):
+        endpoint("bouncer", configured)
+    with pytest.raises(ConfigError, match="--config"):
+        endpoint("db", None)
+
+
+@pytest.mark.parametrize(("value", "flavor", "category", "expected"), [
+    (None, "mysql", "int", "NULL"),
+    ("it's a \\ test\n", "mysql", "string", "'it\\'s a \\\\ test\\n'"),
+    ("it's", "postgres", "string", "'it''s'"),
+    (b"\x00\xff", "mysql", "binary", "X'00ff'"),
+    (b"\x00\xff", "postgres", "binary", "'\\x00ff'::bytea"),
+    (1, "postgres", "bool", "true"),
+    (True, "mariadb", "bool", "1"),
+    (0.1, "mysql", "double", "0.1"),
+    (float("inf"), "postgres", "double", "'Infinity'"),
+    (Decimal("1.50"), "mysql", "decimal", "1.50"),
+    (dt.datetime(2024, 1, 2, 3, 4, 5, tzinfo=dt.timezone(dt.timedelta(hours=1))), "postgres",
+     "timestamptz", "'2024-01-02 02:04:05.000000'"),
+    (dt.timedelta(hours=-1, seconds=1), "mysql", "time", "'-00:59:59.000000'"),
+])
+def test_literals(value: object, flavor: str, category: str, expected: str) -> None:
+    assert literal(value, flavor, category) == expected
+
+
+def test_repair_scripts_per_engine() -> None:
+    cols = [Column("id", "int", "int", False), Column("v", "varchar", "varchar(9)", True)]
+    items = [("missing", (1,)), ("changed", (2,)), ("extra", (3,)), ("changed", (4,))]
+    rows = {(1,): {"id": 1, "v": "a"}, (2,): {"id": 2, "v": None}}
+    mysql = repair_script("mariadb", "r", "app", "t", cols, cols, ["id"], items, rows)
+    assert mysql[1:3] == ["SET SESSION sql_log_bin = 0;", "SET SESSION time_zone = '+00:00';"]
+    assert "REPLACE INTO `app`.`t` (`id`, `v`) VALUES (1, 'a');" in mysql
+    assert "REPLACE INTO `app`.`t` (`id`, `v`) VALUES (2, NULL);" in mysql
+    assert "DELETE FROM `app`.`t` WHERE `id` = 3;" in mysql
+    assert any(s.startswith("-- changed row `id` = 4 no longer exists") for s in mysql)
+    assert mysql[-1] == "SET SESSION sql_log_bin = 1;"
+    pcols = [Column("id", "int4", "integer", False), Column("v", "text", "text", True)]
+    pg = repair_script("postgres", "r", "app", "t", pcols, cols, ["id"], items, rows)
+    assert 'INSERT INTO "app"."t" ("id", "v") VALUES (1, \'a\');' in pg
+    assert 'UPDATE "app"."t" SET "v" = NULL WHERE "id" = 2;' in pg
+    assert 'DELETE FROM "app"."t" WHERE "id" = 3;' in pg
+
+
+def test_scheduled_job_samples_match_their_declarations() -> None:
+    specs = {s.name: s for s in METRICS}
+    out = samples("checksum:src", result(DRIFTED, CLEAN, UNCHECKED), 1700000000.0)
+    for sample in out:
+        assert sorted(sample.labels) == sorted(specs[sample.name].labels), sample
+        assert "cached" in specs[sample.name].help.lower()
+    by = {(s.name, tuple(sorted(s.labels.items()))): s.value for s in out}
+    job = ("job", "checksum:src")
+    assert by[("dbgauge_checksum_tables_checked", (job,))] == 2
+    assert by[("dbgauge_checksum_tables_unchecked", (job,))] == 1
+    assert by[("dbgauge_checksum_drift", (job,))] == 1
+    assert by[("dbgauge_checksum_differing_rows",
+               (job, ("replica", "replica-1"), ("table", "app.t")))] == 2
+    assert by[("dbgauge_checksum_differing_rows",
+               (job, ("replica", "replica-1"), ("table", "app.u")))] == 0
+
+
+def test_checksum_jobs_from_config() -> None:
+    config = parse_config("""
+targets:
+  - {name: a, kind: mysql, dsn: "mysql://u@h1/"}
+  - {name: b, kind: mysql, dsn: "mysql://u@h2/"}
+checksums:
+  - {source: a, replicas: [b], interval: 10m, tables: [app.t]}
+  - {source: a, replicas: [b], method: direct}
+""")
+    jobs = checksum_jobs(config)
+    assert [j.name for j in jobs] == ["checksum:a", "checksum:a:2"]
+    assert jobs[0].interval == 600 and jobs[0].metrics == METRICS

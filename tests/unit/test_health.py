@@ -1,0 +1,205 @@
+"""Health checks without servers: captured replica status rows, the plugin renderer, node
+selection from the command line, the CLI's contract (exit codes, defaults) and the
+daemon's check samples. Against real servers: tests/integration/test_health.py."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from checks import CheckResult, Finding, Status
+from checks.findings import perf_label, plugin_result, render_plugin, render_plugin_json, worst
+from checks.health import (
+    NodeOutcome,
+    Thresholds,
+    health_checks,
+    node_from_dsn,
+    run_health,
+    select_nodes,
+    summarize,
+)
+from checks.health_replication import channel_findings, primary_findings, standby_findings
+from checks.schedule import check_jobs, result_samples, validate_check_job
+from tests.unit.test_mysql_fixtures import table_rows, vertical_rows
+from toolkit.cli import HEALTH_CHECKS, cli
+from toolkit.config import parse_config
+from toolkit.errors import ConfigError
+
+
+def test_replica_status_rows_from_captured_output() -> None:
+    (stopped,) = vertical_rows("mariadb-10.11/show_all_slaves_status_sql_stopped.txt")
+    (found,) = channel_findings("replica", stopped)
+    assert (found.severity, found.kind) == (Status.CRITICAL, "sql-thread-stopped")
+    assert found.detail == "replication: SQL thread stopped"
+    (running,) = vertical_rows("mariadb-10.11/show_all_slaves_status.txt")
+    assert channel_findings("replica", running) == []
+    for row in table_rows("mysql-8.0/show_replica_status.txt"):  # Replica_* names
+        assert channel_findings("replica", row) == []
+    connecting = {**running, "Slave_IO_Running": "Connecting", "Last_IO_Errno": "2003",
+                  "Last_IO_Error": "error connecting to master"}
+    (found,) = channel_findings("replica", connecting)
+    assert found.severity is Status.WARNING and "2003" in found.detail
+    broken = {**running, "Slave_SQL_Running": "No", "Last_SQL_Errno": "1950",
+              "Last_SQL_Error": "out-of-order sequence number"}
+    (found,) = channel_findings("replica", broken)
+    assert found.detail == ("replication: SQL thread stopped: error 1950: "
+                            "out-of-order sequence number")
+
+
+def test_postgres_replication_rows() -> None:
+    # CONSTRUCTED rows with the columns of sql/postgres/replication_*.sql
+    assert standby_findings("s", {"wal_receiver_status": "streaming",
+                                  "replay_paused": False}) == []
+    kinds = [f.kind for f in standby_findings("s", {"wal_receiver_status": None,
+                                                    "replay_paused": True})]
+    assert kinds == ["wal-receiver-not-streaming", "replay-paused"]
+    found = primary_findings("p", [{"application_name": "s1", "state": "catchup"}],
+                             [{"slot_name": "a", "active": False, "retained_bytes": 1024},
+                              {"slot_name": "b", "active": True, "wal_status": "lost"},
+                              {"slot_name": "c", "active": True, "wal_status": "reserved"}])
+    assert [(f.kind, f.severity.name) for f in found] == [
+        ("standby-not-streaming", "WARNING"), ("slot-inactive", "WARNING"),
+        ("slot-lost", "CRITICAL")]
+    assert "1024 bytes" in found[1].detail
+
+
+def test_thresholds_and_state_order() -> None:
+    limits = Thresholds(30, 120)
+    assert [limits.status(v) for v in (0, 29.9, 30, 119, 120)] == [
+        Status.OK, Status.OK, Status.WARNING, Status.WARNING, Status.CRITICAL]
+    with pytest.raises(ConfigError, match="above --critical"):
+        Thresholds(5, 1).validate("lag")
+    assert limits.override(None, 1) == Thresholds(1, 1)
+    assert limits.override(200, None) == Thresholds(200, 200)
+    assert limits.override(5, None) == Thresholds(5, 120)
+    assert limits.override(50, 10) == Thresholds(50, 10)  # both given: left to validate()
+    assert worst([Status.OK, Status.WARNING, Status.UNKNOWN]) is Status.UNKNOWN
+    assert worst([Status.UNKNOWN, Status.CRITICAL]) is Status.CRITICAL
+    assert worst([]) is Status.OK
+
+
+def test_plugin_text_and_json() -> None:
+    result = plugin_result("lag", [
+        Finding(Status.WARNING, "r1", "lag", "lag 40.00 s (heartbeat) (threshold 30)"),
+        Finding(Status.UNKNOWN, "r2", "unreachable", "cannot connect to 10.0.0.2:3306: refused",
+                fix="start it")],
+        "r2: cannot connect; r1: lag 40.00 s",
+        [(perf_label("r1", "lag_seconds"), 40.0), (perf_label("r1", "channels"), 1.0),
+         (perf_label("r1", "connections_percent"), 12.5)])
+    assert result.status is Status.UNKNOWN and result.findings[0].node == "r2"
+    text = render_plugin(result, {"lag_seconds": (30, 120)})
+    first, second, third, fourth = text.splitlines()[:4]
+    assert first == ("LAG UNKNOWN - r2: cannot connect; r1: lag 40.00 s | "
+                     "'r1:lag_seconds'=40s;30;120 'r1:channels'=1 'r1:connections_percent'=12.5%")
+    assert second.startswith("UNKNOWN r2 [unreachable] cannot connect")
+    assert third == "    fix (not run by dbgauge): start it"
+    assert fourth.startswith("WARNING r1 [lag] lag 40.00 s")
+    doc = json.loads(render_plugin_json(result))
+    assert doc["status"] == "UNKNOWN" and doc["summary"].startswith("r2:")
+    assert [set(f) >= {"severity", "node", "kind", "detail"} for f in doc["findings"]] == [
+        True, True]
+    assert doc["findings"][1]["severity"] == "WARNING"
+
+
+def test_summary_names_problem_nodes_first() -> None:
+    result = summarize("lag", [
+        NodeOutcome("a", note="lag 0.10 s"),
+        NodeOutcome("b", (Finding(Status.CRITICAL, "b", "lag", "lag 300 s"),
+                          Finding(Status.WARNING, "b", "x", "y")), note="lag 300 s")])
+    assert result.summary == "b: lag 300 s (+1 more); a: lag 0.10 s"
+    assert result.status is Status.CRITICAL
+
+
+def test_nodes_from_dsns(tmp_path: Path) -> None:
+    node = node_from_dsn("mysql://mon:s3cr3tpw@db2.example:3307/")
+    assert (node.name, node.kind) == ("db2.example:3307", "mysql")
+    named = node_from_dsn("orders=postgresql://mon@db3/app", password_env="PGPW")
+    assert (named.name, named.kind, named.target.password_env) == ("orders", "postgres", "PGPW")
+    assert node_from_dsn("postgresql://mon@db3:6432/pgbouncer").kind == "pgbouncer"
+    hb = node_from_dsn("mysql://mon@db2/", heartbeat_table="percona.heartbeat")
+    assert hb.target.heartbeat is not None and hb.target.heartbeat.mode == "read"
+    with pytest.raises(ConfigError) as err:
+        node_from_dsn("ftp://mon:s3cr3tpw@db2/")
+    assert "s3cr3tpw" not in str(err.value)
+    with pytest.raises(ConfigError, match="nothing to check"):
+        select_nodes(None, (), ())
+    with pytest.raises(ConfigError, match="named 'db:1'"):
+        select_nodes(None, (), ("mysql://u@db:1/", "postgresql://u@db:1/x"))
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("targets:\n  - {name: a, kind: mysql, dsn: 'mysql://u@h:1/'}\n"
+                   "  - {name: b, kind: postgres, dsn: 'postgresql://u@h:2/x'}\n")
+    assert [n.name for n in select_nodes(str(cfg), ("a,b",), ())] == ["a", "b"]
+    assert [n.explicit for n in select_nodes(str(cfg), (), ())] == [False, False]
+    assert [n.name for n in select_nodes(str(cfg), ("b",), ("c=mysql://u@h:3/",))] == ["b", "c"]
+
+
+def test_cli_defaults_match_the_checks() -> None:
+    checks = health_checks()
+    assert [name for name, _, _ in HEALTH_CHECKS] == list(checks)
+    for name, _, shown in HEALTH_CHECKS:
+        defaults = checks[name].DEFAULTS
+        if defaults is None:
+            assert shown is None
+            continue
+        assert shown is not None
+        warning, _, critical, _ = shown.split()
+        assert (float(warning), float(critical)) == (defaults.warning, defaults.critical)
+        assert CliRunner().invoke(cli, ["check", name, "--help"]).exit_code == 0
+
+
+def test_cli_usage_errors_and_failures_are_unknown(tmp_path: Path) -> None:
+    runner = CliRunner()
+    assert runner.invoke(cli, ["check", "lag", "--bogus"]).exit_code == 3
+    result = runner.invoke(cli, ["check", "replication", "--node", "mysql://u@127.0.0.1:1/",
+                                 "--warning", "1"])
+    assert result.exit_code == 3 and "No such option '--warning'" in result.output
+    with pytest.raises(ConfigError, match="takes no --warning"):
+        run_health(health_checks()["replication"], [], Thresholds(1, 1))
+    result = runner.invoke(cli, ["check", "lag", "--node", "mysql://u:pw123456@127.0.0.1:1/",
+                                 "--format", "json"])
+    assert result.exit_code == 3, result.output
+    doc = json.loads(result.output)
+    assert doc["status"] == "UNKNOWN"
+    assert doc["findings"][0]["kind"] == "unreachable"
+    assert doc["findings"][0]["node"] == "127.0.0.1:1"
+    assert "cannot connect to 127.0.0.1:1" in doc["findings"][0]["detail"]
+    assert "pw123456" not in result.output
+    result = runner.invoke(cli, ["check", "split-brain", "--config", str(tmp_path / "no.yaml")])
+    assert result.exit_code == 3 and "SPLIT-BRAIN UNKNOWN - " in result.output
+
+
+def test_daemon_samples_and_job_config() -> None:
+    result = CheckResult("split-brain", Status.CRITICAL, "x", (
+        Finding(Status.CRITICAL, "r", "errant-transactions", "d", {"errant_count": "2"}),
+        Finding(Status.WARNING, "r", "writable-replica", "d"),
+        Finding(Status.UNKNOWN, "q", "unreachable", "d")))
+    samples = result_samples("split-brain", result, ["p", "r", "q"])
+    status = {s.labels["target"]: s.value for s in samples if s.name == "dbgauge_check_status"}
+    assert status == {"p": 0, "r": 2, "q": 3}
+    findings = {(s.labels["kind"], s.labels["node"]): s.value for s in samples
+                if s.name == "dbgauge_split_brain_findings"}
+    assert findings[("errant-transactions", "r")] == 1
+    assert findings[("unreachable", "q")] == 1 and findings[("multiple-primaries", "p")] == 0
+    assert len(findings) == 3 * 8  # every kind for every node: no series comes and goes
+    errant = {s.labels["node"]: s.value for s in samples
+              if s.name == "dbgauge_split_brain_errant_transactions"}
+    assert errant == {"p": 0, "r": 2, "q": 0}
+    with pytest.raises(ValueError, match="unknown check 'lagg'"):
+        validate_check_job("lagg", None, None)
+    with pytest.raises(ValueError, match="no warning"):
+        validate_check_job("split-brain", 1, None)
+    with pytest.raises(ValueError, match="above critical"):
+        validate_check_job("lag", 200, 100)
+    validate_check_job("lag", 200, None)  # critical follows: 200/200
+    config = parse_config("targets:\n  - {name: a, kind: mysql, dsn: 'mysql://u@h:1/'}\n"
+                          "checks:\n  - {check: lag}\n  - {check: lag, warning: 5}\n"
+                          "  - {check: split-brain}\n")
+    jobs = check_jobs(config)
+    assert [j.name for j in jobs] == ["check:lag", "check:lag#2", "check:split-brain"]
+    assert [len(j.metrics) for j in jobs] == [1, 1, 3]
+    for job in jobs:
+        for spec in job.metrics:
+            assert "cached" in spec.help.lower()
