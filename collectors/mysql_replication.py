@@ -13,7 +13,6 @@ heartbeat lag, which keeps growing while the SQL thread is stopped.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -21,6 +20,7 @@ from typing import Any
 from collectors._mysql import PROCESS, REPLICA_MONITOR, query, text
 from collectors.base import Collector, MetricSpec, Sample, number
 from toolkit.db import Connection
+from toolkit.gtid import GtidSet
 
 CONFIGURED = MetricSpec(
     "dbgauge_mysql_replication_configured", "gauge",
@@ -73,8 +73,6 @@ CONNECTED_REPLICAS = MetricSpec(
     "dbgauge_mysql_connected_replicas", "gauge",
     "Replicas streaming the binlog from this server right now (Binlog Dump threads).")
 
-_GTID_INTERVAL = re.compile(r"^(\d+)(?:-(\d+))?$")
-Interval = tuple[int, int]
 
 
 @dataclass(frozen=True)
@@ -105,52 +103,9 @@ def _col(row: Mapping[str, Any], *names: str) -> Any:
     return None
 
 
-def parse_gtid_set(value: str) -> dict[tuple[str, str], list[Interval]]:
-    """MySQL GTID set text -> {(uuid, tag): [(first, last), ...]}.
-
-    Handles the newlines MySQL puts after commas and 8.3+ tags ("uuid:tag:1-5").
-    """
-    out: dict[tuple[str, str], list[Interval]] = {}
-    for member in value.replace("\n", "").split(","):
-        parts = [p.strip() for p in member.strip().split(":") if p.strip()]
-        if not parts:
-            continue
-        uuid, tag = parts[0].lower(), ""
-        for part in parts[1:]:
-            m = _GTID_INTERVAL.match(part)
-            if m is None:
-                tag = part.lower()
-                continue
-            first = int(m.group(1))
-            last = int(m.group(2)) if m.group(2) else first
-            out.setdefault((uuid, tag), []).append((first, last))
-    return out
-
-
-def _merge(intervals: list[Interval]) -> list[Interval]:
-    merged: list[Interval] = []
-    for first, last in sorted(intervals):
-        if merged and first <= merged[-1][1] + 1:
-            merged[-1] = (merged[-1][0], max(merged[-1][1], last))
-        else:
-            merged.append((first, last))
-    return merged
-
-
 def gtid_subtract_count(minuend: str, subtrahend: str) -> int:
     """How many GTIDs are in `minuend` and not in `subtrahend` (GTID_SUBTRACT, counted)."""
-    have = parse_gtid_set(subtrahend)
-    total = 0
-    for key, intervals in parse_gtid_set(minuend).items():
-        taken = _merge(have.get(key, []))
-        for first, last in _merge(intervals):
-            size = last - first + 1
-            for t_first, t_last in taken:
-                overlap = min(last, t_last) - max(first, t_first) + 1
-                if overlap > 0:
-                    size -= overlap
-            total += size
-    return total
+    return len(GtidSet.parse(minuend) - GtidSet.parse(subtrahend))
 
 
 def parse_mariadb_gtid_pos(value: str) -> dict[int, int]:

@@ -9,11 +9,11 @@ from collectors import REGISTRY
 from collectors.mysql_replication import (
     channel_samples,
     gtid_subtract_count,
-    parse_gtid_set,
     parse_mariadb_gtid_pos,
     parse_replica_status,
 )
 from tests.unit.test_mysql_fixtures import FixtureConnection, table_rows, vertical_rows
+from toolkit.gtid import parse_gtid_set
 from toolkit.sql import load_sql
 
 
