@@ -140,7 +140,11 @@ def test_innodb_counters_are_monotonic_under_a_write_load(sandbox: Sandbox) -> N
         with scraper(sandbox, "mariadb-primary") as scrape:
             wait_for(lambda: True if written[0] > 20 else None)
             first = scrape({"mysql_innodb"})
-            wait_for(lambda: True if written[0] > 200 else None)
+            # 200 more commits after the first scrape, and over a second: the sandbox runs
+            # innodb_flush_log_at_trx_commit=2, so the redo log is written once a second.
+            mark, since = written[0], time.monotonic()
+            wait_for(lambda: True if written[0] > mark + 200
+                     and time.monotonic() - since > 1.2 else None)
             second = scrape({"mysql_innodb"})
     finally:
         stop.set()
