@@ -1,6 +1,6 @@
 """Shared fixtures: one real-server sandbox per test session, and a running daemon.
 
-The sandbox uses its own directory and base port 30000 so a developer's `make demo`
+The sandbox uses its own directory and base port 10000 so a developer's `make demo`
 sandbox (base 20000) is never disturbed. If it cannot start, every integration test
 fails loudly: there is no skip for missing servers.
 """
@@ -24,8 +24,12 @@ from prometheus_client.parser import text_string_to_metric_families
 from toolkit import sandbox as sb
 
 REPO = Path(__file__).resolve().parents[1]
-SANDBOX_DIR = Path(os.environ.get("DBGAUGE_TEST_SANDBOX_DIR", f"/tmp/dbgauge-test-{os.getuid()}"))
-BASE_PORT = int(os.environ.get("DBGAUGE_TEST_BASE_PORT", "30000"))
+# 10000: every sandbox port (base + 3306 ... base + 6432) stays below Linux's ephemeral
+# range (32768-60999), so an outgoing connection's local port can never squat on one.
+BASE_PORT = int(os.environ.get("DBGAUGE_TEST_BASE_PORT", "10000"))
+# The base port is part of the default directory: a sandbox keeps the ports it was made with.
+SANDBOX_DIR = Path(os.environ.get("DBGAUGE_TEST_SANDBOX_DIR",
+                                  f"/tmp/dbgauge-test-{os.getuid()}-{BASE_PORT}"))
 DBGAUGE = [sys.executable, "-m", "toolkit.cli"]
 
 

@@ -1,7 +1,8 @@
 """The sandbox itself, against the real servers it starts (no mocks, no skips).
 
-It runs in its own directory on the session base port + 10000 (40000), apart from the session
-sandbox of conftest.py (30000) and a developer's default one (20000). Tests run in file order:
+It runs in its own directory on the session base port + 2000 (12000), apart from the session
+sandbox of conftest.py (10000) and a developer's default one (20000), all below the ephemeral
+port range. Tests run in file order:
 the last one takes the sandbox down.
 """
 
@@ -30,9 +31,9 @@ from toolkit import sandbox as sb
 
 pytestmark = pytest.mark.integration
 
-# 10000 above the session sandbox, so two suites with distinct DBGAUGE_TEST_BASE_PORT
+# 2000 above the session sandbox, so two suites with distinct DBGAUGE_TEST_BASE_PORT
 # values never collide.
-BASE_PORT = int(os.environ.get("DBGAUGE_TEST_BASE_PORT", "30000")) + 10000
+BASE_PORT = int(os.environ.get("DBGAUGE_TEST_BASE_PORT", "10000")) + 2000
 T = TypeVar("T")
 
 
