@@ -27,6 +27,10 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
+sys.path.insert(0, str(REPO))
+
+from toolkit.pgtap.runner import find_psql  # noqa: E402 - after the path set-up
+
 DATABASE = "dbgauge_bench_pgtap"
 SUITES = REPO / "tests" / "fixtures" / "pgtap" / "suites"
 # pg_prove stops the whole run at a "Bail out!" (TAP::Harness does), so per-file verdicts
@@ -34,6 +38,10 @@ SUITES = REPO / "tests" / "fixtures" / "pgtap" / "suites"
 LEFT_OUT = {"bailout.sql"}
 OUR_VERDICT = re.compile(r"^(\S+) \.+ (ok|FAILED)\b", re.MULTILINE)
 PROVE_SUMMARY = re.compile(r"^(\S+)\s+\(Wstat: (\d+)[^)]*Failed: (\d+)\)", re.MULTILINE)
+
+
+PROVE_DIRECT = "pg_prove --psql-bin"
+RUNNERS = ("pg_prove", PROVE_DIRECT, "dbgauge")
 
 
 class BenchError(Exception):
@@ -121,6 +129,10 @@ def main() -> int:
     parser.add_argument("--reps", type=int, default=5, help="measured runs per series")
     parser.add_argument("--json", type=Path, help="write every number here")
     args = parser.parse_args()
+    # Run dbgauge as an installed copy runs: from bytecode (pip compiles it at install; a
+    # checkout under PYTHONDONTWRITEBYTECODE=1 would recompile every module on every run).
+    subprocess.run([sys.executable, "-m", "compileall", "-q", "toolkit", "checks",
+                    "collectors"], cwd=REPO, check=True, stdout=subprocess.DEVNULL)
     if shutil.which("pg_prove") is None:
         raise BenchError("pg_prove not found: apt-get install "
                          "libtap-parser-sourcehandler-pgtap-perl")
@@ -147,23 +159,26 @@ def main() -> int:
             prove = ["pg_prove", "-h", "127.0.0.1", "-p", str(port), "-U", user,
                      "-d", DATABASE, "--ext", ".sql", "--ext", ".pg", "-r", *common]
             ours = [*dbgauge_argv(), "pgtap", "run", *common]
-            series = {(r, j): Series(r, j) for r in ("pg_prove", "dbgauge") for j in (1, 4)}
+            # The psql dbgauge runs (through Debian's pg_wrapper to the binary), handed to
+            # pg_prove too: a reference series showing what is the runner's own cost.
+            direct_psql = find_psql(None)
+            series = {(r, j): Series(r, j) for r in RUNNERS for j in (1, 4)}
             argv = {("pg_prove", j): [*prove, "-j", str(j), *dirs] for j in (1, 4)}
+            argv |= {(PROVE_DIRECT, j): [*prove, "--psql-bin", direct_psql, "-j", str(j), *dirs]
+                     for j in (1, 4)}
             argv |= {("dbgauge", j): [*ours, "-j", str(j), *dirs] for j in (1, 4)}
             for key in argv:  # warm-up: caches, connections, page cache
                 timed(argv[key], root, env)
             for rep in range(args.reps):
                 for jobs in (1, 4):
-                    order = ["pg_prove", "dbgauge"]
-                    if rep % 2:
-                        order.reverse()
+                    order = list(RUNNERS[rep % len(RUNNERS):] + RUNNERS[:rep % len(RUNNERS)])
                     for runner in order:
                         wall, cpu, out = timed(argv[(runner, jobs)], root, env)
                         s = series[(runner, jobs)]
                         s.walls.append(wall)
                         s.cpus.append(cpu)
-                        s.verdicts.append(prove_verdicts(out, files) if runner == "pg_prove"
-                                          else our_verdicts(out))
+                        s.verdicts.append(our_verdicts(out) if runner == "dbgauge"
+                                          else prove_verdicts(out, files))
     finally:
         psql(port, user, password, "postgres", "-c", drop)
 
@@ -191,19 +206,21 @@ def report(series: dict[tuple[str, int], Series], files: list[str],
     for (runner, jobs), s in series.items():
         print(f"| {runner} | {jobs} | {statistics.median(s.walls):.2f} | {min(s.walls):.2f} | "
               f"{max(s.walls):.2f} | {statistics.median(s.cpus):.2f} |")
-    for jobs in (1, 4):
-        ratio = (statistics.median(series[("pg_prove", jobs)].walls)
-                 / statistics.median(series[("dbgauge", jobs)].walls))
-        print(f"\n-j {jobs}: pg_prove / dbgauge median wall = {ratio:.2f} "
-              f"({'dbgauge faster' if ratio > 1 else 'dbgauge slower'})", end="")
+    for peer in ("pg_prove", PROVE_DIRECT):
+        for jobs in (1, 4):
+            ratio = (statistics.median(series[(peer, jobs)].walls)
+                     / statistics.median(series[("dbgauge", jobs)].walls))
+            print(f"\n-j {jobs}: {peer} / dbgauge median wall = {ratio:.2f} "
+                  f"({'dbgauge faster' if ratio > 1 else 'dbgauge slower'})", end="")
     print()
     if problems:
         print(f"\nVERDICTS DISAGREE ({len(problems)}):")
         for p in problems[:20]:
             print(f"  {p}")
     else:
-        print(f"\nverdicts: all {len(files)} files agree across pg_prove -j1/-j4 and "
-              f"dbgauge -j1/-j4 in every run ({len(files) - failed} ok, {failed} failed)")
+        print(f"\nverdicts: all {len(files)} files agree across every series "
+              f"({', '.join(RUNNERS)}; -j1/-j4) in every run ({len(files) - failed} ok, "
+              f"{failed} failed)")
     if args.json:
         args.json.write_text(json.dumps({
             "files": files, "reference_verdicts": reference, "problems": problems,

@@ -12,16 +12,20 @@ import pytest
 from toolkit.errors import ConfigError
 from toolkit.pgtap import junit, report
 from toolkit.pgtap.runner import (
+    DEBIAN_SYSCONFDIR,
     PSQL_FLAGS,
     FileResult,
     Job,
     RunOptions,
     Runtests,
+    _env,
     discover,
+    find_psql,
     normalise_extensions,
     parse_assignments,
     psql_command,
     psql_target,
+    unwrap_psql,
 )
 from toolkit.pgtap.tap import parse_tap
 
@@ -91,6 +95,49 @@ def test_psql_command_uses_pg_prove_flags() -> None:
     assert "dbgauge_schema=test" in argv and "dbgauge_match=^test" in argv
     assert stdin == "SELECT * FROM runtests(:'dbgauge_schema'::name, :'dbgauge_match'::text);\n"
     assert Runtests("t", "^x").call_text == "runtests('t', '^x')"
+
+
+def _executable(path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("#!/bin/sh\n")
+    path.chmod(0o755)
+    return path
+
+
+def test_debian_pg_wrapper_is_looked_through_to_the_newest_client(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Debian's psql is a symlink to pg_wrapper (Perl, ~20 ms a start), which always runs
+    the newest installed psql: the runner runs that binary itself."""
+    root = tmp_path / "lib" / "postgresql"
+    for version in ("9.6", "13", "15"):
+        _executable(root / version / "bin" / "psql")
+    (root / "16").mkdir()  # a server-only directory: no client binary, not chosen
+    (root / "README").write_text("")
+    wrapper = _executable(tmp_path / "share" / "postgresql-common" / "pg_wrapper")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "psql").symlink_to(wrapper)
+    assert unwrap_psql(str(bin_dir / "psql"), root) == str(root / "15" / "bin" / "psql")
+    # Any other psql (a source build, a wrapper of the user's own) is run as found.
+    other = _executable(tmp_path / "opt" / "psql")
+    assert unwrap_psql(str(other), root) == str(other)
+    # No client under the root: the wrapper itself still works, so it is kept.
+    assert unwrap_psql(str(bin_dir / "psql"), tmp_path / "empty") == str(bin_dir / "psql")
+    monkeypatch.setenv("PATH", str(bin_dir))
+    assert find_psql(None, root) == str(root / "15" / "bin" / "psql")
+    assert find_psql("psql", root) == str(bin_dir / "psql")  # --psql is taken as given
+
+
+def test_psql_env_carries_the_password_and_pg_wrappers_sysconfdir(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("PGSYSCONFDIR", raising=False)
+    target = psql_target("postgresql://ci:pw@db/app")
+    debian = _env(target, "/usr/lib/postgresql/15/bin/psql")
+    assert debian["PGPASSWORD"] == "pw"
+    assert debian["PGSYSCONFDIR"] == DEBIAN_SYSCONFDIR
+    assert "PGSYSCONFDIR" not in _env(target, "/opt/pg/bin/psql")
+    monkeypatch.setenv("PGSYSCONFDIR", "/etc/mine")
+    assert _env(target, "/usr/lib/postgresql/15/bin/psql")["PGSYSCONFDIR"] == "/etc/mine"
 
 
 def test_problems_name_every_reason() -> None:

@@ -34,6 +34,8 @@ DEFAULT_EXTENSIONS = (".sql", ".pg")
 PSQL_FLAGS = ("--no-psqlrc", "--no-align", "--quiet", "--pset", "pager=off",
               "--pset", "tuples_only=true", "--set", "ON_ERROR_STOP=1")
 KILL_GRACE = 5.0
+DEBIAN_CLIENTS = Path("/usr/lib/postgresql")  # postgresql-client-<major>: <major>/bin/psql
+DEBIAN_SYSCONFDIR = "/etc/postgresql-common"  # where pg_wrapper points libpq's pg_service.conf
 _VAR_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _PSQL_ERROR = re.compile(r"^(?:psql:[^ ]*:\d+: )?(?:ERROR|FATAL|PANIC):")
 _PSQL_LOCATION = re.compile(r"^psql:.*?:(\d+): ")
@@ -228,18 +230,41 @@ def _last_line(text: str) -> str:
     return lines[-1] if lines else ""
 
 
-def find_psql(psql: str | None) -> str:
+def find_psql(psql: str | None, debian_root: Path = DEBIAN_CLIENTS) -> str:
+    """The psql to run: --psql as given, else psql on PATH, looking through Debian's
+    pg_wrapper to the binary it would run."""
     found = shutil.which(psql or "psql")
     if found is None:
         raise ConfigError(f"psql not found ({psql or 'psql'} is not on PATH): install the "
                           "PostgreSQL client (Debian: postgresql-client) or pass --psql PATH")
-    return found
+    return found if psql is not None else unwrap_psql(found, debian_root)
 
 
-def _env(target: PsqlTarget) -> dict[str, str]:
+def unwrap_psql(path: str, debian_root: Path = DEBIAN_CLIENTS) -> str:
+    """On Debian and Ubuntu, psql on PATH is postgresql-common's pg_wrapper: a Perl script
+    that picks a client version and execs it, which costs about 20 ms per file (as much
+    as psql itself on a small test file). For psql, pg_wrapper always runs the newest
+    installed client (pg_wrapper(1)), so run that binary directly; `_env` sets the one
+    variable pg_wrapper would (PGSYSCONFDIR)."""
+    if Path(path).resolve().name != "pg_wrapper":
+        return path
+    versions: list[tuple[tuple[int, ...], Path]] = []
+    try:
+        for entry in debian_root.iterdir():
+            binary = entry / "bin" / "psql"
+            if re.fullmatch(r"\d+(?:\.\d+)?", entry.name) and os.access(binary, os.X_OK):
+                versions.append((tuple(int(p) for p in entry.name.split(".")), binary))
+    except OSError:
+        return path
+    return str(max(versions)[1]) if versions else path
+
+
+def _env(target: PsqlTarget, psql: str) -> dict[str, str]:
     env = dict(os.environ)
     if target.password is not None:
         env["PGPASSWORD"] = target.password
+    if Path(psql).is_relative_to(DEBIAN_CLIENTS):
+        env.setdefault("PGSYSCONFDIR", DEBIAN_SYSCONFDIR)  # as pg_wrapper does
     return env
 
 
@@ -281,7 +306,7 @@ def run_job(target: PsqlTarget, options: RunOptions, job: Job,
     try:
         proc = subprocess.Popen(
             argv, stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
-            stdout=subprocess.PIPE, stderr=err_file.handle, env=_env(target),
+            stdout=subprocess.PIPE, stderr=err_file.handle, env=_env(target, options.psql),
         )
     except OSError as exc:
         err_file.close()
@@ -383,7 +408,7 @@ def preflight(target: PsqlTarget, psql: str) -> ServerFacts:
             "--set", "ON_ERROR_STOP=1", "--dbname", target.conninfo,
             "--command", load_sql("postgres", "pgtap_preflight")]
     try:
-        proc = subprocess.run(argv, capture_output=True, env=_env(target), timeout=60,
+        proc = subprocess.run(argv, capture_output=True, env=_env(target, psql), timeout=60,
                               stdin=subprocess.DEVNULL, check=False)
     except OSError as exc:
         raise ConfigError(f"could not start psql ({psql}): {exc.strerror or exc}") from None
