@@ -11,6 +11,8 @@ from __future__ import annotations
 import importlib
 import inspect
 import pkgutil
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
 from collectors.base import Collector, MetricSpec, Sample
 
@@ -36,19 +38,37 @@ def _discover() -> tuple[Collector, ...]:
     return tuple(sorted(found, key=lambda c: (_KIND_ORDER.get(c.kind, 9), c.name)))
 
 
-ALL: tuple[Collector, ...] = _discover()
-REGISTRY: dict[str, Collector] = {c.name: c for c in ALL}
-if len(REGISTRY) != len(ALL):
-    raise RuntimeError("two collectors share a name")
+@cache
+def _registry() -> tuple[tuple[Collector, ...], dict[str, Collector]]:
+    found = _discover()
+    by_name = {c.name: c for c in found}
+    if len(by_name) != len(found):
+        raise RuntimeError("two collectors share a name")
+    return found, by_name
+
+
+if TYPE_CHECKING:
+    ALL: tuple[Collector, ...]
+    REGISTRY: dict[str, Collector]
+else:
+    def __getattr__(name: str) -> Any:
+        # ALL and REGISTRY are built on first use: a check that only borrows a helper
+        # module (collectors._mysql) does not import every collector.
+        if name == "ALL":
+            return _registry()[0]
+        if name == "REGISTRY":
+            return _registry()[1]
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def collectors_for_kind(kind: str) -> list[Collector]:
     """Every registered collector for a target kind (mysql, postgres, pgbouncer)."""
-    return [c for c in ALL if c.kind == kind]
+    return [c for c in _registry()[0] if c.kind == kind]
 
 
 def enabled_collectors(kind: str, names: list[str] | None) -> list[Collector]:
     """The configured list, or the kind's defaults when the config gives none."""
     if names is None:
         return [c for c in collectors_for_kind(kind) if c.default_enabled]
-    return [REGISTRY[n] for n in names if n in REGISTRY and REGISTRY[n].kind == kind]
+    registry = _registry()[1]
+    return [registry[n] for n in names if n in registry and registry[n].kind == kind]

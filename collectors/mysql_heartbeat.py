@@ -20,13 +20,16 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from collectors._mysql import query
 from collectors.base import Collector, MetricSpec, Sample, number
 from toolkit.db import Connection
 from toolkit.errors import QueryError
 from toolkit.heartbeat import heartbeat_sql, parse_ts
+
+if TYPE_CHECKING:
+    from toolkit.config import HeartbeatConfig
 
 CONFIGURED = MetricSpec(
     "dbgauge_mysql_heartbeat_configured", "gauge",
@@ -90,7 +93,8 @@ class MySQLHeartbeat(Collector):
         self._clock = clock
 
     def collect(self, conn: Connection) -> Iterable[Sample]:
-        settings = conn.target.heartbeat if conn.target is not None else None
+        # Only a configured target (TargetConfig) carries heartbeat settings.
+        settings: HeartbeatConfig | None = getattr(conn.target, "heartbeat", None)
         if settings is None:
             yield Sample(CONFIGURED.name, 0.0)
             return

@@ -26,31 +26,15 @@ from pydantic import (
 )
 
 from toolkit import ENV_CONFIG
-from toolkit.dsn import ConnParams, parse_dsn
+from toolkit.dsn import ConnParams, Endpoint, parse_dsn
 from toolkit.errors import ConfigError
-from toolkit.redact import register_secret
+from toolkit.units import parse_duration
 
 DEFAULT_LISTEN = "127.0.0.1:9860"
 TargetKind = Literal["mysql", "postgres", "pgbouncer"]
 RESERVED_LABELS = frozenset({"target", "collector", "job", "instance"})
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$")
-_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
-
-
-def parse_duration(value: Any) -> Any:
-    """Accept 5, 2.5, "500ms", "10s", "1m": always seconds as a float."""
-    if isinstance(value, bool):
-        raise ValueError("expected a duration such as 5, 2.5s or 500ms")
-    if isinstance(value, int | float):
-        return float(value)
-    if isinstance(value, str):
-        m = _DURATION.match(value)
-        if m:
-            return float(m.group(1)) * _UNITS[m.group(2)]
-    raise ValueError(f"{value!r} is not a duration: use seconds (5, 2.5) or 500ms, 10s, 1m")
-
-
 Duration = Annotated[float, BeforeValidator(parse_duration), Field(gt=0)]
+DurationOrZero = Annotated[float, BeforeValidator(parse_duration), Field(ge=0)]
 
 
 class _Model(BaseModel):
@@ -133,24 +117,12 @@ class TargetConfig(_Model):
 
         Read at connect time, so a rotated secret file is picked up on reconnect.
         """
-        params = parse_dsn(self.dsn)
-        password = params.password
-        if self.password_env:
-            password = os.environ.get(self.password_env)
-            if password is None:
-                raise ConfigError(
-                    f"target {self.name}: environment variable {self.password_env} is not set"
-                )
-        elif self.password_file:
-            try:
-                password = self.password_file.read_text(encoding="utf-8").rstrip("\r\n")
-            except OSError as exc:
-                raise ConfigError(
-                    f"target {self.name}: cannot read password_file {self.password_file}: "
-                    f"{exc.strerror}"
-                ) from None
-        register_secret(password)
-        return params.with_password(password)
+        return self.endpoint().connection_params()
+
+    def endpoint(self) -> Endpoint:
+        """What `toolkit.db.connect` needs of this target."""
+        return Endpoint(self.name, self.kind, self.dsn, self.password_env, self.password_file,
+                        self.connect_timeout, self.query_timeout, self.lock_timeout)
 
 
 class DaemonConfig(_Model):
@@ -199,6 +171,7 @@ class ChecksumJobConfig(_Model):
     method: Literal["replicated", "direct"] | None = None
     interval: Duration = 3600.0
     chunk_time: Duration = 0.5
+    whole_table_time: DurationOrZero = 2.0  # MariaDB: CHECKSUM TABLE pre-check; 0: off
     max_lag: Duration = 1.0
 
 

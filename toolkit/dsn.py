@@ -6,11 +6,13 @@ too) and ``postgresql://user[:pass]@host[:port][/db][?sslmode=...]`` (``postgres
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from toolkit.errors import ConfigError
-from toolkit.redact import redact
+from toolkit.redact import redact, register_secret
 
 MYSQL_SCHEMES = frozenset({"mysql", "mariadb"})
 POSTGRES_SCHEMES = frozenset({"postgresql", "postgres"})
@@ -88,3 +90,44 @@ def parse_dsn(dsn: str) -> ConnParams:
         password=password,
         options=tuple((k, v) for k, v in options if k not in {"unix_socket", "host"}),
     )
+
+
+def resolve_password(params: ConnParams, owner: str, password_env: str | None,
+                     password_file: Path | None) -> ConnParams:
+    """`params` with the password from the environment variable or file, if one is named
+    (else the DSN's own). Read at connect time, so a rotated secret file is picked up on
+    reconnect; registered for redaction before anything can echo it."""
+    password = params.password
+    if password_env:
+        password = os.environ.get(password_env)
+        if password is None:
+            raise ConfigError(f"{owner}: environment variable {password_env} is not set")
+    elif password_file:
+        try:
+            password = password_file.read_text(encoding="utf-8").rstrip("\r\n")
+        except OSError as exc:
+            raise ConfigError(f"{owner}: cannot read password_file {password_file}: "
+                              f"{exc.strerror}") from None
+    register_secret(password)
+    return params.with_password(password)
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """A server to connect to, as `toolkit.db.connect` needs it: a configured target
+    (`TargetConfig.endpoint()`) or a DSN from the command line. A plain dataclass, so a
+    one-shot command that is given DSNs never loads the config machinery (pydantic)."""
+
+    name: str
+    kind: str  # mysql | postgres | pgbouncer
+    dsn: str
+    password_env: str | None = None
+    password_file: Path | None = None
+    connect_timeout: float = 5.0
+    query_timeout: float = 5.0
+    lock_timeout: float = 2.0
+
+    def connection_params(self) -> ConnParams:
+        """The DSN's parameters with the password resolved (env, file or DSN)."""
+        return resolve_password(parse_dsn(self.dsn), f"target {self.name}", self.password_env,
+                                self.password_file)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from toolkit.config import TargetConfig
+from toolkit.dsn import ConnParams
 from toolkit.sql import Version
 
 Row = dict[str, Any]
@@ -30,11 +30,29 @@ class ServerInfo:
         return ".".join(str(p) for p in self.version)
 
 
+class ConnectTarget(Protocol):
+    """What `connect` needs of a target: a configured one (TargetConfig) or a DSN given on
+    the command line (toolkit.dsn.Endpoint)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def connect_timeout(self) -> float: ...
+    @property
+    def query_timeout(self) -> float: ...
+    @property
+    def lock_timeout(self) -> float: ...
+
+    def connection_params(self) -> ConnParams: ...
+
+
 class Connection(Protocol):
     """What collectors and checks may do with a target."""
 
     server: ServerInfo
-    target: TargetConfig | None  # the config this connection was opened for, if any
+    target: ConnectTarget | None  # what this connection was opened for, if known
 
     def query(self, name: str, params: Any = None) -> list[Row]:
         """Run the named statement from sql/<flavor>/ (values bound as %s params)."""
@@ -54,7 +72,7 @@ class Connection(Protocol):
     def closed(self) -> bool: ...
 
 
-def connect(target: TargetConfig, connect_timeout: float | None = None) -> Connection:
+def connect(target: ConnectTarget, connect_timeout: float | None = None) -> Connection:
     """Open a connection for `target`, with session timeouts applied.
 
     Raises ConnectError/AuthError with a message naming the target's address, never its

@@ -9,8 +9,7 @@ from typing import Any
 import psycopg
 from psycopg.rows import dict_row
 
-from toolkit.config import TargetConfig
-from toolkit.db import Row, ServerInfo
+from toolkit.db import ConnectTarget, Row, ServerInfo
 from toolkit.dsn import ConnParams
 from toolkit.errors import AuthError, ConnectError, QueryError
 from toolkit.redact import redact
@@ -32,7 +31,7 @@ class PostgresConnection:
         self._conn = conn
         self._params = params
         self.server = server
-        self.target: TargetConfig | None = None
+        self.target: ConnectTarget | None = None
         self._pgbouncer = pgbouncer
         self._aborted = False
 
