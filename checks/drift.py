@@ -29,11 +29,11 @@ import math
 import os
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from contextlib import ExitStack
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from checks import CheckResult, Finding, Status
 from checks.drift_chunks import (
@@ -60,12 +60,14 @@ from checks.drift_sql import Statement, TableQueries
 from collectors._mysql import REPLICA_MONITOR, query
 from collectors._mysql import text as _text
 from collectors.mysql_replication import ReplicaStatus, parse_replica_status
-from toolkit.config import TargetConfig
 from toolkit.db import Connection, Row, connect
-from toolkit.dsn import parse_dsn
+from toolkit.dsn import Endpoint, parse_dsn
 from toolkit.errors import ConfigError, DbgaugeError, QueryError
 from toolkit.redact import redact
 from toolkit.sql import load_sql, quote_ident
+
+if TYPE_CHECKING:
+    from toolkit.config import TargetConfig
 
 log = logging.getLogger("dbgauge.checksum")
 
@@ -73,6 +75,7 @@ METHODS = ("replicated", "direct")
 _QUERY_TIMEOUT = 120.0  # chunks aim at chunk_time; this only stops a runaway statement
 _KEY_BATCH = 500  # keys per re-check statement
 _STATE_VERSION = 1
+_REPLICATED_MIN_CHUNKS = 16  # replicated method: a table is cut into at least this many
 
 
 class DriftError(DbgaugeError):
@@ -113,6 +116,11 @@ class ChecksumOptions:
     wait_timeout: float = 60.0  # for a replica to reach the source's position
     max_pause: float = 600.0  # longest pause for lag/load before giving up
     max_differences: int = 1000  # keys reported per table and replica (counts stay exact)
+    # MariaDB pairs: a table expected to take at most this long, and not written for
+    # whole_table_idle seconds, is first compared whole with CHECKSUM TABLE (0: never).
+    whole_table_time: float = 2.0
+    whole_table_idle: float = 1.0
+    whole_table_rate: float = 1_000_000.0  # rows/s CHECKSUM TABLE is assumed to do until seen
 
 
 @dataclass(frozen=True)
@@ -147,6 +155,7 @@ class TableResult:
     repair: tuple[tuple[str, tuple[str, ...]], ...] = ()
     notes: tuple[str, ...] = ()
     rechecked_chunks: int = 0  # differed at first, matched when re-checked: in-flight writes
+    whole_table: bool = False  # proven equal by the whole-table pre-check (no chunk walk)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -157,7 +166,8 @@ class TableResult:
                             for d in self.differences],
             "seconds": round(self.seconds, 3), "reason": self.reason,
             "resumed_from_chunk": self.resumed_from_chunk,
-            "rechecked_chunks": self.rechecked_chunks, "notes": list(self.notes),
+            "rechecked_chunks": self.rechecked_chunks, "whole_table": self.whole_table,
+            "notes": list(self.notes),
         }
 
 
@@ -233,7 +243,7 @@ class Reporter:
 
 
 def endpoint(arg: str, targets: Mapping[str, TargetConfig] | None,
-             password_file: Path | None = None) -> TargetConfig:
+             password_file: Path | None = None) -> Endpoint:
     """A --source/--replica argument: a DSN, or the name of a configured target."""
     if "://" not in arg:
         if targets is None:
@@ -245,17 +255,21 @@ def endpoint(arg: str, targets: Mapping[str, TargetConfig] | None,
         if target.kind == "pgbouncer":
             raise ConfigError(f"target {arg} is a PgBouncer admin console: give the database "
                               "behind it")
-        return target
+        return target.endpoint()
     params = parse_dsn(arg)
     name = f"{params.host}:{params.port}" if not params.host.startswith("/") else "socket"
     name = "".join(ch if ch.isalnum() or ch in "_.:-" else "_" for ch in name).strip("_.:-")
     kind: Literal["mysql", "postgres"] = "mysql" if params.family == "mysql" else "postgres"
     has_password = params.password is not None
-    return TargetConfig(name=name or "dsn", kind=kind, dsn=arg,
-                        password_file=None if has_password else password_file)
+    return Endpoint(name=name or "dsn", kind=kind, dsn=arg,
+                    password_file=None if has_password else password_file)
 
 
-def _unique_names(targets: Sequence[TargetConfig]) -> list[str]:
+def _endpoint(target: Endpoint | TargetConfig) -> Endpoint:
+    return target if isinstance(target, Endpoint) else target.endpoint()
+
+
+def _unique_names(targets: Sequence[Endpoint]) -> list[str]:
     names: list[str] = []
     for target in targets:
         name = target.name
@@ -279,6 +293,7 @@ class Side:
         self.role = role
         self.flavor = conn.server.flavor
         self.version = conn.server.version
+        self._read_overhead: int | None = None
 
     @property
     def mysql(self) -> bool:
@@ -300,6 +315,20 @@ class Side:
         row = self.q("checksum_source_position")[0]
         server_id = row.get("server_id")
         return _text(row["pos"]), None if server_id is None else int(server_id)
+
+    def rows_read(self) -> int:
+        """Handler_read_rnd_next of this session (MariaDB)."""
+        return int(self.q("checksum_rows_read")[0]["Value"])
+
+    def whole_table(self, q: TableQueries, limit: float) -> tuple[Any, int]:
+        """CHECKSUM TABLE and the number of rows it read, which is the table's row count:
+        the session's scan counter around it, less the final end-of-table read and what
+        reading the counter itself adds (measured once)."""
+        if self._read_overhead is None:
+            self._read_overhead = -self.rows_read() + self.rows_read()
+        before = self.rows_read()
+        value = self.run(q.whole_table(limit))[0]["Checksum"]
+        return value, self.rows_read() - before - self._read_overhead - 1
 
     def threads_running(self) -> int:
         if self.mysql:
@@ -441,6 +470,9 @@ class TablePlan:
     int_key: bool
     rows_estimate: int
     ranges_safe: bool  # False: string keys across engines (collations order differently)
+    # Every side is MariaDB of one major.minor version with the same columns in the same
+    # order: CHECKSUM TABLE values are comparable.
+    whole_table_ok: bool = False
 
 
 def _columns(side: Side, schema: str, table: str) -> list[Column]:
@@ -448,6 +480,11 @@ def _columns(side: Side, schema: str, table: str) -> list[Column]:
                    column_type=_text(r["column_type"]).lower(), nullable=bool(int(r["nullable"])),
                    charset=_text(r["charset"]) or None)
             for r in side.q("checksum_columns", (schema, table))]
+
+
+def _layout(column: Column) -> tuple[str, str, bool, str | None]:
+    """What CHECKSUM TABLE's value depends on, per column (the row image's layout)."""
+    return column.name.lower(), column.column_type, column.nullable, column.charset
 
 
 def _grant_hint(side: Side, name: str) -> str:
@@ -459,7 +496,7 @@ def _grant_hint(side: Side, name: str) -> str:
 class _Run:
     """One checksum run: connections, the replica links, the state file, the results."""
 
-    def __init__(self, source: TargetConfig, replicas: Sequence[TargetConfig],
+    def __init__(self, source: Endpoint, replicas: Sequence[Endpoint],
                  options: ChecksumOptions, reporter: Reporter, stack: ExitStack) -> None:
         self.options = options
         self.reporter = reporter
@@ -478,6 +515,7 @@ class _Run:
             ThreadPoolExecutor(max_workers=1 + len(self.replicas),
                                thread_name_prefix="checksum"))
         self.last_throttle = 0.0
+        self.whole_table_rate = options.whole_table_rate
         self.current_sizer = ChunkSizer(options.chunk_time, options.initial_chunk_rows)
         self.state = RunState.open(options, self.method, self.source.name,
                                    [r.name for r in self.replicas])
@@ -486,9 +524,8 @@ class _Run:
                           "starting from the beginning")
 
     @staticmethod
-    def _open(target: TargetConfig, name: str, role: str, stack: ExitStack) -> Side:
-        target = target.model_copy(
-            update={"query_timeout": max(target.query_timeout, _QUERY_TIMEOUT)})
+    def _open(target: Endpoint, name: str, role: str, stack: ExitStack) -> Side:
+        target = replace(target, query_timeout=max(target.query_timeout, _QUERY_TIMEOUT))
         try:
             conn = connect(target)
         except DbgaugeError as exc:
@@ -582,8 +619,60 @@ class _Run:
         return a, replica.run(rep_stmt)
 
     def parallel(self, calls: Sequence[Callable[[], Any]]) -> list[Any]:
+        """Run `calls` at once (one per connection); every call has ended when this returns
+        or raises, so no connection is still busy with a statement."""
         futures = [self.pool.submit(call) for call in calls]
+        wait(futures)
         return [f.result() for f in futures]
+
+    def whole_table(self, plan: TablePlan, started: float) -> TableResult | None:
+        """The whole-table pre-check: CHECKSUM TABLE on every side at once, each counting
+        the rows it read. A result when every side agrees; None to walk the chunks: the
+        values differ (drift, or a write in flight), a side has no value or cannot run it,
+        the table was written just now, or it is expected to take longer than
+        --whole-table-time (or did, and was interrupted by the server)."""
+        limit = self.options.whole_table_time
+        if not plan.whole_table_ok or limit <= 0 \
+                or plan.rows_estimate > self.whole_table_rate * limit:
+            return None
+        idle = self.source.q("checksum_table_idle", (plan.schema, plan.table))
+        if idle and idle[0]["idle_seconds"] is not None \
+                and float(idle[0]["idle_seconds"]) < self.options.whole_table_idle:
+            return None
+        self.throttle()
+
+        def side(who: Side, q: TableQueries) -> Callable[[], tuple[Any, int]]:
+            return lambda: who.whole_table(q, limit)
+
+        t0 = time.monotonic()
+        try:
+            (value, rows), *others = self.parallel(
+                [side(self.source, plan.source[False]),
+                 *(side(rep, plan.replicas[rep.name]) for rep in self.replicas)])
+        except QueryError as exc:
+            self._whole_table_failed(plan, t0)
+            log.info("%s: no whole-table checksum (%s): comparing chunks", plan.name, exc)
+            return None
+        if value is None or rows < 0 or any(v is None for v, _ in others):
+            # MariaDB answers NULL rather than an error when max_statement_time strikes
+            # while the table is being opened.
+            self._whole_table_failed(plan, t0)
+            return None
+        self.whole_table_rate = max(rows, 1) / max(time.monotonic() - t0, 1e-3)
+        if any(other != (value, rows) for other in others):
+            return None
+        if self.method == "replicated":  # chunk rows of an earlier run would read as current
+            self.source.q("checksum_clear_table", (plan.schema, plan.table))
+        return TableResult(plan.name, "ok", rows, 1, seconds=time.monotonic() - started,
+                           whole_table=True)
+
+    def _whole_table_failed(self, plan: TablePlan, t0: float) -> None:
+        """After a pre-check that ran into its time limit, expect at most half the speed it
+        would have needed, so tables of that size are not tried again."""
+        limit = self.options.whole_table_time
+        if time.monotonic() - t0 >= limit:
+            self.whole_table_rate = min(self.whole_table_rate,
+                                        max(plan.rows_estimate, 1) / limit / 2)
 
     # -- planning
 
@@ -631,6 +720,7 @@ class _Run:
         replicas: dict[str, TableQueries] = {}
         modes: set[bool] = set()
         ranges_safe = True
+        whole_table_ok = self.source.flavor == "mariadb"
         for rep in self.replicas:
             rep_columns = _columns(rep, schema, table)
             if not rep_columns:
@@ -646,6 +736,10 @@ class _Run:
                     + (f"; only on the source: {', '.join(only_src)}" if only_src else "")
                     + (f"; only on the replica: {', '.join(only_rep)}" if only_rep else "")))
             portable = rep.mysql != self.source.mysql
+            whole_table_ok = whole_table_ok and (
+                rep.flavor == self.source.flavor
+                and rep.version[:2] == self.source.version[:2]
+                and [_layout(c) for c in rep_columns] == [_layout(c) for c in columns])
             if portable:
                 problem = (portable_problem(self.source.flavor, columns)
                            or portable_problem(rep.flavor, rep_columns))
@@ -689,7 +783,7 @@ class _Run:
                     f"{self.options.one_chunk_max_rows} compared as one chunk"))
             estimate = count
         return TablePlan(name, schema, table, key, source, replicas, int_key, estimate,
-                         ranges_safe)
+                         ranges_safe, whole_table_ok)
 
     # -- chunk walking
 
@@ -697,7 +791,15 @@ class _Run:
                ) -> Iterator[tuple[KeyRange, Callable[[int, float], None]]]:
         """Ranges covering the whole key space after `resume_after`, and for each a
         callback that reports (source rows, seconds) to size the next one."""
-        sizer = ChunkSizer(self.options.chunk_time, chunk_rows or self.options.initial_chunk_rows)
+        initial = chunk_rows or self.options.initial_chunk_rows
+        if self.method == "replicated":
+            # Replicas recompute a chunk only after the source has committed it, so they end
+            # about one chunk after the source: many small chunks keep that tail short.
+            cap = max(self.options.initial_chunk_rows,
+                      plan.rows_estimate // _REPLICATED_MIN_CHUNKS)
+            sizer = ChunkSizer(self.options.chunk_time, min(initial, cap), max_rows=cap)
+        else:
+            sizer = ChunkSizer(self.options.chunk_time, initial)
         self.current_sizer = sizer
         q = plan.source[min(plan.source)]
         if plan.key is None or not plan.ranges_safe:
@@ -816,6 +918,10 @@ class _Run:
         resumed_from = chunks + 1 if saved and chunks else None
         if resumed_from:
             self.reporter.note(f"{plan.name}: resuming at chunk {resumed_from}")
+        elif (whole := self.whole_table(plan, started)) is not None:
+            self.reporter.progress(plan.name, whole.rows, whole.rows)
+            self.state.done(plan.name, whole)
+            return whole
         self.catch_up()
         replicated = self.method == "replicated"
         if replicated and not saved:
@@ -1093,13 +1199,15 @@ def _result_from_json(doc: Mapping[str, Any]) -> TableResult:
         seconds=float(doc["seconds"]), reason=doc["reason"],
         resumed_from_chunk=doc["resumed_from_chunk"],
         repair=tuple((n, tuple(s)) for n, s in doc["repair"]), notes=tuple(doc["notes"]),
-        rechecked_chunks=int(doc.get("rechecked_chunks", 0)))
+        rechecked_chunks=int(doc.get("rechecked_chunks", 0)),
+        whole_table=bool(doc.get("whole_table", False)))
 
 
 # --------------------------------------------------------------------------- entry point
 
 
-def run_checksum(source: TargetConfig, replicas: Sequence[TargetConfig],
+def run_checksum(source: Endpoint | TargetConfig,
+                 replicas: Sequence[Endpoint | TargetConfig],
                  options: ChecksumOptions, reporter: Reporter | None = None) -> DriftResult:
     """Compare `replicas` with `source`; raises DbgaugeError when nothing can be checked
     (unreachable server, unknown table, replication stopped, missing privilege)."""
@@ -1110,7 +1218,8 @@ def run_checksum(source: TargetConfig, replicas: Sequence[TargetConfig],
     reporter = reporter or Reporter()
     started = time.monotonic()
     with ExitStack() as stack:
-        run = _Run(source, replicas, options, reporter, stack)
+        run = _Run(_endpoint(source), [_endpoint(r) for r in replicas], options, reporter,
+                   stack)
         for link in run.links.values():
             link.check()
         tables = run.tables()  # unknown or unreadable tables fail before anything is written

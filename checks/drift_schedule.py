@@ -96,7 +96,8 @@ class ChecksumJob(Job):
         self.replicas = list(replicas)
         self.options = ChecksumOptions(
             tables=tuple(spec.tables or ()), exclude=tuple(spec.exclude), method=spec.method,
-            chunk_time=spec.chunk_time, max_lag=spec.max_lag, keep_state=False)
+            chunk_time=spec.chunk_time, whole_table_time=spec.whole_table_time,
+            max_lag=spec.max_lag, keep_state=False)
 
     def run(self) -> Iterable[Sample]:
         import time

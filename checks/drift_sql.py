@@ -123,6 +123,11 @@ class TableQueries:
     def count(self) -> Statement:
         return compose(self.flavor, self.version, "checksum_count", self._parts()), ()
 
+    def whole_table(self, limit: float) -> Statement:
+        """CHECKSUM TABLE (MariaDB), interrupted by the server after `limit` seconds."""
+        return (compose(self.flavor, self.version, "checksum_whole_table", self._parts()),
+                (limit,))
+
     def replicate_chunk(self, rng: KeyRange, chunk: int, lower: str | None,
                         upper: str | None) -> Statement:
         """pt-table-checksum's statement: REPLACE the chunk's cnt/crc into

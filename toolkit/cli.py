@@ -208,13 +208,17 @@ def _split_list(values: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(v.strip() for value in values for v in value.split(",") if v.strip())
 
 
-def _duration(_ctx: click.Context, _param: click.Parameter, value: str) -> float:
-    from toolkit.config import parse_duration
+def _seconds(value: str) -> float:
+    from toolkit.units import parse_duration
 
     try:
-        seconds = float(parse_duration(value))
+        return float(parse_duration(value))
     except ValueError as exc:
         raise click.BadParameter(str(exc)) from None
+
+
+def _duration(_ctx: click.Context, _param: click.Parameter, value: str) -> float:
+    seconds = _seconds(value)
     if seconds <= 0:
         raise click.BadParameter("must be more than 0")
     return seconds
@@ -237,6 +241,11 @@ def _duration(_ctx: click.Context, _param: click.Parameter, value: str) -> float
                    "(any pair, across engines too).")
 @click.option("--chunk-time", default="0.5", show_default=True, callback=_duration,
               metavar="SECONDS", help="Target time of one chunk.")
+@click.option("--whole-table-time", default="2s", show_default=True,
+              callback=lambda _c, _p, v: _seconds(v), metavar="SECONDS",
+              help="MariaDB pairs: compare a table expected to take at most this long "
+                   "whole with CHECKSUM TABLE first (read-only, on every side at once), and "
+                   "walk its chunks only if the values differ (0: always walk chunks).")
 @click.option("--max-lag", default="1s", show_default=True, callback=_duration,
               metavar="SECONDS", help="Pause while a replica lags more than this.")
 @click.option("--max-threads-running", default=25, show_default=True,
@@ -260,7 +269,8 @@ def _duration(_ctx: click.Context, _param: click.Parameter, value: str) -> float
               metavar="FILE", help="Password for DSNs that carry none.")
 def checksum(source_arg: str, replica_args: tuple[str, ...], config_path: str | None,
              tables: tuple[str, ...], exclude: tuple[str, ...], method: str | None,
-             chunk_time: float, max_lag: float, max_threads_running: int, retries: int,
+             chunk_time: float, whole_table_time: float, max_lag: float,
+             max_threads_running: int, retries: int,
              retry_delay: float, fmt: str, print_repair: bool, resume: bool,
              state_file: Path | None, run_time: float | None,
              password_file: Path | None) -> None:
@@ -331,7 +341,8 @@ def checksum(source_arg: str, replica_args: tuple[str, ...], config_path: str | 
         replicas = [endpoint(a, targets, password_file) for a in replica_args]
         options = ChecksumOptions(
             tables=_split_list(tables), exclude=_split_list(exclude), method=method,
-            chunk_time=chunk_time, max_lag=max_lag, max_threads_running=max_threads_running,
+            chunk_time=chunk_time, whole_table_time=whole_table_time, max_lag=max_lag,
+            max_threads_running=max_threads_running,
             retries=retries, retry_delay=retry_delay, print_repair=print_repair, resume=resume,
             state_file=state_file, run_time=run_time)
         result = run_checksum(source, replicas, options, reporter)
@@ -570,7 +581,9 @@ def pgtap_group() -> None:
                    "drop it afterwards.")
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS",
               help="Kill a file's psql after this many seconds (the file fails).")
-@click.option("--psql", "psql_bin", metavar="PATH", help="psql binary (default: psql on PATH).")
+@click.option("--psql", "psql_bin", metavar="PATH",
+              help="psql binary (default: psql on PATH; on Debian/Ubuntu the newest "
+                   "/usr/lib/postgresql/*/bin/psql, which is what pg_wrapper would run).")
 def pgtap_run(paths: tuple[str, ...], dsn: str, parallel: int, ext: tuple[str, ...],
               runtests: bool, schema: str | None, match: str | None,
               variables: tuple[str, ...], psets: tuple[str, ...], junit_path: Path | None,

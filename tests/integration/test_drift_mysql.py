@@ -202,6 +202,7 @@ def test_each_method_finds_exactly_the_drifted_rows(sandbox: Sandbox, drifted: A
     assert found(result) == drifted
     assert result.exit_code == 1 and result.status == "drift"
     t = {r.table: r for r in result.tables}
+    assert not any(r.whole_table for r in result.tables)  # the pre-check saw the drift
     assert t["app.drift_t"].rows == ROWS + 1 and t["app.drift_c"].rows == 2000
     assert t["app.drift_t"].chunks > 2  # several chunks, so bisection had work to do
     assert dict(t["app.drift_t"].differing_rows) == {"mariadb-replica": 9}
@@ -312,18 +313,28 @@ def live_table(sandbox: Sandbox) -> Iterator[str]:
         caught_up(sandbox)
 
 
-@pytest.mark.parametrize("method", ["direct", "replicated"])
-def test_no_false_positives_under_300_commits_per_second(sandbox: Sandbox, live_table: str,
-                                                         sbr_user: None, method: str) -> None:
+@pytest.mark.parametrize(("method", "whole_table_idle"), [
+    ("direct", None), ("replicated", None),
+    # The pre-check attempted on the busy table (writes in flight: it differs, and the walk
+    # runs; or it proves the copies equal at the moment both read them).
+    ("direct", 0.0), ("replicated", 0.0)])
+def test_no_false_positives_under_300_commits_per_second(
+        sandbox: Sandbox, live_table: str, sbr_user: None, method: str,
+        whole_table_idle: float | None) -> None:
+    precheck: dict[str, float] = ({"whole_table_time": 0.0} if whole_table_idle is None else
+                                  {"whole_table_idle": whole_table_idle})
     with Writer(sandbox, LIVE_ROWS) as writer:
         before, started = writer.commits, time.monotonic()
-        result = check(sandbox, method, (live_table,), chunk_time=0.005,
-                       initial_chunk_rows=300)
+        result = check(sandbox, method, (live_table,), chunk_time=0.002,
+                       initial_chunk_rows=300, **precheck)
         rate = (writer.commits - before) / (time.monotonic() - started)
     assert not writer.errors
     assert rate >= 300, f"the writer managed only {rate:.0f} commits/s"
     table = result.tables[0]
-    assert table.chunks >= 15, table  # many chunks compared while rows changed under them
+    if whole_table_idle is None:
+        assert table.chunks >= 15, table  # many chunks compared while rows changed under them
+    else:  # the pre-check may prove both copies equal at the moment it read them
+        assert table.whole_table or table.chunks >= 15, table
     assert table.differences == () and table.differing_chunks == (), table
     assert result.exit_code == 0, result.to_json()
 
@@ -468,7 +479,8 @@ def test_run_time_stops_and_resume_continues(sandbox: Sandbox, tmp_path: Path) -
         args = ["--source", "mariadb-primary", "--replica", "mariadb-replica", "--tables",
                 "app.drift_big", "--method", "direct", "--state-file", str(state),
                 "--format", "json"]
-        first = cli(sandbox, *args, "--chunk-time", "0.001", "--run-time", "0.05")
+        first = cli(sandbox, *args, "--chunk-time", "0.001", "--run-time", "0.05",
+                    "--whole-table-time", "0")
         assert first.returncode == 2, first.stdout + first.stderr
         assert "continue with --resume" in first.stderr
         saved = json.loads(state.read_text())["tables"]["app.drift_big"]
@@ -509,4 +521,81 @@ def test_table_without_key_one_chunk_or_unchecked(sandbox: Sandbox, sbr_user: No
             assert "cannot be named" in " ".join(drift.tables[0].notes)
     finally:
         execute(sandbox, "mariadb-primary", "DROP TABLE IF EXISTS app.drift_nokey")
+        caught_up(sandbox)
+
+
+# ----------------------------------------------------------------- whole-table pre-check
+
+
+def test_whole_table_precheck_proves_quiet_equal_tables_in_one_pass(
+        sandbox: Sandbox, sbr_user: None) -> None:
+    """Equal copies of a table nobody writes are proven equal by one CHECKSUM TABLE per
+    side, which also counts the rows; anything else falls through to the chunk walk."""
+    execute(sandbox, "mariadb-primary", "DROP TABLE IF EXISTS app.drift_whole, app.drift_empty",
+            "CREATE TABLE app.drift_whole (id INT NOT NULL PRIMARY KEY, v VARCHAR(20) NULL, "
+            "d DOUBLE NULL, b BLOB NULL, KEY v_1 (v))",
+            "INSERT INTO app.drift_whole SELECT seq, IF(seq % 3, CONCAT('v', seq), NULL), "
+            "seq / 7, UNHEX(MD5(seq)) FROM app.seq_1_to_20000",
+            "CREATE TABLE app.drift_empty (id INT NOT NULL PRIMARY KEY)")
+    tables = ("app.drift_whole", "app.drift_empty")
+    try:
+        caught_up(sandbox)
+        for method in ("direct", "replicated"):
+            with binlog_watch(sandbox) as written:
+                result = check(sandbox, method, tables, whole_table_idle=0)
+            t = {r.table: r for r in result.tables}
+            assert result.exit_code == 0, result.to_json()
+            assert (t["app.drift_whole"].whole_table, t["app.drift_whole"].rows,
+                    t["app.drift_whole"].chunks) == (True, 20000, 1), method
+            assert (t["app.drift_empty"].whole_table, t["app.drift_empty"].rows) == (True, 0)
+            # CHECKSUM TABLE is not logged: direct writes nothing at all, replicated only
+            # clears its own chunk rows of earlier runs.
+            assert outside_dbgauge(written) == []
+            if method == "direct":
+                assert written == []
+        doc = check(sandbox, "direct", tables, whole_table_idle=0).to_json()
+        assert [t["whole_table"] for t in doc["tables"]] == [True, True]
+
+        walked = check(sandbox, "direct", tables[:1], whole_table_time=0, chunk_time=0.005,
+                       initial_chunk_rows=500)
+        assert not walked.tables[0].whole_table and walked.tables[0].chunks > 1
+        assert walked.exit_code == 0 and walked.tables[0].rows == 20000
+        # Written within whole_table_idle seconds: a write may be in flight, so no pre-check.
+        execute(sandbox, "mariadb-primary", "UPDATE app.drift_whole SET v = 'w' WHERE id = 1")
+        caught_up(sandbox)
+        busy = check(sandbox, "direct", tables[:1], whole_table_idle=3600)
+        assert not busy.tables[0].whole_table and busy.exit_code == 0
+        # Interrupted by the server (max_statement_time): the walk still compares the table.
+        slow = check(sandbox, "direct", tables[:1], whole_table_idle=0,
+                     whole_table_time=0.000001, whole_table_rate=1e12)
+        assert not slow.tables[0].whole_table and slow.exit_code == 0
+        assert slow.tables[0].rows == 20000
+        # Drift on the replica: the values differ, and the walk names the row.
+        execute(sandbox, "mariadb-replica",
+                "UPDATE app.drift_whole SET d = d + 1e-9 WHERE id = 777", log_bin=False)
+        drift = check(sandbox, "direct", tables[:1], whole_table_idle=0)
+        assert found(drift) == {"app.drift_whole": {("changed", (777,))}}
+        assert not drift.tables[0].whole_table
+    finally:
+        execute(sandbox, "mariadb-primary",
+                "DROP TABLE IF EXISTS app.drift_whole, app.drift_empty")
+        caught_up(sandbox)
+
+
+def test_whole_table_precheck_needs_the_same_row_layout(sandbox: Sandbox) -> None:
+    """CHECKSUM TABLE hashes the row image, so a replica with the same values in another
+    column order would differ: such a table skips the pre-check and is walked (equal)."""
+    execute(sandbox, "mariadb-primary", "DROP TABLE IF EXISTS app.drift_layout",
+            "CREATE TABLE app.drift_layout (id INT NOT NULL PRIMARY KEY, a INT, b VARCHAR(9))",
+            "INSERT INTO app.drift_layout SELECT seq, seq, CONCAT('b', seq) "
+            "FROM app.seq_1_to_2000")
+    try:
+        caught_up(sandbox)
+        execute(sandbox, "mariadb-replica",
+                "ALTER TABLE app.drift_layout MODIFY b VARCHAR(9) AFTER id", log_bin=False)
+        result = check(sandbox, "direct", ("app.drift_layout",), whole_table_idle=0)
+        assert result.exit_code == 0, result.to_json()
+        assert not result.tables[0].whole_table and result.tables[0].rows == 2000
+    finally:
+        execute(sandbox, "mariadb-primary", "DROP TABLE IF EXISTS app.drift_layout")
         caught_up(sandbox)

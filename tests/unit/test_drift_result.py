@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import subprocess
+import sys
 from decimal import Decimal
 from pathlib import Path
 
@@ -25,6 +27,7 @@ from checks.drift_normalize import Column
 from checks.drift_repair import literal, repair_script
 from checks.drift_schedule import METRICS, checksum_jobs, samples
 from toolkit.config import TargetConfig, parse_config
+from toolkit.dsn import Endpoint
 from toolkit.errors import ConfigError
 
 DRIFTED = TableResult(
@@ -33,7 +36,7 @@ DRIFTED = TableResult(
     differences=(Difference("replica-1", "changed", (("id", 5),)),
                  Difference("replica-1", "extra", (("id", 7),))),
     seconds=0.5, repair=(("replica-1", ("DELETE FROM `app`.`t` WHERE `id` = 7;",)),))
-CLEAN = TableResult("app.u", "ok", rows=10, chunks=1)
+CLEAN = TableResult("app.u", "ok", rows=10, chunks=1, whole_table=True)
 UNCHECKED = TableResult("app.v", "unchecked", reason="no primary key")
 
 
@@ -57,6 +60,7 @@ def test_json_shape() -> None:
     assert table["differences"][0] == {"replica": "replica-1", "kind": "changed",
                                        "key": {"id": 5}}
     assert doc["repair"] == {"replica-1": ["DELETE FROM `app`.`t` WHERE `id` = 7;"]}
+    assert [t["whole_table"] for t in doc["tables"]] == [False, True]
     json.dumps(doc)
 
 
@@ -71,6 +75,7 @@ def test_results_survive_the_state_file() -> None:
     table = TableResult("app.t", "drift", differences=(
         Difference("r", "changed", (("at", dt.datetime(2024, 1, 1)), ("b", b"\x00"))),))
     assert _result_from_json(json.loads(json.dumps(_result_to_json(table)))) == table
+    assert _result_from_json(json.loads(json.dumps(_result_to_json(CLEAN)))) == CLEAN
 
 
 def test_state_is_kept_per_arguments(tmp_path: Path) -> None:
@@ -94,15 +99,32 @@ def test_state_is_kept_per_arguments(tmp_path: Path) -> None:
     assert no_file.path is None
 
 
+def test_a_checksum_of_dsns_does_not_load_the_config_machinery() -> None:
+    """Start-up is part of every one-shot run's time: with DSNs only, neither pydantic nor
+    YAML nor every collector is imported (they cost about 0.1 s)."""
+    code = ("import sys; from checks.drift import endpoint, run_checksum; "
+            "endpoint('mysql://u@h/', None); import toolkit.db.mysql; "
+            "print(sorted(m for m in ('pydantic', 'yaml', 'collectors.mysql_innodb', "
+            "'psycopg') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, cwd=Path(__file__).resolve().parents[2]).stdout
+    assert out.strip() == "[]"
+
+
 def test_endpoints_from_dsn_or_target() -> None:
     target = endpoint("mysql://u:pw@db1:3307/", None)
     assert (target.name, target.kind) == ("db1:3307", "mysql")
+    assert target.connection_params().password == "pw"
     pg = endpoint("postgresql://u@10.0.0.5/app", None, Path("/pw"))
     assert (pg.name, pg.kind, pg.password_file) == ("10.0.0.5:5432", "postgres", Path("/pw"))
     configured = {"db": TargetConfig(name="db", kind="mysql", dsn="mysql://u@h/"),
                   "bouncer": TargetConfig(name="bouncer", kind="pgbouncer",
                                           dsn="postgresql://u@h:6432/pgbouncer")}
     assert endpoint("db", configured).name == "db"
+    slow = TargetConfig(name="slow", kind="mysql", dsn="mysql://u@h/", query_timeout=9,
+                        password_env="DBGAUGE_TEST_PW")
+    assert endpoint("slow", {"slow": slow}) == Endpoint(
+        "slow", "mysql", "mysql://u@h/", "DBGAUGE_TEST_PW", None, 5.0, 9.0, 2.0)
     with pytest.raises(ConfigError, match="no target named 'x'"):
         endpoint("x", configured)
     with pytest.raises(ConfigError, match="PgBouncer"):
