@@ -7,10 +7,14 @@ c CHAR(120), pad CHAR(60), KEY k_1 (k)) of --rows rows is created, replicated, a
 - floor: one `SELECT COUNT(*), BIT_XOR(CRC32(CONCAT_WS('#', id, k, c, pad)))` over the whole
   table on the primary (what a checksum of one copy costs at least);
 - floor x2: the same query on the primary and the replica at once (what any comparison that
-  reads both copies costs at least on this machine: both servers share its cores);
-- dbgauge direct: `dbgauge checksum --method direct`, as the monitoring user;
+  reads both copies with that hash costs at least on this machine: both servers share its
+  cores and its disk);
+- dbgauge direct: `dbgauge checksum --method direct`, as the monitoring user, defaults (a
+  table this size gets the whole-table CHECKSUM TABLE pre-check first);
 - dbgauge replicated: `dbgauge checksum --method replicated`, as the sandbox admin (it sets
-  the session binlog_format);
+  the session binlog_format), defaults (the same pre-check);
+- dbgauge direct/replicated, chunk walk: the same with `--whole-table-time 0`, so every chunk
+  is checksummed as on a table under writes (the cost of each method's mechanism itself);
 - pt-table-checksum (Debian percona-toolkit) with its default settings plus exactly
   `--recursion-method=hosts` (the replica connects from 127.0.0.1 with an ephemeral port,
   so discovery through the processlist would look for it on port 3306),
@@ -19,13 +23,24 @@ c CHAR(120), pad CHAR(60), KEY k_1 (k)) of --rows rows is created, replicated, a
   (no network access), `--databases`/`--tables` for the table. It logs in as the sandbox
   admin through a temporary option file (F=...).
 
+Two buffer-pool setups (--buffer-pool, default both):
+
+- sandbox: the servers as the sandbox runs them (innodb_buffer_pool_size 128M, O_DIRECT):
+  a 1M-row table (~240 MB) does not fit, so every full scan reads it from disk;
+- resident: innodb_buffer_pool_size raised on both servers for the run (and restored
+  afterwards) until the table fits, and warmed: every contender then reads memory, as on a
+  production server whose buffer pool holds its hot tables.
+
 Times are wall-clock times of whole processes for the tools (start-up included) and of the
-query for the floors. Every run must report no difference and every row. Afterwards the
-table, pt's `percona` schema and dbgauge's chunk rows are removed (whatever existed before
-is kept).
+query for the floors. dbgauge runs from bytecode, as an installed copy does (the script
+compiles it first: a checkout run under PYTHONDONTWRITEBYTECODE=1 would otherwise recompile
+its modules on every start). Every run must report no difference and every row. Afterwards
+the table, pt's `percona` schema and dbgauge's chunk rows are removed (whatever existed
+before is kept).
 
 Usage: python bench/checksum.py [--sandbox-dir .sandbox] [--rows 1000000] [--runs 3]
-                                [--json FILE] [--keep-table]
+                                [--buffer-pool both|sandbox|resident] [--json FILE]
+                                [--keep-table]
 """
 
 from __future__ import annotations
@@ -47,9 +62,10 @@ from typing import Any
 
 import pymysql
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
 
-from toolkit import sandbox as sb
+from toolkit import sandbox as sb  # noqa: E402 - after the path set-up
 
 DB, TABLE = "bench_checksum", "sbtest1"
 FLOOR = (f"SELECT COUNT(*), BIT_XOR(CRC32(CONCAT_WS('#', id, k, c, pad))) "  # noqa: S608
@@ -125,7 +141,8 @@ def floor(state: sb.SandboxState, names: tuple[str, ...]) -> Callable[[], None]:
     return run
 
 
-def dbgauge(state: sb.SandboxState, method: str, rows: int, tmp: Path) -> Callable[[], None]:
+def dbgauge(state: sb.SandboxState, method: str, rows: int, tmp: Path,
+            *extra: str) -> Callable[[], None]:
     if method == "direct":
         user, secret = sb.MONITOR_USER, state.dbgauge_password_file
     else:
@@ -135,17 +152,20 @@ def dbgauge(state: sb.SandboxState, method: str, rows: int, tmp: Path) -> Callab
            "--source", dsn.format(user, state.port("mariadb-primary")),
            "--replica", dsn.format(user, state.port("mariadb-replica")),
            "--password-file", str(secret), "--tables", f"{DB}.{TABLE}", "--method", method,
-           "--format", "json", "--state-file", str(tmp / f"{method}.state")]
+           "--format", "json", "--state-file", str(tmp / f"{method}.state"), *extra]
+    whole = not extra
 
     def run() -> None:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=3600, check=False,
-                              cwd=Path(__file__).resolve().parent.parent)
+                              cwd=REPO)
         if proc.returncode != 0:
             raise SystemExit(f"dbgauge {method} exited {proc.returncode}: {proc.stderr}"
                              f"{proc.stdout[-2000:]}")
         table = json.loads(proc.stdout)["tables"][0]
         if table["rows"] != rows:
             raise SystemExit(f"dbgauge {method} counted {table['rows']} rows, not {rows}")
+        if table["whole_table"] != whole:
+            raise SystemExit(f"dbgauge {method} {extra}: whole_table is {table['whole_table']}")
     return run
 
 
@@ -184,17 +204,86 @@ def cleanup(state: sb.SandboxState, had_percona: bool, had_checksums: bool,
     wait_replica(state)
 
 
+def buffer_pool(state: sb.SandboxState, sizes: dict[str, int] | None) -> dict[str, int]:
+    """Set innodb_buffer_pool_size per server (None: leave them); returns what they were.
+    MariaDB resizes online, in the background: wait until it says it has finished."""
+    before: dict[str, int] = {}
+    for name in ("mariadb-primary", "mariadb-replica"):
+        with closing(connect(state, name)) as conn, conn.cursor() as cur:
+            before[name] = int(one(conn, "SELECT @@innodb_buffer_pool_size")[0])
+            if sizes is None or sizes[name] == before[name]:
+                continue
+            cur.execute("SET GLOBAL innodb_buffer_pool_size = %s", (sizes[name],))
+            deadline = time.monotonic() + 120
+            while True:
+                status = one(conn, "SHOW STATUS LIKE 'Innodb_buffer_pool_resize_status'")
+                text = str(status[1]) if status else ""
+                done = not text or "Completed" in text
+                if done and int(one(conn, "SELECT @@innodb_buffer_pool_size")[0]) == sizes[name]:
+                    break
+                if time.monotonic() > deadline:
+                    raise SystemExit(f"{name}: the buffer pool resize did not finish: {text}")
+                time.sleep(0.2)
+    return before
+
+
+def measure(names: list[str], contenders: dict[str, Callable[[], None]], runs: int,
+            label: str) -> dict[str, list[float]]:
+    contenders["floor x2 (primary + replica at once)"]()  # warm both servers alike
+    times: dict[str, list[float]] = {name: [] for name in names}
+    for run in range(runs):
+        order = names[run % len(names):] + names[:run % len(names)]
+        for name in order:
+            times[name].append(timed(contenders[name]))
+            print(f"{label} run {run + 1}: {name}: {times[name][-1]:.2f} s", file=sys.stderr)
+    return times
+
+
+def table_of(times: dict[str, list[float]], names: list[str]) -> list[list[Any]]:
+    """Markdown rows, and the goals with their verdicts."""
+    med = {name: statistics.median(values) for name, values in times.items()}
+    print("| contender | median s | min s | vs floor | pt / this |")
+    print("|---|---|---|---|---|")
+    for name in names:
+        ratio = med["pt-table-checksum"] / med[name]
+        print(f"| {name} | {med[name]:.2f} | {min(times[name]):.2f} | "
+              f"{med[name] / med['floor (primary)']:.2f}x | {ratio:.2f}x |")
+    floor_1, ptime = med["floor (primary)"], med["pt-table-checksum"]
+    goals: list[list[Any]] = []
+    for suffix in ("", WALK):
+        direct, replicated = med["dbgauge direct" + suffix], med["dbgauge replicated" + suffix]
+        goals += [
+            [f"direct{suffix} within 1.5x the floor", direct <= 1.5 * floor_1,
+             f"{direct / floor_1:.2f}x"],
+            [f"direct{suffix} 5x faster than pt-table-checksum", ptime >= 5 * direct,
+             f"{ptime / direct:.2f}x"],
+            [f"replicated{suffix} 2x faster than pt-table-checksum", ptime >= 2 * replicated,
+             f"{ptime / replicated:.2f}x"],
+        ]
+    print()
+    for goal, met, value in goals:
+        print(f"- {goal}: {'met' if met else 'MISSED'} ({value})")
+    return goals
+
+
+WALK = ", chunk walk"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sandbox-dir", type=Path, default=Path(".sandbox"))
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--buffer-pool", choices=["both", "sandbox", "resident"],
+                        default="both")
     parser.add_argument("--json", type=Path)
     parser.add_argument("--keep-table", action="store_true",
                         help="keep the table (and reuse one of the same size next time)")
     args = parser.parse_args()
     if shutil.which("pt-table-checksum") is None:
         raise SystemExit("pt-table-checksum is missing: apt-get install percona-toolkit")
+    subprocess.run([sys.executable, "-m", "compileall", "-q", "toolkit", "checks",
+                    "collectors"], cwd=REPO, check=True, stdout=subprocess.DEVNULL)
     state = sb.load_state(args.sandbox_dir)
     with closing(connect(state, "mariadb-primary")) as conn:
         had_percona = one(conn, "SHOW DATABASES LIKE 'percona'") is not None
@@ -208,7 +297,14 @@ def main() -> int:
     version = subprocess.run(["pt-table-checksum", "--version"], capture_output=True,
                              text=True, check=False).stdout.strip()
     load = 0.0 if reuse else create_table(state, args.rows)
+    with closing(connect(state, "mariadb-primary")) as conn, conn.cursor() as cur:
+        cur.execute("SELECT data_length + index_length FROM information_schema.tables "
+                    "WHERE table_schema = %s AND table_name = %s", (DB, TABLE))
+        size = int(cur.fetchone()[0])
     tmp = Path(tempfile.mkdtemp(prefix="dbgauge-bench-"))
+    setups = ["sandbox", "resident"] if args.buffer_pool == "both" else [args.buffer_pool]
+    original = buffer_pool(state, None)
+    results: dict[str, dict[str, list[float]]] = {}
     try:
         contenders: dict[str, Callable[[], None]] = {
             "floor (primary)": floor(state, ("mariadb-primary",)),
@@ -216,45 +312,35 @@ def main() -> int:
                                                                   "mariadb-replica")),
             "dbgauge direct": dbgauge(state, "direct", args.rows, tmp),
             "dbgauge replicated": dbgauge(state, "replicated", args.rows, tmp),
+            "dbgauge direct" + WALK: dbgauge(state, "direct", args.rows, tmp,
+                                             "--whole-table-time", "0"),
+            "dbgauge replicated" + WALK: dbgauge(state, "replicated", args.rows, tmp,
+                                                 "--whole-table-time", "0"),
             "pt-table-checksum": pt(state, args.rows, tmp),
         }
-        contenders["floor x2 (primary + replica at once)"]()  # warm both servers alike
-        times: dict[str, list[float]] = {name: [] for name in contenders}
         names = list(contenders)
-        for run in range(args.runs):
-            order = names[run % len(names):] + names[:run % len(names)]
-            for name in order:
-                times[name].append(timed(contenders[name]))
-                print(f"run {run + 1}: {name}: {times[name][-1]:.2f} s", file=sys.stderr)
+        # resident: a pool of twice the table (in 128 MiB units) holds it with room to spare
+        resident = (2 * size // (128 << 20) + 1) * (128 << 20)
+        for setup in setups:
+            buffer_pool(state, original if setup == "sandbox" else
+                        {name: max(value, resident) for name, value in original.items()})
+            results[setup] = measure(names, contenders, args.runs, setup)
     finally:
+        buffer_pool(state, original)
         cleanup(state, had_percona, bool(had_checksums), args.keep_table)
         shutil.rmtree(tmp, ignore_errors=True)
-    med = {name: statistics.median(values) for name, values in times.items()}
-    print(f"\n{args.rows} rows, {args.runs} runs (median, min in s); {version}; "
-          f"table load {load:.0f} s; {os.cpu_count()} CPUs\n")
-    print("| contender | median s | min s | vs floor | pt / this |")
-    print("|---|---|---|---|---|")
-    for name in names:
-        ratio = med["pt-table-checksum"] / med[name]
-        print(f"| {name} | {med[name]:.2f} | {min(times[name]):.2f} | "
-              f"{med[name] / med['floor (primary)']:.2f}x | {ratio:.2f}x |")
-    direct, replicated = med["dbgauge direct"], med["dbgauge replicated"]
-    floor_1, ptime = med["floor (primary)"], med["pt-table-checksum"]
-    goals = [
-        ("direct within 1.5x the floor", direct <= 1.5 * floor_1, f"{direct / floor_1:.2f}x"),
-        ("direct 5x faster than pt-table-checksum", ptime >= 5 * direct,
-         f"{ptime / direct:.2f}x"),
-        ("replicated 2x faster than pt-table-checksum", ptime >= 2 * replicated,
-         f"{ptime / replicated:.2f}x"),
-    ]
-    print()
-    for goal, met, value in goals:
-        print(f"- {goal}: {'met' if met else 'MISSED'} ({value})")
+    pools = ", ".join(f"{n} {v >> 20} MiB" for n, v in original.items())
+    print(f"\n{args.rows} rows ({size >> 20} MiB of data and indexes), {args.runs} runs "
+          f"(median, min in s); {version}; table load {load:.0f} s; {os.cpu_count()} CPUs; "
+          f"sandbox buffer pools: {pools}")
+    report: dict[str, Any] = {"rows": args.rows, "runs": args.runs, "pt_version": version,
+                              "pt_flags": PT_FLAGS, "setups": {}}
+    for setup, times in results.items():
+        print(f"\n### buffer pool: {setup}\n")
+        goals = table_of(times, names)
+        report["setups"][setup] = {"times": times, "goals": goals}
     if args.json:
-        args.json.write_text(json.dumps({"rows": args.rows, "runs": args.runs, "times": times,
-                                         "median": med, "pt_version": version,
-                                         "pt_flags": PT_FLAGS,
-                                         "goals": [[g, m, v] for g, m, v in goals]}, indent=2))
+        args.json.write_text(json.dumps(report, indent=2))
     return 0
 
 
