@@ -11,7 +11,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 help:
 	@echo "make demo   install what is missing, start the sandbox and the exporter"
 	@echo "make test   install what is missing, run linters and every test"
-	@echo "make bench  compare scrape cost with mysqld_exporter and postgres_exporter"
+	@echo "make bench  compare with the peers: exporters, pt-table-checksum, pg_prove"
 	@echo "make down   stop the demo exporter and the sandbox"
 
 deps:
@@ -71,6 +71,8 @@ bench: deps venv
 	$(BIN)/python bench/scrape.py --sandbox-dir $(SANDBOX_DIR)
 	$(BIN)/python bench/mysql_collectors.py --sandbox-dir $(SANDBOX_DIR)
 	$(BIN)/python bench/postgres_collectors.py --sandbox-dir $(SANDBOX_DIR)
+	$(BIN)/python bench/checksum.py --sandbox-dir $(SANDBOX_DIR)
+	$(BIN)/python bench/pgtap/run.py --sandbox-dir $(SANDBOX_DIR)
 
 clean: down
 	rm -rf $(VENV) dist build .mypy_cache .ruff_cache .pytest_cache

@@ -20,6 +20,7 @@ import pytest
 
 from tests.conftest import REPO, Sandbox
 from toolkit.db import connect_dsn
+from toolkit.pgtap.runner import find_psql
 from toolkit.sql import quote_ident
 
 pytestmark = pytest.mark.integration
@@ -154,6 +155,19 @@ def test_pg_prove_agrees_file_by_file(db: Scratch) -> None:
         theirs[name] = "ok" if prove.returncode == 0 else "FAILED"
     assert theirs == EXPECTED
     assert ours == theirs
+
+
+def test_debian_psql_runs_without_its_wrapper_and_agrees_with_it(db: Scratch) -> None:
+    """deploy/install-deps installs Debian's client, whose psql on PATH is pg_wrapper: the
+    runner runs the binary behind it, and the wrapper given as --psql gives the same
+    verdicts."""
+    wrapper = Path("/usr/bin/psql")
+    assert wrapper.resolve().name == "pg_wrapper"
+    direct = find_psql(None)
+    assert re.fullmatch(r"/usr/lib/postgresql/\d+/bin/psql", direct), direct
+    via_wrapper = dbgauge(db.dsn, str(SUITES), "--set", f"expected_db={db.name}",
+                          "--psql", str(wrapper))
+    assert verdicts(via_wrapper.stdout) == EXPECTED
 
 
 def test_parallel_gives_the_same_verdicts(db: Scratch, tmp_path: Path) -> None:
