@@ -194,8 +194,12 @@ targets:
   - {name: b, kind: mysql, dsn: "mysql://u@h2/"}
 checksums:
   - {source: a, replicas: [b], interval: 10m, tables: [app.t]}
-  - {source: a, replicas: [b], method: direct}
+  - {source: a, replicas: [b], method: direct, whole_table_time: 0}
 """)
     jobs = checksum_jobs(config)
     assert [j.name for j in jobs] == ["checksum:a", "checksum:a:2"]
     assert jobs[0].interval == 600 and jobs[0].metrics == METRICS
+    assert [j.options.whole_table_time for j in jobs] == [2.0, 0.0]
+    with pytest.raises(ConfigError, match="whole_table_time"):
+        parse_config("targets: [{name: a, kind: mysql, dsn: 'mysql://u@h/'}]\n"
+                     "checksums: [{source: a, replicas: [a], whole_table_time: -1}]")
