@@ -12,10 +12,12 @@ Two methods (docs/drift.md):
   source's GTID/LSN; chunks that differ are re-checked (after waiting for the replica to
   reach the source's position again) so in-flight writes are not reported.
 
-Both walk the primary key (or a non-null unique key) in chunks sized to `chunk_time`,
-pause while a replica lags more than `max_lag` or the source is busy, stop with a clear
-message when a replica's replication stops, and bisect differing chunks down to rows whose
-keys they report. dbgauge never writes outside its own `dbgauge` schema: repair statements
+On MariaDB pairs, a quiet table expected to take at most `whole_table_time` is first
+compared whole with CHECKSUM TABLE, and walked only if the values differ. Both methods walk
+the primary key (or a non-null unique key) in chunks sized to `chunk_time`, pause while a
+replica lags more than `max_lag` or the source is busy, stop with a clear message when a
+replica's replication stops, and bisect differing chunks down to rows whose keys they
+report. dbgauge never writes outside its own `dbgauge` schema: repair statements
 are returned, never run.
 """
 
@@ -325,7 +327,8 @@ class Side:
         the session's scan counter around it, less the final end-of-table read and what
         reading the counter itself adds (measured once)."""
         if self._read_overhead is None:
-            self._read_overhead = -self.rows_read() + self.rows_read()
+            first = self.rows_read()
+            self._read_overhead = self.rows_read() - first
         before = self.rows_read()
         value = self.run(q.whole_table(limit))[0]["Checksum"]
         return value, self.rows_read() - before - self._read_overhead - 1

@@ -28,7 +28,7 @@ from toolkit.dsn import parse_dsn
 from toolkit.errors import ConfigError, ConnectError, DbgaugeError, QueryError
 from toolkit.pgtap.tap import TapResult, parse_tap
 from toolkit.redact import redact, register_secret
-from toolkit.sql import load_sql
+from toolkit.sql import load_sql, parse_version
 
 DEFAULT_EXTENSIONS = (".sql", ".pg")
 PSQL_FLAGS = ("--no-psqlrc", "--no-align", "--quiet", "--pset", "pager=off",
@@ -253,7 +253,7 @@ def unwrap_psql(path: str, debian_root: Path = DEBIAN_CLIENTS) -> str:
         for entry in debian_root.iterdir():
             binary = entry / "bin" / "psql"
             if re.fullmatch(r"\d+(?:\.\d+)?", entry.name) and os.access(binary, os.X_OK):
-                versions.append((tuple(int(p) for p in entry.name.split(".")), binary))
+                versions.append((parse_version(entry.name), binary))
     except OSError:
         return path
     return str(max(versions)[1]) if versions else path
