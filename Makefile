@@ -39,7 +39,7 @@ test: deps venv lint
 	$(BIN)/pytest -q
 
 docs: venv
-	$(BIN)/python -m toolkit.docs README.md
+	$(BIN)/dbgauge collectors --readme README.md
 
 demo: deps venv
 	$(BIN)/dbgauge sandbox up --dir $(SANDBOX_DIR)

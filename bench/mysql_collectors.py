@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import scrape  # bench/scrape.py: the shared harness
 
-from toolkit.config import parse_config
+from toolkit.app import parse_config
 from toolkit.heartbeat import HeartbeatWriter
 
 HEARTBEAT_DB, HEARTBEAT_TABLE = "dbgauge", "heartbeat"
@@ -84,7 +84,7 @@ def start_writer(config: dict[str, Any]) -> HeartbeatWriter:
     entry = next(t for t in config["targets"] if t["name"] == "mariadb-primary")
     doc = {"targets": [{**entry, "heartbeat": {"mode": "write", "interval": 1.0,
                                               "table": f"{HEARTBEAT_DB}.{HEARTBEAT_TABLE}"}}]}
-    writer = HeartbeatWriter(parse_config(json.dumps(doc)).targets[0])
+    writer = HeartbeatWriter(parse_config(json.dumps(doc)).all_targets()[0])
     writer.start()
     return writer
 

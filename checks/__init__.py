@@ -1,47 +1,7 @@
-"""Checks return data, the CLI renders it.
+"""Checks: health, split-brain, drift (checksums) and configuration validators.
 
-A check returns a frozen `CheckResult` (status, summary, findings with severity and
-evidence); text, JSON, exit codes and metrics are renderings of it. The checks
-themselves (drift, split_brain, health, config_*) each live in their own module.
+Each is a package split by responsibility (model, pure parsing, rules, live reads, the
+run itself). Checks return data (`toolkit.result.CheckResult`); the CLI renders it
+(`toolkit.render`) and maps it to an exit code. Checks read servers through the
+collectors' facts, never through metric names.
 """
-
-from __future__ import annotations
-
-from dataclasses import dataclass, field
-from enum import IntEnum
-
-
-class Status(IntEnum):
-    """Monitoring-plugin states; the value is the exit code."""
-
-    OK = 0
-    WARNING = 1
-    CRITICAL = 2
-    UNKNOWN = 3
-
-
-@dataclass(frozen=True)
-class Finding:
-    """One thing a check found, on one node, with the evidence for it."""
-
-    severity: Status
-    node: str
-    kind: str
-    detail: str
-    evidence: dict[str, str] = field(default_factory=dict)
-    # Where a configuration finding points (validators), and how to fix it.
-    file: str | None = None
-    line: int | None = None
-    key: str | None = None
-    fix: str | None = None
-
-
-@dataclass(frozen=True)
-class CheckResult:
-    """What a check concluded: the worst finding decides the status."""
-
-    name: str
-    status: Status
-    summary: str
-    findings: tuple[Finding, ...] = ()
-    perfdata: tuple[tuple[str, float], ...] = ()

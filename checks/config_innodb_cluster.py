@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from checks import CheckResult, Finding
 from checks.data.mysql_options import (
     BINLOG_FORMATS,
     DEPRECATED,
@@ -32,9 +31,7 @@ from checks.data.mysql_options import (
     REMOVED,
     RENAMED,
     RENAMED_SINCE,
-    Version,
 )
-from checks.findings import Severity, config_result, did_you_mean, finding
 from checks.mycnf import (
     CnfFile,
     CnfOption,
@@ -46,7 +43,10 @@ from checks.mycnf import (
     parse_mycnf,
     split_prefix,
 )
-from toolkit.errors import DbgaugeError
+from checks.validation import did_you_mean
+from toolkit.db.version import Version, parse_version, version_text
+from toolkit.errors import CheckFailed
+from toolkit.result import CheckResult, Finding, Severity, config_result, finding
 
 NAME = "validate innodb-cluster"
 BOOLEANS = frozenset({
@@ -79,12 +79,6 @@ RULES: dict[str, str] = {
     "live/flow-control": "Queues against flow-control thresholds",
     "live/tables": "Tables Group Replication cannot replicate",
 }
-
-
-class ValidationError(DbgaugeError):
-    """Nothing could be validated (unreadable file, not a MySQL server): exit 2."""
-
-    exit_code = 2
 
 
 # ---------------------------------------------------------------------------- model
@@ -175,14 +169,10 @@ def member_from_variables(rows: Iterable[Mapping[str, Any]], version: Version,
 
 def version_for(text: str) -> Version:
     """'8.0' -> latest 8.0 patch we model, '8.0.19' -> (8, 0, 19)."""
-    parts = tuple(int(p) for p in text.strip().split("."))
+    parts = parse_version(text, exact=True, min_parts=2)
     if len(parts) == 2:
         return LATEST_PATCH.get(parts, (*parts, 0))
     return parts
-
-
-def vtext(v: Version) -> str:
-    return ".".join(str(p) for p in v)
 
 
 def replication_name(version: Version, new: str) -> str:
@@ -297,21 +287,21 @@ def _file_hygiene(m: Member, out: _Out) -> None:
         if removed and v >= removed[0]:
             if opt.loose:
                 out.add(Severity.WARNING, "mycnf/removed", name,
-                        f"{name} was removed in MySQL {vtext(removed[0])}; with loose- "
+                        f"{name} was removed in MySQL {version_text(removed[0])}; with loose- "
                         "mysqld only warns and ignores it", removed[1], name=name)
             else:
                 out.add(Severity.ERROR, "mycnf/removed", name,
-                        f"{name} was removed in MySQL {vtext(removed[0])}: mysqld "
-                        f"{vtext(v[:2])} refuses to start ('unknown variable')", removed[1],
+                        f"{name} was removed in MySQL {version_text(removed[0])}: mysqld "
+                        f"{version_text(v[:2])} refuses to start ('unknown variable')", removed[1],
                         name=name)
             continue
         dep = DEPRECATED.get(name)
         if dep and v >= dep[0]:
             out.add(Severity.WARNING, "mycnf/deprecated", name,
-                    f"{name} is deprecated since MySQL {vtext(dep[0])}", dep[1], name=name)
+                    f"{name} is deprecated since MySQL {version_text(dep[0])}", dep[1], name=name)
         elif name in RENAMED and v >= RENAMED_SINCE:
             out.add(Severity.WARNING, "mycnf/deprecated", name,
-                    f"{name} is deprecated since {vtext(RENAMED_SINCE)}",
+                    f"{name} is deprecated since {version_text(RENAMED_SINCE)}",
                     f"use {RENAMED[name]}", name=name)
 
 
@@ -476,7 +466,7 @@ def _check_read_replica(m: Member, out: _Out) -> None:
     if m.version < (8, 4, 0):
         out.add(Severity.INFO, "gr/read-replica", None,
                 f"read replicas (Cluster.addReplicaInstance) need MySQL Shell 8.1+; "
-                f"validating for MySQL {vtext(m.version[:2])}")
+                f"validating for MySQL {version_text(m.version[:2])}")
     if _gr_plugin_loaded(m) and m.flag("group_replication_start_on_boot") is not False:
         out.add(Severity.ERROR, "gr/read-replica", "group_replication_start_on_boot",
                 "a read replica loads the Group Replication plugin with "
@@ -858,7 +848,7 @@ def load_cnf(path: str) -> CnfFile:
     try:
         text = _read(p)
     except OSError as exc:
-        raise ValidationError(f"cannot read {path}: {exc.strerror or exc}") from None
+        raise CheckFailed(f"cannot read {path}: {exc.strerror or exc}") from None
 
     def resolve(kind: str, inc: str, src: str) -> list[tuple[str, str]] | str:
         target = Path(inc) if os.path.isabs(inc) else Path(src).parent / inc
@@ -883,7 +873,7 @@ def live_member(dsn: str, password: str | None = None) -> tuple[Member, list[Fin
     try:
         server = conn.server
         if server.flavor == "mariadb":
-            raise ValidationError(
+            raise CheckFailed(
                 f"{params.address} is MariaDB {server.version_text}: Group Replication and "
                 "InnoDB Cluster do not exist on MariaDB (it uses Galera or async "
                 "replication), so there is nothing to validate live")
@@ -929,10 +919,10 @@ def validate_innodb_cluster(files: Sequence[str], opts: ClusterOptions) -> Check
     if opts.router:
         findings += check_router(load_cnf(opts.router), members)
     target = ", ".join([*files, *opts.read_replicas, *opts.live]) or "-"
-    return config_result(f"{NAME} {target} (MySQL {vtext(opts.version[:2])})", findings)
+    return config_result(f"{NAME} {target} (MySQL {version_text(opts.version[:2])})", findings)
 
 
 __all__ = ["BINLOG_FORMATS", "GTID_MODES", "RULES", "ClusterOptions", "Member",
-           "ValidationError", "check_group", "check_group_members", "check_member",
+           "check_group", "check_group_members", "check_member",
            "check_member_stats", "check_router", "check_tables", "load_cnf",
            "member_from_file", "member_from_variables", "validate_innodb_cluster"]

@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from checks import CheckResult, Finding
 from checks.data.pgbouncer_params import (
     BUILD_DEPENDENT_AUTH,
     DATABASE_KEYS,
@@ -35,10 +34,7 @@ from checks.data.pgbouncer_params import (
     USER_KEYS,
     WINDOWS_ONLY,
     Param,
-    Version,
-    version_text,
 )
-from checks.findings import Severity, config_result, did_you_mean, finding
 from checks.ini_pgbouncer import (
     AuthFile,
     Entry,
@@ -52,7 +48,10 @@ from checks.ini_pgbouncer import (
     parse_hba,
     parse_pgbouncer_ini,
 )
-from toolkit.errors import DbgaugeError
+from checks.validation import did_you_mean
+from toolkit.db.version import Version, version_text
+from toolkit.errors import CheckFailed
+from toolkit.result import CheckResult, Finding, Severity, config_result, finding
 
 NAME = "validate pgbouncer"
 SECTIONS = ("pgbouncer", "databases", "users", "peers")
@@ -89,12 +88,6 @@ RULES: dict[str, str] = {
     "pgbouncer/live-databases": "Databases in the running pooler differ from the file",
     "pgbouncer/unreachable": "Backend server of a database does not accept connections",
 }
-
-
-class ValidationError(DbgaugeError):
-    """The file or server could not be validated at all (exit 2)."""
-
-    exit_code = 2
 
 
 # --------------------------------------------------------------------------- model
@@ -1005,13 +998,13 @@ def _read_text(path: Path) -> str:
 
 
 def load_config(path: str) -> PgbConfig:
-    """Read and flatten the main file and its includes (ValidationError if unreadable)."""
+    """Read and flatten the main file and its includes (CheckFailed if unreadable)."""
     path = os.path.normpath(path)
     p = Path(path)
     try:
         text = _read_text(p)
     except OSError as exc:
-        raise ValidationError(f"cannot read {path}: {exc.strerror or exc}") from None
+        raise CheckFailed(f"cannot read {path}: {exc.strerror or exc}") from None
     base = p.parent
 
     def resolve(inc: str, _src: str) -> tuple[str, str] | str:
@@ -1088,7 +1081,7 @@ def live_findings(cfg: PgbConfig, dsn: str, *, password: str | None = None,
     conn = connect_dsn(dsn, password=password, kind="pgbouncer", connect_timeout=timeout)
     try:
         if conn.server.flavor != "pgbouncer":
-            raise ValidationError(f"{params.address} is not a PgBouncer admin console")
+            raise CheckFailed(f"{params.address} is not a PgBouncer admin console")
         node = f"pgbouncer {params.address}"
         findings = compare_show_config(cfg, conn.query("validate_show_config"), node)
         rows = conn.query("validate_show_databases")
@@ -1157,5 +1150,5 @@ def validate_pgbouncer(path: str, opts: PgbouncerOptions) -> CheckResult:
 
 
 __all__ = ["RULES", "Environment", "PgbConfig", "PgbouncerOptions", "Problem",
-           "ValidationError", "build_config", "check_pgbouncer", "compare_show_config",
+           "build_config", "check_pgbouncer", "compare_show_config",
            "compare_show_databases", "load_config", "validate_pgbouncer"]

@@ -31,13 +31,11 @@ import math
 import os
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor, wait
 from contextlib import ExitStack
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Protocol
 
-from checks import CheckResult, Finding, Status
 from checks.drift_chunks import (
     INT_TYPES,
     Bound,
@@ -59,17 +57,15 @@ from checks.drift_chunks import (
 from checks.drift_normalize import MYSQL_FAMILY, Column, portable_problem
 from checks.drift_repair import repair_script
 from checks.drift_sql import Statement, TableQueries
-from collectors._mysql import REPLICA_MONITOR, query
-from collectors._mysql import text as _text
 from collectors.mysql_replication import ReplicaStatus, parse_replica_status
 from toolkit.db import Connection, Row, connect
-from toolkit.dsn import Endpoint, parse_dsn
-from toolkit.errors import ConfigError, DbgaugeError, QueryError
+from toolkit.db.privileges import REPLICA_MONITOR, denied, query
+from toolkit.db.values import text as _text
+from toolkit.errors import CheckFailed, ConfigError, DbgaugeError, QueryError
 from toolkit.redact import redact
+from toolkit.result import CheckResult, Finding, Status
 from toolkit.sql import load_sql, quote_ident
-
-if TYPE_CHECKING:
-    from toolkit.config import TargetConfig
+from toolkit.targets import FanOut, Target, unique_names
 
 log = logging.getLogger("dbgauge.checksum")
 
@@ -80,10 +76,8 @@ _STATE_VERSION = 1
 _REPLICATED_MIN_CHUNKS = 16  # replicated method: a table is cut into at least this many
 
 
-class DriftError(DbgaugeError):
-    """The check could not be done (exit 2): the message says why and what to do."""
-
-    exit_code = 2
+class DriftError(CheckFailed):
+    """The check could not be done: the message says why and what to do."""
 
 
 class ReplicationStopped(DriftError):
@@ -175,7 +169,7 @@ class TableResult:
 
 @dataclass(frozen=True)
 class DriftResult:
-    """A whole run; `exit_code` is 0 no drift, 1 drift, 2 some table could not be checked."""
+    """A whole run: status ok, drift, or error (some table could not be checked)."""
 
     method: str
     source: str
@@ -191,10 +185,6 @@ class DriftResult:
         if any(t.status == "unchecked" for t in self.tables):
             return "error"
         return "ok"
-
-    @property
-    def exit_code(self) -> int:
-        return {"ok": 0, "drift": 1, "error": 2}[self.status]
 
     def to_json(self) -> dict[str, Any]:
         repair: dict[str, list[str]] = {}
@@ -231,56 +221,38 @@ class DriftResult:
                             ("drifted_tables", float(drifted))))
 
 
-class Reporter:
+class Reporter(Protocol):
     """Progress and notes while a run goes on; the CLI draws a bar, the daemon logs."""
 
     def progress(self, table: str, rows: int, total: int) -> None:
         """`rows` of an estimated `total` of `table` are done."""
 
     def note(self, text: str) -> None:
-        log.info("%s", text)
+        """Something the operator should know (a pause, a replica compared as is)."""
+
+
+class LogReporter:
+    """Notes to the log at `level`; no progress."""
+
+    def __init__(self, level: int = logging.INFO) -> None:
+        self.level = level
+
+    def progress(self, table: str, rows: int, total: int) -> None:
+        pass
+
+    def note(self, text: str) -> None:
+        log.log(self.level, "%s", text)
 
 
 # --------------------------------------------------------------------------- endpoints
 
 
-def endpoint(arg: str, targets: Mapping[str, TargetConfig] | None,
-             password_file: Path | None = None) -> Endpoint:
-    """A --source/--replica argument: a DSN, or the name of a configured target."""
-    if "://" not in arg:
-        if targets is None:
-            raise ConfigError(f"{arg!r} is neither a DSN (mysql://..., postgresql://...) nor a "
-                              "target name: pass --config FILE to use target names")
-        if arg not in targets:
-            raise ConfigError(f"no target named {arg!r}; configured: {', '.join(targets)}")
-        target = targets[arg]
-        if target.kind == "pgbouncer":
-            raise ConfigError(f"target {arg} is a PgBouncer admin console: give the database "
-                              "behind it")
-        return target.endpoint()
-    params = parse_dsn(arg)
-    name = f"{params.host}:{params.port}" if not params.host.startswith("/") else "socket"
-    name = "".join(ch if ch.isalnum() or ch in "_.:-" else "_" for ch in name).strip("_.:-")
-    kind: Literal["mysql", "postgres"] = "mysql" if params.family == "mysql" else "postgres"
-    has_password = params.password is not None
-    return Endpoint(name=name or "dsn", kind=kind, dsn=arg,
-                    password_file=None if has_password else password_file)
-
-
-def _endpoint(target: Endpoint | TargetConfig) -> Endpoint:
-    return target if isinstance(target, Endpoint) else target.endpoint()
-
-
-def _unique_names(targets: Sequence[Endpoint]) -> list[str]:
-    names: list[str] = []
+def check_kinds(targets: Sequence[Target]) -> None:
+    """Refuse a PgBouncer admin console: its console holds no tables."""
     for target in targets:
-        name = target.name
-        n = 2
-        while name in names:
-            name = f"{target.name}#{n}"
-            n += 1
-        names.append(name)
-    return names
+        if target.kind == "pgbouncer":
+            raise ConfigError(f"target {target.name} is a PgBouncer admin console: give the "
+                              "database behind it")
 
 
 # --------------------------------------------------------------------------- one side
@@ -305,13 +277,13 @@ class Side:
         try:
             return self.conn.execute_sql(stmt[0], stmt[1])
         except QueryError as exc:
-            raise QueryError(f"{self.role} {self.name}: {exc}") from None
+            raise exc.again(f"{self.role} {self.name}: {exc}") from None
 
     def q(self, name: str, params: tuple[Any, ...] = ()) -> list[Row]:
         try:
             return self.conn.query(name, params)
         except QueryError as exc:
-            raise QueryError(f"{self.role} {self.name}: {exc}") from None
+            raise exc.again(f"{self.role} {self.name}: {exc}") from None
 
     def position(self) -> tuple[str, int | None]:
         row = self.q("checksum_source_position")[0]
@@ -427,7 +399,7 @@ def _replica_channels(side: Side) -> list[ReplicaStatus]:
         return [parse_replica_status(r) for r in query(side.conn, "replica_status",
                                                        REPLICA_MONITOR)]
     except QueryError as exc:
-        raise QueryError(f"{side.role} {side.name}: {exc}") from None
+        raise exc.again(f"{side.role} {side.name}: {exc}") from None
 
 
 def _link(source: Side, replica: Side) -> Link:
@@ -499,12 +471,12 @@ def _grant_hint(side: Side, name: str) -> str:
 class _Run:
     """One checksum run: connections, the replica links, the state file, the results."""
 
-    def __init__(self, source: Endpoint, replicas: Sequence[Endpoint],
+    def __init__(self, source: Target, replicas: Sequence[Target],
                  options: ChecksumOptions, reporter: Reporter, stack: ExitStack) -> None:
         self.options = options
         self.reporter = reporter
         self.started = time.monotonic()
-        names = _unique_names([source, *replicas])
+        names = unique_names([source, *replicas])
         self.source = self._open(source, names[0], "source", stack)
         self.replicas = [self._open(t, n, "replica", stack)
                          for t, n in zip(replicas, names[1:], strict=True)]
@@ -514,9 +486,8 @@ class _Run:
                 reporter.note(link.detail)
         self.notes: list[str] = [link.detail for link in self.links.values() if link.detail]
         self.method = self._method()
-        self.pool = stack.enter_context(
-            ThreadPoolExecutor(max_workers=1 + len(self.replicas),
-                               thread_name_prefix="checksum"))
+        self.pool: FanOut[Callable[[], Any], Any] = stack.enter_context(
+            FanOut(1 + len(self.replicas), "checksum"))
         self.last_throttle = 0.0
         self.whole_table_rate = options.whole_table_rate
         self.current_sizer = ChunkSizer(options.chunk_time, options.initial_chunk_rows)
@@ -527,7 +498,7 @@ class _Run:
                           "starting from the beginning")
 
     @staticmethod
-    def _open(target: Endpoint, name: str, role: str, stack: ExitStack) -> Side:
+    def _open(target: Target, name: str, role: str, stack: ExitStack) -> Side:
         target = replace(target, query_timeout=max(target.query_timeout, _QUERY_TIMEOUT))
         try:
             conn = connect(target)
@@ -624,9 +595,11 @@ class _Run:
     def parallel(self, calls: Sequence[Callable[[], Any]]) -> list[Any]:
         """Run `calls` at once (one per connection); every call has ended when this returns
         or raises, so no connection is still busy with a statement."""
-        futures = [self.pool.submit(call) for call in calls]
-        wait(futures)
-        return [f.result() for f in futures]
+        outcomes = self.pool.map(calls, lambda call: call())
+        for outcome in outcomes:
+            if isinstance(outcome, Exception):
+                raise outcome
+        return outcomes
 
     def whole_table(self, plan: TablePlan, started: float) -> TableResult | None:
         """The whole-table pre-check: CHECKSUM TABLE on every side at once, each counting
@@ -1209,8 +1182,7 @@ def _result_from_json(doc: Mapping[str, Any]) -> TableResult:
 # --------------------------------------------------------------------------- entry point
 
 
-def run_checksum(source: Endpoint | TargetConfig,
-                 replicas: Sequence[Endpoint | TargetConfig],
+def run_checksum(source: Target, replicas: Sequence[Target],
                  options: ChecksumOptions, reporter: Reporter | None = None) -> DriftResult:
     """Compare `replicas` with `source`; raises DbgaugeError when nothing can be checked
     (unreachable server, unknown table, replication stopped, missing privilege)."""
@@ -1218,11 +1190,11 @@ def run_checksum(source: Endpoint | TargetConfig,
         raise ConfigError("give at least one --replica")
     if options.method is not None and options.method not in METHODS:
         raise ConfigError(f"--method {options.method!r}: use replicated or direct")
-    reporter = reporter or Reporter()
+    check_kinds([source, *replicas])
+    reporter = reporter or LogReporter()
     started = time.monotonic()
     with ExitStack() as stack:
-        run = _Run(_endpoint(source), [_endpoint(r) for r in replicas], options, reporter,
-                   stack)
+        run = _Run(source, replicas, options, reporter, stack)
         for link in run.links.values():
             link.check()
         tables = run.tables()  # unknown or unreadable tables fail before anything is written
@@ -1263,8 +1235,7 @@ def _prepare_replicated(source: Side) -> None:
     try:
         source.q("checksum_binlog_format")
     except QueryError as exc:
-        text = str(exc)
-        if "1227" in text or "denied" in text.lower():
+        if denied(exc):
             raise DriftError(
                 f"the replicated method needs the privilege to set the session binlog_format "
                 f"on source {source.name} (MariaDB: BINLOG ADMIN or SUPER; MySQL 8: "

@@ -10,14 +10,14 @@ on `dbgauge_checksum_differing_rows > 0` does not depend on a series appearing.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Iterable, Sequence
 
-from checks.drift import ChecksumOptions, DriftResult, Reporter, run_checksum
-from collectors.base import MetricSpec, Sample
-from toolkit.config import ChecksumJobConfig, Config, TargetConfig
+from checks.drift import ChecksumOptions, DriftResult, LogReporter, run_checksum
+from toolkit.config import ChecksumJobConfig, Config
 from toolkit.jobs import Job
-
-log = logging.getLogger("dbgauge.checksum")
+from toolkit.metrics import MetricSpec, Sample
+from toolkit.targets import Target
 
 _P = "dbgauge_checksum_"
 _CACHED = " Cached from the last scheduled run (see dbgauge_job_success for failed runs)."
@@ -78,18 +78,13 @@ def samples(job: str, result: DriftResult, finished: float) -> list[Sample]:
     return out
 
 
-class _LogReporter(Reporter):
-    def note(self, text: str) -> None:
-        log.debug("%s", text)
-
-
 class ChecksumJob(Job):
     """One `checksums:` entry: compare its replicas with its source every interval."""
 
     metrics = METRICS
 
-    def __init__(self, name: str, spec: ChecksumJobConfig, source: TargetConfig,
-                 replicas: Sequence[TargetConfig]) -> None:
+    def __init__(self, name: str, spec: ChecksumJobConfig, source: Target,
+                 replicas: Sequence[Target]) -> None:
         self.name = name
         self.interval = spec.interval
         self.source = source
@@ -100,9 +95,8 @@ class ChecksumJob(Job):
             max_lag=spec.max_lag, keep_state=False)
 
     def run(self) -> Iterable[Sample]:
-        import time
-
-        result = run_checksum(self.source, self.replicas, self.options, _LogReporter())
+        result = run_checksum(self.source, self.replicas, self.options,
+                              LogReporter(logging.DEBUG))
         return samples(self.name, result, time.time())
 
 

@@ -23,8 +23,9 @@ from checks.drift_normalize import (
     row_text,
     select_list,
 )
+from toolkit.db.version import Version
 from toolkit.errors import DbgaugeError
-from toolkit.sql import Version, load_sql, quote_ident
+from toolkit.sql import load_sql, quote_ident
 
 Statement = tuple[str, tuple[Any, ...]]
 _PLACEHOLDER = re.compile(r"\{[a-z_]+\}")

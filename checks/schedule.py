@@ -12,12 +12,13 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
-from checks import CheckResult, Status
-from checks.findings import worst
-from checks.health import Node, health_checks, nodes_from_config, run_health
-from collectors.base import MetricSpec, Sample
+from checks.health import health_checks, run_health
+from checks.split_brain import KINDS, check_split_brain
 from toolkit.config import CheckJobConfig, Config
 from toolkit.jobs import Job
+from toolkit.metrics import MetricSpec, Sample
+from toolkit.result import CheckResult, Status, worst
+from toolkit.targets import Selection, select
 
 STATUS = MetricSpec(
     "dbgauge_check_status", "gauge",
@@ -72,8 +73,6 @@ def result_samples(check: str, result: CheckResult, nodes: Sequence[str]) -> lis
     out = [Sample(STATUS.name, float(status), {"check": check, "target": target})
            for target, status in statuses.items()]
     if check == SPLIT_BRAIN:
-        from checks.split_brain import KINDS
-
         counts = Counter((f.kind, f.node) for f in result.findings)
         errant = Counter[str]()
         for f in result.findings:
@@ -98,17 +97,18 @@ class CheckJob(Job):
         self.metrics = (STATUS, SPLIT_BRAIN_FINDINGS, SPLIT_BRAIN_ERRANT) \
             if entry.check == SPLIT_BRAIN else (STATUS,)
 
-    def nodes(self) -> list[Node]:
-        nodes = nodes_from_config(self.config, self.entry.targets or ())
+    def nodes(self) -> Selection:
+        """The entry's targets (every configured one if it names none), less configured
+        targets of kinds the check does not apply to."""
+        chosen = select(self.entry.targets or (), (), self.config.all_targets())
         kinds = {"mysql", "postgres"} if self.entry.check == SPLIT_BRAIN \
             else health_checks()[self.entry.check].KINDS
-        return [n for n in nodes if n.kind in kinds or n.explicit]
+        return Selection(tuple(n for n in chosen.targets
+                               if n.kind in kinds or n.name in chosen.named), chosen.named)
 
     def run(self) -> Iterable[Sample]:
         nodes = self.nodes()
         if self.entry.check == SPLIT_BRAIN:
-            from checks.split_brain import check_split_brain
-
             result = check_split_brain(nodes)
         else:
             check = health_checks()[self.entry.check]
@@ -116,7 +116,7 @@ class CheckJob(Job):
             if check.DEFAULTS is not None:
                 limits = check.DEFAULTS.override(self.entry.warning, self.entry.critical)
             result = run_health(check, nodes, limits)
-        return result_samples(self.entry.check, result, [n.name for n in nodes])
+        return result_samples(self.entry.check, result, [n.name for n in nodes.targets])
 
 
 def check_jobs(config: Config) -> list[Job]:

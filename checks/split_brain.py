@@ -35,9 +35,15 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from checks import CheckResult, Finding, Status
-from checks.findings import plugin_result, worst
-from checks.gtid import (
+from checks.health.model import failure
+from collectors.mysql_heartbeat import HEARTBEAT_NEEDS, HeartbeatRow, parse_heartbeat_rows
+from collectors.mysql_replication import parse_replica_status
+from toolkit.db import Connection, connect
+from toolkit.db.privileges import PROCESS, REPLICA_MONITOR, query
+from toolkit.db.values import number, text
+from toolkit.dsn import parse_dsn
+from toolkit.errors import QueryError
+from toolkit.gtid import (
     GtidSet,
     MariaErrant,
     errant_mariadb,
@@ -45,13 +51,9 @@ from checks.gtid import (
     mariadb_state,
     parse_mariadb_gtids,
 )
-from checks.health import Node, failure, parallel
-from collectors._mysql import PROCESS, REPLICA_MONITOR, query, text
-from collectors.base import number
-from collectors.mysql_heartbeat import HEARTBEAT_NEEDS, HeartbeatRow, parse_heartbeat_rows
-from collectors.mysql_replication import parse_replica_status
-from toolkit.db import Connection
-from toolkit.errors import QueryError
+from toolkit.heartbeat import heartbeat_sql
+from toolkit.result import CheckResult, Finding, Status, plugin_result, worst
+from toolkit.targets import Selection, Target, fan_out
 
 NAME = "split-brain"
 ERRANT = "errant-transactions"
@@ -651,14 +653,12 @@ def heartbeat_findings(groups: Sequence[Sequence[MySQLNode]],
 
 # ----------------------------------------------------------------------------- reads
 
-def _address(node: Node) -> Address:
-    from toolkit.dsn import parse_dsn
-
-    params = parse_dsn(node.target.dsn)
+def _address(node: Target) -> Address:
+    params = parse_dsn(node.dsn)
     return params.host, params.port
 
 
-def snapshot(node: Node, conn: Connection) -> MySQLNode | PgNode:
+def snapshot(node: Target, conn: Connection) -> MySQLNode | PgNode:
     """First read of a node: its identity, role, GTID state or WAL position."""
     state = conn.query("split_brain_state")[0]
     if node.kind == "postgres":
@@ -679,12 +679,10 @@ def reread(conn: Connection, first: MySQLNode | PgNode) -> MySQLNode | PgNode:
                    slave_pos=text(state.get("gtid_slave_pos")).strip())
 
 
-def read_heartbeats(node: Node, conn: Connection, table: str) -> list[HeartbeatRow] | None:
+def read_heartbeats(node: Target, conn: Connection, table: str) -> list[HeartbeatRow] | None:
     """The heartbeat rows of a MySQL-family node; None without a heartbeat table (or the
     right to read it: this part of the check is best effort)."""
-    from toolkit.heartbeat import heartbeat_sql
-
-    settings = node.target.heartbeat
+    settings = node.heartbeat
     name = settings.table if settings is not None else table
     (statement,) = heartbeat_sql(conn.server.flavor, "heartbeat_read", name)
     try:
@@ -696,13 +694,13 @@ def read_heartbeats(node: Node, conn: Connection, table: str) -> list[HeartbeatR
 
 @dataclass
 class _Live:
-    node: Node
+    node: Target
     conn: Connection
     first: MySQLNode | PgNode | None = None
     beats: list[HeartbeatRow] | None = None
 
 
-def check_split_brain(nodes: Sequence[Node], *,
+def check_split_brain(nodes: Selection, *,
                       heartbeat_wait: float = DEFAULT_HEARTBEAT_WAIT,
                       heartbeat_table: str = DEFAULT_HEARTBEAT_TABLE) -> CheckResult:
     """Read every node (replicas before their sources), analyse, and return the result.
@@ -710,17 +708,12 @@ def check_split_brain(nodes: Sequence[Node], *,
     Unreachable nodes are UNKNOWN findings; the others are still compared.
     """
     started = time.monotonic()
-    problems: list[Finding] = []
-    candidates = []
-    for node in nodes:
-        if node.kind in ("mysql", "postgres"):
-            candidates.append(node)
-        elif node.explicit:
-            problems.append(Finding(Status.UNKNOWN, node.name, "check-failed",
-                                    f"split-brain applies to mysql and postgres nodes, not "
-                                    f"{node.kind}"))
+    candidates, misfits = nodes.of_kinds(("mysql", "postgres"))
+    problems = [Finding(Status.UNKNOWN, node.name, "check-failed",
+                        f"split-brain applies to mysql and postgres nodes, not {node.kind}")
+                for node in misfits]
     live: list[_Live] = []
-    for node, conn in zip(candidates, parallel(candidates, lambda n: n.connect()), strict=True):
+    for node, conn in zip(candidates, fan_out(candidates, connect, name="check"), strict=True):
         if isinstance(conn, Exception):
             problems += failure(node.name, conn).findings
         else:
@@ -733,7 +726,7 @@ def check_split_brain(nodes: Sequence[Node], *,
             return item
 
         ok: list[_Live] = []
-        for item, got in zip(live, parallel(live, first_read), strict=True):
+        for item, got in zip(live, fan_out(live, first_read, name="check"), strict=True):
             if isinstance(got, Exception):
                 problems += failure(item.node.name, got).findings
             else:
@@ -754,7 +747,7 @@ def check_split_brain(nodes: Sequence[Node], *,
         summary = (f"no split-brain in {len(mysql)} MySQL-family and {len(pg)} PostgreSQL "
                    f"node(s)")
     errant = sum(int(f.evidence.get("errant_count", "1")) for f in findings if f.kind == ERRANT)
-    perf = [("nodes", float(len(nodes))), ("findings", float(len(findings))),
+    perf = [("nodes", float(len(nodes.targets))), ("findings", float(len(findings))),
             ("errant_transactions", float(errant)),
             ("seconds", round(time.monotonic() - started, 3))]
     return plugin_result(NAME, findings, summary, perf)
@@ -779,7 +772,7 @@ def _analyse(items: Sequence[_Live], heartbeat_wait: float, beats_at: float,
         assert item.first is not None
         return reread(item.conn, item.first)
 
-    for item, read in zip(again, parallel(again, second), strict=True):
+    for item, read in zip(again, fan_out(again, second, name="check"), strict=True):
         if isinstance(read, Exception):
             problems += failure(item.node.name, read).findings
         else:
@@ -793,14 +786,14 @@ def _analyse(items: Sequence[_Live], heartbeat_wait: float, beats_at: float,
                                   errant.before_file)
 
     events: dict[str, ErrantEvents | None] = {}
-    for errant, found in zip(errants, parallel(errants, details), strict=True):
+    for errant, found in zip(errants, fan_out(errants, details, name="check"), strict=True):
         events[errant.replica.name] = None if isinstance(found, Exception) else found
     seen: dict[str, frozenset[int]] = {}
     watched = [i for i in items if i.beats]
     if watched:
         time.sleep(max(0.0, heartbeat_wait - (time.monotonic() - beats_at)))
-        for item, rows in zip(watched, parallel(watched, lambda i: read_heartbeats(
-                i.node, i.conn, heartbeat_table)), strict=True):
+        for item, rows in zip(watched, fan_out(watched, lambda i: read_heartbeats(
+                i.node, i.conn, heartbeat_table), name="check"), strict=True):
             if isinstance(rows, list) and item.beats is not None:
                 seen[item.node.name] = advancing(item.beats, rows)
     return (problems + mysql_findings(mysql_first, errants, events)

@@ -20,16 +20,14 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from collectors._mysql import query
-from collectors.base import Collector, MetricSpec, Sample, number
 from toolkit.db import Connection
+from toolkit.db.privileges import query
+from toolkit.db.values import number
 from toolkit.errors import QueryError
 from toolkit.heartbeat import heartbeat_sql, parse_ts
-
-if TYPE_CHECKING:
-    from toolkit.config import HeartbeatConfig
+from toolkit.metrics import Collector, MetricSpec, Sample
 
 CONFIGURED = MetricSpec(
     "dbgauge_mysql_heartbeat_configured", "gauge",
@@ -49,6 +47,7 @@ NOW = MetricSpec(
 SOURCE = MetricSpec(
     "dbgauge_mysql_heartbeat_source_server_id", "gauge",
     "server_id of the heartbeat row the lag is computed from.")
+_NO_SUCH_TABLE = 1146
 HEARTBEAT_NEEDS = "SELECT on the heartbeat table (GRANT SELECT ON dbgauge.* TO ...)"
 
 
@@ -93,8 +92,7 @@ class MySQLHeartbeat(Collector):
         self._clock = clock
 
     def collect(self, conn: Connection) -> Iterable[Sample]:
-        # Only a configured target (TargetConfig) carries heartbeat settings.
-        settings: HeartbeatConfig | None = getattr(conn.target, "heartbeat", None)
+        settings = conn.target.heartbeat if conn.target is not None else None
         if settings is None:
             yield Sample(CONFIGURED.name, 0.0)
             return
@@ -102,9 +100,9 @@ class MySQLHeartbeat(Collector):
         try:
             raw = query(conn, "heartbeat_read", HEARTBEAT_NEEDS, sql=statement)
         except QueryError as exc:
-            if "(error 1146)" not in str(exc):
+            if exc.errno != _NO_SUCH_TABLE:
                 raise
-            raise QueryError(f"heartbeat table {settings.table} does not exist on this server: "
+            raise exc.again(f"heartbeat table {settings.table} does not exist on this server: "
                              "run a heartbeat writer (heartbeat: {mode: write}) on the source, "
                              f"or set heartbeat.table to pt-heartbeat's table ({exc})") from None
         now = self._clock()

@@ -19,10 +19,11 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from collectors._mysql import PROCESS, query, text
-from collectors.base import Collector, MetricSpec, Sample, number
 from collectors.mysql_status import parse_status_rows
 from toolkit.db import Connection, Row
+from toolkit.db.privileges import PROCESS, query
+from toolkit.db.values import number, text
+from toolkit.metrics import Collector, MetricSpec, Sample
 
 BP_PAGES = MetricSpec(
     "dbgauge_mysql_innodb_buffer_pool_pages", "gauge",

@@ -20,9 +20,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from collectors._mysql import PROCESS, PS_SELECT, query, text
-from collectors.base import Collector, MetricSpec, Sample, number
 from toolkit.db import Connection
+from toolkit.db.privileges import PROCESS, PS_SELECT, query
+from toolkit.db.values import number, text
+from toolkit.metrics import Collector, MetricSpec, Sample
 from toolkit.sql import load_sql
 
 TRANSACTIONS = MetricSpec(

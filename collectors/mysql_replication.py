@@ -17,10 +17,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from collectors._mysql import PROCESS, REPLICA_MONITOR, query, text
-from collectors.base import Collector, MetricSpec, Sample, number
 from toolkit.db import Connection
+from toolkit.db.privileges import PROCESS, REPLICA_MONITOR, query
+from toolkit.db.values import number, text
 from toolkit.gtid import GtidSet
+from toolkit.metrics import Collector, MetricSpec, Sample
 
 CONFIGURED = MetricSpec(
     "dbgauge_mysql_replication_configured", "gauge",

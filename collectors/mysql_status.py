@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from collectors.base import Collector, MetricSpec, Sample, number
 from toolkit.db import Connection
+from toolkit.db.values import number
+from toolkit.metrics import Collector, MetricSpec, Sample
 
 # SHOW GLOBAL STATUS variable -> exposed metric.
 _STATUS = {

@@ -10,8 +10,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from collectors.base import Collector, MetricSpec, Sample, number
 from toolkit.db import Connection
+from toolkit.db.values import number
+from toolkit.metrics import Collector, MetricSpec, Sample
 
 _P = "dbgauge_pgbouncer_config_"
 

@@ -18,8 +18,9 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from collectors.base import Collector, MetricSpec, Sample, number
 from toolkit.db import Connection
+from toolkit.db.values import number
+from toolkit.metrics import Collector, MetricSpec, Sample
 
 LOCK_TYPES = frozenset({
     "relation", "extend", "frozenid", "page", "tuple", "transactionid", "virtualxid",

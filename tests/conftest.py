@@ -162,10 +162,10 @@ def wait_for(check: Callable[[], T | None], timeout: float = 15.0, what: str = "
 def collect_direct(sandbox: Sandbox, target: str, *collectors: str) -> Metrics:
     """One run of each collector on `target` as the sandbox's monitoring user, every sample
     checked against its spec and for duplicates."""
-    from collectors import REGISTRY
-    from toolkit.config import load_config
+    from toolkit.app import load_config, registry
     from toolkit.db import connect
 
+    REGISTRY = registry()
     conn = connect(load_config(sandbox.config).target(target))
     try:
         out: Metrics = {}

@@ -4,13 +4,19 @@ Every validation error is reported with the file, the line and the YAML path of 
 offending key (``dbgauge.yaml:12: targets[1].dsn: ...``) so an operator can fix it
 without guessing. Passwords come from env vars or files, never from the YAML itself
 (an inline DSN password is accepted but discouraged).
+
+What only the layers above know (collector names per kind, which checks can be
+scheduled) comes in a `Catalog` that the composition root (`toolkit.app`) passes to
+`parse_config`; the config module imports neither `collectors/` nor `checks/`. Targets
+leave this module as `toolkit.targets.Target`, the one type the rest of dbgauge uses.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
@@ -21,13 +27,15 @@ from pydantic import (
     ConfigDict,
     Field,
     ValidationError,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
 
 from toolkit import ENV_CONFIG
-from toolkit.dsn import ConnParams, Endpoint, parse_dsn
+from toolkit.dsn import parse_dsn
 from toolkit.errors import ConfigError
+from toolkit.targets import NAME_PATTERN, TABLE_PATTERN, Heartbeat, Target
 from toolkit.units import parse_duration
 
 DEFAULT_LISTEN = "127.0.0.1:9860"
@@ -35,6 +43,22 @@ TargetKind = Literal["mysql", "postgres", "pgbouncer"]
 RESERVED_LABELS = frozenset({"target", "collector", "job", "instance"})
 Duration = Annotated[float, BeforeValidator(parse_duration), Field(gt=0)]
 DurationOrZero = Annotated[float, BeforeValidator(parse_duration), Field(ge=0)]
+
+
+@dataclass(frozen=True)
+class Catalog:
+    """What the config is checked against that the core does not know itself."""
+
+    collectors: Callable[[str], frozenset[str]]  # kind -> collector names
+    # Raises ValueError when a `checks:` entry names an unknown check or bad thresholds.
+    check_job: Callable[[str, float | None, float | None], None]
+
+
+def _catalog(info: ValidationInfo) -> Catalog:
+    catalog = info.context.get("catalog") if isinstance(info.context, dict) else None
+    if not isinstance(catalog, Catalog):
+        raise RuntimeError("parse_config needs the catalog from toolkit.app")
+    return catalog
 
 
 class _Model(BaseModel):
@@ -50,15 +74,17 @@ class HeartbeatConfig(_Model):
 
     mode: Literal["write", "read"]
     interval: Duration = 1.0
-    table: str = Field(default="dbgauge.heartbeat",
-                       pattern=r"^[A-Za-z0-9_$]{1,63}\.[A-Za-z0-9_$]{1,63}$")
+    table: str = Field(default="dbgauge.heartbeat", pattern=TABLE_PATTERN)
     source_server_id: int | None = Field(default=None, ge=1)
+
+    def heartbeat(self) -> Heartbeat:
+        return Heartbeat(self.mode, self.interval, self.table, self.source_server_id)
 
 
 class TargetConfig(_Model):
     """One database endpoint the daemon scrapes."""
 
-    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$")
+    name: str = Field(pattern=NAME_PATTERN)
     kind: TargetKind
     dsn: str
     password_env: str | None = None
@@ -90,7 +116,7 @@ class TargetConfig(_Model):
         return value
 
     @model_validator(mode="after")
-    def _checks(self) -> TargetConfig:
+    def _checks(self, info: ValidationInfo) -> TargetConfig:
         params = parse_dsn(self.dsn)
         expected = "mysql" if self.kind == "mysql" else "postgres"
         if params.family != expected:
@@ -101,9 +127,7 @@ class TargetConfig(_Model):
         if self.password_env and self.password_file:
             raise ValueError("set password_env or password_file, not both")
         if self.collectors is not None:
-            from collectors import collectors_for_kind
-
-            known = {c.name for c in collectors_for_kind(self.kind)}
+            known = _catalog(info).collectors(self.kind)
             unknown = [c for c in self.collectors if c not in known]
             if unknown:
                 raise ValueError(
@@ -112,17 +136,15 @@ class TargetConfig(_Model):
                 )
         return self
 
-    def connection_params(self) -> ConnParams:
-        """DSN parameters with the password resolved from env, file or DSN.
-
-        Read at connect time, so a rotated secret file is picked up on reconnect.
-        """
-        return self.endpoint().connection_params()
-
-    def endpoint(self) -> Endpoint:
-        """What `toolkit.db.connect` needs of this target."""
-        return Endpoint(self.name, self.kind, self.dsn, self.password_env, self.password_file,
-                        self.connect_timeout, self.query_timeout, self.lock_timeout)
+    def target(self) -> Target:
+        """This entry as the Target the rest of dbgauge uses."""
+        return Target(
+            name=self.name, kind=self.kind, dsn=self.dsn, password_env=self.password_env,
+            password_file=self.password_file, labels=dict(self.labels),
+            collectors=None if self.collectors is None else tuple(self.collectors),
+            connect_timeout=self.connect_timeout, query_timeout=self.query_timeout,
+            lock_timeout=self.lock_timeout,
+            heartbeat=None if self.heartbeat is None else self.heartbeat.heartbeat())
 
 
 class DaemonConfig(_Model):
@@ -154,10 +176,8 @@ class CheckJobConfig(_Model):
     critical: float | None = None
 
     @model_validator(mode="after")
-    def _known_check(self) -> CheckJobConfig:
-        from checks.schedule import validate_check_job
-
-        validate_check_job(self.check, self.warning, self.critical)
+    def _known_check(self, info: ValidationInfo) -> CheckJobConfig:
+        _catalog(info).check_job(self.check, self.warning, self.critical)
         return self
 
 
@@ -206,12 +226,17 @@ class Config(_Model):
             seen.add(target.name)
         return value
 
-    def target(self, name: str) -> TargetConfig:
+    def target(self, name: str) -> Target:
+        """The configured target `name`, or a ConfigError listing the configured ones."""
         for target in self.targets:
             if target.name == name:
-                return target
+                return target.target()
         names = ", ".join(t.name for t in self.targets)
         raise ConfigError(f"no target named {name!r}; configured: {names}")
+
+    def all_targets(self) -> tuple[Target, ...]:
+        """Every configured target, in config order."""
+        return tuple(t.target() for t in self.targets)
 
 
 def parse_listen(value: str) -> tuple[str, int]:
@@ -253,17 +278,19 @@ def _line_of(node: yaml.Node | None, loc: Sequence[int | str]) -> int | None:
     return line
 
 
-def parse_config(text: str, source: str = "<config>") -> Config:
+def parse_config(text: str, catalog: Catalog, source: str = "<config>") -> Config:
     """Validate YAML text; raise ConfigError naming source:line and the YAML path."""
     return parse_yaml_model(Config, text, source,
-                            "the top level must be a mapping with a 'targets' list")
+                            "the top level must be a mapping with a 'targets' list",
+                            context={"catalog": catalog})
 
 
 _M = TypeVar("_M", bound=BaseModel)
 
 
 def parse_yaml_model(model: type[_M], text: str, source: str, not_a_mapping: str,
-                     *, empty: dict[str, Any] | None = None) -> _M:
+                     *, empty: dict[str, Any] | None = None,
+                     context: dict[str, Any] | None = None) -> _M:
     """Validate YAML text against `model` with file:line and YAML-path errors.
 
     Shared by the main config and the web config so both report problems the same way;
@@ -285,7 +312,7 @@ def parse_yaml_model(model: type[_M], text: str, source: str, not_a_mapping: str
     if not isinstance(data, dict):
         raise ConfigError(not_a_mapping, source=source)
     try:
-        return model.model_validate(data)
+        return model.model_validate(data, context=context)
     except ValidationError as exc:
         errors = exc.errors(include_url=False, include_input=False)
         # A misspelt key also shows up as a missing one: name the misspelling first.
@@ -321,7 +348,7 @@ def _describe(err: Any, source: str, tree: yaml.Node | None) -> str:
     return f"{where}: {_format_loc(loc)}: {_message(err)}"
 
 
-def load_config(path: str | os.PathLike[str] | None = None) -> Config:
+def load_config(path: str | os.PathLike[str] | None, catalog: Catalog) -> Config:
     """Load the file at `path` or $DBGAUGE_CONFIG."""
     if path is None:
         path = os.environ.get(ENV_CONFIG)
@@ -332,4 +359,4 @@ def load_config(path: str | os.PathLike[str] | None = None) -> Config:
         text = file.read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError(f"cannot read config: {exc.strerror}", source=str(file)) from None
-    return parse_config(text, source=str(file))
+    return parse_config(text, catalog, source=str(file))

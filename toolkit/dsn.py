@@ -39,6 +39,14 @@ class ConnParams:
         """host:port (or socket path) for messages: never includes credentials."""
         return self.host if self.host.startswith("/") else f"{self.host}:{self.port}"
 
+    @property
+    def kind(self) -> str:
+        """The target kind a DSN implies: a postgresql:// DSN to the database `pgbouncer`
+        is PgBouncer's admin console."""
+        if self.family == "mysql":
+            return "mysql"
+        return "pgbouncer" if self.dbname == "pgbouncer" else "postgres"
+
     def option(self, key: str) -> str | None:
         for k, v in self.options:
             if k == key:
@@ -110,24 +118,3 @@ def resolve_password(params: ConnParams, owner: str, password_env: str | None,
                               f"{exc.strerror}") from None
     register_secret(password)
     return params.with_password(password)
-
-
-@dataclass(frozen=True)
-class Endpoint:
-    """A server to connect to, as `toolkit.db.connect` needs it: a configured target
-    (`TargetConfig.endpoint()`) or a DSN from the command line. A plain dataclass, so a
-    one-shot command that is given DSNs never loads the config machinery (pydantic)."""
-
-    name: str
-    kind: str  # mysql | postgres | pgbouncer
-    dsn: str
-    password_env: str | None = None
-    password_file: Path | None = None
-    connect_timeout: float = 5.0
-    query_timeout: float = 5.0
-    lock_timeout: float = 2.0
-
-    def connection_params(self) -> ConnParams:
-        """The DSN's parameters with the password resolved (env, file or DSN)."""
-        return resolve_password(parse_dsn(self.dsn), f"target {self.name}", self.password_env,
-                                self.password_file)

@@ -20,11 +20,11 @@ import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 
-from toolkit.config import TargetConfig
 from toolkit.db import Connection, connect
 from toolkit.errors import ConfigError, DbgaugeError
 from toolkit.redact import redact
 from toolkit.sql import load_sql, quote_ident, quote_qualified
+from toolkit.targets import Target
 
 log = logging.getLogger("dbgauge.heartbeat")
 
@@ -87,7 +87,7 @@ class HeartbeatWriter:
     into the daemon.
     """
 
-    def __init__(self, target: TargetConfig, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, target: Target, clock: Callable[[], float] = time.time) -> None:
         if target.heartbeat is None:
             raise ConfigError(f"target {target.name} has no heartbeat settings")
         self.target = target

@@ -5,35 +5,26 @@ a table checksum) runs as a job in its own thread on its own schedule; the daemo
 last run's samples and serves them on /metrics, labelled as cached in their HELP. Each job
 also gets `dbgauge_job_success`, `dbgauge_job_last_run_timestamp_seconds` and
 `dbgauge_job_duration_seconds`, so a job that stopped running is visible.
+
+Which jobs exist is not known here: the composition root (`toolkit.app`) hands the
+daemon its job builders (checks, checksums), each turning part of the config into jobs.
 """
 
 from __future__ import annotations
 
-import importlib
 import logging
 import threading
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
-from collectors.base import MetricSpec, Sample
 from toolkit.config import Config
 from toolkit.errors import DbgaugeError
+from toolkit.metrics import MetricSpec, Sample
 from toolkit.redact import redact
 
 log = logging.getLogger("dbgauge.jobs")
-
-JOB_SUCCESS = MetricSpec(
-    "dbgauge_job_success", "gauge",
-    "1 if the scheduled job's last run finished, else 0 (cached from the last run).", ("job",))
-JOB_LAST_RUN = MetricSpec(
-    "dbgauge_job_last_run_timestamp_seconds", "gauge",
-    "Unix time the scheduled job's last run finished (0 before the first run).", ("job",))
-JOB_DURATION = MetricSpec(
-    "dbgauge_job_duration_seconds", "gauge",
-    "How long the scheduled job's last run took (cached from the last run).", ("job",))
-JOB_METRICS = (JOB_SUCCESS, JOB_LAST_RUN, JOB_DURATION)
 
 
 class Job(ABC):
@@ -127,22 +118,12 @@ class JobRunner:
             self._stop.wait(wait)
 
 
-# Modules that turn config sections into jobs: (config attribute, module, function).
-_BUILDERS: tuple[tuple[str, str, str], ...] = (
-    ("checks", "checks.schedule", "check_jobs"),
-    ("checksums", "checks.drift_schedule", "checksum_jobs"),
-)
+JobBuilder = Callable[[Config], list[Job]]
 
 
-def build_jobs(config: Config) -> list[Job]:
-    """Every job the config asks for (imported lazily: most configs schedule nothing)."""
-    jobs: list[Job] = []
-    for attribute, module_name, function in _BUILDERS:
-        if not getattr(config, attribute):
-            continue
-        module = importlib.import_module(module_name)
-        builder: Callable[[Config], list[Job]] = getattr(module, function)
-        jobs.extend(builder(config))
+def build_jobs(config: Config, builders: Sequence[JobBuilder]) -> list[Job]:
+    """Every job the builders make of the config; names must be unique."""
+    jobs = [job for builder in builders for job in builder(config)]
     names = [j.name for j in jobs]
     if len(names) != len(set(names)):
         raise DbgaugeError(f"two scheduled jobs share a name: {sorted(names)}")

@@ -39,7 +39,7 @@ import pymysql  # type: ignore[import-untyped,unused-ignore]
 import pymysql.cursors  # type: ignore[import-untyped,unused-ignore]
 from psycopg import sql
 
-from toolkit.errors import DbgaugeError
+from toolkit.errors import MissingBinaryError, SandboxError
 
 DEFAULT_DIR = Path(".sandbox")
 DEFAULT_BASE_PORT = 20000
@@ -114,18 +114,6 @@ _START_TIMEOUT = 60.0
 _REPLICATION_TIMEOUT = 30.0
 
 _T = TypeVar("_T")
-
-
-class SandboxError(DbgaugeError):
-    """An expected sandbox failure; the message says what is wrong and what to do."""
-
-    exit_code = 1
-
-
-class MissingBinaryError(SandboxError):
-    """A server binary is not installed; the message names the Debian package to install."""
-
-    exit_code = 2
 
 
 @dataclass(frozen=True)

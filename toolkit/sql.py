@@ -12,9 +12,9 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
+from toolkit.db.version import Version, parse_version, version_text
 from toolkit.errors import DbgaugeError
 
-Version = tuple[int, ...]
 FLAVOR_SEARCH = {
     "mariadb": ("mariadb", "mysql"),
     "mysql": ("mysql",),
@@ -33,14 +33,6 @@ def sql_root() -> Path:
             return candidate
     raise DbgaugeError(f"dbgauge's SQL directory is missing (looked in {here / 'sql'}); "
                        "reinstall the package")
-
-
-def parse_version(text: str) -> Version:
-    """'10.11.6-MariaDB-0+deb12u1' -> (10, 11, 6); '15.4 (Debian ...)' -> (15, 4)."""
-    m = re.match(r"\s*(\d+(?:\.\d+)*)", text)
-    if not m:
-        raise ValueError(f"no version number in {text!r}")
-    return tuple(int(p) for p in m.group(1).split("."))
 
 
 def _clean(text: str) -> str:
@@ -75,7 +67,7 @@ def load_sql(flavor: str, name: str, version: Version = ()) -> str:
         for min_version, path in _candidates(root / directory, name):
             if min_version <= version:
                 return _read(path)
-    raise DbgaugeError(f"no SQL named {name!r} for {flavor} {'.'.join(map(str, version))}")
+    raise DbgaugeError(f"no SQL named {name!r} for {flavor} {version_text(version)}")
 
 
 _IDENT = re.compile(r"^[A-Za-z0-9_$]{1,63}$")

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-Version = tuple[int, ...]
+from toolkit.db.version import Version, parse_version
 
 KNOWN_VERSIONS: tuple[Version, ...] = (
     (1, 18), (1, 19), (1, 20), (1, 21), (1, 22), (1, 23), (1, 24), (1, 25))
@@ -198,13 +198,6 @@ HBA_OPTIONS_SINCE: Version = (1, 23)  # map= (user name maps) and ldap options
 BUILD_DEPENDENT_AUTH = {"pam": "--with-pam", "ldap": "--with-ldap"}
 
 
-def parse_version(text: str) -> Version:
-    """'1.18' or '1.18.0' -> (1, 18); the patch level never changes the parameter table."""
-    parts = text.strip().split(".")
-    if len(parts) < 2 or not all(p.isdigit() for p in parts):
-        raise ValueError(text)
-    return (int(parts[0]), int(parts[1]))
-
-
-def version_text(v: Version) -> str:
-    return ".".join(str(p) for p in v)
+def table_version(text: str) -> Version:
+    """'1.18' or '1.18.0' -> (1, 18): the patch level never changes the parameter table."""
+    return parse_version(text, exact=True, min_parts=2)[:2]

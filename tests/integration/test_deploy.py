@@ -22,8 +22,9 @@ import yaml
 from tests.conftest import REPO, Daemon, Sandbox, parse_metrics, wait_for
 from tests.integration.test_mysql_collectors import run
 from tests.integration.test_reliability import replica_caught_up
+from toolkit.app import parse_config
 from toolkit.cli import cli
-from toolkit.config import parse_config, parse_yaml_model
+from toolkit.config import parse_yaml_model
 from toolkit.exporter.webconfig import WebConfigModel
 
 DEPLOY = REPO / "deploy"
@@ -117,11 +118,10 @@ def test_every_alert_is_unit_tested_and_has_severity_and_summary() -> None:
 
 def _declared() -> set[str]:
     """Every metric name the code declares: collectors, self metrics, scheduled jobs."""
-    from collectors import ALL
-    from toolkit.exporter.render import SELF_METRICS
-    from toolkit.jobs import JOB_METRICS
+    from toolkit.app import registry
+    from toolkit.metrics import JOB_METRICS, SELF_METRICS
 
-    names = {s.name for c in ALL for s in c.metrics}
+    names = {s.name for c in registry() for s in c.metrics}
     names |= {s.name for s in (*SELF_METRICS, *JOB_METRICS)}
     names |= {s.name for s in _job_specs()}
     return names
@@ -393,7 +393,7 @@ def test_kubernetes_manifests_fit_together() -> None:
             cm = configmaps[volumes[mount["name"]]["configMap"]["name"]]
             config = parse_config(cm["data"][mount["subPath"]], f"{name}:{config_path}")
             # every file the config points at is mounted into the container
-            files = [str(t.password_file) for t in config.targets if t.password_file]
+            files = [str(t.password_file) for t in config.all_targets() if t.password_file]
             if config.daemon.web_config_file and args[0] == "serve":
                 files.append(str(config.daemon.web_config_file))
                 web_mount = mounts[str(config.daemon.web_config_file)]

@@ -25,7 +25,14 @@ import pytest
 
 from checks.drift import ChecksumOptions, DriftResult, run_checksum
 from tests.conftest import DBGAUGE, REPO, Sandbox
-from toolkit.config import TargetConfig, load_config
+from toolkit.app import load_config
+from toolkit.cli.base import RESULT_EXIT
+from toolkit.targets import Target
+
+
+def exit_code(result: DriftResult) -> int:
+    """What `dbgauge checksum` exits with for this result."""
+    return RESULT_EXIT["checksum"][result.check_result().status]
 
 pytestmark = pytest.mark.integration
 
@@ -61,13 +68,13 @@ def caught_up(sandbox: Sandbox) -> None:
     assert one(sandbox, "mariadb-replica", f"SELECT MASTER_GTID_WAIT('{pos}', 30)")[0] == 0
 
 
-def targets(sandbox: Sandbox) -> dict[str, TargetConfig]:
-    return {t.name: t for t in load_config(sandbox.config).targets}
+def targets(sandbox: Sandbox) -> dict[str, Target]:
+    return {t.name: t for t in load_config(sandbox.config).all_targets()}
 
 
-def sbr_target(sandbox: Sandbox) -> TargetConfig:
+def sbr_target(sandbox: Sandbox) -> Target:
     port = sandbox.state.port("mariadb-primary")
-    return TargetConfig(name="primary-sbr", kind="mysql",
+    return Target(name="primary-sbr", kind="mysql",
                         dsn=f"mysql://{SBR_USER}:sbr-{sandbox.state.dbgauge_password}"
                             f"@127.0.0.1:{port}/")
 
@@ -200,7 +207,7 @@ def test_each_method_finds_exactly_the_drifted_rows(sandbox: Sandbox, drifted: A
                        initial_chunk_rows=300, leaf_rows=64)
     assert result.method == method
     assert found(result) == drifted
-    assert result.exit_code == 1 and result.status == "drift"
+    assert exit_code(result) == 1 and result.status == "drift"
     t = {r.table: r for r in result.tables}
     assert not any(r.whole_table for r in result.tables)  # the pre-check saw the drift
     assert t["app.drift_t"].rows == ROWS + 1 and t["app.drift_c"].rows == 2000
@@ -237,7 +244,7 @@ def test_cli_json_and_print_repair_make_the_replica_match(sandbox: Sandbox, drif
             if not statement.startswith("--"):
                 cur.execute(statement)
     again = check(sandbox, "direct", ("app.drift_t", "app.drift_c"))
-    assert again.exit_code == 0 and found(again) == {"app.drift_t": set(), "app.drift_c": set()}
+    assert exit_code(again) == 0 and found(again) == {"app.drift_t": set(), "app.drift_c": set()}
 
 
 # ----------------------------------------------------------------- live writes
@@ -336,7 +343,7 @@ def test_no_false_positives_under_300_commits_per_second(
     else:  # the pre-check may prove both copies equal at the moment it read them
         assert table.whole_table or table.chunks >= 15, table
     assert table.differences == () and table.differing_chunks == (), table
-    assert result.exit_code == 0, result.to_json()
+    assert exit_code(result) == 0, result.to_json()
 
 
 # ----------------------------------------------------------------- CLI, bad input
@@ -510,15 +517,15 @@ def test_table_without_key_one_chunk_or_unchecked(sandbox: Sandbox, sbr_user: No
     try:
         caught_up(sandbox)
         same = check(sandbox, "direct", ("app.drift_nokey",))
-        assert same.exit_code == 0 and same.tables[0].chunks == 1 and same.tables[0].rows == 500
+        assert exit_code(same) == 0 and same.tables[0].chunks == 1 and same.tables[0].rows == 500
         big = check(sandbox, "direct", ("app.drift_nokey",), one_chunk_max_rows=100)
-        assert big.exit_code == 2 and big.tables[0].status == "unchecked"
+        assert exit_code(big) == 2 and big.tables[0].status == "unchecked"
         assert "no primary key or unique NOT NULL key" in (big.tables[0].reason or "")
         execute(sandbox, "mariadb-replica", "UPDATE app.drift_nokey SET w = 'y' LIMIT 1",
                 log_bin=False)
         for method in ("direct", "replicated"):
             drift = check(sandbox, method, ("app.drift_nokey",))
-            assert drift.exit_code == 1, method
+            assert exit_code(drift) == 1, method
             assert dict(drift.tables[0].differing_chunks) == {"mariadb-replica": 1}
             assert "cannot be named" in " ".join(drift.tables[0].notes)
     finally:
@@ -546,7 +553,7 @@ def test_whole_table_precheck_proves_quiet_equal_tables_in_one_pass(
             with binlog_watch(sandbox) as written:
                 result = check(sandbox, method, tables, whole_table_idle=0)
             t = {r.table: r for r in result.tables}
-            assert result.exit_code == 0, result.to_json()
+            assert exit_code(result) == 0, result.to_json()
             assert (t["app.drift_whole"].whole_table, t["app.drift_whole"].rows,
                     t["app.drift_whole"].chunks) == (True, 20000, 1), method
             assert (t["app.drift_empty"].whole_table, t["app.drift_empty"].rows) == (True, 0)
@@ -561,16 +568,16 @@ def test_whole_table_precheck_proves_quiet_equal_tables_in_one_pass(
         walked = check(sandbox, "direct", tables[:1], whole_table_time=0, chunk_time=0.005,
                        initial_chunk_rows=500)
         assert not walked.tables[0].whole_table and walked.tables[0].chunks > 1
-        assert walked.exit_code == 0 and walked.tables[0].rows == 20000
+        assert exit_code(walked) == 0 and walked.tables[0].rows == 20000
         # Written within whole_table_idle seconds: a write may be in flight, so no pre-check.
         execute(sandbox, "mariadb-primary", "UPDATE app.drift_whole SET v = 'w' WHERE id = 1")
         caught_up(sandbox)
         busy = check(sandbox, "direct", tables[:1], whole_table_idle=3600)
-        assert not busy.tables[0].whole_table and busy.exit_code == 0
+        assert not busy.tables[0].whole_table and exit_code(busy) == 0
         # Interrupted by the server (max_statement_time): the walk still compares the table.
         slow = check(sandbox, "direct", tables[:1], whole_table_idle=0,
                      whole_table_time=0.000001, whole_table_rate=1e12)
-        assert not slow.tables[0].whole_table and slow.exit_code == 0
+        assert not slow.tables[0].whole_table and exit_code(slow) == 0
         assert slow.tables[0].rows == 20000
         # Drift on the replica: the values differ, and the walk names the row.
         execute(sandbox, "mariadb-replica",
@@ -596,7 +603,7 @@ def test_whole_table_precheck_needs_the_same_row_layout(sandbox: Sandbox) -> Non
         execute(sandbox, "mariadb-replica",
                 "ALTER TABLE app.drift_layout MODIFY b VARCHAR(9) AFTER id", log_bin=False)
         result = check(sandbox, "direct", ("app.drift_layout",), whole_table_idle=0)
-        assert result.exit_code == 0, result.to_json()
+        assert exit_code(result) == 0, result.to_json()
         assert not result.tables[0].whole_table and result.tables[0].rows == 2000
     finally:
         execute(sandbox, "mariadb-primary", "DROP TABLE IF EXISTS app.drift_layout")

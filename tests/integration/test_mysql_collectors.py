@@ -21,9 +21,10 @@ import yaml
 from collectors.mysql_innodb import parse_innodb_status
 from tests.conftest import REPO, Daemon, Sandbox, value, wait_for
 from tests.integration.test_exporter import _config, _target
-from toolkit.config import TargetConfig, parse_config
+from toolkit.app import parse_config, registry
 from toolkit.db import connect
 from toolkit.exporter.scrape import TargetRunner
+from toolkit.targets import Target
 
 pytestmark = pytest.mark.integration
 
@@ -58,17 +59,17 @@ def run(sandbox: Sandbox, name: str, *statements: str | tuple[str, tuple[Any, ..
         conn.close()
 
 
-def target_config(sandbox: Sandbox, name: str, **overrides: Any) -> TargetConfig:
+def target_config(sandbox: Sandbox, name: str, **overrides: Any) -> Target:
     """The sandbox's target (monitoring user, password file) with `overrides` applied."""
     entry = {**_target(sandbox, name), **overrides}
-    return parse_config(yaml.safe_dump({"targets": [entry]})).targets[0]
+    return parse_config(yaml.safe_dump({"targets": [entry]})).all_targets()[0]
 
 
 class Scraper:
     """In-process scrapes of one target through the daemon's own runner."""
 
-    def __init__(self, cfg: TargetConfig) -> None:
-        self.runner = TargetRunner(cfg)
+    def __init__(self, cfg: Target) -> None:
+        self.runner = TargetRunner(cfg, registry().enabled(cfg.kind, cfg.collectors))
 
     def __call__(self, only: set[str] | None = None) -> Metrics:
         result = self.runner.scrape(time.monotonic() + 8, only)

@@ -22,6 +22,7 @@ from tests.integration.test_mysql_collectors import (
     wait_replica_caught_up,
 )
 from toolkit import sandbox as sb
+from toolkit.app import registry
 from toolkit.exporter.scrape import TargetRunner
 from toolkit.heartbeat import HeartbeatWriter
 
@@ -196,7 +197,8 @@ def test_missing_table_or_row_fails_the_collector_with_a_reason(
         wait_replica_caught_up(sandbox)
     finally:
         writer.stop()
-    runner = TargetRunner(target_config(sandbox, "mariadb-replica", heartbeat=heartbeat))
+    target = target_config(sandbox, "mariadb-replica", heartbeat=heartbeat)
+    runner = TargetRunner(target, registry().enabled(target.kind, target.collectors))
     try:
         result = runner.scrape(time.monotonic() + 8, {"mysql_heartbeat"})
     finally:

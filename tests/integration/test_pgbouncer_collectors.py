@@ -21,7 +21,7 @@ import pytest
 from collectors.pgbouncer_stats import stats_samples
 from tests.conftest import DBGAUGE, REPO, Metrics, Sandbox, collect_direct, val, wait_for
 from toolkit import sandbox as sb
-from toolkit.config import load_config
+from toolkit.app import load_config
 from toolkit.db import connect
 from toolkit.errors import QueryError
 

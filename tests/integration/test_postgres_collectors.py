@@ -18,7 +18,7 @@ import psycopg
 import pytest
 
 from tests.conftest import DBGAUGE, REPO, Metrics, Sandbox, collect_direct, val, wait_for
-from toolkit.config import load_config
+from toolkit.app import load_config
 from toolkit.db import Connection, connect
 from toolkit.sql import load_sql
 

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from toolkit.config import Config, load_config, parse_config, parse_duration
+from toolkit.app import load_config, parse_config
+from toolkit.config import Config, parse_duration
 from toolkit.errors import ConfigError
 
 GOOD = """\

@@ -20,15 +20,16 @@ from checks.drift import (
     TableResult,
     _result_from_json,
     _result_to_json,
-    endpoint,
+    check_kinds,
     render_text,
 )
 from checks.drift_normalize import Column
 from checks.drift_repair import literal, repair_script
 from checks.drift_schedule import METRICS, checksum_jobs, samples
-from toolkit.config import TargetConfig, parse_config
-from toolkit.dsn import Endpoint
+from toolkit.app import parse_config
+from toolkit.cli.base import RESULT_EXIT
 from toolkit.errors import ConfigError
+from toolkit.targets import Target, resolve
 
 DRIFTED = TableResult(
     "app.t", "drift", rows=100, chunks=3, differing_chunks=(("replica-1", 1),),
@@ -44,10 +45,15 @@ def result(*tables: TableResult) -> DriftResult:
     return DriftResult("direct", "src", ("replica-1",), tables, 1.0)
 
 
+def exit_code(run: DriftResult) -> int:
+    return RESULT_EXIT["checksum"][run.check_result().status]
+
+
 def test_exit_codes_and_statuses() -> None:
-    assert (result(CLEAN).status, result(CLEAN).exit_code) == ("ok", 0)
-    assert (result(CLEAN, DRIFTED, UNCHECKED).status, result(DRIFTED).exit_code) == ("drift", 1)
-    assert (result(CLEAN, UNCHECKED).status, result(UNCHECKED).exit_code) == ("error", 2)
+    assert (result(CLEAN).status, exit_code(result(CLEAN))) == ("ok", 0)
+    assert (result(CLEAN, DRIFTED, UNCHECKED).status, exit_code(result(DRIFTED))) == ("drift", 1)
+    assert (result(CLEAN, UNCHECKED).status, exit_code(result(UNCHECKED))) == ("error", 2)
+    assert exit_code(result(CLEAN, DRIFTED, UNCHECKED)) == 1
     assert result(UNCHECKED).check_result().status == 3
     assert result(DRIFTED).check_result().findings[0].kind == "checksum/changed"
 
@@ -102,8 +108,9 @@ def test_state_is_kept_per_arguments(tmp_path: Path) -> None:
 def test_a_checksum_of_dsns_does_not_load_the_config_machinery() -> None:
     """Start-up is part of every one-shot run's time: with DSNs only, neither pydantic nor
     YAML nor every collector is imported (they cost about 0.1 s)."""
-    code = ("import sys; from checks.drift import endpoint, run_checksum; "
-            "endpoint('mysql://u@h/', None); import toolkit.db.mysql; "
+    code = ("import sys; import toolkit.cli.checksum; from checks.drift import run_checksum; "
+            "from toolkit.targets import resolve; "
+            "resolve('mysql://u@h/', None); import toolkit.db.mysql; "
             "print(sorted(m for m in ('pydantic', 'yaml', 'collectors.mysql_innodb', "
             "'psycopg') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
@@ -112,25 +119,28 @@ def test_a_checksum_of_dsns_does_not_load_the_config_machinery() -> None:
 
 
 def test_endpoints_from_dsn_or_target() -> None:
-    target = endpoint("mysql://u:pw@db1:3307/", None)
-    assert (target.name, target.kind) == ("db1:3307", "mysql")
-    assert target.connection_params().password == "pw"
-    pg = endpoint("postgresql://u@10.0.0.5/app", None, Path("/pw"))
+    target = resolve("mysql://u:pw@db1:3307/", None, password_file=Path("/pw"))
+    assert (target.name, target.kind, target.password_file) == ("db1:3307", "mysql", None)
+    assert target.connection_params().password == "pw"  # the DSN's own password wins
+    pg = resolve("postgresql://u@10.0.0.5/app", None, password_file=Path("/pw"))
     assert (pg.name, pg.kind, pg.password_file) == ("10.0.0.5:5432", "postgres", Path("/pw"))
-    configured = {"db": TargetConfig(name="db", kind="mysql", dsn="mysql://u@h/"),
-                  "bouncer": TargetConfig(name="bouncer", kind="pgbouncer",
-                                          dsn="postgresql://u@h:6432/pgbouncer")}
-    assert endpoint("db", configured).name == "db"
-    slow = TargetConfig(name="slow", kind="mysql", dsn="mysql://u@h/", query_timeout=9,
-                        password_env="DBGAUGE_TEST_PW")
-    assert endpoint("slow", {"slow": slow}) == Endpoint(
-        "slow", "mysql", "mysql://u@h/", "DBGAUGE_TEST_PW", None, 5.0, 9.0, 2.0)
+    config = parse_config("""
+targets:
+  - {name: db, kind: mysql, dsn: "mysql://u@h/"}
+  - {name: bouncer, kind: pgbouncer, dsn: "postgresql://u@h:6432/pgbouncer"}
+  - {name: slow, kind: mysql, dsn: "mysql://u@h/", query_timeout: 9,
+     password_env: DBGAUGE_TEST_PW}
+""")
+    configured = {t.name: t for t in config.all_targets()}
+    assert resolve("db", configured).name == "db"
+    assert resolve("slow", configured) == Target(
+        "slow", "mysql", "mysql://u@h/", "DBGAUGE_TEST_PW", None, query_timeout=9.0)
     with pytest.raises(ConfigError, match="no target named 'x'"):
-        endpoint("x", configured)
+        resolve("x", configured)
     with pytest.raises(ConfigError, match="PgBouncer"):
-        endpoint("bouncer", configured)
+        check_kinds([resolve("bouncer", configured)])
     with pytest.raises(ConfigError, match="--config"):
-        endpoint("db", None)
+        resolve("db", None)
 
 
 @pytest.mark.parametrize(("value", "flavor", "category", "expected"), [

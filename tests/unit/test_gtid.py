@@ -7,7 +7,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from checks.gtid import (
+from tests.unit.test_mysql_fixtures import FIXTURES, load, table_rows, tsv_rows
+from toolkit.gtid import (
     GtidSet,
     MariaGtid,
     errant_mariadb,
@@ -15,7 +16,6 @@ from checks.gtid import (
     mariadb_state,
     parse_mariadb_gtids,
 )
-from tests.unit.test_mysql_fixtures import FIXTURES, load, table_rows, tsv_rows
 
 
 def manual_examples() -> list[tuple[str, str, str, str]]:

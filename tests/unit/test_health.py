@@ -10,23 +10,19 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from checks import CheckResult, Finding, Status
-from checks.findings import perf_label, plugin_result, render_plugin, render_plugin_json, worst
-from checks.health import (
-    NodeOutcome,
-    Thresholds,
-    health_checks,
-    node_from_dsn,
-    run_health,
-    select_nodes,
-    summarize,
-)
-from checks.health_replication import channel_findings, primary_findings, standby_findings
+from checks.health import Thresholds, health_checks, run_health
+from checks.health.model import NodeOutcome
+from checks.health.replication import channel_findings, primary_findings, standby_findings
+from checks.health.run import summarize
 from checks.schedule import check_jobs, result_samples, validate_check_job
 from tests.unit.test_mysql_fixtures import table_rows, vertical_rows
-from toolkit.cli import HEALTH_CHECKS, cli
-from toolkit.config import parse_config
+from toolkit.app import parse_config
+from toolkit.cli import cli
+from toolkit.cli.check import HEALTH_CHECKS
 from toolkit.errors import ConfigError
+from toolkit.render.plugin import render_plugin, render_plugin_json
+from toolkit.result import CheckResult, Finding, Status, perf_label, plugin_result, worst
+from toolkit.targets import Selection, select, target_from_dsn
 
 
 def test_replica_status_rows_from_captured_output() -> None:
@@ -113,27 +109,31 @@ def test_summary_names_problem_nodes_first() -> None:
     assert result.status is Status.CRITICAL
 
 
-def test_nodes_from_dsns(tmp_path: Path) -> None:
-    node = node_from_dsn("mysql://mon:s3cr3tpw@db2.example:3307/")
+def test_nodes_from_dsns() -> None:
+    node = target_from_dsn("mysql://mon:s3cr3tpw@db2.example:3307/")
     assert (node.name, node.kind) == ("db2.example:3307", "mysql")
-    named = node_from_dsn("orders=postgresql://mon@db3/app", password_env="PGPW")
-    assert (named.name, named.kind, named.target.password_env) == ("orders", "postgres", "PGPW")
-    assert node_from_dsn("postgresql://mon@db3:6432/pgbouncer").kind == "pgbouncer"
-    hb = node_from_dsn("mysql://mon@db2/", heartbeat_table="percona.heartbeat")
-    assert hb.target.heartbeat is not None and hb.target.heartbeat.mode == "read"
+    named = target_from_dsn("orders=postgresql://mon@db3/app", password_env="PGPW")
+    assert (named.name, named.kind, named.password_env) == ("orders", "postgres", "PGPW")
+    assert target_from_dsn("postgresql://mon@db3:6432/pgbouncer").kind == "pgbouncer"
+    hb = target_from_dsn("mysql://mon@db2/", heartbeat_table="percona.heartbeat")
+    assert hb.heartbeat is not None and hb.heartbeat.mode == "read"
     with pytest.raises(ConfigError) as err:
-        node_from_dsn("ftp://mon:s3cr3tpw@db2/")
+        target_from_dsn("ftp://mon:s3cr3tpw@db2/")
     assert "s3cr3tpw" not in str(err.value)
     with pytest.raises(ConfigError, match="nothing to check"):
-        select_nodes(None, (), ())
+        select((), (), None)
     with pytest.raises(ConfigError, match="named 'db:1'"):
-        select_nodes(None, (), ("mysql://u@db:1/", "postgresql://u@db:1/x"))
-    cfg = tmp_path / "c.yaml"
-    cfg.write_text("targets:\n  - {name: a, kind: mysql, dsn: 'mysql://u@h:1/'}\n"
-                   "  - {name: b, kind: postgres, dsn: 'postgresql://u@h:2/x'}\n")
-    assert [n.name for n in select_nodes(str(cfg), ("a,b",), ())] == ["a", "b"]
-    assert [n.explicit for n in select_nodes(str(cfg), (), ())] == [False, False]
-    assert [n.name for n in select_nodes(str(cfg), ("b",), ("c=mysql://u@h:3/",))] == ["b", "c"]
+        select((), ("mysql://u@db:1/", "postgresql://u@db:1/x"), None)
+    configured = parse_config("targets:\n  - {name: a, kind: mysql, dsn: 'mysql://u@h:1/'}\n"
+                              "  - {name: b, kind: postgres, dsn: 'postgresql://u@h:2/x'}\n"
+                              ).all_targets()
+    assert [n.name for n in select(("a,b",), (), configured).targets] == ["a", "b"]
+    everything = select((), (), configured)
+    assert [n.name for n in everything.targets] == ["a", "b"] and not everything.named
+    mixed = select(("b",), ("c=mysql://u@h:3/",), configured)
+    assert [n.name for n in mixed.targets] == ["b", "c"] and mixed.named == {"b", "c"}
+    with pytest.raises(ConfigError, match="no target named 'x'"):
+        select(("x",), (), configured)
 
 
 def test_cli_defaults_match_the_checks() -> None:
@@ -157,7 +157,7 @@ def test_cli_usage_errors_and_failures_are_unknown(tmp_path: Path) -> None:
                                  "--warning", "1"])
     assert result.exit_code == 3 and "No such option '--warning'" in result.output
     with pytest.raises(ConfigError, match="takes no --warning"):
-        run_health(health_checks()["replication"], [], Thresholds(1, 1))
+        run_health(health_checks()["replication"], Selection(()), Thresholds(1, 1))
     result = runner.invoke(cli, ["check", "lag", "--node", "mysql://u:pw123456@127.0.0.1:1/",
                                  "--format", "json"])
     assert result.exit_code == 3, result.output

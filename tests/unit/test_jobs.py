@@ -7,12 +7,13 @@ from collections.abc import Iterable
 
 import pytest
 
-from collectors.base import MetricSpec, Sample
 from tests.conftest import parse_metrics, value
-from toolkit.config import parse_config
+from toolkit import app
+from toolkit.app import parse_config
 from toolkit.errors import QueryError
-from toolkit.exporter.render import encode
 from toolkit.jobs import Job, JobRunner, build_jobs
+from toolkit.metrics import MetricSpec, Sample
+from toolkit.render.prometheus import encode
 
 SPEC = MetricSpec("dbgauge_test_job_items", "gauge", "Items (cached from the last run).",
                   ("thing",))
@@ -78,4 +79,4 @@ def test_runner_thread_repeats_and_stops() -> None:
 
 def test_no_scheduled_work_builds_no_jobs() -> None:
     cfg = parse_config("targets:\n  - {name: a, kind: mysql, dsn: 'mysql://u@h/'}\n")
-    assert build_jobs(cfg) == []
+    assert build_jobs(cfg, app.wiring().job_builders) == []

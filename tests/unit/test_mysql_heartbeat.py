@@ -8,10 +8,9 @@ import time
 
 import pytest
 
-from collectors import REGISTRY
 from collectors.mysql_heartbeat import HeartbeatRow, parse_heartbeat_rows, pick_source_row
 from tests.unit.test_mysql_fixtures import FixtureConnection
-from toolkit.config import parse_config
+from toolkit.app import parse_config, registry
 from toolkit.errors import DbgaugeError
 from toolkit.heartbeat import (
     HeartbeatWriter,
@@ -20,6 +19,8 @@ from toolkit.heartbeat import (
     parse_ts,
     split_table,
 )
+
+REGISTRY = registry()
 
 
 @pytest.mark.parametrize("bad", ["heartbeat", "a.b.c", "a.b`; DROP TABLE x; --", "a-b.c",
@@ -76,7 +77,7 @@ def _config(heartbeat: str = "") -> str:
 
 
 def test_collector_without_heartbeat_settings_says_so_and_queries_nothing() -> None:
-    target = parse_config(_config()).targets[0]
+    target = parse_config(_config()).all_targets()[0]
     conn = FixtureConnection("mariadb", (10, 11, 0), {}, target=target)
     samples = list(REGISTRY["mysql_heartbeat"].collect(conn))  # type: ignore[arg-type]
     assert [(s.name, s.value) for s in samples] == [("dbgauge_mysql_heartbeat_configured", 0.0)]
@@ -85,7 +86,7 @@ def test_collector_without_heartbeat_settings_says_so_and_queries_nothing() -> N
 
 def test_writer_to_a_dead_port_logs_once_and_stops_promptly(
         caplog: pytest.LogCaptureFixture) -> None:
-    target = parse_config(_config("{mode: write, interval: 0.05}")).targets[0]
+    target = parse_config(_config("{mode: write, interval: 0.05}")).all_targets()[0]
     writer = HeartbeatWriter(target)
     with caplog.at_level(logging.WARNING, logger="dbgauge.heartbeat"):
         writer.start()

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import pytest
 
-from collectors import REGISTRY
 from collectors.mysql_innodb import (
     InnodbStatus,
     checkpoint_age_from_metrics,
@@ -23,6 +22,9 @@ from tests.unit.test_mysql_fixtures import (
     tsv_rows,
     vertical_rows,
 )
+from toolkit.app import registry
+
+REGISTRY = registry()
 
 GOLDEN = {
     "mysql-8.0/show_engine_innodb_status.txt": InnodbStatus(

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pytest
 
-from collectors import REGISTRY
 from collectors.mysql_replication import (
     channel_samples,
     gtid_subtract_count,
@@ -13,8 +12,11 @@ from collectors.mysql_replication import (
     parse_replica_status,
 )
 from tests.unit.test_mysql_fixtures import FixtureConnection, table_rows, vertical_rows
+from toolkit.app import registry
 from toolkit.gtid import parse_gtid_set
 from toolkit.sql import load_sql
+
+REGISTRY = registry()
 
 
 def test_mysql_80_multi_source_source_replica_names() -> None:

@@ -9,13 +9,16 @@ from typing import Any
 
 import pytest
 
-from collectors import REGISTRY, Collector, Sample
 from collectors.pgbouncer_config import config_samples
 from collectors.pgbouncer_databases import database_samples
 from collectors.pgbouncer_lists import parse_lists
 from collectors.pgbouncer_pools import pool_samples
 from collectors.pgbouncer_stats import COUNTERS, normalise, stats_samples
+from toolkit.app import registry
+from toolkit.metrics import Collector, Sample
 from toolkit.sql import load_sql
+
+REGISTRY = registry()
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 PUBLIC = "pgbouncer-public/"
@@ -48,7 +51,7 @@ def get(d: dict[Key, float], name: str, **labels: str) -> float | None:
 
 
 def test_all_pgbouncer_collectors_default_on() -> None:
-    names = {c.name for c in REGISTRY.values() if c.kind == "pgbouncer" and c.default_enabled}
+    names = {c.name for c in REGISTRY if c.kind == "pgbouncer" and c.default_enabled}
     assert names == {"pgbouncer_pools", "pgbouncer_stats", "pgbouncer_databases",
                      "pgbouncer_config", "pgbouncer_lists"}
 

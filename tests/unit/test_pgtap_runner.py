@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from toolkit.errors import ConfigError
-from toolkit.pgtap import junit, report
 from toolkit.pgtap.runner import (
     DEBIAN_SYSCONFDIR,
     PSQL_FLAGS,
@@ -28,6 +27,8 @@ from toolkit.pgtap.runner import (
     unwrap_psql,
 )
 from toolkit.pgtap.tap import parse_tap
+from toolkit.render import junit
+from toolkit.render import pgtap as report
 
 TAP = Path(__file__).resolve().parents[1] / "fixtures" / "pgtap" / "tap"
 STARTED = datetime(2024, 1, 2, 3, 4, 5, tzinfo=UTC)

@@ -8,8 +8,10 @@ from typing import Any
 
 import pytest
 
-from collectors import REGISTRY
 from collectors.postgres_database import CONNECTION_STATES, connection_samples, database_samples
+from toolkit.app import registry
+
+REGISTRY = registry()
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "postgres-15"
 COLLECTOR = REGISTRY["postgres_database"]

@@ -6,8 +6,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from collectors import REGISTRY, Sample
 from collectors.postgres_locks import summary_samples, wait_samples
+from toolkit.app import registry
+from toolkit.metrics import Sample
+
+REGISTRY = registry()
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "postgres-15"
 COLLECTOR = REGISTRY["postgres_locks"]

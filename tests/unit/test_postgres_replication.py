@@ -6,13 +6,16 @@ import json
 from pathlib import Path
 from typing import Any
 
-from collectors import REGISTRY, Sample
 from collectors.postgres_replication import (
     PostgresReplication,
     local_samples,
     slot_samples,
     standby_samples,
 )
+from toolkit.app import registry
+from toolkit.metrics import Sample
+
+REGISTRY = registry()
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "postgres-15"
 COLLECTOR = REGISTRY["postgres_replication"]

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from collectors import ALL, REGISTRY, Sample
-from collectors.base import MetricSpec
+from toolkit.app import registry
 from toolkit.db import ServerInfo
-from toolkit.exporter.render import SELF_METRICS, encode
 from toolkit.exporter.scrape import CollectorRun, SampleOut, TargetResult
+from toolkit.metrics import SELF_METRICS, MetricSpec, Sample
+from toolkit.render.prometheus import encode
+
+REGISTRY = registry()
+ALL = REGISTRY.all
 
 
 def _result(name: str, up: bool, value: float) -> TargetResult:
@@ -22,7 +25,7 @@ def _result(name: str, up: bool, value: float) -> TargetResult:
 
 def test_one_family_per_metric_across_targets() -> None:
     body, content_type = encode([_result("a", True, 5), _result("b", True, 7),
-                                 _result("c", False, 0)])
+                                 _result("c", False, 0)], specs=REGISTRY.specs())
     text = body.decode()
     assert content_type.startswith("text/plain")
     assert text.count("# TYPE dbgauge_mysql_questions_total counter") == 1
@@ -39,7 +42,8 @@ def test_one_family_per_metric_across_targets() -> None:
 
 def test_openmetrics_when_asked() -> None:
     body, content_type = encode([_result("a", True, 5)],
-                                "application/openmetrics-text; version=1.0.0")
+                                "application/openmetrics-text; version=1.0.0",
+                                specs=REGISTRY.specs())
     assert content_type.startswith("application/openmetrics-text")
     assert body.decode().rstrip().endswith("# EOF")
 

@@ -5,8 +5,6 @@ The same code runs against the real sandbox in tests/integration/test_split_brai
 
 from __future__ import annotations
 
-from checks import Status
-from checks.gtid import GtidSet
 from checks.split_brain import (
     ERRANT,
     HEARTBEAT,
@@ -37,6 +35,8 @@ from checks.split_brain import (
 )
 from collectors.mysql_heartbeat import HeartbeatRow
 from tests.unit.test_mysql_fixtures import load, table_rows, tsv_rows
+from toolkit.gtid import GtidSet
+from toolkit.result import Status
 
 U1 = "61221e31-1ef3-11ed-a56a-0242ac120002"  # from the MySQL 8.0.30 fixture
 U2 = "6151d979-1ef3-11ed-a509-0242ac120003"

@@ -8,8 +8,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from checks import Finding
-from checks.findings import Severity, severity_of
+from toolkit.result import Finding, Severity, severity_of
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "validate"
 

@@ -22,7 +22,6 @@ from checks.config_innodb_cluster import (
     validate_innodb_cluster,
     version_for,
 )
-from checks.findings import Severity, severity_of
 from checks.mycnf import as_bool, as_int, effective, flatten_mycnf, lookup, parse_mycnf
 from tests.unit.test_validate_helpers import (
     FIXTURES,
@@ -34,6 +33,7 @@ from tests.unit.test_validate_helpers import (
     read_expected,
 )
 from toolkit.cli import cli
+from toolkit.result import Severity, severity_of
 
 INNO = FIXTURES / "innodb"
 LIVE = INNO / "live"

@@ -23,8 +23,8 @@ from checks.config_pgbouncer import (
     load_config,
     strtol,
 )
-from checks.data.pgbouncer_params import LATEST, PARAMS, parse_version
-from checks.findings import Severity, config_result, exit_code, render_sarif, severity_of
+from checks.data.pgbouncer_params import LATEST, PARAMS
+from checks.data.pgbouncer_params import table_version as parse_version
 from checks.ini_pgbouncer import (
     Entry,
     flatten,
@@ -42,6 +42,8 @@ from tests.unit.test_validate_helpers import (
     read_expected,
 )
 from toolkit.cli import cli
+from toolkit.render.findings import render_sarif
+from toolkit.result import Severity, config_result, severity_of
 
 PGB = FIXTURES / "pgbouncer"
 BAD = sorted(p.name for p in (PGB / "bad").iterdir() if p.is_dir())
@@ -217,18 +219,20 @@ def _result() -> object:
 
 
 def test_exit_codes_and_strict() -> None:
-    from checks import CheckResult
+    from toolkit.cli.base import RESULT_EXIT
+    from toolkit.result import CheckResult
 
     bad = _result()
-    assert isinstance(bad, CheckResult) and exit_code(bad) == 1
+    assert isinstance(bad, CheckResult) and RESULT_EXIT["validate"][bad.status] == 1
     warn_only = config_result("w", [f for f in bad.findings
                                     if severity_of(f) != Severity.ERROR])
-    assert exit_code(warn_only) == 0 and exit_code(warn_only, strict=True) == 1
+    assert RESULT_EXIT["validate"][warn_only.status] == 0
+    assert RESULT_EXIT["validate --strict"][warn_only.status] == 1
 
 
 def test_sarif_has_rules_levels_and_locations() -> None:
-    from checks import CheckResult
     from checks.config_pgbouncer import RULES
+    from toolkit.result import CheckResult
 
     result = _result()
     assert isinstance(result, CheckResult)

@@ -87,7 +87,9 @@ def test_errors_name_file_line_and_yaml_path(tmp_path: Path, text: str, where: s
     with pytest.raises(ConfigError) as err:
         load_web_config(_write(tmp_path, text))
     assert str(err.value).startswith(str(tmp_path / where)), str(err.value)
-    assert err.value.exit_code == 2
+    from toolkit.cli.base import error_exit
+
+    assert error_exit(err.value) == 2
 
 
 def test_a_pasted_password_is_never_echoed(tmp_path: Path) -> None:

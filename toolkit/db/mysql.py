@@ -10,11 +10,13 @@ from typing import Any
 import pymysql
 import pymysql.cursors
 
-from toolkit.db import ConnectTarget, Row, ServerInfo
+from toolkit.db.base import Row, ServerInfo
+from toolkit.db.version import parse_version
 from toolkit.dsn import ConnParams
 from toolkit.errors import AuthError, ConnectError, QueryError
 from toolkit.redact import redact
-from toolkit.sql import load_sql, parse_version
+from toolkit.sql import load_sql
+from toolkit.targets import Target
 
 # Server error codes that mean "your credentials are wrong", not "server is down".
 _AUTH_ERRORS = {1045, 1698, 1044}
@@ -59,7 +61,7 @@ class MySQLConnection:
         self._conn = conn
         self._params = params
         self.server = server
-        self.target: ConnectTarget | None = None
+        self.target: Target | None = None
         self._closed = False
 
     @classmethod
@@ -136,11 +138,13 @@ class MySQLConnection:
             # 1xxx are server errors on a healthy session, timeouts included.
             if isinstance(exc, pymysql.err.InterfaceError) or code == 0 or code >= 2000:
                 self._closed = True
+            # PyMySQL keeps the SQLSTATE only inside the message: the errno is the key.
             if code in _TIMEOUT_ERRORS:
                 raise QueryError(
-                    f"query timed out on {self._params.address}: {_reason(exc)}"
-                ) from None
-            raise QueryError(f"query failed on {self._params.address}: {_reason(exc)}") from None
+                    f"query timed out on {self._params.address}: {_reason(exc)}",
+                    errno=code, timed_out=True) from None
+            raise QueryError(f"query failed on {self._params.address}: {_reason(exc)}",
+                             errno=code or None) from None
         except OSError as exc:
             self._closed = True
             raise QueryError(f"connection to {self._params.address} lost: {exc}") from None

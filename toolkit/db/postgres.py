@@ -9,11 +9,13 @@ from typing import Any
 import psycopg
 from psycopg.rows import dict_row
 
-from toolkit.db import ConnectTarget, Row, ServerInfo
+from toolkit.db.base import Row, ServerInfo
+from toolkit.db.version import parse_version
 from toolkit.dsn import ConnParams
 from toolkit.errors import AuthError, ConnectError, QueryError
 from toolkit.redact import redact
-from toolkit.sql import load_sql, parse_version
+from toolkit.sql import load_sql
+from toolkit.targets import Target
 
 _AUTH_SQLSTATES = {"28P01", "28000"}
 
@@ -31,7 +33,7 @@ class PostgresConnection:
         self._conn = conn
         self._params = params
         self.server = server
-        self.target: ConnectTarget | None = None
+        self.target: Target | None = None
         self._pgbouncer = pgbouncer
         self._aborted = False
 
@@ -107,10 +109,11 @@ class PostgresConnection:
                     return []
                 return list(cur.fetchall())
         except psycopg.errors.QueryCanceled as exc:
-            raise QueryError(f"query timed out on {self._params.address}: {_reason(exc)}") \
-                from None
+            raise QueryError(f"query timed out on {self._params.address}: {_reason(exc)}",
+                             sqlstate=exc.sqlstate, timed_out=True) from None
         except psycopg.Error as exc:
-            raise QueryError(f"query failed on {self._params.address}: {_reason(exc)}") from None
+            raise QueryError(f"query failed on {self._params.address}: {_reason(exc)}",
+                             sqlstate=exc.sqlstate) from None
 
     def close(self) -> None:
         try:

@@ -18,14 +18,14 @@ import logging
 import threading
 import time
 from collections.abc import Iterable, Sequence
-from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 
-from collectors import Collector, enabled_collectors
-from toolkit.config import Config, TargetConfig
+from toolkit.config import Config
 from toolkit.db import Connection, ServerInfo, connect
 from toolkit.errors import AuthError, DbgaugeError
+from toolkit.metrics import Collector, Registry
 from toolkit.redact import redact
+from toolkit.targets import FanOut, Target, Unfinished
 
 log = logging.getLogger("dbgauge.scrape")
 Labels = tuple[tuple[str, str], ...]
@@ -75,11 +75,11 @@ def _labels(base: Labels, extra: dict[str, str] | None = None) -> Labels:
 class TargetRunner:
     """Scrapes one target, reconnecting after any failure."""
 
-    def __init__(self, cfg: TargetConfig) -> None:
+    def __init__(self, cfg: Target, collectors: list[Collector]) -> None:
         self.cfg = cfg
         self._lock = threading.Lock()
         self._conn: Connection | None = None
-        self._collectors = enabled_collectors(cfg.kind, cfg.collectors)
+        self._collectors = collectors
         self._base_labels: Labels = _labels((), {**cfg.labels, "target": cfg.name})
         self._last_error: str | None = None
         self._busy_until: float | None = None  # deadline of the scrape holding the lock
@@ -214,42 +214,42 @@ class TargetRunner:
 class Scraper:
     """All targets of one config; scrapes them concurrently under a deadline."""
 
-    def __init__(self, config: Config, previous: Scraper | None = None) -> None:
+    def __init__(self, config: Config, registry: Registry,
+                 previous: Scraper | None = None) -> None:
         self.config = config
+        self.registry = registry
         self.runners: dict[str, TargetRunner] = {}
-        for target in config.targets:
+        for target in config.all_targets():
             old = previous.runners.get(target.name) if previous else None
             # Keep a runner (and its connection) across reloads when its config is equal.
             self.runners[target.name] = old if old is not None and old.cfg == target \
-                else TargetRunner(target)
-        self._pool = ThreadPoolExecutor(max_workers=max(4, 2 * len(self.runners)),
-                                        thread_name_prefix="scrape")
+                else TargetRunner(target, registry.enabled(target.kind, target.collectors))
+        self._pool = FanOut[TargetRunner, TargetResult](max(4, 2 * len(self.runners)),
+                                                          "scrape")
 
     def scrape(self, names: Sequence[str], deadline: float,
                only: set[str] | None = None) -> list[TargetResult]:
         started = time.monotonic()
         runners = [self.runners[n] for n in names]
-        futures: dict[Future[TargetResult], TargetRunner] = {
-            self._pool.submit(r.scrape, deadline, only): r for r in runners
-        }
-        wait(futures, timeout=max(0.0, deadline - time.monotonic()), return_when=FIRST_EXCEPTION)
-        results: dict[str, TargetResult] = {}
-        for future, runner in futures.items():
-            if future.done() and future.exception() is None:
-                results[runner.cfg.name] = future.result()
+        outcomes = self._pool.map(runners, lambda r: r.scrape(deadline, only),
+                                  deadline_in=max(0.0, deadline - time.monotonic()))
+        results: list[TargetResult] = []
+        for runner, outcome in zip(runners, outcomes, strict=True):
+            if isinstance(outcome, TargetResult):
+                results.append(outcome)
                 continue
-            if not future.done():
+            if isinstance(outcome, Unfinished):
                 runner.abort_overdue()
-                future.cancel()
-            error = "scrape deadline exceeded" if not future.done() or future.cancelled() \
-                else redact(str(future.exception()))
+                error = "scrape deadline exceeded"
+            else:
+                error = redact(str(outcome))
             log.warning("target %s did not answer in time: %s", runner.cfg.name, error,
                         extra={"target": runner.cfg.name})
-            results[runner.cfg.name] = TargetResult(
+            results.append(TargetResult(
                 runner.cfg.name, runner.cfg.kind, _labels((), {**runner.cfg.labels,
                                                                "target": runner.cfg.name}),
-                False, time.monotonic() - started, error=error)
-        return [results[n] for n in names]
+                False, time.monotonic() - started, error=error))
+        return results
 
     def close(self, keep: Iterable[TargetRunner] = ()) -> None:
         """Close runners not carried over into a new Scraper (`keep`)."""
@@ -257,4 +257,4 @@ class Scraper:
         for runner in self.runners.values():
             if id(runner) not in kept:
                 runner.close()
-        self._pool.shutdown(wait=False, cancel_futures=True)
+        self._pool.close()

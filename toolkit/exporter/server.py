@@ -20,25 +20,41 @@ import socket
 import ssl
 import threading
 import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import FrameType
 from typing import Protocol
 from urllib.parse import parse_qs, urlsplit
 
 from toolkit import __version__
-from toolkit.config import Config, TargetConfig, load_config, parse_listen
+from toolkit.config import Config, parse_listen
 from toolkit.errors import ConfigError, DbgaugeError
-from toolkit.exporter.render import encode
 from toolkit.exporter.scrape import Scraper, TargetResult
 from toolkit.exporter.webconfig import load_web_config
-from toolkit.jobs import Job, JobRunner, JobSnapshot, build_jobs
+from toolkit.heartbeat import HeartbeatWriter
+from toolkit.jobs import Job, JobBuilder, JobRunner, JobSnapshot, build_jobs
 from toolkit.logs import setup_logging
+from toolkit.metrics import Registry
+from toolkit.render.prometheus import encode
+from toolkit.targets import Target
 
 log = logging.getLogger("dbgauge.serve")
 TIMEOUT_HEADER = "X-Prometheus-Scrape-Timeout-Seconds"
 HANDSHAKE_TIMEOUT = 10.0  # seconds a client gets to complete the TLS handshake
 IDLE_TIMEOUT = 120.0  # a keep-alive connection idle this long is closed (frees its thread)
 AUTH_LOG_INTERVAL = 60.0  # failed logins are summed up in one log line per interval
+
+
+@dataclass(frozen=True)
+class Wiring:
+    """What the composition root (`toolkit.app`) hands the daemon: how to load a config
+    (checked against the collectors and checks it knows), the collector registry, and the
+    builders of scheduled jobs."""
+
+    load_config: Callable[[str | None], Config]
+    registry: Registry
+    job_builders: Sequence[JobBuilder]
 
 
 class BackgroundTask(Protocol):
@@ -52,23 +68,26 @@ class BackgroundTask(Protocol):
 class Exporter:
     """Holds the current config and scraper; swapped atomically on reload."""
 
-    def __init__(self, config: Config, config_path: str | None = None,
+    def __init__(self, config: Config, wiring: Wiring, config_path: str | None = None,
                  web_config_path: str | None = None) -> None:
+        self.wiring = wiring
         self.config_path = config_path
         # --web.config.file wins over daemon.web_config_file, on start and on reload.
         self.web_config_path = web_config_path
         self._lock = threading.Lock()
         self.config = config
         self.web = load_web_config(self._web_path(config))
-        self.scraper = Scraper(config)
-        self._writers: dict[str, tuple[TargetConfig, BackgroundTask]] = {}
+        self.scraper = Scraper(config, wiring.registry)
+        self._writers: dict[str, tuple[Target, BackgroundTask]] = {}
         self._jobs: list[JobRunner] = []
         self._sync_background(config)
         self._start_jobs(config)
 
     def _start_jobs(self, config: Config, jobs: list[Job] | None = None) -> None:
         """(Re)start the scheduled checks and checksums."""
-        runners = [JobRunner(job) for job in (build_jobs(config) if jobs is None else jobs)]
+        if jobs is None:
+            jobs = build_jobs(config, self.wiring.job_builders)
+        runners = [JobRunner(job) for job in jobs]
         old, self._jobs = self._jobs, runners
         for runner in old:
             runner.stop()
@@ -80,7 +99,7 @@ class Exporter:
 
     def _sync_background(self, config: Config) -> None:
         """Start heartbeat writers for `heartbeat: write` targets; stop stale ones."""
-        wanted = {t.name: t for t in config.targets
+        wanted = {t.name: t for t in config.all_targets()
                   if t.heartbeat is not None and t.heartbeat.mode == "write"}
         for name, (cfg, task) in list(self._writers.items()):
             if wanted.get(name) != cfg:
@@ -88,8 +107,6 @@ class Exporter:
                 del self._writers[name]
         for name, cfg in wanted.items():
             if name not in self._writers:
-                from toolkit.heartbeat import HeartbeatWriter
-
                 task = HeartbeatWriter(cfg)
                 task.start()
                 self._writers[name] = (cfg, task)
@@ -119,17 +136,17 @@ class Exporter:
     def reload(self) -> bool:
         """Re-read the config file; on any error keep the running config and log why."""
         try:
-            new = load_config(self.config_path)
+            new = self.wiring.load_config(self.config_path)
             web = load_web_config(self._web_path(new))
             jobs_changed = (self.config.checks, self.config.checksums, self.config.targets) \
                 != (new.checks, new.checksums, new.targets)
-            jobs = build_jobs(new) if jobs_changed else None
+            jobs = build_jobs(new, self.wiring.job_builders) if jobs_changed else None
         except DbgaugeError as exc:
             log.error("reload failed, keeping the previous config: %s", exc)
             return False
         with self._lock:
             old = self.scraper
-            self.scraper = Scraper(new, previous=old)
+            self.scraper = Scraper(new, self.wiring.registry, previous=old)
             old.close(keep=self.scraper.runners.values())
             self._sync_background(new)
             self.config = new
@@ -223,7 +240,8 @@ class Handler(BaseHTTPRequestHandler):
         results = exporter.scrape(names, self.headers.get(TIMEOUT_HEADER), only)
         # Scheduled jobs are fleet-wide, not per target: only /metrics serves them.
         jobs = exporter.job_snapshots() if names is None else []
-        body, content_type = encode(results, self.headers.get("Accept"), jobs)
+        body, content_type = encode(results, self.headers.get("Accept"), jobs,
+                                    exporter.wiring.registry.specs())
         self._send(200, body, content_type)
 
 
@@ -327,20 +345,20 @@ class _InFlight:
         self._server._leave()
 
 
-def serve(config_path: str | None, listen: str | None = None,
+def serve(wiring: Wiring, config_path: str | None, listen: str | None = None,
           ready: threading.Event | None = None, web_config_path: str | None = None) -> int:
     """Run the daemon until SIGTERM/SIGINT; SIGHUP reloads the config and web config.
 
     On SIGTERM the listener closes at once; requests being answered get up to the scrape
     timeout to finish (their scrapes are bounded by it anyway), then the process exits.
     """
-    config = load_config(config_path)
+    config = wiring.load_config(config_path)
     setup_logging(config.daemon.log_format, config.daemon.log_level)
     try:
         host, port = parse_listen(listen or config.daemon.listen)
     except ValueError as exc:
         raise ConfigError(str(exc), path="--listen") from None
-    exporter = Exporter(config, config_path, web_config_path)
+    exporter = Exporter(config, wiring, config_path, web_config_path)
     try:
         server = DaemonServer((host, port), exporter)
     except OSError as exc:

@@ -18,17 +18,19 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor, as_completed
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from toolkit.db.version import parse_version
 from toolkit.dsn import parse_dsn
 from toolkit.errors import ConfigError, ConnectError, DbgaugeError, QueryError
 from toolkit.pgtap.tap import TapResult, parse_tap
 from toolkit.redact import redact, register_secret
-from toolkit.sql import load_sql, parse_version
+from toolkit.sql import load_sql
+from toolkit.targets import FanOut
 
 DEFAULT_EXTENSIONS = (".sql", ".pg")
 PSQL_FLAGS = ("--no-psqlrc", "--no-align", "--quiet", "--pset", "pager=off",
@@ -375,22 +377,19 @@ def run_all(target: PsqlTarget, options: RunOptions, jobs: Sequence[Job], parall
     """Run every job with at most `parallel` psql sessions at once; results in job order.
     `on_done(index, result)` is called in this thread as each job finishes. On an
     interrupt (Ctrl-C) jobs not yet started are dropped rather than run."""
-    results: dict[int, FileResult] = {}
-    pool = ThreadPoolExecutor(max_workers=max(1, parallel), thread_name_prefix="pgtap")
-    try:
-        futures: dict[Future[FileResult], int] = {
-            pool.submit(run_job, target, options, job, stop): i for i, job in enumerate(jobs)
-        }
-        for future in as_completed(futures):
-            index = futures[future]
-            results[index] = future.result()
-            if on_done is not None:
-                on_done(index, results[index])
-    except BaseException:
-        pool.shutdown(wait=True, cancel_futures=True)
-        raise
-    pool.shutdown(wait=True)
-    return [results[i] for i in range(len(jobs))]
+    def finished(index: int, outcome: FileResult | Exception) -> None:
+        if on_done is not None and isinstance(outcome, FileResult):
+            on_done(index, outcome)
+
+    with FanOut[Job, FileResult](parallel, "pgtap") as pool:
+        outcomes = pool.map(jobs, lambda job: run_job(target, options, job, stop),
+                            on_done=finished)
+    results: list[FileResult] = []
+    for outcome in outcomes:
+        if isinstance(outcome, Exception):
+            raise outcome
+        results.append(outcome)
+    return results
 
 
 @dataclass(frozen=True)

@@ -8,13 +8,14 @@ PgBouncer: used client connections (SHOW LISTS) against max_client_conn (SHOW CO
 
 from __future__ import annotations
 
-from checks.health import Measured, Node, NodeOutcome, Thresholds, judged, values
-from collectors.base import number
+from checks.health.model import Measured, NodeOutcome, Thresholds, judged, values
 from collectors.mysql_status import MySQLStatus
 from collectors.pgbouncer_config import SETTINGS, config_samples
 from collectors.pgbouncer_lists import parse_lists
 from collectors.postgres_database import connection_samples
 from toolkit.db import Connection
+from toolkit.db.values import number
+from toolkit.targets import Target
 
 NAME = "connections"
 HELP = ("Connections in use against the limit, in percent (max_connections; PostgreSQL "
@@ -42,7 +43,7 @@ def usage(conn: Connection) -> tuple[float, float, str]:
     return used, limit, "max_connections - superuser_reserved_connections"
 
 
-def evaluate(node: Node, conn: Connection, limits: Thresholds | None) -> NodeOutcome:
+def evaluate(node: Target, conn: Connection, limits: Thresholds | None) -> NodeOutcome:
     chosen = limits or DEFAULTS
     assert chosen is not None
     used, limit, what = usage(conn)

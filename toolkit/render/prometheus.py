@@ -1,48 +1,38 @@
-"""Turn scrape results into Prometheus metric families, self metrics included.
+"""The Prometheus exposition of a scrape: metric families, self metrics included.
 
 Families are built fresh for every scrape (collect on scrape) and merged across
 targets, so each family appears once in the output whatever the number of targets.
+Which type and help a sample's family has comes from the specs the exporter was handed
+(the collectors' declarations), the daemon's own and the jobs'.
 """
 
 from __future__ import annotations
 
 import platform
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 from prometheus_client.core import Metric
 from prometheus_client.exposition import choose_encoder
 
-from collectors import ALL, MetricSpec
 from toolkit import __version__
 from toolkit.exporter.scrape import TargetResult
-from toolkit.jobs import JOB_DURATION, JOB_LAST_RUN, JOB_METRICS, JOB_SUCCESS, JobSnapshot
+from toolkit.jobs import JobSnapshot
+from toolkit.metrics import (
+    BUILD_INFO,
+    COLLECTOR_DURATION,
+    COLLECTOR_SUCCESS,
+    JOB_DURATION,
+    JOB_LAST_RUN,
+    JOB_METRICS,
+    JOB_SUCCESS,
+    SCRAPE_DURATION,
+    SELF_METRICS,
+    TARGET_INFO,
+    UP,
+    MetricSpec,
+)
 
-UP = MetricSpec("dbgauge_up", "gauge",
-                "1 if dbgauge could connect to the target and identify it during this scrape, "
-                "else 0.", ("target",))
-COLLECTOR_SUCCESS = MetricSpec(
-    "dbgauge_collector_success", "gauge",
-    "1 if the collector ran to completion on the target during this scrape, else 0.",
-    ("target", "collector"))
-COLLECTOR_DURATION = MetricSpec(
-    "dbgauge_collector_duration_seconds", "gauge",
-    "Time the collector took on the target during this scrape.", ("target", "collector"))
-SCRAPE_DURATION = MetricSpec(
-    "dbgauge_target_scrape_duration_seconds", "gauge",
-    "Time the whole target took during this scrape, connecting included.", ("target",))
-TARGET_INFO = MetricSpec(
-    "dbgauge_target_info", "info",
-    "Server behind the target: kind, detected flavor and version (only while up).",
-    ("target", "kind", "flavor", "version"))
-BUILD_INFO = MetricSpec("dbgauge_build_info", "info",
-                        "dbgauge version and the Python it runs on; always 1.",
-                        ("version", "python_version"))
-SELF_METRICS: tuple[MetricSpec, ...] = (UP, COLLECTOR_SUCCESS, COLLECTOR_DURATION,
-                                        SCRAPE_DURATION, TARGET_INFO, BUILD_INFO)
-_SPECS: dict[str, MetricSpec] = {s.name: s for s in SELF_METRICS}
-for _collector in ALL:
-    for _spec in _collector.metrics:
-        _SPECS[_spec.name] = _spec
+_SELF: dict[str, MetricSpec] = {s.name: s for s in (*SELF_METRICS, *JOB_METRICS)}
 
 
 def _family(spec: MetricSpec) -> Metric:
@@ -51,19 +41,19 @@ def _family(spec: MetricSpec) -> Metric:
     return Metric(spec.name, spec.help, "gauge")
 
 
-def build_families(results: Sequence[TargetResult],
-                   jobs: Sequence[JobSnapshot] = ()) -> list[Metric]:
+def build_families(results: Sequence[TargetResult], jobs: Sequence[JobSnapshot] = (),
+                   specs: Mapping[str, MetricSpec] | None = None) -> list[Metric]:
     """Self metrics first, then every collector family that has samples, then the
-    cached results of scheduled jobs."""
+    cached results of scheduled jobs; `specs` declares the collectors' families."""
     families: dict[str, Metric] = {}
-    specs = dict(_SPECS)
+    known = {**(specs or {}), **_SELF}
     for job in jobs:
-        specs.update({s.name: s for s in (*JOB_METRICS, *job.metrics)})
+        known.update({s.name: s for s in job.metrics})
 
     def add(name: str, labels: dict[str, str], value: float) -> None:
         family = families.get(name)
         if family is None:
-            family = families[name] = _family(specs[name])
+            family = families[name] = _family(known[name])
         family.add_sample(name, labels, value)
 
     add(BUILD_INFO.name, {"version": __version__,
@@ -103,7 +93,8 @@ class _Snapshot:
 
 
 def encode(results: Sequence[TargetResult], accept: str | None = None,
-           jobs: Sequence[JobSnapshot] = ()) -> tuple[bytes, str]:
+           jobs: Sequence[JobSnapshot] = (),
+           specs: Mapping[str, MetricSpec] | None = None) -> tuple[bytes, str]:
     """Exposition bytes and content type, honouring the Accept header (OpenMetrics)."""
     encoder, content_type = choose_encoder(accept or "")
-    return encoder(_Snapshot(build_families(results, jobs))), content_type
+    return encoder(_Snapshot(build_families(results, jobs, specs))), content_type

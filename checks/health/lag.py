@@ -10,13 +10,14 @@ received is replayed. Primaries are OK ("not a replica").
 
 from __future__ import annotations
 
-from checks import Finding, Status
-from checks.health import Measured, Node, NodeOutcome, Thresholds, judged, not_applicable, values
-from collectors._mysql import REPLICA_MONITOR, query
-from collectors.base import number
+from checks.health.model import Measured, NodeOutcome, Thresholds, judged, not_applicable, values
 from collectors.mysql_heartbeat import LAG, SOURCE, MySQLHeartbeat
 from collectors.mysql_replication import parse_replica_status
 from toolkit.db import Connection
+from toolkit.db.privileges import REPLICA_MONITOR, query
+from toolkit.db.values import number
+from toolkit.result import Finding, Status
+from toolkit.targets import Target
 
 NAME = "lag"
 HELP = ("Replication lag in seconds: heartbeat when configured, else Seconds_Behind_Source "
@@ -26,8 +27,8 @@ DEFAULTS: Thresholds | None = Thresholds(warning=30.0, critical=120.0)
 METRIC = "lag_seconds"
 
 
-def _mysql(node: Node, conn: Connection, limits: Thresholds) -> NodeOutcome:
-    settings = node.target.heartbeat
+def _mysql(node: Target, conn: Connection, limits: Thresholds) -> NodeOutcome:
+    settings = node.heartbeat
     if settings is not None and settings.mode == "read":
         got = values(MySQLHeartbeat().collect(conn))
         lag = got[LAG.name]
@@ -50,7 +51,7 @@ def _mysql(node: Node, conn: Connection, limits: Thresholds) -> NodeOutcome:
                   kind="lag", metric=METRIC)
 
 
-def _postgres(node: Node, conn: Connection, limits: Thresholds) -> NodeOutcome:
+def _postgres(node: Target, conn: Connection, limits: Thresholds) -> NodeOutcome:
     local = conn.query("replication_local")[0]
     if local.get("in_recovery") is not True:
         return not_applicable(node, "not a standby")
@@ -63,7 +64,7 @@ def _postgres(node: Node, conn: Connection, limits: Thresholds) -> NodeOutcome:
                   metric=METRIC)
 
 
-def evaluate(node: Node, conn: Connection, limits: Thresholds | None) -> NodeOutcome:
+def evaluate(node: Target, conn: Connection, limits: Thresholds | None) -> NodeOutcome:
     chosen = limits or DEFAULTS
     assert chosen is not None
     return _mysql(node, conn, chosen) if node.kind == "mysql" else _postgres(node, conn, chosen)

@@ -1,6 +1,7 @@
-"""Helpers shared by the MySQL/MariaDB collectors (a private module: no collector here).
+"""What a MySQL/MariaDB statement needs to be allowed, named in the error when it is not.
 
-The registry skips modules whose name starts with an underscore.
+A monitoring account usually lacks one privilege or another; the useful error says which
+GRANT fixes it. Access-denied errors are recognised by their server error number.
 """
 
 from __future__ import annotations
@@ -8,12 +9,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from toolkit.db import Connection, Row
+from toolkit.db.base import Connection, Row
 from toolkit.errors import QueryError
 
-# Server errors that mean "this account may not do that": 1227 needs a global privilege,
-# 1142/1143 table/column denied, 1044 database denied, 1370 routine denied.
-_DENIED = ("(error 1227)", "(error 1142)", "(error 1143)", "(error 1044)", "(error 1370)")
+# 1227 needs a global privilege, 1142/1143 table/column denied, 1044 database denied,
+# 1370 routine denied.
+DENIED = frozenset({1227, 1142, 1143, 1044, 1370})
 
 # What each statement needs, per flavor; named in the error so the log line says what to grant.
 PROCESS = {"mysql": "the PROCESS privilege (GRANT PROCESS ON *.* TO ...)",
@@ -28,6 +29,11 @@ PS_SELECT = {
 }
 
 
+def denied(exc: QueryError) -> bool:
+    """True when the server refused the statement for lack of a privilege."""
+    return exc.errno in DENIED
+
+
 def query(conn: Connection, name: str, needs: Mapping[str, str] | str, params: Any = None,
           sql: str | None = None) -> list[Row]:
     """Run the named statement (or `sql`, text dbgauge filled in itself, labelled `name`);
@@ -35,16 +41,7 @@ def query(conn: Connection, name: str, needs: Mapping[str, str] | str, params: A
     try:
         return conn.query(name, params) if sql is None else conn.execute_sql(sql, params)
     except QueryError as exc:
-        if not any(code in str(exc) for code in _DENIED):
+        if not denied(exc):
             raise
         what = needs if isinstance(needs, str) else needs.get(conn.server.flavor, "")
-        raise QueryError(f"{name} needs {what}: {exc}") from None
-
-
-def text(value: object) -> str:
-    """A server value as str ('' for NULL); bytes are decoded."""
-    if value is None:
-        return ""
-    if isinstance(value, bytes):
-        return value.decode("utf-8", "replace")
-    return str(value)
+        raise exc.again(f"{name} needs {what}: {exc}") from None

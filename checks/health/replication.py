@@ -14,13 +14,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from checks import Finding, Status
-from checks.findings import perf_label
-from checks.health import Node, NodeOutcome, Thresholds, not_applicable
-from collectors._mysql import REPLICA_MONITOR, query, text
-from collectors.base import number
+from checks.health.model import NodeOutcome, Thresholds, not_applicable
 from collectors.mysql_replication import parse_replica_status
 from toolkit.db import Connection
+from toolkit.db.privileges import REPLICA_MONITOR, query
+from toolkit.db.values import number, text
+from toolkit.result import Finding, Status, perf_label
+from toolkit.targets import Target
 
 NAME = "replication"
 HELP = ("Replication threads running and error-free (MySQL/MariaDB channels); standby WAL "
@@ -57,7 +57,7 @@ def channel_findings(node: str, row: Mapping[str, Any]) -> list[Finding]:
     return out
 
 
-def _mysql(node: Node, conn: Connection) -> NodeOutcome:
+def _mysql(node: Target, conn: Connection) -> NodeOutcome:
     rows = query(conn, "replica_status", REPLICA_MONITOR)
     if not rows:
         return not_applicable(node, "not a replica (no replication channel)")
@@ -104,7 +104,7 @@ def primary_findings(node: str, standbys: Sequence[Mapping[str, Any]],
     return out
 
 
-def _postgres(node: Node, conn: Connection) -> NodeOutcome:
+def _postgres(node: Target, conn: Connection) -> NodeOutcome:
     local = conn.query("replication_local")[0]
     if local.get("in_recovery") is True:
         findings = standby_findings(node.name, local)
@@ -121,5 +121,5 @@ def _postgres(node: Node, conn: Connection) -> NodeOutcome:
                        f"primary, {streaming} standby(s) streaming")
 
 
-def evaluate(node: Node, conn: Connection, limits: Thresholds | None) -> NodeOutcome:
+def evaluate(node: Target, conn: Connection, limits: Thresholds | None) -> NodeOutcome:
     return _mysql(node, conn) if node.kind == "mysql" else _postgres(node, conn)

@@ -7,10 +7,11 @@ postgres_locks collector's summary). Waiters and root blockers are in the messag
 
 from __future__ import annotations
 
-from checks.health import Measured, Node, NodeOutcome, Thresholds, judged, values
+from checks.health.model import Measured, NodeOutcome, Thresholds, judged, values
 from collectors import mysql_lock_waits as my
 from collectors import postgres_locks as pg
 from toolkit.db import Connection
+from toolkit.targets import Target
 
 NAME = "locks"
 HELP = "The oldest current lock wait in seconds (row and metadata locks; PostgreSQL locks)."
@@ -19,7 +20,7 @@ DEFAULTS: Thresholds | None = Thresholds(warning=10.0, critical=30.0)
 METRIC = "lock_wait_seconds"
 
 
-def evaluate(node: Node, conn: Connection, limits: Thresholds | None) -> NodeOutcome:
+def evaluate(node: Target, conn: Connection, limits: Thresholds | None) -> NodeOutcome:
     chosen = limits or DEFAULTS
     assert chosen is not None
     if node.kind == "mysql":

@@ -7,9 +7,10 @@ longest and the number of waiting clients are in the message and the perfdata.
 
 from __future__ import annotations
 
-from checks.health import Measured, Node, NodeOutcome, Thresholds, judged
+from checks.health.model import Measured, NodeOutcome, Thresholds, judged
 from collectors.pgbouncer_pools import CLIENTS, MAXWAIT, pool_samples
 from toolkit.db import Connection
+from toolkit.targets import Target
 
 NAME = "pgbouncer-pools"
 HELP = "Clients waiting for a server connection in PgBouncer pools, and the longest wait."
@@ -18,7 +19,7 @@ DEFAULTS: Thresholds | None = Thresholds(warning=1.0, critical=5.0)
 METRIC = "maxwait_seconds"
 
 
-def evaluate(node: Node, conn: Connection, limits: Thresholds | None) -> NodeOutcome:
+def evaluate(node: Target, conn: Connection, limits: Thresholds | None) -> NodeOutcome:
     chosen = limits or DEFAULTS
     assert chosen is not None
     waiting: dict[str, float] = {}

@@ -1,0 +1,27 @@
+"""What every `dbgauge check` shares: the nodes it looks at, running per node, thresholds.
+
+A check looks at nodes: a `toolkit.targets.Selection` of configured targets (`--config`
++ `--target`) or servers named by DSN on the command line (`--node`). Each node gets its
+own connection, opened in parallel; a node that cannot be reached or queried becomes an
+UNKNOWN finding naming the node and the reason -- never an OK. The health checks
+live one per module (`replication`, `lag`, `connections`, `pgbouncer_pools`, `locks`) and
+read servers through the collectors' facts; `health_checks()` maps the command names to
+them, `model` holds what they share and `run` runs one over a selection.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from checks.health import connections, lag, locks, pgbouncer_pools, replication
+from checks.health.model import HealthCheck, Thresholds
+from checks.health.run import run_health
+
+__all__ = ["HealthCheck", "Thresholds", "health_checks", "run_health"]
+
+_CHECKS: tuple[HealthCheck, ...] = (replication, lag, connections, pgbouncer_pools, locks)
+
+
+def health_checks() -> Mapping[str, HealthCheck]:
+    """Command name -> check module."""
+    return {m.NAME: m for m in _CHECKS}

@@ -1,0 +1,121 @@
+"""What every health check shares: thresholds, a node's outcome, and how a measured value
+is judged. Pure: the checks' reads are in their own modules, the run in `run`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from toolkit.db import Connection
+from toolkit.errors import ConfigError, ConnectError, DbgaugeError
+from toolkit.metrics import Sample
+from toolkit.redact import redact
+from toolkit.result import Finding, Status, perf_label, worst
+from toolkit.targets import Target
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """Warning/critical levels of a check whose value is worse when higher."""
+
+    warning: float
+    critical: float
+
+    def status(self, value: float) -> Status:
+        if value >= self.critical:
+            return Status.CRITICAL
+        if value >= self.warning:
+            return Status.WARNING
+        return Status.OK
+
+    def override(self, warning: float | None, critical: float | None) -> Thresholds:
+        """These defaults with the user's values; a default that would contradict the one
+        value given follows it (--critical 1 alone also means warning at 1)."""
+        w = self.warning if warning is None else warning
+        c = self.critical if critical is None else critical
+        if warning is None and w > c:
+            w = c
+        if critical is None and c < w:
+            c = w
+        return Thresholds(w, c)
+
+    def validate(self, what: str) -> Thresholds:
+        if self.warning > self.critical:
+            raise ConfigError(f"{what}: --warning {self.warning:g} is above --critical "
+                              f"{self.critical:g}")
+        return self
+
+
+@dataclass(frozen=True)
+class NodeOutcome:
+    """What a check found on one node: findings, perfdata and a short note for the summary."""
+
+    node: str
+    findings: tuple[Finding, ...] = ()
+    perfdata: tuple[tuple[str, float], ...] = ()
+    note: str = ""
+
+    @property
+    def status(self) -> Status:
+        return worst(f.severity for f in self.findings)
+
+
+def failure(node: str, exc: BaseException) -> NodeOutcome:
+    """An UNKNOWN outcome that says which node and why (never a password)."""
+    if isinstance(exc, ConnectError):  # its message says "cannot connect to host:port: why"
+        kind, detail = "unreachable", str(exc)
+    elif isinstance(exc, DbgaugeError):
+        kind, detail = "query-failed", f"could not be checked: {exc}"
+    else:  # a bug must still not look like OK
+        kind, detail = "check-failed", f"could not be checked ({type(exc).__name__}: {exc})"
+    detail = redact(detail)
+    return NodeOutcome(node, (Finding(Status.UNKNOWN, node, kind, detail),), note=detail)
+
+
+class HealthCheck(Protocol):
+    """One `dbgauge check NAME` health check (a module with these attributes)."""
+
+    NAME: str
+    HELP: str
+    KINDS: frozenset[str]
+    DEFAULTS: Thresholds | None  # None: the check takes no --warning/--critical
+    METRIC: str  # the perfdata metric the thresholds apply to, unit in its suffix
+
+    def evaluate(self, node: Target, conn: Connection, limits: Thresholds | None
+                 ) -> NodeOutcome:
+        ...
+
+
+@dataclass(frozen=True)
+class Measured:
+    """One node's value of a thresholded metric, with what to say about it."""
+
+    value: float
+    text: str  # e.g. "lag 0.31 s (heartbeat)"
+    evidence: Mapping[str, str] = field(default_factory=dict)
+
+
+def judged(node: Target, limits: Thresholds, measured: Measured, *, kind: str, metric: str,
+           extra: Sequence[tuple[str, float]] = ()) -> NodeOutcome:
+    """A NodeOutcome for one thresholded value: a finding only when it is not OK."""
+    status = limits.status(measured.value)
+    findings: tuple[Finding, ...] = ()
+    if status is not Status.OK:
+        level = limits.critical if status is Status.CRITICAL else limits.warning
+        findings = (Finding(status, node.name, kind,
+                            f"{measured.text} (threshold {level:g})",
+                            dict(measured.evidence)),)
+    perf = ((perf_label(node.name, metric), measured.value),
+            *((perf_label(node.name, m), v) for m, v in extra))
+    return NodeOutcome(node.name, findings, perf, measured.text)
+
+
+def values(samples: Iterable[Sample]) -> dict[str, float]:
+    """A collector's unlabelled samples by metric name (to reuse its collect())."""
+    return {s.name: s.value for s in samples if not s.labels}
+
+
+def not_applicable(node: Target, what: str) -> NodeOutcome:
+    """A node the check has nothing to measure on (a primary for `lag`): OK, said so."""
+    return NodeOutcome(node.name, note=what)

@@ -1,0 +1,74 @@
+"""The composition root: where the core is handed what the layers above it provide.
+
+The core (`toolkit/`) knows nothing of `collectors/` or `checks/`. This module (with the
+CLI, the only part of the core allowed to look up) gives it the collector registry, the
+catalog the config is checked against, and the builders of scheduled jobs, the way
+prometheus/client_python hands a registry to its collectors. Imports of the layers above
+happen inside the functions, so a command pays only for what it uses.
+"""
+
+from __future__ import annotations
+
+import os
+
+from toolkit.config import Catalog, Config
+from toolkit.config import load_config as _load_config
+from toolkit.config import parse_config as _parse_config
+from toolkit.exporter.server import Wiring
+from toolkit.jobs import Job
+from toolkit.metrics import Registry
+
+
+def registry() -> Registry:
+    """Every collector (discovered once, on first use)."""
+    from collectors import registry as discover
+
+    return discover()
+
+
+def _collector_names(kind: str) -> frozenset[str]:
+    return registry().names(kind)
+
+
+def _check_job(check: str, warning: float | None, critical: float | None) -> None:
+    from checks.schedule import validate_check_job
+
+    validate_check_job(check, warning, critical)
+
+
+CATALOG = Catalog(collectors=_collector_names, check_job=_check_job)
+
+
+def load_config(path: str | os.PathLike[str] | None = None) -> Config:
+    """The config file at `path` (or $DBGAUGE_CONFIG), checked against the collectors and
+    checks this install has."""
+    return _load_config(path, CATALOG)
+
+
+def parse_config(text: str, source: str = "<config>") -> Config:
+    """YAML text as a config, checked like `load_config`."""
+    return _parse_config(text, CATALOG, source)
+
+
+def check_jobs(config: Config) -> list[Job]:
+    """The config's `checks:` entries as scheduled jobs."""
+    if not config.checks:
+        return []
+    from checks.schedule import check_jobs as build
+
+    return build(config)
+
+
+def checksum_jobs(config: Config) -> list[Job]:
+    """The config's `checksums:` entries as scheduled jobs."""
+    if not config.checksums:
+        return []
+    from checks.drift_schedule import checksum_jobs as build
+
+    return build(config)
+
+
+def wiring() -> Wiring:
+    """Everything the daemon needs from the layers above the core."""
+    return Wiring(load_config=load_config, registry=registry(),
+                  job_builders=(check_jobs, checksum_jobs))

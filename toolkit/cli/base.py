@@ -1,0 +1,110 @@
+"""What every command shares: the --config option, reading a password file, durations,
+and the one table that turns results and expected failures into exit codes.
+
+Expected failures (DbgaugeError) print one line to stderr and exit with the code this
+table gives their type; they never show a traceback. Exceptions carry no exit codes.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import NoReturn
+
+import click
+
+from toolkit import ENV_CONFIG
+from toolkit.errors import (
+    CheckFailed,
+    ConfigError,
+    ConnectError,
+    DbgaugeError,
+    MissingBinaryError,
+    QueryError,
+    SandboxError,
+)
+from toolkit.result import Status
+
+CONFIG_OPTION = click.option(
+    "--config", "-c", "config_path", envvar=ENV_CONFIG, metavar="FILE",
+    help=f"YAML config file (default: ${ENV_CONFIG}).",
+)
+
+# Exit status of an expected failure, by exception type (the first match wins). Usage
+# errors are 2 like click's own; `dbgauge check` turns any failure into UNKNOWN (3).
+ERROR_EXIT: tuple[tuple[type[DbgaugeError], int], ...] = (
+    (MissingBinaryError, 2),
+    (SandboxError, 1),
+    (ConfigError, 2),
+    (ConnectError, 2),
+    (QueryError, 2),
+    (CheckFailed, 2),
+    (DbgaugeError, 1),
+)
+
+# Exit status of a finished run, by command family and the result's status.
+RESULT_EXIT: dict[str, dict[Status, int]] = {
+    # monitoring plugins: the state is the exit code
+    "check": {Status.OK: 0, Status.WARNING: 1, Status.CRITICAL: 2, Status.UNKNOWN: 3},
+    # 0 no drift, 1 drift, 2 some table could not be checked
+    "checksum": {Status.OK: 0, Status.WARNING: 1, Status.CRITICAL: 1, Status.UNKNOWN: 2},
+    # 0 no errors, 1 errors; warnings fail only with --strict
+    "validate": {Status.OK: 0, Status.WARNING: 0, Status.CRITICAL: 1, Status.UNKNOWN: 1},
+    "validate --strict": {Status.OK: 0, Status.WARNING: 1, Status.CRITICAL: 1,
+                          Status.UNKNOWN: 1},
+    # 0 every file passed, 1 a failure
+    "pgtap": {Status.OK: 0, Status.WARNING: 1, Status.CRITICAL: 1, Status.UNKNOWN: 1},
+}
+
+
+def error_exit(exc: DbgaugeError) -> int:
+    """The exit status of an expected failure."""
+    return next(code for kind, code in ERROR_EXIT if isinstance(exc, kind))
+
+
+def die(exc: DbgaugeError) -> NoReturn:
+    """One line on stderr, the table's exit status."""
+    click.echo(f"dbgauge: error: {exc}", err=True)
+    sys.exit(error_exit(exc))
+
+
+def finish(family: str, status: Status) -> NoReturn:
+    """Exit with the status a `family` command gives a result of `status`."""
+    sys.exit(RESULT_EXIT[family][status])
+
+
+def split_list(values: tuple[str, ...]) -> tuple[str, ...]:
+    """Repeated options and 'a,b' lists as one tuple."""
+    return tuple(v.strip() for value in values for v in value.split(",") if v.strip())
+
+
+def seconds(value: str) -> float:
+    """A duration option ('0.5', '500ms', '2s', '1m') in seconds."""
+    from toolkit.units import parse_duration
+
+    try:
+        return float(parse_duration(value))
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
+def positive_duration(_ctx: click.Context, _param: click.Parameter, value: str) -> float:
+    """click callback: a duration above 0."""
+    result = seconds(value)
+    if result <= 0:
+        raise click.BadParameter("must be more than 0")
+    return result
+
+
+def read_password(path: Path | None, option: str = "--password-file") -> str | None:
+    """The secret in `path` (registered for redaction), or None without a path."""
+    from toolkit.redact import register_secret
+
+    if path is None:
+        return None
+    try:
+        secret = path.read_text().strip()
+    except OSError as exc:
+        raise ConfigError(f"cannot read {option} {path}: {exc.strerror}") from None
+    register_secret(secret)
+    return secret

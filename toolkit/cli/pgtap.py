@@ -1,0 +1,162 @@
+"""`dbgauge pgtap`: a pg_prove-class runner for pgTAP suites, and schema-snapshot tests."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from toolkit.cli.base import die, finish
+from toolkit.errors import ConfigError, DbgaugeError
+from toolkit.result import Status
+
+PGTAP_DSN = click.option(
+    "--dsn", envvar="DBGAUGE_PGTAP_DSN", required=True, metavar="DSN",
+    help="postgresql://user@host:port/db (env DBGAUGE_PGTAP_DSN). Keep the password out "
+         "of the command line: PGPASSWORD or ~/.pgpass work too.",
+)
+
+
+@click.group("pgtap", short_help="Run pgTAP suites (JUnit, parallel) and generate schema tests.")
+def pgtap_group() -> None:
+    """pgTAP in CI: a pg_prove-class runner and schema-snapshot test generation.
+
+    \b
+    Examples:
+      dbgauge pgtap run sql/tests --dsn postgresql://ci@db:5432/app -j 4 --junit junit.xml
+      dbgauge pgtap run --runtests --schema test --dsn postgresql://ci@db/app
+      dbgauge pgtap generate --dsn postgresql://ci@db/app --schema public > schema_test.sql
+    """
+
+
+@pgtap_group.command("run", short_help="Run pgTAP test files (or runtests()) through psql.")
+@click.argument("paths", nargs=-1, metavar="[PATH]...")
+@PGTAP_DSN
+@click.option("-j", "--jobs", "parallel", default=1, show_default=True,
+              type=click.IntRange(1, 256), help="Files run at once, each in its own session.")
+@click.option("--ext", multiple=True, metavar="EXT",
+              help="Extension searched for in directories (repeatable; default .sql and .pg).")
+@click.option("-R", "--runtests", is_flag=True,
+              help="xUnit mode: call runtests(); with PATHs, each file is sourced first in "
+                   "the same session (to create the test functions).")
+@click.option("-s", "--schema", metavar="SCHEMA",
+              help="Schema of the xUnit test functions (implies --runtests).")
+@click.option("-x", "--match", metavar="REGEX",
+              help="Regex for xUnit test function names (implies --runtests; default ^test).")
+@click.option("--set", "variables", multiple=True, metavar="VAR=VALUE",
+              help="psql variable for every file (repeatable).")
+@click.option("--pset", "psets", multiple=True, metavar="OPT=VALUE",
+              help="psql printing option (repeatable).")
+@click.option("--junit", "junit_path", metavar="FILE",
+              type=click.Path(dir_okay=False, path_type=Path),
+              help="Also write JUnit XML: a testsuite per file, a testcase per test.")
+@click.option("--tap", "raw_tap", is_flag=True,
+              help="Print each file's raw TAP in file order (psql's stderr and the "
+                   "summary go to stderr).")
+@click.option("--install-pgtap", is_flag=True,
+              help="If the database lacks the pgtap extension, create it for the run and "
+                   "drop it afterwards.")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS",
+              help="Kill a file's psql after this many seconds (the file fails).")
+@click.option("--psql", "psql_bin", metavar="PATH",
+              help="psql binary (default: psql on PATH; on Debian/Ubuntu the newest "
+                   "/usr/lib/postgresql/*/bin/psql, which is what pg_wrapper would run).")
+def pgtap_run(paths: tuple[str, ...], dsn: str, parallel: int, ext: tuple[str, ...],
+              runtests: bool, schema: str | None, match: str | None,
+              variables: tuple[str, ...], psets: tuple[str, ...], junit_path: Path | None,
+              raw_tap: bool, install_pgtap: bool, timeout: float | None,
+              psql_bin: str | None) -> None:
+    """Run pgTAP tests, one psql session per file (pg_prove's psql flags, so \\i, \\ir,
+    \\set, \\pset, ON_ERROR_STOP and ON_ERROR_ROLLBACK behave as under pg_prove).
+
+    Directories are searched recursively for .sql and .pg files. A file fails on a failed
+    test, a plan mismatch, a TAP parse error, a Bail out!, or an SQL error. Exit status:
+    0 all passed, 1 any failure, 2 could not run.
+
+    \b
+    Example:
+      dbgauge pgtap run sql/tests --dsn postgresql://ci@127.0.0.1:5432/app -j 4 \\
+          --set schema=app --junit build/pgtap.xml
+    """
+    from toolkit.pgtap import runner
+    from toolkit.render import pgtap as report
+
+    try:
+        psql = runner.find_psql(psql_bin)
+        runner.psql_target(dsn)  # a bad DSN is a usage error before anything runs
+        spec = runner.Runtests(schema, match) if (runtests or schema or match) else None
+        if spec is None and not paths:
+            raise ConfigError("nothing to run: give test files or directories, or --runtests")
+        files = runner.discover(paths, runner.normalise_extensions(ext)) if paths else []
+        jobs = [runner.Job(str(p), p) for p in files]
+        if not jobs and spec is not None:
+            jobs = [runner.Job(spec.call_text, None)]
+        options = runner.RunOptions(psql, runner.parse_assignments(variables, "--set"),
+                                    runner.parse_assignments(psets, "--pset"), timeout, spec)
+        if junit_path is not None and not junit_path.resolve().parent.is_dir():
+            raise ConfigError(f"--junit {junit_path}: directory does not exist")
+        width = report.name_width([j.name for j in jobs])
+        done: dict[int, runner.FileResult] = {}
+        next_out = [0]
+
+        def on_done(index: int, result: runner.FileResult) -> None:
+            if not raw_tap:
+                click.echo(report.file_line(result, width))
+                return
+            done[index] = result
+            while next_out[0] in done:  # raw TAP in file order, whatever finished first
+                r = done.pop(next_out[0])
+                click.echo(f"# dbgauge pgtap: {r.name}")
+                for line in r.lines:
+                    click.echo(line)
+                if r.stderr:
+                    click.echo(r.stderr, err=True, nl=not r.stderr.endswith("\n"))
+                next_out[0] += 1
+
+        run = runner.execute(dsn, options, jobs, parallel, install_pgtap=install_pgtap,
+                             on_done=on_done,
+                             on_note=lambda text: click.echo(f"dbgauge: {text}", err=True))
+        if junit_path is not None:
+            from toolkit.render import junit as junit_xml
+
+            try:
+                junit_xml.write(run.results, junit_path)
+            except OSError as exc:
+                raise ConfigError(f"cannot write --junit {junit_path}: {exc.strerror}") from None
+    except DbgaugeError as exc:
+        die(exc)
+    click.echo(report.summary(run.results, run.wall, parallel, run.facts), err=raw_tap)
+    finish("pgtap", Status.OK if run.passed else Status.CRITICAL)
+
+
+@pgtap_group.command("generate", short_help="Write pgTAP tests that pin down a live schema.")
+@PGTAP_DSN
+@click.option("--schema", "schemas", multiple=True, metavar="SCHEMA",
+              help="Schema to snapshot (repeatable; default: every non-system schema).")
+@click.option("-o", "--output", metavar="FILE", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write to FILE instead of stdout.")
+def pgtap_generate(dsn: str, schemas: tuple[str, ...], output: Path | None) -> None:
+    """Snapshot a live schema into a pgTAP file: tables, columns and their types,
+    nullability and defaults, primary and foreign keys, indexes, functions, triggers and
+    views. It passes on the schema it came from and fails, naming the difference, when
+    the schema drifts. Commit it once; CI then catches unreviewed schema changes.
+
+    \b
+    Example:
+      dbgauge pgtap generate --dsn postgresql://ci@127.0.0.1/app --schema public \\
+          > test/schema_test.sql
+      dbgauge pgtap run test/schema_test.sql --dsn postgresql://ci@127.0.0.1/app
+    """
+    from toolkit.pgtap.generate import generate_from_dsn
+
+    try:
+        text = generate_from_dsn(dsn, list(schemas))
+        if output is not None:
+            try:
+                output.write_text(text, encoding="utf-8")
+            except OSError as exc:
+                raise ConfigError(f"cannot write {output}: {exc.strerror}") from None
+    except DbgaugeError as exc:
+        die(exc)
+    if output is None:
+        click.echo(text, nl=False)

@@ -1,0 +1,72 @@
+"""`dbgauge sandbox`: local real servers for demos and tests."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from toolkit.cli.base import die
+from toolkit.errors import DbgaugeError
+
+
+@click.group("sandbox", short_help="Start/stop local real servers for demos and tests.")
+def sandbox_group() -> None:
+    """Local real servers (MariaDB, PostgreSQL 15, PgBouncer) on 127.0.0.1 for demos and tests.
+
+    \b
+    Ports are BASE+3306/3307 (MariaDB primary/replica), BASE+5432/5433 (PostgreSQL
+    primary/standby) and BASE+6432 (PgBouncer); the default base 20000 gives 23306, ...
+    """
+
+
+DIR_OPTION = click.option("--dir", "directory", default=".sandbox", show_default=True,
+                          type=click.Path(file_okay=False, path_type=Path),
+                          help="Where the sandbox keeps data, sockets, logs and secrets.")
+
+
+@sandbox_group.command("up", short_help="Start or create the sandbox (idempotent).")
+@DIR_OPTION
+@click.option("--base-port", default=20000, show_default=True, type=click.IntRange(1024, 59000),
+              help="Ports are BASE+3306, +3307, +5432, +5433, +6432.")
+def sandbox_up(directory: Path, base_port: int) -> None:
+    """Start (or create) the sandbox; idempotent. Prints the dbgauge config it writes."""
+    from toolkit import sandbox
+
+    try:
+        path = sandbox.up(directory, base_port)
+    except DbgaugeError as exc:
+        die(exc)
+    click.echo(f"sandbox is up; dbgauge config: {path}")
+
+
+@sandbox_group.command("down", short_help="Stop the sandbox's own processes.")
+@DIR_OPTION
+def sandbox_down(directory: Path) -> None:
+    """Stop the processes this sandbox started (and only those)."""
+    from toolkit import sandbox
+
+    try:
+        stopped = sandbox.down(directory)
+    except DbgaugeError as exc:
+        die(exc)
+    click.echo("stopped: " + (", ".join(stopped) if stopped else "nothing was running"))
+
+
+@sandbox_group.command("status", short_help="Show the state of each sandbox server.")
+@DIR_OPTION
+def sandbox_status(directory: Path) -> None:
+    """Show each sandbox instance: running or not, pid, port. Exit 1 if any is down."""
+    from toolkit import sandbox
+
+    try:
+        rows = sandbox.status(directory)
+    except DbgaugeError as exc:
+        die(exc)
+    for row in rows:
+        state = "running" if row.running else "stopped"
+        pid = str(row.pid) if row.pid else "-"
+        click.echo(f"{row.name:<16} {state:<8} port {row.port:<6} pid {pid:<8} {row.detail}")
+    if not all(row.running for row in rows):
+        sys.exit(1)

@@ -1,0 +1,121 @@
+"""The daemon and what an operator runs around it: `serve`, `collect`, `collectors`,
+`config check`."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import click
+
+from toolkit import ENV_CONFIG
+from toolkit.cli.base import CONFIG_OPTION, die
+from toolkit.errors import DbgaugeError
+
+
+@click.command(short_help="Run the Prometheus exporter daemon.")
+@CONFIG_OPTION
+@click.option("--listen", metavar="HOST:PORT", help="Override daemon.listen (e.g. :9860).")
+@click.option("--web.config.file", "web_config_file", metavar="FILE",
+              help="TLS and basic auth, in the Prometheus exporter-toolkit web-config "
+                   "format (overrides daemon.web_config_file).")
+def serve(config_path: str | None, listen: str | None, web_config_file: str | None) -> None:
+    """Run the Prometheus exporter daemon (/metrics, /probe, /healthz).
+
+    \b
+    SIGHUP reloads the config and the web config (a bad new one is logged and the old
+    one kept); SIGTERM stops cleanly. /healthz needs no basic auth.
+    Example: dbgauge serve --config /etc/dbgauge/dbgauge.yaml --listen :9860 \\
+             --web.config.file /etc/dbgauge/web.yml
+    """
+    from toolkit import app
+    from toolkit.exporter.server import serve as run
+
+    try:
+        sys.exit(run(app.wiring(), config_path, listen, web_config_path=web_config_file))
+    except DbgaugeError as exc:
+        die(exc)
+
+
+@click.command(short_help="Scrape one target once and print the metrics.")
+@CONFIG_OPTION
+@click.argument("target")
+@click.option("--collect", "only", multiple=True, metavar="NAME",
+              help="Run only this collector (repeatable).")
+@click.option("--timeout", default=10.0, show_default=True, help="Scrape deadline in seconds.")
+def collect(config_path: str | None, target: str, only: tuple[str, ...], timeout: float) -> None:
+    """Scrape one TARGET once and print it in Prometheus exposition format.
+
+    Exits 1 when the target is down (dbgauge_up 0). Example:
+    dbgauge collect --config .sandbox/dbgauge.yaml mariadb-primary
+    """
+    from toolkit import app
+    from toolkit.exporter.scrape import Scraper
+    from toolkit.logs import setup_logging
+    from toolkit.render.prometheus import encode
+
+    try:
+        config = app.load_config(config_path)
+        setup_logging(config.daemon.log_format, "warning")
+        config.target(target)
+        registry = app.registry()
+        scraper = Scraper(config, registry)
+        try:
+            results = scraper.scrape([target], time.monotonic() + timeout, set(only) or None)
+        finally:
+            scraper.close()
+    except DbgaugeError as exc:
+        die(exc)
+    body, _ = encode(results, specs=registry.specs())
+    click.echo(body.decode(), nl=False)
+    if not results[0].up:
+        click.echo(f"dbgauge: target {target} is down: {results[0].error}", err=True)
+        sys.exit(1)
+
+
+@click.command("collectors", short_help="List collectors and their metrics.")
+@click.option("--markdown", is_flag=True, help="Print the README metrics reference.")
+@click.option("--readme", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
+              help="Rewrite the metrics reference block in FILE (e.g. README.md).")
+def list_collectors(markdown: bool, readme: Path | None) -> None:
+    """List the available collectors per target kind, and whether they are on by default."""
+    from toolkit import app
+    from toolkit.docs import metrics_reference, update_readme
+
+    collectors = app.registry().all
+    if readme is not None:
+        changed = update_readme(readme, metrics_reference(collectors))
+        click.echo(f"{readme}: {'updated' if changed else 'up to date'}")
+        return
+    if markdown:
+        click.echo(metrics_reference(collectors))
+        return
+    for c in collectors:
+        state = "default" if c.default_enabled else "opt-in"
+        click.echo(f"{c.kind:<10} {c.name:<22} {state:<8} {c.help}")
+
+
+@click.group("config", short_help="Validate configuration files.")
+def config_group() -> None:
+    """Work with dbgauge configuration files."""
+
+
+@config_group.command("check", short_help="Validate a config file without connecting.")
+@click.argument("file", required=False, envvar=ENV_CONFIG)
+def config_check(file: str | None) -> None:
+    """Validate FILE without connecting to anything (exit 2 when invalid).
+
+    Checks the YAML, every key and value, DSNs, collector names, and that password
+    env vars are set and password files readable. Example: dbgauge config check dbgauge.yaml
+    """
+    from toolkit import app
+
+    try:
+        config = app.load_config(file)
+        targets = config.all_targets()
+        for target in targets:
+            target.connection_params()
+    except DbgaugeError as exc:
+        die(exc)
+    click.echo(f"{file}: OK, {len(targets)} target(s): " + ", ".join(t.name for t in targets))

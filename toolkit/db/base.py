@@ -1,0 +1,49 @@
+"""What a connection is to the rest of dbgauge: rows as dicts, the server it talks to,
+and the target it was opened for (drivers stay behind `toolkit.db.mysql`/`postgres`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from toolkit.db.version import Version, version_text
+from toolkit.targets import Target
+
+Row = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ServerInfo:
+    """What a connection talks to: flavor is mysql, mariadb, postgres or pgbouncer."""
+
+    flavor: str
+    version: Version
+    version_string: str
+
+    @property
+    def version_text(self) -> str:
+        return version_text(self.version)
+
+
+class Connection(Protocol):
+    """What collectors and checks may do with a target."""
+
+    server: ServerInfo
+    target: Target | None  # what this connection was opened for, if known
+
+    def query(self, name: str, params: Any = None) -> list[Row]:
+        """Run the named statement from sql/<flavor>/ (values bound as %s params)."""
+        ...
+
+    def execute_sql(self, sql: str, params: Any = None) -> list[Row]:
+        """Run literal SQL; for statements built by dbgauge itself, never user input."""
+        ...
+
+    def close(self) -> None: ...
+
+    def abort(self) -> None:
+        """Interrupt a running statement from another thread; the connection is then dead."""
+        ...
+
+    @property
+    def closed(self) -> bool: ...

@@ -1,0 +1,256 @@
+"""Targets: the one description of a server dbgauge talks to, how a command line names
+one, and how work fans out over several.
+
+A `Target` comes from the YAML config (`toolkit.config`) or from a DSN on the command line
+(`target_from_dsn`); `resolve` takes either spelling ("a DSN or a configured name"), so
+every command accepts the same things. A plain frozen dataclass: a one-shot command given
+DSNs never loads the config machinery (pydantic, YAML).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections import Counter
+from collections.abc import Callable, Collection, Mapping, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Generic, TypeVar
+
+from toolkit.dsn import ConnParams, parse_dsn, resolve_password
+from toolkit.errors import ConfigError
+from toolkit.redact import redact
+
+KINDS = ("mysql", "postgres", "pgbouncer")
+NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$"
+TABLE_PATTERN = r"^[A-Za-z0-9_$]{1,63}\.[A-Za-z0-9_$]{1,63}$"
+DEFAULT_HEARTBEAT_TABLE = "dbgauge.heartbeat"
+_NAMED_DSN = re.compile(r"^(?P<name>[A-Za-z0-9][A-Za-z0-9_.:-]{0,62})=(?P<dsn>[a-z]+://.*)$")
+
+
+@dataclass(frozen=True)
+class Heartbeat:
+    """pt-heartbeat-compatible lag measurement on a MySQL-family target: `write` keeps this
+    server's row fresh every `interval`; `read` measures the source's row."""
+
+    mode: str  # write | read
+    interval: float = 1.0
+    table: str = DEFAULT_HEARTBEAT_TABLE
+    source_server_id: int | None = None
+
+
+@dataclass(frozen=True)
+class Target:
+    """One server: where it is, what it is, how long to wait for it, how to label it."""
+
+    name: str
+    kind: str  # mysql | postgres | pgbouncer
+    dsn: str
+    password_env: str | None = None
+    password_file: Path | None = None
+    labels: Mapping[str, str] = field(default_factory=dict)
+    collectors: tuple[str, ...] | None = None  # None: the kind's default collectors
+    connect_timeout: float = 5.0
+    query_timeout: float = 5.0
+    lock_timeout: float = 2.0
+    heartbeat: Heartbeat | None = None
+
+    def connection_params(self) -> ConnParams:
+        """The DSN's parameters with the password resolved (env, file, else the DSN's own).
+
+        Read at connect time, so a rotated secret file is picked up on reconnect.
+        """
+        return resolve_password(parse_dsn(self.dsn), f"target {self.name}", self.password_env,
+                                self.password_file)
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The targets one command works on. `named` are those the user named (on the command
+    line, or with --target): a check that cannot apply to one of them says so as UNKNOWN,
+    while configured targets it was not asked about are simply left out."""
+
+    targets: tuple[Target, ...]
+    named: frozenset[str] = frozenset()
+
+    def of_kinds(self, kinds: Collection[str]) -> tuple[tuple[Target, ...], tuple[Target, ...]]:
+        """(targets of these kinds, named targets of other kinds)."""
+        fit = tuple(t for t in self.targets if t.kind in kinds)
+        misfit = tuple(t for t in self.targets if t.kind not in kinds and t.name in self.named)
+        return fit, misfit
+
+
+def dsn_name(params: ConnParams) -> str:
+    """A target name for a DSN given without one: its address, e.g. 'db2:3306'."""
+    name = "".join(ch if ch.isalnum() or ch in "_.:-" else "_" for ch in params.address)
+    return name[-63:].strip("_.:-") or "dsn"
+
+
+def target_from_dsn(spec: str, *, password_file: Path | None = None,
+                    password_env: str | None = None,
+                    heartbeat_table: str | None = None) -> Target:
+    """'[NAME=]DSN' from the command line -> Target (named by its address without NAME).
+
+    The kind follows the scheme (a postgresql:// DSN to the database `pgbouncer` is
+    PgBouncer's admin console). A password in the DSN wins; --password-file and
+    --password-env are for DSNs that carry none. `heartbeat_table` makes a MySQL-family
+    target read lag from that table.
+    """
+    m = _NAMED_DSN.match(spec)
+    dsn = m.group("dsn") if m else spec
+    params = parse_dsn(dsn)
+    heartbeat = None
+    if heartbeat_table is not None and params.kind == "mysql":
+        if not re.fullmatch(TABLE_PATTERN, heartbeat_table):
+            raise ConfigError(f"heartbeat table {heartbeat_table!r}: write it as schema.table "
+                              "(letters, digits, _ or $)")
+        heartbeat = Heartbeat("read", table=heartbeat_table)
+    own = params.password is not None
+    return Target(name=m.group("name") if m else dsn_name(params), kind=params.kind, dsn=dsn,
+                  password_env=None if own else password_env,
+                  password_file=None if own or password_env else password_file,
+                  heartbeat=heartbeat)
+
+
+def resolve(arg: str, configured: Mapping[str, Target] | None, *,
+            password_file: Path | None = None, password_env: str | None = None,
+            heartbeat_table: str | None = None) -> Target:
+    """A command-line server: '[NAME=]DSN', or the name of a configured target."""
+    if "://" in arg:
+        return target_from_dsn(arg, password_file=password_file, password_env=password_env,
+                               heartbeat_table=heartbeat_table)
+    if configured is None:
+        raise ConfigError(f"{redact(arg)!r} is neither a DSN (mysql://..., postgresql://...) "
+                          "nor a target name: pass --config FILE to use target names")
+    if arg not in configured:
+        raise ConfigError(f"no target named {arg!r}; configured: {', '.join(configured)}")
+    return configured[arg]
+
+
+def split_names(values: Sequence[str]) -> list[str]:
+    """'a,b' and repeated options -> ['a', 'b']."""
+    return [n.strip() for item in values for n in item.split(",") if n.strip()]
+
+
+def needs_config(names: Sequence[str], dsns: Sequence[str]) -> bool:
+    """Whether `select` needs the configured targets: when --target names some, or when
+    no --node is given."""
+    return bool(split_names(names)) or not dsns
+
+
+def select(names: Sequence[str], dsns: Sequence[str],
+           configured: Sequence[Target] | None, *, password_file: Path | None = None,
+           password_env: str | None = None, heartbeat_table: str | None = None) -> Selection:
+    """The servers of a command line: the --target names among `configured` (every
+    configured target when none is named), then the --node DSNs. Named ones (DSNs and
+    --target names) are the Selection's `named`."""
+    wanted = split_names(names)
+    nodes = [target_from_dsn(d, password_file=password_file, password_env=password_env,
+                             heartbeat_table=heartbeat_table) for d in dsns]
+    named = {n.name for n in nodes} | set(wanted)
+    if wanted or not nodes:
+        if configured is None:
+            raise ConfigError("nothing to check: give --node DSN (repeatable) or --config FILE"
+                              " (or set DBGAUGE_CONFIG)")
+        by_name = {t.name: t for t in configured}
+        for name in wanted:
+            if name not in by_name:
+                raise ConfigError(f"no target named {name!r}; configured: "
+                                  f"{', '.join(by_name)}")
+        chosen = [by_name[n] for n in wanted] if wanted else list(configured)
+        nodes = chosen + nodes
+    twice = sorted(name for name, n in Counter(n.name for n in nodes).items() if n > 1)
+    if twice:
+        raise ConfigError(f"two nodes are named {twice[0]!r}: name them as NAME=DSN")
+    return Selection(tuple(nodes), frozenset(named))
+
+
+def unique_names(targets: Sequence[Target]) -> list[str]:
+    """The targets' names, a repeated one suffixed #2, #3... (the same DSN given twice)."""
+    names: list[str] = []
+    for target in targets:
+        name, n = target.name, 2
+        while name in names:
+            name = f"{target.name}#{n}"
+            n += 1
+        names.append(name)
+    return names
+
+
+# ------------------------------------------------------------------------ fan-out
+
+_T = TypeVar("_T")
+_R = TypeVar("_R")
+
+
+class Unfinished(Exception):
+    """In a fan-out's results: the item's work had not finished by the deadline."""
+
+
+class FanOut(Generic[_T, _R]):
+    """Run one call per item on a bounded pool of threads, results in item order.
+
+    Servers answer in parallel, so checks, checksums, the scraper and the pgTAP runner
+    all spread their per-server work this way. An exception is returned in its item's
+    place (one bad server cannot hide the others); an item still running at `deadline`
+    is an `Unfinished` there. Use as a context manager, or call `close()`.
+    """
+
+    def __init__(self, max_workers: int, name: str) -> None:
+        self._pool = ThreadPoolExecutor(max_workers=max(1, max_workers),
+                                        thread_name_prefix=name)
+
+    def map(self, items: Sequence[_T], work: Callable[[_T], _R], *,
+            deadline_in: float | None = None,
+            on_done: Callable[[int, _R | Exception], None] | None = None,
+            ) -> list[_R | Exception]:
+        """`work` on every item; `on_done(index, outcome)` as each finishes (in the calling
+        thread); wait at most `deadline_in` seconds, then cancel what has not started."""
+        futures: list[Future[_R]] = [self._pool.submit(work, item) for item in items]
+        index = {id(f): i for i, f in enumerate(futures)}
+        pending: set[Future[_R]] = set(futures)
+        outcomes: list[_R | Exception] = [Unfinished("not finished")] * len(futures)
+        end = None if deadline_in is None else time.monotonic() + deadline_in
+        while pending:
+            timeout = None if end is None else max(0.0, end - time.monotonic())
+            done, pending = wait(pending, timeout=timeout, return_when=FIRST_COMPLETED)
+            for future in sorted(done, key=lambda f: index[id(f)]):
+                i = index[id(future)]
+                outcomes[i] = _outcome(future)
+                if on_done is not None:
+                    on_done(i, outcomes[i])
+            if not done:  # the deadline passed
+                for future in pending:
+                    future.cancel()
+                break
+        return outcomes
+
+    def close(self) -> None:
+        """Let running calls finish in the background; start no new ones."""
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+    def __enter__(self) -> FanOut[_T, _R]:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _outcome(future: Future[_R]) -> _R | Exception:
+    exc = future.exception()
+    if exc is None:
+        return future.result()
+    if isinstance(exc, Exception):
+        return exc
+    raise exc  # KeyboardInterrupt, SystemExit: not an item's outcome
+
+
+def fan_out(items: Sequence[_T], work: Callable[[_T], _R], *, max_workers: int = 8,
+            name: str = "fanout") -> list[_R | Exception]:
+    """`work` on every item in threads (at most `max_workers` at once), results in order,
+    an exception in its item's place."""
+    if not items:
+        return []
+    with FanOut[_T, _R](min(max_workers, len(items)), name) as pool:
+        return pool.map(items, work)
