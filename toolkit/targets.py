@@ -226,6 +226,10 @@ class FanOut(Generic[_T, _R]):
                 break
         return outcomes
 
+    def submit(self, call: Callable[[], _R]) -> Future[_R]:
+        """One call in the background (e.g. a pre-flight beside the main work)."""
+        return self._pool.submit(call)
+
     def close(self) -> None:
         """Let running calls finish in the background; start no new ones."""
         self._pool.shutdown(wait=False, cancel_futures=True)

@@ -29,7 +29,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 sys.path.insert(0, str(REPO))
 
-from toolkit.pgtap.runner import find_psql  # noqa: E402 - after the path set-up
+from toolkit.pgtap.psql import find_psql  # noqa: E402 - after the path set-up
 
 DATABASE = "dbgauge_bench_pgtap"
 SUITES = REPO / "tests" / "fixtures" / "pgtap" / "suites"

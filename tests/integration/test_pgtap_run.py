@@ -20,7 +20,7 @@ import pytest
 
 from tests.conftest import REPO, Sandbox
 from toolkit.db import connect_dsn
-from toolkit.pgtap.runner import find_psql
+from toolkit.pgtap.psql import find_psql
 from toolkit.sql import quote_ident
 
 pytestmark = pytest.mark.integration

@@ -10,21 +10,21 @@ from pathlib import Path
 import pytest
 
 from toolkit.errors import ConfigError
-from toolkit.pgtap.runner import (
+from toolkit.pgtap.files import discover, normalise_extensions, parse_assignments
+from toolkit.pgtap.psql import (
     DEBIAN_SYSCONFDIR,
     PSQL_FLAGS,
+    find_psql,
+    psql_env,
+    psql_target,
+    unwrap_psql,
+)
+from toolkit.pgtap.runner import (
     FileResult,
     Job,
     RunOptions,
     Runtests,
-    _env,
-    discover,
-    find_psql,
-    normalise_extensions,
-    parse_assignments,
     psql_command,
-    psql_target,
-    unwrap_psql,
 )
 from toolkit.pgtap.tap import parse_tap
 from toolkit.render import junit
@@ -133,12 +133,12 @@ def test_psql_env_carries_the_password_and_pg_wrappers_sysconfdir(
         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("PGSYSCONFDIR", raising=False)
     target = psql_target("postgresql://ci:pw@db/app")
-    debian = _env(target, "/usr/lib/postgresql/15/bin/psql")
+    debian = psql_env(target, "/usr/lib/postgresql/15/bin/psql")
     assert debian["PGPASSWORD"] == "pw"
     assert debian["PGSYSCONFDIR"] == DEBIAN_SYSCONFDIR
-    assert "PGSYSCONFDIR" not in _env(target, "/opt/pg/bin/psql")
+    assert "PGSYSCONFDIR" not in psql_env(target, "/opt/pg/bin/psql")
     monkeypatch.setenv("PGSYSCONFDIR", "/etc/mine")
-    assert _env(target, "/usr/lib/postgresql/15/bin/psql")["PGSYSCONFDIR"] == "/etc/mine"
+    assert psql_env(target, "/usr/lib/postgresql/15/bin/psql")["PGSYSCONFDIR"] == "/etc/mine"
 
 
 def test_problems_name_every_reason() -> None:

@@ -78,21 +78,22 @@ def pgtap_run(paths: tuple[str, ...], dsn: str, parallel: int, ext: tuple[str, .
       dbgauge pgtap run sql/tests --dsn postgresql://ci@127.0.0.1:5432/app -j 4 \\
           --set schema=app --junit build/pgtap.xml
     """
-    from toolkit.pgtap import runner
+    from toolkit.pgtap import files, runner
+    from toolkit.pgtap.psql import find_psql, psql_target
     from toolkit.render import pgtap as report
 
     try:
-        psql = runner.find_psql(psql_bin)
-        runner.psql_target(dsn)  # a bad DSN is a usage error before anything runs
+        psql = find_psql(psql_bin)
+        psql_target(dsn)  # a bad DSN is a usage error before anything runs
         spec = runner.Runtests(schema, match) if (runtests or schema or match) else None
         if spec is None and not paths:
             raise ConfigError("nothing to run: give test files or directories, or --runtests")
-        files = runner.discover(paths, runner.normalise_extensions(ext)) if paths else []
-        jobs = [runner.Job(str(p), p) for p in files]
+        found = files.discover(paths, files.normalise_extensions(ext)) if paths else []
+        jobs = [runner.Job(str(p), p) for p in found]
         if not jobs and spec is not None:
             jobs = [runner.Job(spec.call_text, None)]
-        options = runner.RunOptions(psql, runner.parse_assignments(variables, "--set"),
-                                    runner.parse_assignments(psets, "--pset"), timeout, spec)
+        options = runner.RunOptions(psql, files.parse_assignments(variables, "--set"),
+                                    files.parse_assignments(psets, "--pset"), timeout, spec)
         if junit_path is not None and not junit_path.resolve().parent.is_dir():
             raise ConfigError(f"--junit {junit_path}: directory does not exist")
         width = report.name_width([j.name for j in jobs])

@@ -1,127 +1,41 @@
 """Run pgTAP test files the way pg_prove does: one `psql` session per file, in parallel.
 
-Driving psql (rather than sending the file over a driver) is what makes suites behave as
-they do under pg_prove: `\\i`, `\\ir`, `\\set`, `\\unset`, `\\pset`, `\\echo`,
-`ON_ERROR_STOP` and `ON_ERROR_ROLLBACK` are psql's own. The flags are pg_prove's, so any
-SQL error stops the file (psql exits 3) and fails it. The password travels in PGPASSWORD,
-never on a command line. Lines are timestamped as they arrive (psql flushes after each
-statement), which gives per-test times for JUnit.
+Driving psql (`toolkit.pgtap.psql`) rather than sending the file over a driver is what
+makes suites behave as they do under pg_prove: `\\i`, `\\ir`, `\\set`, `\\unset`,
+`\\pset`, `\\echo`, `ON_ERROR_STOP` and `ON_ERROR_ROLLBACK` are psql's own. The flags
+are pg_prove's, so any SQL error stops the file (psql exits 3) and fails it. Lines are
+timestamped as they arrive (psql flushes after each statement), which gives per-test
+times for JUnit.
 """
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
 import signal
 import subprocess
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from toolkit.db.version import parse_version
+from toolkit.db import connect_dsn
 from toolkit.dsn import parse_dsn
-from toolkit.errors import ConfigError, ConnectError, DbgaugeError, QueryError
+from toolkit.errors import DbgaugeError, QueryError
+from toolkit.pgtap.psql import PSQL_FLAGS, PsqlTarget, ServerFacts, preflight, psql_env, psql_target
 from toolkit.pgtap.tap import TapResult, parse_tap
-from toolkit.redact import redact, register_secret
+from toolkit.redact import redact
 from toolkit.sql import load_sql
 from toolkit.targets import FanOut
 
-DEFAULT_EXTENSIONS = (".sql", ".pg")
-PSQL_FLAGS = ("--no-psqlrc", "--no-align", "--quiet", "--pset", "pager=off",
-              "--pset", "tuples_only=true", "--set", "ON_ERROR_STOP=1")
 KILL_GRACE = 5.0
-DEBIAN_CLIENTS = Path("/usr/lib/postgresql")  # postgresql-client-<major>: <major>/bin/psql
-DEBIAN_SYSCONFDIR = "/etc/postgresql-common"  # where pg_wrapper points libpq's pg_service.conf
-_VAR_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _PSQL_ERROR = re.compile(r"^(?:psql:[^ ]*:\d+: )?(?:ERROR|FATAL|PANIC):")
 _PSQL_LOCATION = re.compile(r"^psql:.*?:(\d+): ")
 _PSQL_EXIT = {1: "psql failed", 2: "the connection to the server was lost",
               3: "SQL error (ON_ERROR_STOP)"}
-
-
-@dataclass(frozen=True)
-class PsqlTarget:
-    """Where psql connects: a libpq conninfo without the password, plus the password."""
-
-    conninfo: str
-    password: str | None
-    address: str
-    dbname: str
-
-
-def _conninfo_value(value: str) -> str:
-    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
-
-
-def psql_target(dsn: str) -> PsqlTarget:
-    """Turn a postgresql:// DSN into psql's conninfo (password kept apart, registered for
-    redaction so it can never show up in a message)."""
-    params = parse_dsn(dsn)
-    if params.family != "postgres":
-        raise ConfigError("pgtap needs a postgresql:// DSN, got a MySQL-family one")
-    register_secret(params.password)
-    dbname = params.dbname or params.user
-    pairs = [("host", params.host), ("port", str(params.port)), ("user", params.user),
-             ("dbname", dbname)]
-    keys = {k for k, _ in pairs}
-    pairs += [(k, v) for k, v in params.options if k not in keys and k != "password"]
-    if "application_name" not in {k for k, _ in pairs}:
-        pairs.append(("application_name", "dbgauge-pgtap"))
-    conninfo = " ".join(f"{k}={_conninfo_value(v)}" for k, v in pairs)
-    return PsqlTarget(conninfo, params.password, params.address, dbname)
-
-
-def parse_assignments(values: Sequence[str], what: str) -> tuple[tuple[str, str], ...]:
-    """`--set VAR=VALUE` strings -> pairs, refusing names psql would not accept."""
-    out: list[tuple[str, str]] = []
-    for item in values:
-        name, sep, value = item.partition("=")
-        if not sep or not _VAR_NAME.match(name):
-            raise ConfigError(f"{what} {item!r}: expected NAME=VALUE with NAME made of "
-                              "letters, digits and _")
-        out.append((name, value))
-    return tuple(out)
-
-
-def normalise_extensions(values: Sequence[str]) -> tuple[str, ...]:
-    exts = tuple(v if v.startswith(".") else f".{v}" for v in values if v)
-    return exts or DEFAULT_EXTENSIONS
-
-
-def discover(paths: Sequence[str], extensions: Sequence[str]) -> list[Path]:
-    """Files named on the command line run whatever their extension; directories are
-    searched recursively (hidden ones skipped) for the extensions, in sorted order."""
-    found: list[Path] = []
-    seen: set[Path] = set()
-    exts = tuple(e.lower() for e in extensions)
-    for raw in paths:
-        path = Path(raw)
-        if path.is_file():
-            candidates = [path]
-        elif path.is_dir():
-            candidates = sorted(
-                p for p in path.rglob("*")
-                if p.is_file() and p.suffix.lower() in exts
-                and not any(part.startswith(".") for part in p.relative_to(path).parts)
-            )
-        else:
-            raise ConfigError(f"test path {raw!r} does not exist")
-        for candidate in candidates:
-            key = candidate.resolve()
-            if key not in seen:
-                seen.add(key)
-                found.append(candidate)
-    if not found:
-        raise ConfigError(f"no test files ({', '.join(exts)}) under "
-                          + ", ".join(repr(p) for p in paths)
-                          + "; use --ext to pick other extensions")
-    return found
 
 
 @dataclass(frozen=True)
@@ -232,44 +146,6 @@ def _last_line(text: str) -> str:
     return lines[-1] if lines else ""
 
 
-def find_psql(psql: str | None, debian_root: Path = DEBIAN_CLIENTS) -> str:
-    """The psql to run: --psql as given, else psql on PATH, looking through Debian's
-    pg_wrapper to the binary it would run."""
-    found = shutil.which(psql or "psql")
-    if found is None:
-        raise ConfigError(f"psql not found ({psql or 'psql'} is not on PATH): install the "
-                          "PostgreSQL client (Debian: postgresql-client) or pass --psql PATH")
-    return found if psql is not None else unwrap_psql(found, debian_root)
-
-
-def unwrap_psql(path: str, debian_root: Path = DEBIAN_CLIENTS) -> str:
-    """On Debian and Ubuntu, psql on PATH is postgresql-common's pg_wrapper: a Perl script
-    that picks a client version and execs it, which costs about 20 ms per file (as much
-    as psql itself on a small test file). For psql, pg_wrapper always runs the newest
-    installed client (pg_wrapper(1)), so run that binary directly; `_env` sets the one
-    variable pg_wrapper would (PGSYSCONFDIR)."""
-    if Path(path).resolve().name != "pg_wrapper":
-        return path
-    versions: list[tuple[tuple[int, ...], Path]] = []
-    try:
-        for entry in debian_root.iterdir():
-            binary = entry / "bin" / "psql"
-            if re.fullmatch(r"\d+(?:\.\d+)?", entry.name) and os.access(binary, os.X_OK):
-                versions.append((parse_version(entry.name), binary))
-    except OSError:
-        return path
-    return str(max(versions)[1]) if versions else path
-
-
-def _env(target: PsqlTarget, psql: str) -> dict[str, str]:
-    env = dict(os.environ)
-    if target.password is not None:
-        env["PGPASSWORD"] = target.password
-    if Path(psql).is_relative_to(DEBIAN_CLIENTS):
-        env.setdefault("PGSYSCONFDIR", DEBIAN_SYSCONFDIR)  # as pg_wrapper does
-    return env
-
-
 def psql_command(target: PsqlTarget, options: RunOptions, job: Job) -> tuple[list[str], str]:
     """The argv (pg_prove's flags) and the stdin text for one job."""
     argv = [options.psql, *PSQL_FLAGS, "--dbname", target.conninfo]
@@ -308,7 +184,7 @@ def run_job(target: PsqlTarget, options: RunOptions, job: Job,
     try:
         proc = subprocess.Popen(
             argv, stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
-            stdout=subprocess.PIPE, stderr=err_file.handle, env=_env(target, options.psql),
+            stdout=subprocess.PIPE, stderr=err_file.handle, env=psql_env(target, options.psql),
         )
     except OSError as exc:
         err_file.close()
@@ -357,8 +233,6 @@ class _TempText:
     """stderr goes to an unnamed temporary file: reading two pipes at once could deadlock."""
 
     def __init__(self) -> None:
-        import tempfile
-
         self.handle = tempfile.TemporaryFile()  # noqa: SIM115 - closed by read()/close()
 
     def read(self) -> str:
@@ -392,38 +266,6 @@ def run_all(target: PsqlTarget, options: RunOptions, jobs: Sequence[Job], parall
     return results
 
 
-@dataclass(frozen=True)
-class ServerFacts:
-    """What the pre-flight learnt: proof that psql can connect, and versions."""
-
-    server_version: str
-    pgtap_version: str | None
-
-
-def preflight(target: PsqlTarget, psql: str) -> ServerFacts:
-    """One short psql session before the run, so a wrong DSN, password or psql is one
-    clear error (exit 2) instead of every file failing the same way."""
-    argv = [psql, "--no-psqlrc", "--no-align", "--tuples-only", "--quiet",
-            "--set", "ON_ERROR_STOP=1", "--dbname", target.conninfo,
-            "--command", load_sql("postgres", "pgtap_preflight")]
-    try:
-        proc = subprocess.run(argv, capture_output=True, env=_env(target, psql), timeout=60,
-                              stdin=subprocess.DEVNULL, check=False)
-    except OSError as exc:
-        raise ConfigError(f"could not start psql ({psql}): {exc.strerror or exc}") from None
-    except subprocess.TimeoutExpired:
-        raise ConnectError(f"psql did not connect to {target.address} within 60s") from None
-    out = proc.stdout.decode("utf-8", errors="replace").strip()
-    if proc.returncode != 0:
-        text = redact(proc.stderr.decode("utf-8", errors="replace"))
-        why = " ".join(ln.strip() for ln in text.splitlines() if ln.strip())
-        why = why.removeprefix("psql: error: ")
-        raise ConnectError(f"psql cannot run against {target.address}/{target.dbname}: "
-                           f"{why or f'exit status {proc.returncode}'}")
-    version, _, pgtap = out.partition("|")
-    return ServerFacts(version.strip(), pgtap.strip() or None)
-
-
 @dataclass
 class PgtapInstall:
     """What --install-pgtap did (filled in while the run goes on): notes for the user and
@@ -441,8 +283,6 @@ def pgtap_for_run(dsn: str, install: bool) -> Iterator[PgtapInstall]:
     if not install:
         yield state
         return
-    from toolkit.db import connect_dsn
-
     conn = connect_dsn(dsn, query_timeout=300)
     try:
         rows = conn.query("pgtap_extension_status")
@@ -502,8 +342,8 @@ def execute(dsn: str, options: RunOptions, jobs: Sequence[Job], parallel: int, *
     note = on_note or (lambda _text: None)
     stop = threading.Event()
     started = time.monotonic()
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="pgtap-preflight") as side:
-        pre = side.submit(preflight, target, options.psql)
+    with FanOut[None, ServerFacts](1, "pgtap-preflight") as side:
+        pre = side.submit(lambda: preflight(target, options.psql))
         pre.add_done_callback(lambda f: stop.set() if f.exception() is not None else None)
 
         def done(index: int, result: FileResult) -> None:

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from toolkit.pgtap.runner import FileResult, ServerFacts
+from toolkit.pgtap.psql import ServerFacts
+from toolkit.pgtap.runner import FileResult
 from toolkit.pgtap.tap import TestPoint
 
 MAX_ERROR_LINES = 12
