@@ -28,6 +28,7 @@ venv: $(VENV)/.stamp
 lint: venv
 	$(BIN)/ruff check .
 	$(BIN)/mypy
+	$(BIN)/lint-imports --no-cache
 
 unit: venv
 	$(BIN)/pytest -q tests/unit
