@@ -8,20 +8,23 @@ fails loudly: there is no skip for missing servers.
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
 
 import pytest
-from prometheus_client.parser import text_string_to_metric_families
 
+from tests.helpers import Metrics, free_port, parse_metrics, val, value, wait_for
 from toolkit import sandbox as sb
+
+# Re-exported for test modules that still import these from here (tests.helpers is their
+# home).
+__all__ = ["DBGAUGE", "REPO", "Daemon", "Metrics", "Sandbox", "collect_direct", "free_port",
+           "parse_metrics", "val", "value", "wait_for"]
 
 REPO = Path(__file__).resolve().parents[1]
 # 10000: every sandbox port (base + 3306 ... base + 6432) stays below Linux's ephemeral
@@ -40,6 +43,26 @@ class Sandbox:
     state: sb.SandboxState
 
 
+# Fixtures that start real servers (the sandbox) or a daemon: a test using one, directly or
+# through another fixture, is an integration test.
+SERVER_FIXTURES = frozenset({"sandbox", "daemon"})
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Refuse a test that needs a server without the `integration` mark, and an unmarked test
+    in tests/integration/: `pytest -m "not integration"` must run with no server at all."""
+    wrong = []
+    for item in items:
+        marked = item.get_closest_marker("integration") is not None
+        needs = SERVER_FIXTURES & set(getattr(item, "fixturenames", ()))
+        in_integration = "integration" in Path(str(item.fspath)).parts
+        if not marked and (needs or in_integration):
+            why = f"uses {', '.join(sorted(needs))}" if needs else "is in tests/integration"
+            wrong.append(f"{item.nodeid} {why} but is not marked integration")
+    if wrong:
+        raise pytest.UsageError("\n".join(wrong))
+
+
 @pytest.fixture(scope="session")
 def sandbox() -> Iterator[Sandbox]:
     try:
@@ -49,12 +72,6 @@ def sandbox() -> Iterator[Sandbox]:
     yield Sandbox(SANDBOX_DIR, config, sb.load_state(SANDBOX_DIR))
     if not os.environ.get("DBGAUGE_KEEP_SANDBOX"):
         sb.down(SANDBOX_DIR)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 class Daemon:
@@ -118,23 +135,6 @@ class Daemon:
         return int(self.proc.returncode)
 
 
-def parse_metrics(text: str) -> dict[tuple[str, frozenset[tuple[str, str]]], float]:
-    out = {}
-    for family in text_string_to_metric_families(text):
-        for sample in family.samples:
-            out[(sample.name, frozenset(sample.labels.items()))] = sample.value
-    return out
-
-
-def value(metrics: dict[tuple[str, frozenset[tuple[str, str]]], float], name: str,
-          **labels: str) -> float | None:
-    """The value of the one sample of `name` whose labels include `labels`."""
-    found = [v for (n, ls), v in metrics.items()
-             if n == name and set(labels.items()) <= set(ls)]
-    assert len(found) <= 1, f"{name}{labels} matches {len(found)} samples"
-    return found[0] if found else None
-
-
 @pytest.fixture(scope="session")
 def daemon(sandbox: Sandbox, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
     d = Daemon(sandbox.config, tmp_path_factory.mktemp("daemon") / "serve.log")
@@ -142,21 +142,6 @@ def daemon(sandbox: Sandbox, tmp_path_factory: pytest.TempPathFactory) -> Iterat
     d.stop()
 
 
-T = TypeVar("T")
-Metrics = dict[tuple[str, frozenset[tuple[str, str]]], float]
-
-
-def wait_for(check: Callable[[], T | None], timeout: float = 15.0, what: str = "",
-             interval: float = 0.1) -> T:
-    """Poll `check` until it returns something other than None/False, or fail."""
-    deadline = time.monotonic() + timeout
-    while True:
-        result = check()
-        if result is not None and result is not False:
-            return result
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what or check}")
-        time.sleep(interval)
 
 
 def collect_direct(sandbox: Sandbox, target: str, *collectors: str) -> Metrics:
@@ -182,6 +167,3 @@ def collect_direct(sandbox: Sandbox, target: str, *collectors: str) -> Metrics:
         conn.close()
 
 
-def val(m: Metrics, name: str, **labels: str) -> float | None:
-    """The sample with exactly these labels."""
-    return m.get((name, frozenset(labels.items())))

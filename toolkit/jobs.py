@@ -77,6 +77,11 @@ class JobRunner:
         except Exception:
             log.exception("job %s failed to close", self.job.name)
 
+    @property
+    def running(self) -> bool:
+        """True while the job's thread is alive (between start() and stop())."""
+        return self._thread.is_alive()
+
     def snapshot(self) -> JobSnapshot:
         return self._snapshot
 

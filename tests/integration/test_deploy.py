@@ -27,6 +27,8 @@ from toolkit.cli import cli
 from toolkit.config import parse_yaml_model
 from toolkit.exporter.webconfig import WebConfigModel
 
+pytestmark = pytest.mark.integration
+
 DEPLOY = REPO / "deploy"
 DRIFT_TABLE = "app.dbgauge_deploy_checksum"
 METRIC = re.compile(r"\b(dbgauge_[a-z0-9_]+)\b")

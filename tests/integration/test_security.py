@@ -34,6 +34,8 @@ from tests.conftest import (
     wait_for,
 )
 
+pytestmark = pytest.mark.integration
+
 PASSWORD = "Sc4rpe-S3cret-pw!"  # the basic-auth password Prometheus would send
 WRONG = "n0t-the-Pa55word"
 

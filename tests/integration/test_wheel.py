@@ -12,6 +12,8 @@ import pytest
 
 from tests.conftest import REPO, Sandbox, parse_metrics, value
 
+pytestmark = pytest.mark.integration
+
 
 @pytest.mark.slow
 def test_wheel_installs_and_scrapes(sandbox: Sandbox, tmp_path: Path) -> None:

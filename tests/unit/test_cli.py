@@ -46,12 +46,3 @@ def test_collect_unknown_target_is_a_config_error(tmp_path: Path) -> None:
     assert result.exit_code == 2
     assert "no target named 'b'; configured: a" in result.output
 
-
-def test_collect_unreachable_target_exits_1_with_up_0(tmp_path: Path) -> None:
-    cfg = tmp_path / "c.yaml"
-    cfg.write_text("targets:\n  - {name: a, kind: mysql, dsn: 'mysql://u:pw123456@127.0.0.1:1/'}\n")
-    result = CliRunner().invoke(cli, ["collect", "--config", str(cfg), "a"])
-    assert result.exit_code == 1
-    assert 'dbgauge_up{target="a"} 0.0' in result.output
-    assert "target a is down: cannot connect to 127.0.0.1:1" in result.output
-    assert "pw123456" not in result.output

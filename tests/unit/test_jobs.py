@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterable
 
 import pytest
 
-from tests.conftest import parse_metrics, value
+from tests.helpers import parse_metrics, value, wait_for
 from toolkit import app
 from toolkit.app import parse_config
 from toolkit.errors import QueryError
@@ -66,15 +65,11 @@ def test_runner_thread_repeats_and_stops() -> None:
     runner = JobRunner(job)
     runner.start()
     try:
-        deadline = time.monotonic() + 5
-        while job.calls < 3 and time.monotonic() < deadline:
-            time.sleep(0.02)
+        wait_for(lambda: job.calls >= 3, what="three runs")
+        assert runner.running
     finally:
         runner.stop()
-    assert job.calls >= 3
-    calls = job.calls
-    time.sleep(0.2)
-    assert job.calls == calls
+    assert not runner.running  # stop() returns once the thread has ended: no run after it
 
 
 def test_no_scheduled_work_builds_no_jobs() -> None:

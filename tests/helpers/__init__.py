@@ -1,0 +1,63 @@
+"""Helpers shared by the tests: waiting for a state, reading exposition text, free ports.
+
+Imported by test modules (`from tests.helpers import wait_for`); fixtures stay in
+tests/conftest.py. Nothing here starts a server.
+"""
+
+from __future__ import annotations
+
+import socket
+import time
+from collections.abc import Callable
+from typing import TypeVar
+
+from prometheus_client.parser import text_string_to_metric_families
+
+T = TypeVar("T")
+Metrics = dict[tuple[str, frozenset[tuple[str, str]]], float]
+
+
+def wait_for(check: Callable[[], T | None], timeout: float = 15.0, what: str = "",
+             interval: float = 0.1) -> T:
+    """Poll `check` until it returns something other than None/False, or fail naming `what`.
+
+    Tests wait for the state they mean, with a generous deadline, instead of sleeping for a
+    guessed time or asserting how long something took.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        result = check()
+        if result is not None and result is not False:
+            return result
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what or check}")
+        time.sleep(interval)
+
+
+def parse_metrics(text: str) -> Metrics:
+    """Exposition text -> {(sample name, labels): value}."""
+    out = {}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            out[(sample.name, frozenset(sample.labels.items()))] = sample.value
+    return out
+
+
+def value(metrics: Metrics, name: str, **labels: str) -> float | None:
+    """The value of the one sample of `name` whose labels include `labels`."""
+    found = [v for (n, ls), v in metrics.items()
+             if n == name and set(labels.items()) <= set(ls)]
+    assert len(found) <= 1, f"{name}{labels} matches {len(found)} samples"
+    return found[0] if found else None
+
+
+def val(metrics: Metrics, name: str, **labels: str) -> float | None:
+    """The sample with exactly these labels."""
+    return metrics.get((name, frozenset(labels.items())))
+
+
+def free_port() -> int:
+    """A TCP port nothing listens on right now (the kernel's pick)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
