@@ -13,7 +13,6 @@ target is `dbgauge_up 0`, not a failing health check.
 
 from __future__ import annotations
 
-import html
 import logging
 import signal
 import socket
@@ -36,6 +35,7 @@ from toolkit.heartbeat import HeartbeatWriter
 from toolkit.jobs import Job, JobBuilder, JobRunner, JobSnapshot, build_jobs
 from toolkit.logs import setup_logging
 from toolkit.metrics import Registry
+from toolkit.render.page import index_page
 from toolkit.render.prometheus import encode
 from toolkit.targets import Target
 
@@ -228,7 +228,9 @@ class Handler(BaseHTTPRequestHandler):
             elif url.path == "/healthz":
                 self._send(200, b"ok\n")
             elif url.path == "/":
-                self._send(200, index_page(exporter).encode(), "text/html; charset=utf-8")
+                page = index_page([(name, runner.cfg.kind, [c.name for c in runner.collectors])
+                                   for name, runner in exporter.scraper.runners.items()])
+                self._send(200, page.encode(), "text/html; charset=utf-8")
             else:
                 self._send(404, b"not found: try /metrics, /probe?target=NAME or /healthz\n")
         except (BrokenPipeError, ConnectionResetError, ssl.SSLError, TimeoutError):
@@ -243,22 +245,6 @@ class Handler(BaseHTTPRequestHandler):
         body, content_type = encode(results, self.headers.get("Accept"), jobs,
                                     exporter.wiring.registry.specs())
         self._send(200, body, content_type)
-
-
-def index_page(exporter: Exporter) -> str:
-    rows = "".join(
-        f'<li><a href="/probe?target={html.escape(n)}">{html.escape(n)}</a> '
-        f"({html.escape(r.cfg.kind)}: {html.escape(', '.join(c.name for c in r.collectors))})"
-        "</li>"
-        for n, r in exporter.scraper.runners.items()
-    )
-    return (
-        "<!doctype html><html><head><title>dbgauge</title></head><body>"
-        f"<h1>dbgauge {html.escape(__version__)}</h1>"
-        '<p><a href="/metrics">/metrics</a> (all targets) · '
-        '<a href="/healthz">/healthz</a></p>'
-        f"<h2>Targets</h2><ul>{rows}</ul></body></html>"
-    )
 
 
 class DaemonServer(ThreadingHTTPServer):

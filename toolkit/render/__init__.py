@@ -3,6 +3,6 @@
 One module per audience: `plugin` (the monitoring-plugin line and its JSON), `findings`
 (validators' text, JSON and SARIF), `checksum` (the drift table), `pgtap` and `junit`
 (the runner's lines, summary and JUnit XML), `progress` (a progress bar on a terminal) and
-`prometheus` (the exposition format of a scrape). None of them runs a query or decides a
-status.
+`prometheus` (the exposition format of a scrape) and `page` (the daemon's HTML page). None
+of them runs a query or decides a status.
 """
