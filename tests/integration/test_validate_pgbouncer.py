@@ -17,7 +17,7 @@ import psycopg
 import pytest
 from click.testing import CliRunner
 
-from checks.config_pgbouncer import _reachable
+from checks.pgbouncer.live import reachable
 from tests.conftest import Sandbox, free_port
 from toolkit.cli import cli
 
@@ -126,10 +126,10 @@ def test_pool_sizing_against_the_real_max_connections(sandbox: Sandbox, tmp_path
 
 
 def test_backend_reachability_probe(sandbox: Sandbox) -> None:
-    assert _reachable("127.0.0.1", sandbox.state.port("pg-primary"), 2.0) is None
+    assert reachable("127.0.0.1", sandbox.state.port("pg-primary"), 2.0) is None
     closed = free_port()
-    assert _reachable("127.0.0.1", closed, 2.0)
-    assert _reachable("/nonexistent-dir", 5432, 2.0)
+    assert reachable("127.0.0.1", closed, 2.0)
+    assert reachable("/nonexistent-dir", 5432, 2.0)
 
 
 def test_live_failures_exit_2_without_secrets(sandbox: Sandbox, tmp_path: Path) -> None:

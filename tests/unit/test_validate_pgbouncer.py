@@ -12,27 +12,16 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from checks.config_pgbouncer import (
-    Environment,
-    build_config,
-    check_pgbouncer,
-    check_value,
-    compare_show_config,
-    compare_show_databases,
-    environment_for,
-    load_config,
-    strtol,
-)
-from checks.data.pgbouncer_params import LATEST, PARAMS
-from checks.data.pgbouncer_params import table_version as parse_version
-from checks.ini_pgbouncer import (
-    Entry,
-    flatten,
-    parse_auth_file,
-    parse_connstr,
-    parse_hba,
-    parse_pgbouncer_ini,
-)
+from checks.pgbouncer.authfile import parse_auth_file
+from checks.pgbouncer.check import RULES, check_pgbouncer
+from checks.pgbouncer.connstr import parse_connstr
+from checks.pgbouncer.hba import parse_hba
+from checks.pgbouncer.ini import Entry, flatten, parse_pgbouncer_ini
+from checks.pgbouncer.live import compare_show_config, compare_show_databases
+from checks.pgbouncer.model import Environment, build_config, check_value, strtol
+from checks.pgbouncer.params import LATEST, PARAMS
+from checks.pgbouncer.params import table_version as parse_version
+from checks.pgbouncer.run import environment_for, load_config
 from tests.unit.test_validate_helpers import (
     FIXTURES,
     as_plain,
@@ -231,7 +220,6 @@ def test_exit_codes_and_strict() -> None:
 
 
 def test_sarif_has_rules_levels_and_locations() -> None:
-    from checks.config_pgbouncer import RULES
     from toolkit.result import CheckResult
 
     result = _result()

@@ -42,7 +42,7 @@ def _validate_emit(result: CheckResult, fmt: str, rules: dict[str, str], strict:
 
 def _pgbouncer_version(_ctx: click.Context, _param: click.Parameter,
                        value: str | None) -> tuple[int, ...] | None:
-    from checks.data.pgbouncer_params import KNOWN_VERSIONS, table_version
+    from checks.pgbouncer.params import KNOWN_VERSIONS, table_version
     from toolkit.db.version import version_text
 
     if value is None:
@@ -89,7 +89,7 @@ def validate_pgbouncer_cmd(file: str, live_dsn: str | None, postgres_dsn: str | 
       dbgauge validate pgbouncer pgbouncer.ini \\
           --live postgresql://admin@127.0.0.1:6432/pgbouncer --password-file pw.txt
     """
-    from checks.config_pgbouncer import RULES, PgbouncerOptions, validate_pgbouncer
+    from checks.pgbouncer import RULES, PgbouncerOptions, validate_pgbouncer
 
     try:
         opts = PgbouncerOptions(
