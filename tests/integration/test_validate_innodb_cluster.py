@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from checks.config_innodb_cluster import check_tables
+from checks.innodb_cluster.live import check_tables
 from tests.conftest import Sandbox
 from tests.unit.test_validate_helpers import FIXTURES
 from toolkit.cli import cli

@@ -10,19 +10,20 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from checks.config_innodb_cluster import (
-    ClusterOptions,
-    check_group,
-    check_group_members,
-    check_member,
-    check_member_stats,
-    check_tables,
-    member_from_file,
-    member_from_variables,
-    validate_innodb_cluster,
-    version_for,
+from checks.innodb_cluster.group_rules import check_group
+from checks.innodb_cluster.live import check_group_members, check_member_stats, check_tables
+from checks.innodb_cluster.member_rules import check_member
+from checks.innodb_cluster.model import member_from_file, member_from_variables, version_for
+from checks.innodb_cluster.mycnf import (
+    CnfFile,
+    as_bool,
+    as_int,
+    effective,
+    flatten_mycnf,
+    lookup,
+    parse_mycnf,
 )
-from checks.mycnf import as_bool, as_int, effective, flatten_mycnf, lookup, parse_mycnf
+from checks.innodb_cluster.run import ClusterOptions, load_cnf, validate_innodb_cluster
 from tests.unit.test_validate_helpers import (
     FIXTURES,
     as_plain,
@@ -90,9 +91,7 @@ def test_version_groups_includes_and_marker() -> None:
     assert replica.role == "read-replica" and replica.role_line == 1
 
 
-def _load(path: Path):  # type: ignore[no-untyped-def]
-    from checks.config_innodb_cluster import load_cnf
-
+def _load(path: Path) -> CnfFile:
     return load_cnf(str(path))
 
 

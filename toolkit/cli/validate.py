@@ -107,7 +107,7 @@ def _mysql_version(_ctx: click.Context, _param: click.Parameter,
                    value: str) -> tuple[int, ...]:
     import re
 
-    from checks.config_innodb_cluster import version_for
+    from checks.innodb_cluster import version_for
 
     if not re.fullmatch(r"8\.[04](\.\d+)?", value):
         raise click.BadParameter(f"{value!r}: use 8.0 or 8.4 (or a patch level like 8.0.19)")
@@ -143,7 +143,7 @@ def validate_innodb_cluster_cmd(files: tuple[str, ...], mysql_version: tuple[int
       dbgauge validate innodb-cluster m1.cnf m2.cnf m3.cnf --router mysqlrouter.conf
       dbgauge validate innodb-cluster --live mysql://admin@db1:3306/ --password-file pw
     """
-    from checks.config_innodb_cluster import RULES, ClusterOptions, validate_innodb_cluster
+    from checks.innodb_cluster import RULES, ClusterOptions, validate_innodb_cluster
 
     try:
         if not files and not live and not read_replicas:

@@ -8,7 +8,8 @@ an option before any group is a fatal error. Option names treat `-` and `_` alik
 `disable-` and `enable-` turn booleans off or on.
 
 `parse_mycnf` reads one file's text; `flatten_mycnf` expands includes through a
-resolver callback, so everything here is free of I/O and never raises on bad input.
+resolver callback (`run.load_cnf` supplies one that reads files), so everything here is
+free of I/O and never raises on bad input.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
+
+from toolkit.db.version import Version
 
 MAX_INCLUDE_DEPTH = 10
 MYSQLD_GROUPS = ("mysqld", "server")
@@ -247,12 +250,12 @@ def flatten_mycnf(text: str, source: str, resolve: Resolver,
                    tuple(directives), tuple(sources), tuple(markers))
 
 
-def server_groups(version: tuple[int, ...]) -> tuple[str, ...]:
+def server_groups(version: Version) -> tuple[str, ...]:
     """Groups mysqld of this version reads: [mysqld], [server], [mysqld-8.0] ..."""
     return (*MYSQLD_GROUPS, f"mysqld-{version[0]}.{version[1]}")
 
 
-def effective(options: Iterable[CnfOption], version: tuple[int, ...]) -> dict[str, CnfOption]:
+def effective(options: Iterable[CnfOption], version: Version) -> dict[str, CnfOption]:
     """Last occurrence of each option in the groups mysqld reads (later files win)."""
     wanted = set(server_groups(version))
     out: dict[str, CnfOption] = {}

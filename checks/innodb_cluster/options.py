@@ -1,5 +1,7 @@
 """MySQL option facts the InnoDB Cluster validator needs, by server version.
 
+A data table, kept apart from the rules so that a new MySQL release is a change here only.
+
 Sources: MySQL Shell's `check_server_variables_compatibility` and
 `Parallel_applier_options::get_required_values` (mysqlshdk/libs/mysql/
 group_replication.cc, modules/adminapi/common/parallel_applier_options.cc), the MySQL
@@ -121,6 +123,14 @@ GR_VARIABLES = frozenset({
     "group_replication_transaction_size_limit", "group_replication_unreachable_majority_"
     "timeout", "group_replication_view_change_uuid",
 })
+
+# Options mysqld parses as booleans: any other value makes it refuse to start.
+BOOLEANS = frozenset({
+    "log_replica_updates", "log_slave_updates", "replica_preserve_commit_order",
+    "slave_preserve_commit_order", "performance_schema", "skip_replica_start",
+    "skip_slave_start", "default_table_encryption", "group_replication_start_on_boot",
+    "group_replication_single_primary_mode", "group_replication_bootstrap_group",
+    "group_replication_enforce_update_everywhere_checks"})
 
 GTID_MODES = ("off", "off_permissive", "on_permissive", "on")
 BINLOG_FORMATS = ("row", "statement", "mixed")

@@ -1,1 +1,0 @@
-"""Data tables that drive the configuration validators (parameters, versions, rules)."""
