@@ -169,7 +169,7 @@ class MariaDB:
                 password = self.sb.pw[secret]
                 run_sql(conn, "sandbox_create_user", (user, password))
                 run_sql(conn, "sandbox_alter_user", (user, password))
-                for grant in grants:
+                for grant in grants:  # {database}, where a grant names one, is dbgauge's
                     run_sql(conn, grant, (user,), database=MONITOR_DATABASE)
             if name == PRIMARY:
                 run_sql(conn, "sandbox_sql_log_bin", (1,))  # replicated on purpose
