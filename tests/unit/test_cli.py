@@ -8,8 +8,8 @@ import pytest
 from click.testing import CliRunner
 
 from toolkit import __version__
-from toolkit import sandbox as sb
 from toolkit.cli import cli
+from toolkit.sandbox import binaries
 
 
 def test_help_lists_every_command_with_a_summary() -> None:
@@ -32,7 +32,8 @@ def test_version() -> None:
 
 def test_missing_server_binary_names_the_package_and_exits_2(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(sb, "_REQUIREMENTS", ((tmp_path / "no-such-mariadbd", "mariadb-server"),))
+    monkeypatch.setattr(binaries, "REQUIREMENTS",
+                        ((tmp_path / "no-such-mariadbd", "mariadb-server"),))
     result = CliRunner().invoke(cli, ["sandbox", "up", "--dir", str(tmp_path / "sb")])
     assert result.exit_code == 2, result.output
     assert "mariadb-server" in result.output

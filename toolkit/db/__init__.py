@@ -31,21 +31,28 @@ def connect(target: Target, connect_timeout: float | None = None) -> Connection:
 
 def connect_dsn(dsn: str, *, password: str | None = None, kind: str | None = None,
                 connect_timeout: float = 5.0, query_timeout: float = 30.0,
-                lock_timeout: float = 5.0) -> Connection:
+                lock_timeout: float = 5.0, client_binding: bool = False,
+                application_name: str = "dbgauge") -> Connection:
     """Open a connection from a DSN given on the command line or by the sandbox.
 
     `kind` defaults from the scheme; a postgresql:// DSN to the database `pgbouncer` is
-    PgBouncer's admin console. `password` overrides one in the DSN.
+    PgBouncer's admin console. `password` overrides one in the DSN. PostgreSQL only:
+    `client_binding` binds parameters on the client, as for PgBouncer's console, so
+    utility statements that take no server-side parameters (CREATE ROLE ... PASSWORD %s)
+    can still get their values bound rather than formatted in; `application_name` is
+    what pg_stat_activity shows.
     """
     params = parse_dsn(dsn)
     if password is not None:
         params = params.with_password(password)
     register_secret(params.password)
-    return _open(params, kind or params.kind, connect_timeout, query_timeout, lock_timeout)
+    return _open(params, kind or params.kind, connect_timeout, query_timeout, lock_timeout,
+                 client_binding=client_binding, application_name=application_name)
 
 
 def _open(params: ConnParams, kind: str, connect_timeout: float, query_timeout: float,
-          lock_timeout: float) -> Connection:
+          lock_timeout: float, *, client_binding: bool = False,
+          application_name: str = "dbgauge") -> Connection:
     if kind == "mysql":
         from toolkit.db.mysql import MySQLConnection
 
@@ -53,4 +60,6 @@ def _open(params: ConnParams, kind: str, connect_timeout: float, query_timeout: 
     from toolkit.db.postgres import PostgresConnection
 
     return PostgresConnection.open(params, connect_timeout, query_timeout, lock_timeout,
-                                   pgbouncer=kind == "pgbouncer")
+                                   pgbouncer=kind == "pgbouncer",
+                                   client_binding=client_binding,
+                                   application_name=application_name)

@@ -26,6 +26,8 @@ class PostgresConnection:
     For PgBouncer's admin console the connection uses client-side binding
     (`ClientCursor`) and never prepares, because the console only speaks the simple
     query protocol; it accepts no startup `options`, so no server-side timeouts there.
+    `client_binding` asks for the same binding on a PostgreSQL server, for utility
+    statements (CREATE ROLE ... PASSWORD) that refuse server-side parameters.
     """
 
     def __init__(self, conn: psycopg.Connection[Row], params: ConnParams, server: ServerInfo,
@@ -39,7 +41,8 @@ class PostgresConnection:
 
     @classmethod
     def open(cls, params: ConnParams, connect_timeout: float, query_timeout: float,
-             lock_timeout: float, *, pgbouncer: bool = False) -> PostgresConnection:
+             lock_timeout: float, *, pgbouncer: bool = False, client_binding: bool = False,
+             application_name: str = "dbgauge") -> PostgresConnection:
         kwargs: dict[str, Any] = {
             "host": params.host,
             "port": params.port,
@@ -55,10 +58,10 @@ class PostgresConnection:
             kwargs["password"] = params.password
         for key, value in params.options:
             kwargs[key] = value
-        if pgbouncer:
+        if pgbouncer or client_binding:
             kwargs["cursor_factory"] = psycopg.ClientCursor
-        else:
-            kwargs["application_name"] = "dbgauge"
+        if not pgbouncer:
+            kwargs["application_name"] = application_name
             kwargs["options"] = (
                 f"-c statement_timeout={int(query_timeout * 1000)} "
                 f"-c lock_timeout={int(lock_timeout * 1000)} "

@@ -1,0 +1,2 @@
+-- Sandbox setup, on the primary (replicated): {database} is a quoted identifier.
+CREATE DATABASE IF NOT EXISTS {database};

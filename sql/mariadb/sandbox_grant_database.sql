@@ -1,0 +1,2 @@
+-- Sandbox setup: all privileges on one database ({database}: quoted identifier).
+GRANT ALL PRIVILEGES ON {database}.* TO %s@'%%';

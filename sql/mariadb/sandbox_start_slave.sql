@@ -1,0 +1,2 @@
+-- Sandbox: start replication (after CHANGE MASTER, or when both threads stopped).
+START SLAVE;

@@ -1,0 +1,2 @@
+-- Sandbox setup: replication is stopped before CHANGE MASTER.
+STOP SLAVE;

@@ -1,0 +1,179 @@
+"""Local sandbox of real database servers for dbgauge's tests and demos.
+
+dbgauge's tests check database behaviour against real servers, never mocks (DESIGN.md,
+"Real servers, not mocks"). `up` builds and starts, on 127.0.0.1 only and from the locally
+installed Debian binaries, a MariaDB primary + GTID replica, a PostgreSQL 15 primary +
+streaming standby + logical subscriber and PgBouncer in front of the primary. Everything
+(data, sockets, pid files, logs, passwords) lives in one directory, so sandboxes with
+different base ports can coexist, and `down` stops exactly the processes it started and
+nothing else. `dbgauge sandbox` is the command line over this API.
+
+The package: `model` (names, ports, state types), `process` (OS helpers), `binaries`,
+`layout` (paths, stopping), `state` (secrets, sandbox.json, dbgauge.yaml), `core` (one
+sandbox directory, SQL through toolkit.db), one module per engine (`mariadb`, `postgres`
+with `postgres_setup`, `pgbouncer`) and `engines` (all three together).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from toolkit.errors import MissingBinaryError, SandboxError
+from toolkit.sandbox.binaries import check_binaries
+from toolkit.sandbox.core import Sandbox
+from toolkit.sandbox.engines import SETUP_ERRORS, build, describe, start
+from toolkit.sandbox.layout import Layout
+from toolkit.sandbox.model import (
+    ADMIN_USER,
+    APP_DATABASE,
+    DAEMON_LISTEN,
+    DEFAULT_BASE_PORT,
+    DEFAULT_DIR,
+    DRIFT_DATABASE,
+    INSTANCES,
+    MONITOR_USER,
+    PGBOUNCER_ADMIN,
+    PORT_OFFSETS,
+    PUBLICATION,
+    REPL_USER,
+    STANDBY_SLOT,
+    SUBSCRIPTION,
+    TINY_POOL_DATABASE,
+    TINY_POOL_SIZE,
+    InstanceInfo,
+    InstanceStatus,
+    MariaDBAccess,
+    PgBouncerAccess,
+    PostgresAccess,
+    SandboxState,
+    check_name,
+)
+from toolkit.sandbox.postgres import Postgres
+from toolkit.sandbox.process import locked, port_in_use, prepare_dir
+from toolkit.sandbox.state import load_secrets, load_state, read_state_json
+
+__all__ = [
+    "ADMIN_USER", "APP_DATABASE", "DAEMON_LISTEN", "DEFAULT_BASE_PORT", "DEFAULT_DIR",
+    "DRIFT_DATABASE", "INSTANCES", "MONITOR_USER", "PGBOUNCER_ADMIN", "PORT_OFFSETS",
+    "PUBLICATION", "REPL_USER", "STANDBY_SLOT", "SUBSCRIPTION", "TINY_POOL_DATABASE",
+    "TINY_POOL_SIZE", "InstanceInfo", "InstanceStatus", "MariaDBAccess", "MissingBinaryError",
+    "PgBouncerAccess", "PostgresAccess", "SandboxError", "SandboxState", "down", "load_state",
+    "rebuild_instance", "start_instance", "status", "stop_instance", "up",
+]
+
+
+def _check_base_port(base_port: int) -> None:
+    if not 1 <= base_port <= 65535 - max(PORT_OFFSETS.values()):
+        raise SandboxError(
+            f"--base-port {base_port} is out of range: ports are base + 3306..6432, so use "
+            f"1..{65535 - max(PORT_OFFSETS.values())} (default {DEFAULT_BASE_PORT})"
+        )
+
+
+def up(directory: Path = DEFAULT_DIR, base_port: int = DEFAULT_BASE_PORT) -> Path:
+    """Create/start whatever is missing or stopped, verify replication; return dbgauge.yaml."""
+    check_binaries()
+    _check_base_port(base_port)
+    root = prepare_dir(Path(directory))
+    with locked(root):
+        if (root / "sandbox.json").exists():
+            previous = int(read_state_json(root)["base_port"])
+            if previous != base_port:
+                raise SandboxError(
+                    f"the sandbox in {root} was created with --base-port {previous}: pass "
+                    f"--base-port {previous}, or `down` it and remove {root} to change ports"
+                )
+        sandbox = Sandbox(root, base_port, load_secrets(root, create=True))
+        sandbox.check_paths()
+        sandbox.write_state()
+        sandbox.check_ports()
+        build(sandbox, root)
+        return sandbox.write_config()
+
+
+def down(directory: Path = DEFAULT_DIR) -> list[str]:
+    """Stop the sandbox's own processes (verified by pid file + cmdline), dependants first."""
+    root = Path(directory).resolve()
+    if not root.is_dir():
+        return []
+    layout = Layout(root)
+    stopped: list[str] = []
+    with locked(root):
+        for name in reversed(INSTANCES):
+            if layout.stop(name):
+                stopped.append(name)
+    return stopped
+
+
+def status(directory: Path = DEFAULT_DIR) -> list[InstanceStatus]:
+    """Running state, pid, port and a one-line detail for each instance."""
+    root = Path(directory).resolve()
+    layout = Layout(root)
+    try:
+        sandbox: Sandbox | None = Sandbox.open(root)
+    except SandboxError:
+        sandbox = None
+    result = []
+    for name in INSTANCES:
+        base = sandbox.base_port if sandbox else DEFAULT_BASE_PORT
+        port = base + PORT_OFFSETS[name]
+        pid = layout.running_pid(name) if root.is_dir() else None
+        if pid is None:
+            detail = "stopped" if layout.initialised(name) else "not initialised"
+            if port_in_use(port):
+                detail += f"; port {port} is in use by another process"
+        elif sandbox is None:
+            detail = "running, but sandbox.json is missing"
+        else:
+            try:
+                detail = describe(sandbox, name)
+            except SETUP_ERRORS as exc:
+                detail = f"running, but not answering: {exc}".splitlines()[0]
+        result.append(InstanceStatus(name, port, pid is not None, pid, detail))
+    return result
+
+
+def start_instance(directory: Path, name: str) -> None:
+    """(Re)start one stopped instance and wait until it replicates/streams again."""
+    check_name(name)
+    root = Path(directory).resolve()
+    sandbox = Sandbox.open(root)
+    with locked(root):
+        if sandbox.layout.running_pid(name) is not None:
+            return
+        if not sandbox.layout.initialised(name):
+            raise SandboxError(f"{name} in {root} is not initialised: run `dbgauge sandbox up`")
+        sandbox.check_ports((name,))
+        try:
+            start(sandbox, name)
+        except SETUP_ERRORS as exc:
+            raise SandboxError(f"starting {name} in {root} failed: {exc}") from exc
+
+
+def stop_instance(directory: Path, name: str) -> None:
+    """Stop one instance of the sandbox (no-op if it is not running)."""
+    check_name(name)
+    root = Path(directory).resolve()
+    if not root.is_dir():
+        return
+    with locked(root):
+        Layout(root).stop(name)
+
+
+def rebuild_instance(directory: Path, name: str) -> None:
+    """Re-clone pg-standby from pg-primary with pg_basebackup and wait until it streams.
+
+    For tests that break the standby on purpose (e.g. promote it with pg_promote() to
+    create two primaries): its data directory is discarded, and its replication slot on
+    the primary, left inactive and holding WAL from before, is dropped and created anew.
+    """
+    if name != "pg-standby":
+        raise SandboxError(f"only pg-standby can be rebuilt (from pg-primary), not {name!r}")
+    root = Path(directory).resolve()
+    sandbox = Sandbox.open(root)
+    with locked(root):
+        sandbox.layout.stop(name)
+        try:
+            Postgres(sandbox).rebuild_standby()
+        except SETUP_ERRORS as exc:
+            raise SandboxError(f"rebuilding {name} in {root} failed: {exc}") from exc

@@ -1,0 +1,269 @@
+"""The sandbox's PostgreSQL 15 instances: primary, streaming standby, logical subscriber.
+
+`initdb` makes pg-primary and pg-subscriber, `pg_basebackup` clones pg-standby from the
+primary through its physical slot, and `pg_ctl` starts each one. Our settings go in a
+marked block at the end of postgresql.conf (rewritten before every start), which is
+config, not SQL, so it is written here. What is created inside the servers lives in
+`postgres_setup`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+from pathlib import Path
+
+from toolkit.errors import SandboxError
+from toolkit.sandbox.binaries import PG_BIN
+from toolkit.sandbox.core import Sandbox, run_sql
+from toolkit.sandbox.model import DRIFT_DATABASE, REPL_USER, STANDBY_SLOT, SUBSCRIPTION
+from toolkit.sandbox.postgres_setup import (
+    PRIMARY,
+    STANDBY,
+    SUBSCRIBER,
+    local_conn,
+    setup_primary,
+    setup_publication,
+    setup_subscriber,
+)
+from toolkit.sandbox.process import REPLICATION_TIMEOUT, START_TIMEOUT, pg_env, poll, run, tail
+
+_PG_CONF_MARK = "# --- dbgauge sandbox settings (rewritten by `dbgauge sandbox up`) ---"
+
+
+class Postgres:
+    """Builds, starts and inspects the three PostgreSQL instances of one sandbox."""
+
+    def __init__(self, sandbox: Sandbox) -> None:
+        self.sb = sandbox
+        self.layout = sandbox.layout
+
+    # -- files and processes
+
+    def conf_block(self, name: str) -> str:
+        def q(value: str) -> str:
+            return "'" + value.replace("'", "''") + "'"
+
+        settings = [
+            ("listen_addresses", q("127.0.0.1")),
+            ("port", str(self.sb.port(name))),
+            ("unix_socket_directories", q(str(self.layout.home(name)))),
+            ("cluster_name", q(name)),
+            ("wal_level", "logical"),  # pg-subscriber's logical replication needs it
+            ("max_wal_senders", "10"),
+            ("max_replication_slots", "10"),
+            ("max_slot_wal_keep_size", "1GB"),
+            ("wal_log_hints", "on"),
+            ("hot_standby", "on"),
+            ("max_connections", "50"),
+            ("shared_buffers", "32MB"),
+            ("shared_preload_libraries", q("pg_stat_statements")),
+            ("track_io_timing", "on"),
+        ]
+        return "\n".join([_PG_CONF_MARK, *(f"{k} = {v}" for k, v in settings)]) + "\n"
+
+    def write_conf(self, name: str, datadir: Path) -> None:
+        """Our settings go last in postgresql.conf (last wins), replacing earlier ones."""
+        conf = datadir / "postgresql.conf"
+        text = conf.read_text()
+        new = text.split(_PG_CONF_MARK, 1)[0].rstrip("\n") + "\n\n" + self.conf_block(name)
+        if new != text:
+            conf.write_text(new)  # rewriting in place keeps the postgres ownership
+
+    def init_primary(self, name: str = PRIMARY) -> None:
+        """initdb a new cluster (pg-primary, or pg-subscriber, which is a primary too)."""
+        home = self.layout.home(name)
+        tmp = home / "data.init"
+        shutil.rmtree(tmp, ignore_errors=True)
+        run(
+            [
+                str(PG_BIN / "initdb"),
+                "-D",
+                str(tmp),
+                "-U",
+                "postgres",
+                "--auth-local=trust",
+                "--auth-host=scram-sha-256",
+                "-E",
+                "UTF8",
+                "--locale=C.UTF-8",
+                "--no-sync",
+            ],
+            f"initdb for {name}",
+            postgres_user=True,
+            env=pg_env(),
+            cwd=home,
+        )
+        self.write_conf(name, tmp)
+        tmp.rename(self.layout.datadir(name))
+
+    def init_standby(self) -> None:
+        """Clone pg-primary into pg-standby through its slot, set up to stream (-R)."""
+        home = self.layout.home(STANDBY)
+        tmp = home / "data.init"
+        shutil.rmtree(tmp, ignore_errors=True)
+        conninfo = (
+            f"host=127.0.0.1 port={self.sb.port(PRIMARY)} user={REPL_USER} "
+            "application_name=pg-standby"
+        )
+        run(
+            [
+                str(PG_BIN / "pg_basebackup"),
+                "-D",
+                str(tmp),
+                "-d",
+                conninfo,
+                "-R",
+                "-X",
+                "stream",
+                "-S",
+                STANDBY_SLOT,
+                "-c",
+                "fast",
+                "--no-sync",
+            ],
+            "pg_basebackup for pg-standby",
+            postgres_user=True,
+            env=pg_env(self.sb.pw["pg-repl"]),
+            cwd=home,
+        )
+        self.write_conf(STANDBY, tmp)
+        tmp.rename(self.layout.datadir(STANDBY))
+
+    def start_server(self, name: str) -> None:
+        datadir = self.layout.datadir(name)
+        self.write_conf(name, datadir)
+        try:
+            run(
+                [
+                    str(PG_BIN / "pg_ctl"),
+                    "-D",
+                    str(datadir),
+                    "-l",
+                    str(self.layout.log(name)),
+                    "-w",
+                    "-t",
+                    str(int(START_TIMEOUT)),
+                    "start",
+                ],
+                f"pg_ctl start for {name}",
+                postgres_user=True,
+                env=pg_env(),
+                cwd=self.layout.home(name),
+            )
+        except SandboxError as exc:
+            raise self.sb.start_failed(name, str(exc).splitlines()[0]) from exc
+
+    def start(self, name: str) -> None:
+        """Start a stopped, initialised instance and wait until it streams/subscribes."""
+        self.start_server(name)
+        primary_runs = self.layout.running_pid(PRIMARY) is not None
+        if name == STANDBY and primary_runs:
+            self.wait_streaming()
+        subscribed = self.layout.setup_mark(name).exists()
+        if name == SUBSCRIBER and subscribed and primary_runs:
+            self.wait_subscribed()
+
+    def ensure_running(self, name: str) -> None:
+        if self.layout.running_pid(name) is None:
+            self.start(name)
+
+    def ensure_logical_wal(self) -> None:
+        """pg-subscriber needs wal_level=logical on pg-primary: a primary started before
+        pg-subscriber existed is restarted once, with the rewritten settings."""
+        with contextlib.closing(local_conn(self.sb, PRIMARY)) as conn:
+            rows = run_sql(conn, "sandbox_wal_level")
+        if rows and rows[0]["wal_level"] != "logical":
+            self.layout.stop(PRIMARY)
+            self.start_server(PRIMARY)  # rewrites the settings block first
+
+    # -- waiting for replication
+
+    def apply_worker_running(self) -> bool:
+        with contextlib.closing(local_conn(self.sb, SUBSCRIBER, DRIFT_DATABASE)) as conn:
+            rows = run_sql(conn, "sandbox_apply_workers")
+        return bool(rows and rows[0]["workers"])
+
+    def wait_subscribed(self) -> None:
+        """Until pg-subscriber's apply worker runs (it starts a moment after the server)."""
+        if poll(lambda: True if self.apply_worker_running() else None,
+                REPLICATION_TIMEOUT, 0.1) is None:
+            log = self.layout.log(SUBSCRIBER)
+            raise SandboxError(
+                f"pg-subscriber's apply worker for {SUBSCRIPTION} is not running after "
+                f"{REPLICATION_TIMEOUT:.0f} s; look at {log}:\n{tail(log)}"
+            )
+
+    def standby_state(self) -> str | None:
+        with contextlib.closing(local_conn(self.sb, PRIMARY)) as conn:
+            rows = run_sql(conn, "sandbox_standby_state", (STANDBY,))
+        return None if not rows else str(rows[0]["state"])
+
+    def wait_streaming(self) -> None:
+        def check() -> str | None:
+            return "ok" if self.standby_state() == "streaming" else None
+
+        if poll(check, REPLICATION_TIMEOUT, 0.1) is None:
+            log = self.layout.log(STANDBY)
+            raise SandboxError(
+                f"pg-standby is not streaming from pg-primary after {REPLICATION_TIMEOUT:.0f} s "
+                f"(state: {self.standby_state()}); look at {log}:\n{tail(log)}"
+            )
+
+    # -- the whole engine
+
+    def up(self) -> None:
+        """Create and start whatever is missing; standby streaming, subscriber subscribed."""
+        for name in (PRIMARY, STANDBY, SUBSCRIBER):
+            self.sb.make_home(name)
+        if not self.layout.initialised(PRIMARY):
+            self.init_primary()
+        self.ensure_running(PRIMARY)
+        self.ensure_logical_wal()
+        setup_primary(self.sb)
+        setup_publication(self.sb)
+        if not self.layout.initialised(STANDBY):
+            self.init_standby()
+        if self.layout.running_pid(STANDBY) is None:
+            self.start_server(STANDBY)
+        self.wait_streaming()
+        if not self.layout.initialised(SUBSCRIBER):
+            self.init_primary(SUBSCRIBER)
+        self.ensure_running(SUBSCRIBER)
+        setup_subscriber(self.sb)
+        self.wait_subscribed()
+
+    def rebuild_standby(self) -> None:
+        """Discard pg-standby (stopped), renew its slot on the primary, clone it again."""
+        with contextlib.closing(local_conn(self.sb, PRIMARY)) as conn:
+
+            def slot_free() -> bool | None:
+                rows = run_sql(conn, "sandbox_replication_slot", (STANDBY_SLOT,))
+                return True if not rows or not rows[0]["active"] else None
+
+            if poll(slot_free, REPLICATION_TIMEOUT) is None:
+                raise SandboxError(f"slot {STANDBY_SLOT} on pg-primary is still in use")
+            run_sql(conn, "sandbox_drop_slot", (STANDBY_SLOT,))
+            run_sql(conn, "sandbox_create_slot", (STANDBY_SLOT,))
+        shutil.rmtree(self.layout.datadir(STANDBY), ignore_errors=True)
+        self.init_standby()
+        self.start_server(STANDBY)
+        self.wait_streaming()
+
+    def describe(self, name: str) -> str:
+        """One-line account of what a running instance is doing."""
+        if name == PRIMARY:
+            with contextlib.closing(local_conn(self.sb, name)) as conn:
+                rows = run_sql(conn, "sandbox_streaming_standbys")
+            return f"primary, {rows[0]['standbys'] if rows else 0} standby streaming"
+        if name == SUBSCRIBER:
+            worker = "running" if self.apply_worker_running() else "not running"
+            return f"subscribed to pg-primary ({SUBSCRIPTION}: apply worker {worker})"
+        with contextlib.closing(local_conn(self.sb, name)) as conn:
+            rows = run_sql(conn, "sandbox_wal_receiver")
+        receiver = rows[0]["status"] if rows else "not running"
+        return (
+            "streaming from pg-primary"
+            if receiver == "streaming"
+            else f"in recovery, WAL receiver {receiver}"
+        )
