@@ -63,7 +63,7 @@ def checksum_jobs(config: Config) -> list[Job]:
     """The config's `checksums:` entries as scheduled jobs."""
     if not config.checksums:
         return []
-    from checks.drift_schedule import checksum_jobs as build
+    from checks.drift.schedule import checksum_jobs as build
 
     return build(config)
 

@@ -1,4 +1,4 @@
--- dbgauge checksum (checks/drift.py), MariaDB 10.6+: seconds since the table was last
+-- dbgauge checksum (checks/drift/), MariaDB 10.6+: seconds since the table was last
 -- written (InnoDB keeps UPDATE_TIME in memory; NULL when unwritten since the server
 -- started). A table written moments ago probably has a write in flight to the replicas, so
 -- the whole-table pre-check would only fail: such tables go straight to the chunk walk.

@@ -1,5 +1,5 @@
--- dbgauge checksum (checks/drift.py), MySQL 8.0/8.4 and MariaDB 10.6+: count and hash of one chunk (keys
+-- dbgauge checksum (checks/drift/), MySQL 8.0/8.4 and MariaDB 10.6+: count and hash of one chunk (keys
 -- in one range) on the source and on each replica (direct method). Needs SELECT on the table.
--- {placeholders} are filled by checks/drift_sql.py with catalog names (quote_ident) only;
+-- {placeholders} are filled by checks/drift/sql.py with catalog names (quote_ident) only;
 -- every value is a bound %s parameter.
 SELECT {aggregates} FROM {table} {index_hint} WHERE {where}

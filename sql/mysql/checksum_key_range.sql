@@ -1,5 +1,5 @@
--- dbgauge checksum (checks/drift.py), MySQL 8.0/8.4 and MariaDB 10.6+: lowest and highest value of a
+-- dbgauge checksum (checks/drift/), MySQL 8.0/8.4 and MariaDB 10.6+: lowest and highest value of a
 -- single-column integer key, for arithmetic chunk ranges (no boundary queries). Needs SELECT.
--- {placeholders} are filled by checks/drift_sql.py with catalog names (quote_ident) only;
+-- {placeholders} are filled by checks/drift/sql.py with catalog names (quote_ident) only;
 -- every value is a bound %s parameter.
 SELECT MIN({keys}) AS lo, MAX({keys}) AS hi FROM {table}

@@ -1,4 +1,4 @@
--- dbgauge checksum (checks/drift.py), MySQL 8.0/8.4 and MariaDB 10.6+: the base tables a
+-- dbgauge checksum (checks/drift/), MySQL 8.0/8.4 and MariaDB 10.6+: the base tables a
 -- run may compare (system schemas and dbgauge's own excluded). information_schema lists
 -- only tables the user has some privilege on.
 SELECT table_schema AS db, table_name AS tbl, COALESCE(table_rows, 0) AS rows_estimate,

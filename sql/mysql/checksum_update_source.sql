@@ -1,4 +1,4 @@
--- dbgauge checksum (checks/drift.py), replicated method, on the source: record the source's
+-- dbgauge checksum (checks/drift/), replicated method, on the source: record the source's
 -- values next to each replica's own (the UPDATE replicates with the values as literals).
 -- Needs UPDATE on dbgauge.checksums.
 UPDATE dbgauge.checksums SET chunk_time = %s, source_cnt = %s, source_crc = %s

@@ -1,4 +1,4 @@
--- dbgauge checksum (checks/drift.py), PostgreSQL 13+: a table's columns, in order, with the
+-- dbgauge checksum (checks/drift/), PostgreSQL 13+: a table's columns, in order, with the
 -- base type (domains resolved, enums as 'enum') type normalisation needs.
 SELECT a.attname AS name,
        CASE WHEN t.typtype = 'e' THEN 'enum' WHEN t.typtype = 'd' THEN bt.typname

@@ -1,5 +1,5 @@
--- dbgauge checksum (checks/drift.py), PostgreSQL 13+: the source's rows for a list of keys,
+-- dbgauge checksum (checks/drift/), PostgreSQL 13+: the source's rows for a list of keys,
 -- printed as repair statements by --print-repair (never run by dbgauge). Needs SELECT.
--- {placeholders} are filled by checks/drift_sql.py with catalog names (quote_ident) only;
+-- {placeholders} are filled by checks/drift/sql.py with catalog names (quote_ident) only;
 -- every value is a bound %s parameter.
 SELECT {columns} FROM {table} WHERE {where}

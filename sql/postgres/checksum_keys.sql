@@ -1,6 +1,6 @@
--- dbgauge checksum (checks/drift.py), PostgreSQL 13+: valid unique indexes of a table
+-- dbgauge checksum (checks/drift/), PostgreSQL 13+: valid unique indexes of a table
 -- without expressions or predicates, with their key columns in index order;
--- checks/drift_chunks.choose_key picks the primary key, else one on NOT NULL columns.
+-- checks.drift.chunks.choose_key picks the primary key, else one on NOT NULL columns.
 SELECT ic.relname AS index_name, NOT i.indisunique AS non_unique, i.indisprimary AS is_primary,
        k.ord AS seq_in_index, a.attname AS column_name, NOT a.attnotnull AS nullable,
        false AS prefix

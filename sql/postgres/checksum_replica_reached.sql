@@ -1,4 +1,4 @@
--- dbgauge checksum (checks/drift.py), PostgreSQL 13+, on a replica: has it caught up with the
+-- dbgauge checksum (checks/drift/), PostgreSQL 13+, on a replica: has it caught up with the
 -- source's WAL position %s? A standby by replay; a logical subscriber by the position its
 -- apply worker last confirmed to the source's walsender (latest_end_lsn: every change
 -- before it has been applied).

@@ -1,4 +1,4 @@
--- dbgauge checksum (checks/drift.py), PostgreSQL 13+, on a replica: is it a physical standby
+-- dbgauge checksum (checks/drift/), PostgreSQL 13+, on a replica: is it a physical standby
 -- (and is its WAL receiver streaming), or a logical subscriber (how many subscriptions in
 -- this database, how many of them enabled with a running apply worker). The catalog and
 -- statistics views read here need no privilege beyond CONNECT.

@@ -1,5 +1,5 @@
--- dbgauge checksum (checks/drift.py), PostgreSQL 13+: key and row hash of every row of a range
+-- dbgauge checksum (checks/drift/), PostgreSQL 13+: key and row hash of every row of a range
 -- (the leaves of a bisection) or of a list of keys (re-checks). Needs SELECT.
--- {placeholders} are filled by checks/drift_sql.py with catalog names (quote_ident) only;
+-- {placeholders} are filled by checks/drift/sql.py with catalog names (quote_ident) only;
 -- every value is a bound %s parameter.
 SELECT {keys}, {row_hash} AS dbgauge_row_hash FROM {table} WHERE {where} ORDER BY {keys}

@@ -1,6 +1,6 @@
--- dbgauge checksum (checks/drift.py), PostgreSQL 13+: every n-th key of a differing range, where
+-- dbgauge checksum (checks/drift/), PostgreSQL 13+: every n-th key of a differing range, where
 -- bisection cuts it. Needs SELECT.
--- {placeholders} are filled by checks/drift_sql.py with catalog names (quote_ident) only;
+-- {placeholders} are filled by checks/drift/sql.py with catalog names (quote_ident) only;
 -- every value is a bound %s parameter.
 SELECT {keys} FROM (
   SELECT {keys}, row_number() OVER (ORDER BY {keys}) AS dbgauge_rn

@@ -1,4 +1,4 @@
--- dbgauge checksum (checks/drift.py), PostgreSQL 13+: the tables a run may compare (system
+-- dbgauge checksum (checks/drift/), PostgreSQL 13+: the tables a run may compare (system
 -- schemas and dbgauge's own excluded; partitions are compared through their parent), and
 -- whether this user may read them.
 SELECT n.nspname AS db, c.relname AS tbl, GREATEST(c.reltuples, 0)::bigint AS rows_estimate,

@@ -1,4 +1,4 @@
--- dbgauge.checksums: chunk checksums of the replicated method (checks/drift.py), MySQL
+-- dbgauge.checksums: chunk checksums of the replicated method (checks/drift/), MySQL
 -- 8.0/8.4 and MariaDB 10.6+; pt-table-checksum's percona.checksums with the column names of
 -- the PostgreSQL table (sql/schema/postgres/checksums.sql). Created on the source by
 -- `dbgauge checksum --method replicated` and replicated to every replica. The source writes a

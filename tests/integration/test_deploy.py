@@ -134,7 +134,7 @@ def _job_specs() -> list[Any]:
     import importlib
 
     specs: list[Any] = []
-    for module_name in ("checks.schedule", "checks.drift_schedule"):
+    for module_name in ("checks.schedule", "checks.drift.schedule"):
         try:
             module = importlib.import_module(module_name)
         except ModuleNotFoundError:

@@ -23,16 +23,22 @@ from typing import Any
 import pymysql  # type: ignore[import-untyped,unused-ignore]
 import pytest
 
-from checks.drift import ChecksumOptions, DriftResult, run_checksum
+from checks.drift import ChecksumOptions, run_checksum
 from tests.conftest import DBGAUGE, REPO, Sandbox
 from toolkit.app import load_config
 from toolkit.cli.base import RESULT_EXIT
+from toolkit.result import CheckResult
 from toolkit.targets import Target
 
 
-def exit_code(result: DriftResult) -> int:
+def exit_code(result: CheckResult) -> int:
     """What `dbgauge checksum` exits with for this result."""
-    return RESULT_EXIT["checksum"][result.check_result().status]
+    return RESULT_EXIT["checksum"][result.status]
+
+
+def table_docs(result: CheckResult) -> list[dict[str, Any]]:
+    """The per-table part of the run's report (what --format json prints)."""
+    return list(result.evidence["tables"])
 
 pytestmark = pytest.mark.integration
 
@@ -80,7 +86,7 @@ def sbr_target(sandbox: Sandbox) -> Target:
 
 
 def check(sandbox: Sandbox, method: str, tables: tuple[str, ...], **options: Any
-          ) -> DriftResult:
+          ) -> CheckResult:
     t = targets(sandbox)
     source = sbr_target(sandbox) if method == "replicated" else t["mariadb-primary"]
     return run_checksum(source, [t["mariadb-replica"]],
@@ -88,10 +94,11 @@ def check(sandbox: Sandbox, method: str, tables: tuple[str, ...], **options: Any
                                         keep_state=False, **options))
 
 
-def found(result: DriftResult) -> dict[str, set[tuple[str, tuple[Any, ...]]]]:
+def found(result: CheckResult) -> dict[str, set[tuple[str, tuple[Any, ...]]]]:
     out: dict[str, set[tuple[str, tuple[Any, ...]]]] = {}
-    for table in result.tables:
-        out[table.table] = {(d.kind, tuple(v for _, v in d.key)) for d in table.differences}
+    for table in table_docs(result):
+        out[table["table"]] = {(d["kind"], tuple(d["key"].values()))
+                               for d in table["differences"]}
     return out
 
 
@@ -205,14 +212,14 @@ def test_each_method_finds_exactly_the_drifted_rows(sandbox: Sandbox, drifted: A
     with binlog_watch(sandbox) as written:
         result = check(sandbox, method, ("app.drift_t", "app.drift_c"), chunk_time=0.02,
                        initial_chunk_rows=300, leaf_rows=64)
-    assert result.method == method
+    assert result.evidence["method"] == method
     assert found(result) == drifted
-    assert exit_code(result) == 1 and result.status == "drift"
-    t = {r.table: r for r in result.tables}
-    assert not any(r.whole_table for r in result.tables)  # the pre-check saw the drift
-    assert t["app.drift_t"].rows == ROWS + 1 and t["app.drift_c"].rows == 2000
-    assert t["app.drift_t"].chunks > 2  # several chunks, so bisection had work to do
-    assert dict(t["app.drift_t"].differing_rows) == {"mariadb-replica": 9}
+    assert exit_code(result) == 1 and result.evidence["status"] == "drift"
+    t = {r["table"]: r for r in table_docs(result)}
+    assert not any(r["whole_table"] for r in table_docs(result))  # the pre-check saw drift
+    assert t["app.drift_t"]["rows"] == ROWS + 1 and t["app.drift_c"]["rows"] == 2000
+    assert t["app.drift_t"]["chunks"] > 2  # several chunks, so bisection had work to do
+    assert t["app.drift_t"]["differing_rows"] == {"mariadb-replica": 9}
     assert outside_dbgauge(written) == []
     if method == "replicated":  # it wrote its chunks, and only there
         assert any("dbgauge.checksums" in w or "checksums" in w for w in written)
@@ -337,13 +344,13 @@ def test_no_false_positives_under_300_commits_per_second(
         rate = (writer.commits - before) / (time.monotonic() - started)
     assert not writer.errors
     assert rate >= 300, f"the writer managed only {rate:.0f} commits/s"
-    table = result.tables[0]
+    table = table_docs(result)[0]
     if whole_table_idle is None:
-        assert table.chunks >= 15, table  # many chunks compared while rows changed under them
+        assert table["chunks"] >= 15, table  # many chunks compared while rows changed
     else:  # the pre-check may prove both copies equal at the moment it read them
-        assert table.whole_table or table.chunks >= 15, table
-    assert table.differences == () and table.differing_chunks == (), table
-    assert exit_code(result) == 0, result.to_json()
+        assert table["whole_table"] or table["chunks"] >= 15, table
+    assert table["differences"] == [] and table["differing_chunks"] == {}, table
+    assert exit_code(result) == 0, result.evidence
 
 
 # ----------------------------------------------------------------- CLI, bad input
@@ -517,17 +524,18 @@ def test_table_without_key_one_chunk_or_unchecked(sandbox: Sandbox, sbr_user: No
     try:
         caught_up(sandbox)
         same = check(sandbox, "direct", ("app.drift_nokey",))
-        assert exit_code(same) == 0 and same.tables[0].chunks == 1 and same.tables[0].rows == 500
+        assert exit_code(same) == 0 and table_docs(same)[0]["chunks"] == 1
+        assert table_docs(same)[0]["rows"] == 500
         big = check(sandbox, "direct", ("app.drift_nokey",), one_chunk_max_rows=100)
-        assert exit_code(big) == 2 and big.tables[0].status == "unchecked"
-        assert "no primary key or unique NOT NULL key" in (big.tables[0].reason or "")
+        assert exit_code(big) == 2 and table_docs(big)[0]["status"] == "unchecked"
+        assert "no primary key or unique NOT NULL key" in (table_docs(big)[0]["reason"] or "")
         execute(sandbox, "mariadb-replica", "UPDATE app.drift_nokey SET w = 'y' LIMIT 1",
                 log_bin=False)
         for method in ("direct", "replicated"):
             drift = check(sandbox, method, ("app.drift_nokey",))
             assert exit_code(drift) == 1, method
-            assert dict(drift.tables[0].differing_chunks) == {"mariadb-replica": 1}
-            assert "cannot be named" in " ".join(drift.tables[0].notes)
+            assert table_docs(drift)[0]["differing_chunks"] == {"mariadb-replica": 1}
+            assert "cannot be named" in " ".join(table_docs(drift)[0]["notes"])
     finally:
         execute(sandbox, "mariadb-primary", "DROP TABLE IF EXISTS app.drift_nokey")
         caught_up(sandbox)
@@ -552,39 +560,40 @@ def test_whole_table_precheck_proves_quiet_equal_tables_in_one_pass(
         for method in ("direct", "replicated"):
             with binlog_watch(sandbox) as written:
                 result = check(sandbox, method, tables, whole_table_idle=0)
-            t = {r.table: r for r in result.tables}
-            assert exit_code(result) == 0, result.to_json()
-            assert (t["app.drift_whole"].whole_table, t["app.drift_whole"].rows,
-                    t["app.drift_whole"].chunks) == (True, 20000, 1), method
-            assert (t["app.drift_empty"].whole_table, t["app.drift_empty"].rows) == (True, 0)
+            t = {r["table"]: r for r in table_docs(result)}
+            assert exit_code(result) == 0, result.evidence
+            assert (t["app.drift_whole"]["whole_table"], t["app.drift_whole"]["rows"],
+                    t["app.drift_whole"]["chunks"]) == (True, 20000, 1), method
+            assert (t["app.drift_empty"]["whole_table"],
+                    t["app.drift_empty"]["rows"]) == (True, 0)
             # CHECKSUM TABLE is not logged: direct writes nothing at all, replicated only
             # clears its own chunk rows of earlier runs.
             assert outside_dbgauge(written) == []
             if method == "direct":
                 assert written == []
-        doc = check(sandbox, "direct", tables, whole_table_idle=0).to_json()
+        doc = check(sandbox, "direct", tables, whole_table_idle=0).evidence
         assert [t["whole_table"] for t in doc["tables"]] == [True, True]
 
         walked = check(sandbox, "direct", tables[:1], whole_table_time=0, chunk_time=0.005,
                        initial_chunk_rows=500)
-        assert not walked.tables[0].whole_table and walked.tables[0].chunks > 1
-        assert exit_code(walked) == 0 and walked.tables[0].rows == 20000
+        assert not table_docs(walked)[0]["whole_table"] and table_docs(walked)[0]["chunks"] > 1
+        assert exit_code(walked) == 0 and table_docs(walked)[0]["rows"] == 20000
         # Written within whole_table_idle seconds: a write may be in flight, so no pre-check.
         execute(sandbox, "mariadb-primary", "UPDATE app.drift_whole SET v = 'w' WHERE id = 1")
         caught_up(sandbox)
         busy = check(sandbox, "direct", tables[:1], whole_table_idle=3600)
-        assert not busy.tables[0].whole_table and exit_code(busy) == 0
+        assert not table_docs(busy)[0]["whole_table"] and exit_code(busy) == 0
         # Interrupted by the server (max_statement_time): the walk still compares the table.
         slow = check(sandbox, "direct", tables[:1], whole_table_idle=0,
                      whole_table_time=0.000001, whole_table_rate=1e12)
-        assert not slow.tables[0].whole_table and exit_code(slow) == 0
-        assert slow.tables[0].rows == 20000
+        assert not table_docs(slow)[0]["whole_table"] and exit_code(slow) == 0
+        assert table_docs(slow)[0]["rows"] == 20000
         # Drift on the replica: the values differ, and the walk names the row.
         execute(sandbox, "mariadb-replica",
                 "UPDATE app.drift_whole SET d = d + 1e-9 WHERE id = 777", log_bin=False)
         drift = check(sandbox, "direct", tables[:1], whole_table_idle=0)
         assert found(drift) == {"app.drift_whole": {("changed", (777,))}}
-        assert not drift.tables[0].whole_table
+        assert not table_docs(drift)[0]["whole_table"]
     finally:
         execute(sandbox, "mariadb-primary",
                 "DROP TABLE IF EXISTS app.drift_whole, app.drift_empty")
@@ -603,8 +612,8 @@ def test_whole_table_precheck_needs_the_same_row_layout(sandbox: Sandbox) -> Non
         execute(sandbox, "mariadb-replica",
                 "ALTER TABLE app.drift_layout MODIFY b VARCHAR(9) AFTER id", log_bin=False)
         result = check(sandbox, "direct", ("app.drift_layout",), whole_table_idle=0)
-        assert exit_code(result) == 0, result.to_json()
-        assert not result.tables[0].whole_table and result.tables[0].rows == 2000
+        assert exit_code(result) == 0, result.evidence
+        assert not table_docs(result)[0]["whole_table"] and table_docs(result)[0]["rows"] == 2000
     finally:
         execute(sandbox, "mariadb-primary", "DROP TABLE IF EXISTS app.drift_layout")
         caught_up(sandbox)

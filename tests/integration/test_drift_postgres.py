@@ -27,18 +27,24 @@ import psycopg
 import pymysql  # type: ignore[import-untyped,unused-ignore]
 import pytest
 
-from checks.drift import ChecksumOptions, DriftResult, run_checksum
-from checks.drift_normalize import Column, row_text
+from checks.drift import ChecksumOptions, run_checksum
+from checks.drift.normalize import Column, row_text
 from tests.conftest import DBGAUGE, REPO, Sandbox
 from toolkit.app import load_config
 from toolkit.cli.base import RESULT_EXIT
+from toolkit.result import CheckResult
 from toolkit.sandbox import DRIFT_DATABASE, SUBSCRIPTION
 from toolkit.targets import Target
 
 
-def exit_code(result: DriftResult) -> int:
+def exit_code(result: CheckResult) -> int:
     """What `dbgauge checksum` exits with for this result."""
-    return RESULT_EXIT["checksum"][result.check_result().status]
+    return RESULT_EXIT["checksum"][result.status]
+
+
+def table_docs(result: CheckResult) -> list[dict[str, Any]]:
+    """The per-table part of the run's report (what --format json prints)."""
+    return list(result.evidence["tables"])
 
 pytestmark = pytest.mark.integration
 
@@ -61,15 +67,15 @@ def subscriber(sandbox: Sandbox) -> Target:
     return load_config(sandbox.config).target("pg-subscriber")
 
 
-def check(sandbox: Sandbox, tables: tuple[str, ...], **options: Any) -> DriftResult:
+def check(sandbox: Sandbox, tables: tuple[str, ...], **options: Any) -> CheckResult:
     return run_checksum(source(sandbox), [subscriber(sandbox)],
                         ChecksumOptions(tables=tables, retry_delay=0.05, keep_state=False,
                                         **options))
 
 
-def found(result: DriftResult) -> dict[str, set[tuple[str, tuple[Any, ...]]]]:
-    return {t.table: {(d.kind, tuple(v for _, v in d.key)) for d in t.differences}
-            for t in result.tables}
+def found(result: CheckResult) -> dict[str, set[tuple[str, tuple[Any, ...]]]]:
+    return {t["table"]: {(d["kind"], tuple(d["key"].values())) for d in t["differences"]}
+            for t in table_docs(result)}
 
 
 def wait_synced(sub: psycopg.Connection[Any], tables: list[str]) -> None:
@@ -137,7 +143,7 @@ def test_subscriber_drift_is_found_by_key(sandbox: Sandbox) -> None:
                         "FROM generate_series(1, 2000) g")
         caught_up(primary, sub)
         clean = check(sandbox, ("public.drift_t", "public.drift_c"))
-        assert exit_code(clean) == 0 and clean.method == "direct", clean.to_json()
+        assert exit_code(clean) == 0 and clean.evidence["method"] == "direct", clean.evidence
         for statement in (
                 "UPDATE drift_t SET name = 'changed' WHERE id = 18",
                 "DELETE FROM drift_t WHERE id = 250",
@@ -160,8 +166,8 @@ def test_subscriber_drift_is_found_by_key(sandbox: Sandbox) -> None:
                                ("changed", (50,)), ("changed", (60,)), ("changed", (70,))},
             "public.drift_c": {("changed", (3, "b53"))},
         }
-        assert exit_code(result) == 1 and result.tables[0].chunks > 2
-        assert result.tables[0].rows == 3001
+        assert exit_code(result) == 1 and table_docs(result)[0]["chunks"] > 2
+        assert table_docs(result)[0]["rows"] == 3001
 
 
 def test_no_privilege_and_stopped_subscription_exit_2(sandbox: Sandbox, tmp_path: Path) -> None:
@@ -234,8 +240,8 @@ def test_no_false_positives_under_300_commits_per_second(sandbox: Sandbox) -> No
             for thread in threads:
                 thread.join(10)
         assert rate >= 300, f"the writer managed only {rate:.0f} commits/s"
-        assert result.tables[0].chunks >= 10
-        assert exit_code(result) == 0, result.to_json()
+        assert table_docs(result)[0]["chunks"] >= 10
+        assert exit_code(result) == 0, result.evidence
 
 
 # ----------------------------------------------------------------- across engines
@@ -312,16 +318,16 @@ def test_mariadb_and_postgres_compare_equal_and_one_changed_row_is_found(
             changed = run_checksum(targets["mariadb-primary"], [targets["pg-primary"]],
                                    ChecksumOptions(tables=("app.xeng",), print_repair=True,
                                                    retry_delay=0.05, keep_state=False))
-            assert changed.method == "direct" and exit_code(changed) == 1
+            assert changed.evidence["method"] == "direct" and exit_code(changed) == 1
             assert found(changed) == {"app.xeng": {("changed", (77,))}}
-            script = dict(changed.tables[0].repair)["pg-primary"]
+            script = changed.evidence["repair"]["pg-primary"]  # one table: its script
             assert script[1] == "SET TIME ZONE 'UTC';" and script[2].startswith(
                 'UPDATE "app"."xeng" SET')
             for statement in script[1:]:
                 postgres.execute(statement)
             again = run_checksum(targets["mariadb-primary"], [targets["pg-primary"]],
                                  ChecksumOptions(tables=("app.xeng",), keep_state=False))
-            assert exit_code(again) == 0, again.to_json()
+            assert exit_code(again) == 0, again.evidence
         finally:
             cur.execute("DROP TABLE IF EXISTS app.xeng")
             postgres.execute("DROP SCHEMA IF EXISTS app CASCADE")

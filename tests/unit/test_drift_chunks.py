@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from checks.drift_chunks import (
+from checks.drift.chunks import (
     ChunkSizer,
     IntRangePlanner,
     KeyRange,

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from checks.drift_chunks import KeyRange
-from checks.drift_normalize import (
+from checks.drift.chunks import KeyRange
+from checks.drift.normalize import (
     Column,
     chunk_aggregates,
     portable_problem,
@@ -14,7 +14,7 @@ from checks.drift_normalize import (
     row_text,
     select_list,
 )
-from checks.drift_sql import TableQueries, compose
+from checks.drift.sql import TableQueries, compose
 from toolkit.errors import DbgaugeError
 
 

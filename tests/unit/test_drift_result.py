@@ -12,23 +12,18 @@ from pathlib import Path
 
 import pytest
 
-from checks.drift import (
-    ChecksumOptions,
-    Difference,
-    DriftResult,
-    RunState,
-    TableResult,
-    _result_from_json,
-    _result_to_json,
-    check_kinds,
-    render_text,
-)
-from checks.drift_normalize import Column
-from checks.drift_repair import literal, repair_script
-from checks.drift_schedule import METRICS, checksum_jobs, samples
+from checks.drift.model import ChecksumOptions, Difference, TableResult
+from checks.drift.normalize import Column
+from checks.drift.repair import literal, repair_script
+from checks.drift.result import checksum_result
+from checks.drift.schedule import METRICS, checksum_jobs, samples
+from checks.drift.sides import check_kinds
+from checks.drift.state import RunState, result_from_json, result_to_json
 from toolkit.app import parse_config
 from toolkit.cli.base import RESULT_EXIT
 from toolkit.errors import ConfigError
+from toolkit.render.checksum import render_checksum
+from toolkit.result import CheckResult
 from toolkit.targets import Target, resolve
 
 DRIFTED = TableResult(
@@ -41,25 +36,28 @@ CLEAN = TableResult("app.u", "ok", rows=10, chunks=1, whole_table=True)
 UNCHECKED = TableResult("app.v", "unchecked", reason="no primary key")
 
 
-def result(*tables: TableResult) -> DriftResult:
-    return DriftResult("direct", "src", ("replica-1",), tables, 1.0)
+def result(*tables: TableResult) -> CheckResult:
+    return checksum_result("direct", "src", ("replica-1",), tables, 1.0)
 
 
-def exit_code(run: DriftResult) -> int:
-    return RESULT_EXIT["checksum"][run.check_result().status]
+def exit_code(run: CheckResult) -> int:
+    return RESULT_EXIT["checksum"][run.status]
 
 
 def test_exit_codes_and_statuses() -> None:
-    assert (result(CLEAN).status, exit_code(result(CLEAN))) == ("ok", 0)
-    assert (result(CLEAN, DRIFTED, UNCHECKED).status, exit_code(result(DRIFTED))) == ("drift", 1)
-    assert (result(CLEAN, UNCHECKED).status, exit_code(result(UNCHECKED))) == ("error", 2)
+    assert (result(CLEAN).evidence["status"], exit_code(result(CLEAN))) == ("ok", 0)
+    assert (result(CLEAN, DRIFTED, UNCHECKED).evidence["status"],
+            exit_code(result(DRIFTED))) == ("drift", 1)
+    assert (result(CLEAN, UNCHECKED).evidence["status"],
+            exit_code(result(UNCHECKED))) == ("error", 2)
     assert exit_code(result(CLEAN, DRIFTED, UNCHECKED)) == 1
-    assert result(UNCHECKED).check_result().status == 3
-    assert result(DRIFTED).check_result().findings[0].kind == "checksum/changed"
+    assert result(UNCHECKED).status == 3
+    assert result(DRIFTED).findings[0].kind == "checksum/changed"
+    assert result(DRIFTED).name == "checksum"
 
 
 def test_json_shape() -> None:
-    doc = result(DRIFTED, CLEAN).to_json()
+    doc = result(DRIFTED, CLEAN).evidence
     assert doc["status"] == "drift"
     table = doc["tables"][0]
     assert {"table", "rows", "chunks", "differences"} <= set(table)
@@ -71,7 +69,7 @@ def test_json_shape() -> None:
 
 
 def test_text_summary() -> None:
-    text = render_text(result(DRIFTED, UNCHECKED))
+    text = render_checksum(result(DRIFTED, UNCHECKED))
     assert "app.t" in text and "replica-1: changed id=5" in text and "no primary key" in text
     assert text.splitlines()[-1].startswith("DRIFT in 1 table(s)")
     assert "DELETE FROM `app`.`t` WHERE `id` = 7;" in text
@@ -80,8 +78,8 @@ def test_text_summary() -> None:
 def test_results_survive_the_state_file() -> None:
     table = TableResult("app.t", "drift", differences=(
         Difference("r", "changed", (("at", dt.datetime(2024, 1, 1)), ("b", b"\x00"))),))
-    assert _result_from_json(json.loads(json.dumps(_result_to_json(table)))) == table
-    assert _result_from_json(json.loads(json.dumps(_result_to_json(CLEAN)))) == CLEAN
+    assert result_from_json(json.loads(json.dumps(result_to_json(table)))) == table
+    assert result_from_json(json.loads(json.dumps(result_to_json(CLEAN)))) == CLEAN
 
 
 def test_state_is_kept_per_arguments(tmp_path: Path) -> None:

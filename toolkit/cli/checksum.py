@@ -84,7 +84,8 @@ def checksum(source_arg: str, replica_args: tuple[str, ...], config_path: str | 
     import json
     import signal
 
-    from checks.drift import ChecksumOptions, render_text, run_checksum
+    from checks.drift import ChecksumOptions, run_checksum
+    from toolkit.render.checksum import render_checksum
     from toolkit.render.progress import ProgressBar
     from toolkit.targets import resolve
 
@@ -114,7 +115,7 @@ def checksum(source_arg: str, replica_args: tuple[str, ...], config_path: str | 
         die(exc)
     reporter.clear()
     if fmt == "json":
-        click.echo(json.dumps(result.to_json(), indent=2))
+        click.echo(json.dumps(result.evidence, indent=2))
     else:
-        click.echo(render_text(result))
-    finish("checksum", result.check_result().status)
+        click.echo(render_checksum(result))
+    finish("checksum", result.status)

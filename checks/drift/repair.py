@@ -18,8 +18,8 @@ from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
-from checks.drift_chunks import Bound, canonical_key
-from checks.drift_normalize import MYSQL_FAMILY, Column
+from checks.drift.chunks import Bound, canonical_key
+from checks.drift.normalize import MYSQL_FAMILY, Column
 from toolkit.sql import quote_ident
 
 _MYSQL_ESCAPES = {"\\": "\\\\", "'": "\\'", "\0": "\\0", "\n": "\\n", "\r": "\\r",

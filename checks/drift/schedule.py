@@ -13,10 +13,12 @@ import logging
 import time
 from collections.abc import Iterable, Sequence
 
-from checks.drift import ChecksumOptions, DriftResult, LogReporter, run_checksum
+from checks.drift.model import ChecksumOptions, LogReporter
+from checks.drift.run import run_checksum
 from toolkit.config import ChecksumJobConfig, Config
 from toolkit.jobs import Job
 from toolkit.metrics import MetricSpec, Sample
+from toolkit.result import CheckResult
 from toolkit.targets import Target
 
 _P = "dbgauge_checksum_"
@@ -54,25 +56,29 @@ METRICS = (TABLES_CHECKED, TABLES_UNCHECKED, DRIFT, TABLE_ROWS, DIFFERING_CHUNKS
            DIFFERING_ROWS, LAST_RUN, DURATION)
 
 
-def samples(job: str, result: DriftResult, finished: float) -> list[Sample]:
-    """The metrics of one finished run (pure: the job and its tests share it)."""
+def samples(job: str, result: CheckResult, finished: float) -> list[Sample]:
+    """The metrics of one finished run, read from its evidence (the JSON report; pure:
+    the job and its tests share it)."""
+    doc = result.evidence
+    tables = doc["tables"]
     base = {"job": job}
     out = [
-        Sample(TABLES_CHECKED.name, float(sum(t.status != "unchecked" for t in result.tables)),
+        Sample(TABLES_CHECKED.name, float(sum(t["status"] != "unchecked" for t in tables)),
                base),
-        Sample(TABLES_UNCHECKED.name, float(sum(t.status == "unchecked" for t in result.tables)),
+        Sample(TABLES_UNCHECKED.name, float(sum(t["status"] == "unchecked" for t in tables)),
                base),
-        Sample(DRIFT.name, 1.0 if result.status == "drift" else 0.0, base),
+        Sample(DRIFT.name, 1.0 if doc["status"] == "drift" else 0.0, base),
         Sample(LAST_RUN.name, finished, base),
-        Sample(DURATION.name, result.seconds, base),
+        Sample(DURATION.name, float(doc["seconds"]), base),
     ]
-    for table in result.tables:
-        if table.status == "unchecked":
+    for table in tables:
+        if table["status"] == "unchecked":
             continue
-        out.append(Sample(TABLE_ROWS.name, float(table.rows), {**base, "table": table.table}))
-        chunks, rows = dict(table.differing_chunks), dict(table.differing_rows)
-        for replica in result.replicas:
-            labels = {**base, "table": table.table, "replica": replica}
+        out.append(Sample(TABLE_ROWS.name, float(table["rows"]),
+                          {**base, "table": table["table"]}))
+        chunks, rows = table["differing_chunks"], table["differing_rows"]
+        for replica in doc["replicas"]:
+            labels = {**base, "table": table["table"], "replica": replica}
             out.append(Sample(DIFFERING_CHUNKS.name, float(chunks.get(replica, 0)), labels))
             out.append(Sample(DIFFERING_ROWS.name, float(rows.get(replica, 0)), labels))
     return out

@@ -3,7 +3,7 @@ besides reading the templates).
 
 Templates live in `sql/<flavor>/checksum_*.sql` with `{placeholders}`; they are filled here
 only with identifiers that came from the catalog and passed `toolkit.sql.quote_ident`, and
-with SQL fragments built from them by `checks.drift_normalize` and `checks.drift_chunks`.
+with SQL fragments built from them by `checks.drift.normalize` and `checks.drift.chunks`.
 Every value -- key bounds, key lists, limits -- stays a bound `%s` parameter.
 """
 
@@ -14,8 +14,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from checks.drift_chunks import Bound, KeyRange, keys_predicate, range_predicate
-from checks.drift_normalize import (
+from checks.drift.chunks import Bound, KeyRange, keys_predicate, range_predicate
+from checks.drift.normalize import (
     MYSQL_FAMILY,
     Column,
     chunk_aggregates,

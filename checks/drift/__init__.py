@@ -1,0 +1,53 @@
+"""`dbgauge checksum`: prove a replica holds the same rows as its source, and name the rows
+that differ.
+
+Two methods (docs/drift.md):
+
+- **replicated** (MySQL family, the default there): pt-table-checksum's approach. Each
+  chunk's count and hash are written into `dbgauge.checksums` by a REPLACE ... SELECT logged
+  as a statement, so every replica recomputes the same chunk at the same point of the
+  binlog: exact under live writes.
+- **direct** (any pair, across engines too): each chunk is hashed on every side at once
+  with type-normalised expressions. A replica of the source is first brought to the
+  source's GTID/LSN; chunks that differ are re-checked (after waiting for the replica to
+  reach the source's position again) so in-flight writes are not reported.
+
+On MariaDB pairs, a quiet table expected to take at most `whole_table_time` is first
+compared whole with CHECKSUM TABLE, and walked only if the values differ. Both methods walk
+the primary key (or a non-null unique key) in chunks sized to `chunk_time`, pause while a
+replica lags more than `max_lag` or the source is busy, stop with a clear message when a
+replica's replication stops, and bisect differing chunks down to rows whose keys they
+report. dbgauge never writes outside its own `dbgauge` schema: repair statements
+are returned, never run.
+
+The package, by responsibility:
+
+- `model`: options, per-table results, errors, the reporter protocol;
+  `result`: the run as a `toolkit.result.CheckResult` (evidence = the JSON report);
+- `sides`, `links`: one server of the comparison, and how a replica follows the source;
+- `session`: one run's connections, method, pacing and synchronisation;
+- `plan`: which tables, and how each is compared; `whole_table`: the CHECKSUM TABLE
+  pre-check; `walk`: the chunk walk; `recheck`, `verdict`: re-checks, bisection, the rows
+  that differ and their repair; `state`: the --resume file; `run`: `run_checksum`;
+- pure helpers: `chunks` (key ranges, sizing, row diffs), `normalize` (row text and
+  hashes), `sql` (statements), `repair` (repair statements);
+- `schedule`: the daemon's scheduled checksum job and its metrics (imported by
+  `toolkit.app` only: it needs the config machinery).
+"""
+
+from __future__ import annotations
+
+from checks.drift.model import (
+    METHODS,
+    ChecksumOptions,
+    DriftError,
+    Interrupted,
+    LogReporter,
+    ReplicationStopped,
+    Reporter,
+)
+from checks.drift.run import run_checksum
+from checks.drift.sides import check_kinds
+
+__all__ = ["METHODS", "ChecksumOptions", "DriftError", "Interrupted", "LogReporter",
+           "ReplicationStopped", "Reporter", "check_kinds", "run_checksum"]

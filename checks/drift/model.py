@@ -1,0 +1,135 @@
+"""What a checksum run is asked and what it finds per table: the options, the typed
+per-table results, the errors that stop a run, and the reporter a run talks to.
+
+Every other module of the package works with these; the run's one public result is a
+`toolkit.result.CheckResult` built from them (`checks.drift.result`), and the --resume
+state file stores them (`checks.drift.state`).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from checks.drift.chunks import json_value
+from toolkit.errors import CheckFailed
+
+log = logging.getLogger("dbgauge.checksum")
+
+METHODS = ("replicated", "direct")
+
+
+class DriftError(CheckFailed):
+    """The check could not be done: the message says why and what to do."""
+
+
+class ReplicationStopped(DriftError):
+    """A replica stopped replicating: waiting for it would never end."""
+
+
+class Interrupted(DriftError):
+    """The run stopped early (--run-time or a signal); --resume continues it."""
+
+
+@dataclass(frozen=True)
+class ChecksumOptions:
+    """What to compare and how; the CLI and the daemon job both build one."""
+
+    tables: tuple[str, ...] = ()  # schema.table names; empty = every table
+    exclude: tuple[str, ...] = ()  # fnmatch patterns on schema.table
+    method: str | None = None  # None: replicated for MySQL-family replicas, else direct
+    chunk_time: float = 0.5
+    max_lag: float = 1.0
+    max_threads_running: int = 25
+    retries: int = 3  # re-checks of a differing chunk/row before it is reported
+    retry_delay: float = 0.25
+    print_repair: bool = False
+    resume: bool = False
+    state_file: Path | None = None
+    keep_state: bool = True  # write progress for --resume (the daemon does not)
+    run_time: float | None = None  # stop (resumably) after this many seconds
+    one_chunk_max_rows: int = 100_000  # keyless tables up to this size: one chunk
+    leaf_rows: int = 10_000  # bisection stops and compares rows (key, MD5) at this size
+    split_factor: int = 16
+    initial_chunk_rows: int = 1000
+    wait_timeout: float = 60.0  # for a replica to reach the source's position
+    max_pause: float = 600.0  # longest pause for lag/load before giving up
+    max_differences: int = 1000  # keys reported per table and replica (counts stay exact)
+    # MariaDB pairs: a table expected to take at most this long, and not written for
+    # whole_table_idle seconds, is first compared whole with CHECKSUM TABLE (0: never).
+    whole_table_time: float = 2.0
+    whole_table_idle: float = 1.0
+    whole_table_rate: float = 1_000_000.0  # rows/s CHECKSUM TABLE is assumed to do until seen
+
+
+@dataclass(frozen=True)
+class Difference:
+    """One row that differs on one replica: missing there, extra there, or changed."""
+
+    replica: str
+    kind: str
+    key: tuple[tuple[str, Any], ...]
+
+    def key_json(self) -> dict[str, Any]:
+        return {col: json_value(value) for col, value in self.key}
+
+    def key_text(self) -> str:
+        return ", ".join(f"{col}={json_value(value)}" for col, value in self.key)
+
+
+@dataclass(frozen=True)
+class TableResult:
+    """One table's outcome: status ok, drift or unchecked (with the reason)."""
+
+    table: str
+    status: str
+    rows: int = 0
+    chunks: int = 0
+    differing_chunks: tuple[tuple[str, int], ...] = ()
+    differing_rows: tuple[tuple[str, int], ...] = ()
+    differences: tuple[Difference, ...] = ()
+    seconds: float = 0.0
+    reason: str | None = None
+    resumed_from_chunk: int | None = None
+    repair: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    notes: tuple[str, ...] = ()
+    rechecked_chunks: int = 0  # differed at first, matched when re-checked: in-flight writes
+    whole_table: bool = False  # proven equal by the whole-table pre-check (no chunk walk)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "table": self.table, "status": self.status, "rows": self.rows,
+            "chunks": self.chunks, "differing_chunks": dict(self.differing_chunks),
+            "differing_rows": dict(self.differing_rows),
+            "differences": [{"replica": d.replica, "kind": d.kind, "key": d.key_json()}
+                            for d in self.differences],
+            "seconds": round(self.seconds, 3), "reason": self.reason,
+            "resumed_from_chunk": self.resumed_from_chunk,
+            "rechecked_chunks": self.rechecked_chunks, "whole_table": self.whole_table,
+            "notes": list(self.notes),
+        }
+
+
+class Reporter(Protocol):
+    """Progress and notes while a run goes on; the CLI draws a bar, the daemon logs."""
+
+    def progress(self, table: str, rows: int, total: int) -> None:
+        """`rows` of an estimated `total` of `table` are done."""
+
+    def note(self, text: str) -> None:
+        """Something the operator should know (a pause, a replica compared as is)."""
+
+
+class LogReporter:
+    """Notes to the log at `level`; no progress."""
+
+    def __init__(self, level: int = logging.INFO) -> None:
+        self.level = level
+
+    def progress(self, table: str, rows: int, total: int) -> None:
+        pass
+
+    def note(self, text: str) -> None:
+        log.log(self.level, "%s", text)

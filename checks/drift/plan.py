@@ -1,0 +1,173 @@
+"""Which tables a run compares, and how each one is compared (pure decisions on the
+catalogs the sides report).
+
+A table is planned once per run: its columns and key on every side, which mode each
+replica is hashed in (native, or portable across engines), whether its key can be cut
+into ranges, and whether the whole-table pre-check may compare it. A table that cannot be
+compared (columns or key that differ, a keyless table too large for one chunk, types that
+have no portable text) becomes an "unchecked" result saying why, and the run goes on.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from checks.drift.chunks import INT_TYPES, KeyChoice, choose_key
+from checks.drift.model import ChecksumOptions, DriftError, TableResult
+from checks.drift.normalize import Column, portable_problem
+from checks.drift.sides import Side, grant_hint
+from checks.drift.sql import TableQueries
+from toolkit.db.values import text as _text
+from toolkit.errors import ConfigError, DbgaugeError
+from toolkit.sql import quote_ident
+
+# schema, table, estimated rows, readable by the checking user
+TableEntry = tuple[str, str, int, bool]
+
+
+@dataclass(frozen=True)
+class TablePlan:
+    """How one table is compared: the key, and the statements of every side."""
+
+    name: str  # schema.table
+    schema: str
+    table: str
+    key: KeyChoice | None
+    source: Mapping[bool, TableQueries]  # by portable mode
+    replicas: Mapping[str, TableQueries]
+    int_key: bool
+    rows_estimate: int
+    ranges_safe: bool  # False: string keys across engines (collations order differently)
+    # Every side is MariaDB of one major.minor version with the same columns in the same
+    # order: CHECKSUM TABLE values are comparable.
+    whole_table_ok: bool = False
+
+
+def columns(side: Side, schema: str, table: str) -> list[Column]:
+    """The table's columns on `side`, in order (empty when it does not exist there)."""
+    return [Column(name=_text(r["name"]), data_type=_text(r["data_type"]).lower(),
+                   column_type=_text(r["column_type"]).lower(), nullable=bool(int(r["nullable"])),
+                   charset=_text(r["charset"]) or None)
+            for r in side.q("checksum_columns", (schema, table))]
+
+
+def _layout(column: Column) -> tuple[str, str, bool, str | None]:
+    """What CHECKSUM TABLE's value depends on, per column (the row image's layout)."""
+    return column.name.lower(), column.column_type, column.nullable, column.charset
+
+
+def list_tables(source: Side, options: ChecksumOptions) -> list[TableEntry]:
+    """The tables to compare: those asked for (each must exist and be readable), else
+    every table the source lists; less the excluded ones."""
+    rows = source.q("checksum_tables")
+    found = {(_text(r["db"]), _text(r["tbl"])): (int(r["rows_estimate"] or 0),
+                                               bool(int(r["readable"]))) for r in rows}
+    wanted: list[tuple[str, str]] = []
+    if options.tables:
+        for name in options.tables:
+            schema, dot, table = name.partition(".")
+            if not dot or not schema or not table:
+                raise ConfigError(f"--tables {name!r}: write tables as schema.table")
+            if (schema, table) not in found:
+                raise DriftError(
+                    f"table {name} does not exist on source {source.name} (or the "
+                    f"checking user cannot see it: {grant_hint(source, name)})")
+            if not found[(schema, table)][1]:
+                raise DriftError(f"no privilege to read {name} on source "
+                                 f"{source.name}: {grant_hint(source, name)}")
+            wanted.append((schema, table))
+    else:
+        wanted = list(found)
+    out = []
+    for schema, table in wanted:
+        name = f"{schema}.{table}"
+        if any(fnmatch.fnmatchcase(name, pattern) for pattern in options.exclude):
+            continue
+        out.append((schema, table, *found[(schema, table)]))
+    return out
+
+
+def plan_table(source: Side, replicas: Sequence[Side], options: ChecksumOptions,
+               schema: str, table: str, estimate: int) -> TablePlan | TableResult:
+    """The plan of one table, or an unchecked result saying why it cannot be compared."""
+    name = f"{schema}.{table}"
+    try:
+        src_columns = columns(source, schema, table)
+    except DbgaugeError as exc:
+        return TableResult(name, "unchecked", reason=str(exc))
+    key = choose_key(source.q("checksum_keys", (schema, table)))
+    try:  # names are formatted into SQL: refuse, rather than escape, odd ones
+        for ident in (schema, table, *(c.name for c in src_columns)):
+            quote_ident(ident, source.flavor)
+    except DbgaugeError as exc:
+        return TableResult(name, "unchecked", reason=str(exc))
+    by_name = {c.name.lower(): c for c in src_columns}
+    rep_queries: dict[str, TableQueries] = {}
+    modes: set[bool] = set()
+    ranges_safe = True
+    whole_table_ok = source.flavor == "mariadb"
+    for rep in replicas:
+        rep_columns = columns(rep, schema, table)
+        if not rep_columns:
+            return TableResult(name, "unchecked",
+                               reason=f"table does not exist on replica {rep.name} (or the "
+                                      f"checking user cannot see it)")
+        rep_by_name = {c.name.lower(): c for c in rep_columns}
+        only_src = sorted(set(by_name) - set(rep_by_name))
+        only_rep = sorted(set(rep_by_name) - set(by_name))
+        if only_src or only_rep:
+            return TableResult(name, "unchecked", reason=(
+                f"columns differ on replica {rep.name}"
+                + (f"; only on the source: {', '.join(only_src)}" if only_src else "")
+                + (f"; only on the replica: {', '.join(only_rep)}" if only_rep else "")))
+        portable = rep.mysql != source.mysql
+        whole_table_ok = whole_table_ok and (
+            rep.flavor == source.flavor
+            and rep.version[:2] == source.version[:2]
+            and [_layout(c) for c in rep_columns] == [_layout(c) for c in src_columns])
+        if portable:
+            problem = (portable_problem(source.flavor, src_columns)
+                       or portable_problem(rep.flavor, rep_columns))
+            if problem:
+                return TableResult(name, "unchecked", reason=problem)
+            if key is not None and any(
+                    by_name[k.lower()].data_type not in INT_TYPES for k in key.columns):
+                ranges_safe = False
+        modes.add(portable)
+        ordered = tuple(rep_by_name[c.name.lower()] for c in src_columns)
+        rep_key = tuple(rep_by_name[k.lower()].name for k in key.columns) if key else ()
+        rep_index = None
+        if key is not None:
+            rep_choice = choose_key(rep.q("checksum_keys", (schema, table)))
+            if rep_choice is None or [c.lower() for c in rep_choice.columns] != [
+                    c.lower() for c in key.columns]:
+                return TableResult(name, "unchecked", reason=(
+                    f"the key differs on replica {rep.name}: the source is chunked by "
+                    f"({', '.join(key.columns)}), the replica has "
+                    + (f"({', '.join(rep_choice.columns)})" if rep_choice else
+                       "no usable key")))
+            rep_index = rep_choice.index
+        rep_queries[rep.name] = TableQueries(rep.flavor, rep.version, schema, table, ordered,
+                                             rep_key, rep_index, portable)
+    src_queries = {
+        mode: TableQueries(source.flavor, source.version, schema, table,
+                           tuple(src_columns), key.columns if key else (),
+                           key.index if key else None, mode)
+        for mode in (modes or {False})
+    }
+    int_key = bool(key and len(key.columns) == 1
+                   and by_name[key.columns[0].lower()].data_type in INT_TYPES)
+    if key is None or not ranges_safe:
+        count = int(source.run(src_queries[min(src_queries)].count())[0]["cnt"])
+        if count > options.one_chunk_max_rows:
+            why = ("no primary key or unique NOT NULL key to chunk by" if key is None else
+                   "its key has text columns, which MySQL and PostgreSQL collations order "
+                   "differently, so it is not cut into ranges across engines")
+            return TableResult(name, "unchecked", rows=count, reason=(
+                f"{why}, and {count} rows is more than the "
+                f"{options.one_chunk_max_rows} compared as one chunk"))
+        estimate = count
+    return TablePlan(name, schema, table, key, src_queries, rep_queries, int_key, estimate,
+                     ranges_safe, whole_table_ok)

@@ -1,0 +1,68 @@
+"""A run's per-table results as the one result type every check returns.
+
+`checksum_result` turns the typed tables of a run into a `toolkit.result.CheckResult`:
+status, findings (one per differing row and per table that could not be checked),
+summary and perfdata, with the whole run as `evidence` -- the document that
+`dbgauge checksum --format json` prints and every other rendering reads
+(`toolkit.render.checksum`, the daemon's metrics in `checks.drift.schedule`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from checks.drift.chunks import json_value
+from checks.drift.model import TableResult
+from toolkit.result import CheckResult, Finding, Status
+
+# The run's status word (the JSON's "status") and the check status it maps to.
+_STATUS = {"ok": Status.OK, "drift": Status.CRITICAL, "error": Status.UNKNOWN}
+
+
+def run_status(tables: Sequence[TableResult]) -> str:
+    """ok, drift, or error (some table could not be checked)."""
+    if any(t.status == "drift" for t in tables):
+        return "drift"
+    if any(t.status == "unchecked" for t in tables):
+        return "error"
+    return "ok"
+
+
+def run_document(method: str, source: str, replicas: Sequence[str],
+                 tables: Sequence[TableResult], seconds: float,
+                 notes: Sequence[str]) -> dict[str, Any]:
+    """The run as JSON: what `--format json` prints, and the CheckResult's evidence."""
+    repair: dict[str, list[str]] = {}
+    for table in tables:
+        for replica, statements in table.repair:
+            repair.setdefault(replica, []).extend(statements)
+    doc: dict[str, Any] = {
+        "status": run_status(tables), "method": method, "source": source,
+        "replicas": list(replicas), "seconds": round(seconds, 3),
+        "tables": [t.to_json() for t in tables], "notes": list(notes),
+    }
+    if repair:
+        doc["repair"] = repair
+    return doc
+
+
+def checksum_result(method: str, source: str, replicas: Sequence[str],
+                    tables: Sequence[TableResult], seconds: float,
+                    notes: Sequence[str] = ()) -> CheckResult:
+    """The run as a check result: drift is CRITICAL, a table not checked UNKNOWN."""
+    findings: list[Finding] = []
+    for table in tables:
+        if table.status == "unchecked":
+            findings.append(Finding(Status.UNKNOWN, source, "checksum/unchecked",
+                                    f"{table.table}: {table.reason}"))
+        for d in table.differences:
+            findings.append(Finding(Status.CRITICAL, d.replica, f"checksum/{d.kind}",
+                                    f"{table.table}: row {d.key_text()} {d.kind}",
+                                    {k: str(json_value(v)) for k, v in d.key}))
+    drifted = sum(1 for t in tables if t.status == "drift")
+    summary = (f"{len(tables)} table(s) compared, {drifted} with drift"
+               if tables else "no tables to compare")
+    return CheckResult("checksum", _STATUS[run_status(tables)], summary, tuple(findings),
+                       (("tables", float(len(tables))), ("drifted_tables", float(drifted))),
+                       run_document(method, source, replicas, tables, seconds, notes))

@@ -1,0 +1,108 @@
+"""`run_checksum`: the entry point of a checksum run, for the CLI and the daemon's job.
+
+It validates what was asked, opens the session (every server, the replica links, the
+method), refuses early what cannot work (a stopped replica, an unknown or unreadable
+table, the replicated method without its privileges), then checks the tables one by one
+and returns the run as a `toolkit.result.CheckResult` whose evidence is the JSON report.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from contextlib import ExitStack
+from dataclasses import replace
+
+from checks.drift.model import (
+    METHODS,
+    ChecksumOptions,
+    DriftError,
+    Interrupted,
+    LogReporter,
+    Reporter,
+    TableResult,
+)
+from checks.drift.plan import TableEntry, list_tables
+from checks.drift.result import checksum_result
+from checks.drift.session import Session
+from checks.drift.sides import Side, check_kinds, grant_hint
+from checks.drift.walk import check_table
+from toolkit.db.privileges import denied
+from toolkit.errors import ConfigError, QueryError
+from toolkit.redact import redact
+from toolkit.result import CheckResult
+from toolkit.sql import load_sql
+from toolkit.targets import Target
+
+
+def run_checksum(source: Target, replicas: Sequence[Target],
+                 options: ChecksumOptions, reporter: Reporter | None = None) -> CheckResult:
+    """Compare `replicas` with `source`; raises DbgaugeError when nothing can be checked
+    (unreachable server, unknown table, replication stopped, missing privilege)."""
+    if not replicas:
+        raise ConfigError("give at least one --replica")
+    if options.method is not None and options.method not in METHODS:
+        raise ConfigError(f"--method {options.method!r}: use replicated or direct")
+    check_kinds([source, *replicas])
+    reporter = reporter or LogReporter()
+    started = time.monotonic()
+    with ExitStack() as stack:
+        run = Session(source, replicas, options, reporter, stack)
+        for link in run.links.values():
+            link.check()
+        # Unknown or unreadable tables fail before anything is written.
+        tables = list_tables(run.source, options)
+        if run.method == "replicated":
+            _prepare_replicated(run.source)
+        run.started = time.monotonic()  # --run-time counts checking, not connecting
+        try:
+            results = _check_tables(run, tables)
+        except KeyboardInterrupt:
+            run.state.save(force=True)
+            raise Interrupted(f"interrupted; progress is saved in {run.state.path}: continue "
+                              "with --resume") from None
+        run.state.complete()
+        return checksum_result(run.method, run.source.name,
+                               tuple(r.name for r in run.replicas), tuple(results),
+                               time.monotonic() - started, tuple(run.notes))
+
+
+def _check_tables(run: Session, tables: list[TableEntry]) -> list[TableResult]:
+    results: list[TableResult] = []
+    for schema, table, estimate, readable in tables:
+        name = f"{schema}.{table}"
+        previous = run.state.finished(name)
+        if previous is not None:
+            results.append(replace(previous, notes=(*previous.notes,
+                                                    "result kept from the resumed run")))
+            continue
+        if not readable:
+            results.append(TableResult(name, "unchecked", reason=(
+                f"no privilege to read it on {run.source.name}: "
+                f"{grant_hint(run.source, name)}")))
+            continue
+        results.append(check_table(run, schema, table, estimate))
+    return results
+
+
+def _prepare_replicated(source: Side) -> None:
+    """Session binlog_format=STATEMENT and dbgauge.checksums, or a clear error."""
+    try:
+        source.q("checksum_binlog_format")
+    except QueryError as exc:
+        if denied(exc):
+            raise DriftError(
+                f"the replicated method needs the privilege to set the session binlog_format "
+                f"on source {source.name} (MariaDB: BINLOG ADMIN or SUPER; MySQL 8: "
+                "SESSION_VARIABLES_ADMIN or SYSTEM_VARIABLES_ADMIN), which this user lacks: "
+                "grant it, or use --method direct (read-only)") from None
+        raise
+    try:
+        for statement in load_sql("schema", "mysql_checksums").split(";"):
+            if statement.strip():
+                source.run((statement.strip(), ()))
+    except QueryError as exc:
+        raise DriftError(
+            f"cannot create dbgauge.checksums on source {source.name}: {redact(str(exc))}; "
+            "the replicated method needs CREATE, INSERT, UPDATE, DELETE and SELECT on the "
+            "dbgauge schema (or use --method direct)") from None

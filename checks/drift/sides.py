@@ -1,0 +1,89 @@
+"""One server of a comparison (the source or a replica): its connection, the statements it
+runs, and the few facts about it a run reads (position, load, scan counter).
+
+Every error a side raises names its role and name ("replica db2: ..."), keeping the
+server's error number and SQLSTATE, so callers test the error and the user reads where
+it happened.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from checks.drift.normalize import MYSQL_FAMILY
+from checks.drift.sql import Statement, TableQueries
+from toolkit.db import Connection, Row
+from toolkit.db.values import text as _text
+from toolkit.errors import ConfigError, QueryError
+from toolkit.targets import Target
+
+
+def check_kinds(targets: Sequence[Target]) -> None:
+    """Refuse a PgBouncer admin console: its console holds no tables."""
+    for target in targets:
+        if target.kind == "pgbouncer":
+            raise ConfigError(f"target {target.name} is a PgBouncer admin console: give the "
+                              "database behind it")
+
+
+class Side:
+    """One server of the comparison: its connection and the statements it runs."""
+
+    def __init__(self, name: str, conn: Connection, role: str) -> None:
+        self.name = name
+        self.conn = conn
+        self.role = role
+        self.flavor = conn.server.flavor
+        self.version = conn.server.version
+        self._read_overhead: int | None = None
+
+    @property
+    def mysql(self) -> bool:
+        return self.flavor in MYSQL_FAMILY
+
+    def run(self, stmt: Statement) -> list[Row]:
+        try:
+            return self.conn.execute_sql(stmt[0], stmt[1])
+        except QueryError as exc:
+            raise exc.again(f"{self.role} {self.name}: {exc}") from None
+
+    def q(self, name: str, params: tuple[Any, ...] = ()) -> list[Row]:
+        try:
+            return self.conn.query(name, params)
+        except QueryError as exc:
+            raise exc.again(f"{self.role} {self.name}: {exc}") from None
+
+    def position(self) -> tuple[str, int | None]:
+        row = self.q("checksum_source_position")[0]
+        server_id = row.get("server_id")
+        return _text(row["pos"]), None if server_id is None else int(server_id)
+
+    def rows_read(self) -> int:
+        """Handler_read_rnd_next of this session (MariaDB)."""
+        return int(self.q("checksum_rows_read")[0]["Value"])
+
+    def whole_table(self, q: TableQueries, limit: float) -> tuple[Any, int]:
+        """CHECKSUM TABLE and the number of rows it read, which is the table's row count:
+        the session's scan counter around it, less the final end-of-table read and what
+        reading the counter itself adds (measured once)."""
+        if self._read_overhead is None:
+            first = self.rows_read()
+            self._read_overhead = self.rows_read() - first
+        before = self.rows_read()
+        value = self.run(q.whole_table(limit))[0]["Checksum"]
+        return value, self.rows_read() - before - self._read_overhead - 1
+
+    def threads_running(self) -> int:
+        if self.mysql:
+            rows = self.q("global_status_basic")
+            values = {_text(r["Variable_name"]): r["Value"] for r in rows}
+            return int(values.get("Threads_running", 0))
+        return int(self.q("checksum_threads_running")[0]["running"])
+
+
+def grant_hint(side: Side, name: str) -> str:
+    """The GRANT that lets the checking user read table `name` on `side`."""
+    if side.mysql:
+        return f"GRANT SELECT ON {name} TO the checking user"
+    return f"GRANT SELECT ON {name} TO the checking role (or pg_read_all_data)"

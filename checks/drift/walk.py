@@ -1,0 +1,168 @@
+"""The chunk walk: one table compared range by range along its key, by either method.
+
+- direct: each chunk is hashed on every side at once; a replica whose hash differs makes
+  the chunk a suspect, re-checked after the walk (`checks.drift.verdict`).
+- replicated: each chunk's count and hash are written into dbgauge.checksums by a
+  statement-logged REPLACE ... SELECT, which every replica recomputes at the same point
+  of the binlog; the replicas' values are compared after the walk.
+
+Chunks follow the measured time towards --chunk-time; the walk pauses while replicas lag
+or the source is busy (`Session.throttle`) and records its progress for --resume. A quiet
+MariaDB table may be settled first by the whole-table pre-check.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterator
+
+from checks.drift.chunks import (
+    Bound,
+    ChunkSizer,
+    IntRangePlanner,
+    KeyRange,
+    decode_bound,
+    encode_bound,
+)
+from checks.drift.model import TableResult
+from checks.drift.plan import TablePlan, plan_table
+from checks.drift.recheck import same
+from checks.drift.session import Session
+from checks.drift.sides import Side
+from checks.drift.sql import TableQueries
+from checks.drift.verdict import Suspects, finish_table
+from checks.drift.whole_table import whole_table
+from toolkit.db import Row
+from toolkit.db.values import text as _text
+
+_REPLICATED_MIN_CHUNKS = 16  # replicated method: a table is cut into at least this many
+
+Observe = Callable[[int, float], None]  # (source rows, seconds) of a chunk: sizes the next
+
+
+def check_table(run: Session, schema: str, table: str, estimate: int) -> TableResult:
+    """Plan, pre-check or walk, and judge one table (continuing a saved walk)."""
+    planned = plan_table(run.source, run.replicas, run.options, schema, table, estimate)
+    if isinstance(planned, TableResult):
+        return planned
+    plan = planned
+    saved = run.state.table(plan.name)
+    started = time.monotonic()
+    resume_after = decode_bound(saved.get("next_lower")) if saved else None
+    rows = int(saved.get("rows", 0)) if saved else 0
+    chunks = int(saved.get("chunks", 0)) if saved else 0
+    suspects: Suspects = [
+        (s[0], KeyRange(decode_bound(s[1]), decode_bound(s[2])))
+        for s in (saved.get("suspects", []) if saved else [])]
+    resumed_from = chunks + 1 if saved and chunks else None
+    if resumed_from:
+        run.reporter.note(f"{plan.name}: resuming at chunk {resumed_from}")
+    elif (whole := whole_table(run, plan, started)) is not None:
+        run.reporter.progress(plan.name, whole.rows, whole.rows)
+        run.state.done(plan.name, whole)
+        return whole
+    run.catch_up()
+    replicated = run.method == "replicated"
+    if replicated and not saved:
+        run.source.q("checksum_clear_table", (plan.schema, plan.table))
+    walked = bool(saved and saved.get("walked"))
+    for rng, observe in ([] if walked else key_ranges(
+            run, plan, resume_after, saved.get("chunk_rows") if saved else None)):
+        run.throttle()
+        chunks += 1
+        if replicated:
+            cnt, seconds = replicate_chunk(run, plan, rng, chunks)
+        else:
+            cnt, seconds, differing = direct_chunk(run, plan, rng)
+            suspects += [(name, rng) for name in differing]
+        observe(cnt, seconds)
+        rows += cnt
+        run.reporter.progress(plan.name, rows, max(plan.rows_estimate, rows))
+        run.state.progress(plan.name, rng.upper, rows, chunks, suspects,
+                           run.current_sizer.rows)
+    return finish_table(run, plan, rows, chunks, suspects, started, resumed_from)
+
+
+def key_ranges(run: Session, plan: TablePlan, resume_after: Bound | None,
+               chunk_rows: int | None) -> Iterator[tuple[KeyRange, Observe]]:
+    """Ranges covering the whole key space after `resume_after`, and for each a
+    callback that reports (source rows, seconds) to size the next one."""
+    options = run.options
+    initial = chunk_rows or options.initial_chunk_rows
+    if run.method == "replicated":
+        # Replicas recompute a chunk only after the source has committed it, so they end
+        # about one chunk after the source: many small chunks keep that tail short.
+        cap = max(options.initial_chunk_rows, plan.rows_estimate // _REPLICATED_MIN_CHUNKS)
+        sizer = ChunkSizer(options.chunk_time, min(initial, cap), max_rows=cap)
+    else:
+        sizer = ChunkSizer(options.chunk_time, initial)
+    run.current_sizer = sizer
+    q = plan.source[min(plan.source)]
+    if plan.key is None or not plan.ranges_safe:
+        yield KeyRange(resume_after, None), lambda rows, s: None
+        return
+    if plan.int_key:
+        row = run.source.run(q.key_range())[0]
+        if row["lo"] is None:
+            yield KeyRange(resume_after, None), lambda rows, s: None
+            return
+        after = None if resume_after is None else int(resume_after[0])
+        planner = IntRangePlanner(int(row["lo"]), int(row["hi"]), sizer, after)
+        while (rng := planner.next()) is not None:
+            yield rng, _observer(planner, rng)
+        return
+    lower = resume_after
+    while True:
+        found = run.source.run(q.next_boundary(lower, max(0, sizer.rows - 1)))
+        if not found:
+            yield KeyRange(lower, None), sizer.observe
+            return
+        upper = tuple(found[0][k] for k in plan.key.columns)
+        yield KeyRange(lower, upper), sizer.observe
+        lower = upper
+
+
+def _observer(planner: IntRangePlanner, rng: KeyRange) -> Observe:
+    def observe(rows: int, seconds: float) -> None:
+        planner.observe(rng, rows, seconds)
+    return observe
+
+
+def direct_chunk(run: Session, plan: TablePlan, rng: KeyRange) -> tuple[int, float, list[str]]:
+    """Hash `rng` on every side at once: (source rows, source seconds, differing replicas)."""
+    def timed(side: Side, q: TableQueries) -> Callable[[], tuple[list[Row], float]]:
+        def call() -> tuple[list[Row], float]:
+            t0 = time.monotonic()
+            result = side.run(q.chunk(rng))
+            return result, time.monotonic() - t0
+        return call
+
+    modes = sorted(plan.source)
+    calls = [timed(run.source, plan.source[m]) for m in modes]
+    calls += [timed(rep, plan.replicas[rep.name]) for rep in run.replicas]
+    results = run.parallel(calls)
+    by_mode = dict(zip(modes, results[:len(modes)], strict=True))
+    differing = []
+    for rep, (rows, _) in zip(run.replicas, results[len(modes):], strict=True):
+        if not same(by_mode[plan.replicas[rep.name].portable][0], rows):
+            differing.append(rep.name)
+    first, seconds = results[0]
+    return int(first[0]["cnt"]), seconds, differing
+
+
+def replicate_chunk(run: Session, plan: TablePlan, rng: KeyRange, chunk: int
+                    ) -> tuple[int, float]:
+    """Write `rng`'s checksum into dbgauge.checksums for the replicas to recompute:
+    (source rows, seconds)."""
+    q = plan.source[False]
+    lower = json.dumps(encode_bound(rng.lower)) if rng.lower is not None else None
+    upper = json.dumps(encode_bound(rng.upper)) if rng.upper is not None else None
+    t0 = time.monotonic()
+    run.source.run(q.replicate_chunk(rng, chunk, lower, upper))
+    seconds = time.monotonic() - t0
+    row = run.source.q("checksum_source_values", (plan.schema, plan.table, chunk))[0]
+    cnt, crc = int(row["this_cnt"]), _text(row["this_crc"])
+    run.source.q("checksum_update_source",
+                 (round(seconds, 6), cnt, crc, plan.schema, plan.table, chunk))
+    return cnt, seconds
