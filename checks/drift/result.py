@@ -2,9 +2,10 @@
 
 `checksum_result` turns the typed tables of a run into a `toolkit.result.CheckResult`:
 status, findings (one per differing row and per table that could not be checked),
-summary and perfdata, with the whole run as `evidence` -- the document that
-`dbgauge checksum --format json` prints and every other rendering reads
-(`toolkit.render.checksum`, the daemon's metrics in `checks.drift.schedule`).
+summary and perfdata, with the whole run as `evidence`: every table's counts, exact
+timings and repair scripts. Every rendering reads it -- the JSON report and the text
+(`toolkit.render.checksum`), the daemon's metrics (`checks.drift.schedule`) -- and decides
+itself how much to show and how precisely.
 """
 
 from __future__ import annotations
@@ -29,22 +30,19 @@ def run_status(tables: Sequence[TableResult]) -> str:
     return "ok"
 
 
-def run_document(method: str, source: str, replicas: Sequence[str],
+def run_evidence(method: str, source: str, replicas: Sequence[str],
                  tables: Sequence[TableResult], seconds: float,
                  notes: Sequence[str]) -> dict[str, Any]:
-    """The run as JSON: what `--format json` prints, and the CheckResult's evidence."""
-    repair: dict[str, list[str]] = {}
-    for table in tables:
-        for replica, statements in table.repair:
-            repair.setdefault(replica, []).extend(statements)
-    doc: dict[str, Any] = {
+    """The run as JSON-ready data: the report's fields, with exact seconds, and each
+    table's repair scripts per replica (the JSON report merges them per replica)."""
+    return {
         "status": run_status(tables), "method": method, "source": source,
-        "replicas": list(replicas), "seconds": round(seconds, 3),
-        "tables": [t.to_json() for t in tables], "notes": list(notes),
+        "replicas": list(replicas), "seconds": seconds,
+        "tables": [{**t.to_json(), "seconds": t.seconds,
+                    "repair": [[replica, list(statements)] for replica, statements in t.repair]}
+                   for t in tables],
+        "notes": list(notes),
     }
-    if repair:
-        doc["repair"] = repair
-    return doc
 
 
 def checksum_result(method: str, source: str, replicas: Sequence[str],
@@ -65,4 +63,4 @@ def checksum_result(method: str, source: str, replicas: Sequence[str],
                if tables else "no tables to compare")
     return CheckResult("checksum", _STATUS[run_status(tables)], summary, tuple(findings),
                        (("tables", float(len(tables))), ("drifted_tables", float(drifted))),
-                       run_document(method, source, replicas, tables, seconds, notes))
+                       run_evidence(method, source, replicas, tables, seconds, notes))

@@ -57,8 +57,8 @@ METRICS = (TABLES_CHECKED, TABLES_UNCHECKED, DRIFT, TABLE_ROWS, DIFFERING_CHUNKS
 
 
 def samples(job: str, result: CheckResult, finished: float) -> list[Sample]:
-    """The metrics of one finished run, read from its evidence (the JSON report; pure:
-    the job and its tests share it)."""
+    """The metrics of one finished run, read from its evidence (pure: the job and its
+    tests share it)."""
     doc = result.evidence
     tables = doc["tables"]
     base = {"job": job}

@@ -320,7 +320,8 @@ def test_mariadb_and_postgres_compare_equal_and_one_changed_row_is_found(
                                                    retry_delay=0.05, keep_state=False))
             assert changed.evidence["method"] == "direct" and exit_code(changed) == 1
             assert found(changed) == {"app.xeng": {("changed", (77,))}}
-            script = changed.evidence["repair"]["pg-primary"]  # one table: its script
+            ((replica, script),) = table_docs(changed)[0]["repair"]  # one table, one script
+            assert replica == "pg-primary"
             assert script[1] == "SET TIME ZONE 'UTC';" and script[2].startswith(
                 'UPDATE "app"."xeng" SET')
             for statement in script[1:]:

@@ -22,7 +22,7 @@ from checks.drift.state import RunState, result_from_json, result_to_json
 from toolkit.app import parse_config
 from toolkit.cli.base import RESULT_EXIT
 from toolkit.errors import ConfigError
-from toolkit.render.checksum import render_checksum
+from toolkit.render.checksum import render_checksum, render_checksum_json
 from toolkit.result import CheckResult
 from toolkit.targets import Target, resolve
 
@@ -57,7 +57,11 @@ def test_exit_codes_and_statuses() -> None:
 
 
 def test_json_shape() -> None:
-    doc = result(DRIFTED, CLEAN).evidence
+    evidence = result(DRIFTED, CLEAN).evidence
+    assert evidence["tables"][0]["repair"] == [
+        ["replica-1", ["DELETE FROM `app`.`t` WHERE `id` = 7;"]]]
+    assert evidence["tables"][1]["seconds"] == CLEAN.seconds  # exact, for the text
+    doc = json.loads(render_checksum_json(result(DRIFTED, CLEAN)))
     assert doc["status"] == "drift"
     table = doc["tables"][0]
     assert {"table", "rows", "chunks", "differences"} <= set(table)
@@ -211,3 +215,14 @@ checksums:
     with pytest.raises(ConfigError, match="whole_table_time"):
         parse_config("targets: [{name: a, kind: mysql, dsn: 'mysql://u@h/'}]\n"
                      "checksums: [{source: a, replicas: [a], whole_table_time: -1}]")
+
+
+def test_text_and_json_round_the_exact_time_each_their_own_way() -> None:
+    """The evidence keeps exact seconds: the text shows them to 10 ms, the JSON to 1 ms,
+    as both did before the run became a CheckResult (0.0049 s is 0.00 s and 0.005 s)."""
+    quick = TableResult("app.q", "ok", rows=1, chunks=1, seconds=0.0049)
+    run = checksum_result("direct", "src", ("replica-1",), (quick,), 0.0049)
+    assert "  0.00s  ok" in render_checksum(run)
+    assert render_checksum(run).endswith("(1 table(s), 0.00 s)")
+    doc = json.loads(render_checksum_json(run))
+    assert doc["seconds"] == 0.005 and doc["tables"][0]["seconds"] == 0.005

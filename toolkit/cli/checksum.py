@@ -81,11 +81,10 @@ def checksum(source_arg: str, replica_args: tuple[str, ...], config_path: str | 
       dbgauge checksum --source postgresql://dbgauge@pg1/app \\
           --replica postgresql://dbgauge@pg2/app --format json
     """
-    import json
     import signal
 
     from checks.drift import ChecksumOptions, run_checksum
-    from toolkit.render.checksum import render_checksum
+    from toolkit.render.checksum import render_checksum, render_checksum_json
     from toolkit.render.progress import ProgressBar
     from toolkit.targets import resolve
 
@@ -115,7 +114,7 @@ def checksum(source_arg: str, replica_args: tuple[str, ...], config_path: str | 
         die(exc)
     reporter.clear()
     if fmt == "json":
-        click.echo(json.dumps(result.evidence, indent=2))
+        click.echo(render_checksum_json(result))
     else:
         click.echo(render_checksum(result))
     finish("checksum", result.status)

@@ -1,24 +1,40 @@
-"""The text `dbgauge checksum` prints: one line per table, the rows that differ, notes, the
-repair statements (--print-repair) and a verdict line.
+"""What `dbgauge checksum` prints: the text (one line per table, the rows that differ,
+notes, the repair statements of --print-repair, a verdict line) or the JSON report.
 
-Made from the run's CheckResult alone: its evidence is the JSON report (what
-`--format json` prints), so the text says exactly what the JSON says.
+Both are made from the run's CheckResult alone: its evidence holds every table's counts,
+exact timings and repair scripts, so the two always say the same thing.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from toolkit.result import CheckResult
 
-# Each repair script opens with a line naming its replica and table (checks.drift.repair):
-# "-- dbgauge checksum: make REPLICA match the source for SCHEMA.TABLE; review, ...".
-_HEADER = "-- dbgauge checksum: make {replica} match the source for "
+_DIGITS = 3  # the JSON report's seconds: milliseconds
+
+
+def render_checksum_json(result: CheckResult) -> str:
+    """The JSON report: the evidence with seconds in milliseconds and the repair scripts
+    gathered per replica (`{"repair": {replica: [statements...]}}`, only when any)."""
+    doc = dict(result.evidence)
+    repair: dict[str, list[str]] = {}
+    tables = []
+    for t in doc["tables"]:
+        for replica, statements in t["repair"]:
+            repair.setdefault(replica, []).extend(statements)
+        tables.append({k: round(v, _DIGITS) if k == "seconds" else v
+                       for k, v in t.items() if k != "repair"})
+    doc.update(seconds=round(doc["seconds"], _DIGITS), tables=tables)
+    if repair:
+        doc["repair"] = repair
+    return json.dumps(doc, indent=2)
 
 
 def render_checksum(result: CheckResult) -> str:
-    """The per-table summary of a checksum run (JSON is `result.evidence`)."""
+    """The per-table summary of a checksum run."""
     doc = result.evidence
     tables: Sequence[Mapping[str, Any]] = doc["tables"]
     lines = [f"checksum of {', '.join(doc['replicas'])} against {doc['source']} "
@@ -44,37 +60,13 @@ def render_checksum(result: CheckResult) -> str:
                 lines.append(f"  {name}: ... and {count - shown[name]} more rows")
         lines += [f"  note: {n}" for n in t["notes"]]
     lines += [f"note: {n}" for n in doc["notes"]]
-    for statements in _scripts_by_table(doc):
-        lines.append("")
-        lines += statements
+    for t in tables:
+        for _replica, statements in t["repair"]:
+            lines.append("")
+            lines += statements
     drifted = sum(1 for t in tables if t["status"] == "drift")
     unchecked = sum(1 for t in tables if t["status"] == "unchecked")
     verdict = {"ok": "no drift", "drift": f"DRIFT in {drifted} table(s)",
                "error": f"{unchecked} table(s) could not be checked"}[doc["status"]]
     lines.append(f"{verdict} ({len(tables)} table(s), {doc['seconds']:.2f} s)")
     return "\n".join(lines)
-
-
-def _scripts_by_table(doc: Mapping[str, Any]) -> list[list[str]]:
-    """The repair scripts table by table, each table's replicas in the order its rows are
-    listed. The JSON holds each replica's scripts one after the other, in table order;
-    every script opens with its header line, which names the replica and the table."""
-    queues: dict[str, list[list[str]]] = {}
-    for replica, statements in doc.get("repair", {}).items():
-        scripts = queues.setdefault(replica, [])
-        header = _HEADER.format(replica=replica)
-        for statement in statements:
-            if statement.startswith(header) or not scripts:
-                scripts.append([])
-            scripts[-1].append(statement)
-    out: list[list[str]] = []
-    for t in doc["tables"]:
-        replicas = dict.fromkeys([d["replica"] for d in t["differences"]]
-                                 + list(t["differing_rows"]))
-        for replica in replicas:
-            queue = queues.get(replica)
-            header = _HEADER.format(replica=replica) + f"{t['table']}; "
-            if queue and queue[0][0].startswith(header):
-                out.append(queue.pop(0))
-    out += [script for queue in queues.values() for script in queue]  # none expected
-    return out
