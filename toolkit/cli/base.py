@@ -23,7 +23,9 @@ from toolkit.errors import (
     QueryError,
     SandboxError,
 )
+from toolkit.redact import register_secret
 from toolkit.result import Status
+from toolkit.units import parse_duration
 
 CONFIG_OPTION = click.option(
     "--config", "-c", "config_path", envvar=ENV_CONFIG, metavar="FILE",
@@ -80,8 +82,6 @@ def split_list(values: tuple[str, ...]) -> tuple[str, ...]:
 
 def seconds(value: str) -> float:
     """A duration option ('0.5', '500ms', '2s', '1m') in seconds."""
-    from toolkit.units import parse_duration
-
     try:
         return float(parse_duration(value))
     except ValueError as exc:
@@ -98,8 +98,6 @@ def positive_duration(_ctx: click.Context, _param: click.Parameter, value: str) 
 
 def read_password(path: Path | None, option: str = "--password-file") -> str | None:
     """The secret in `path` (registered for redaction), or None without a path."""
-    from toolkit.redact import register_secret
-
     if path is None:
         return None
     try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import NoReturn
 
@@ -105,8 +106,6 @@ def validate_pgbouncer_cmd(file: str, live_dsn: str | None, postgres_dsn: str | 
 
 def _mysql_version(_ctx: click.Context, _param: click.Parameter,
                    value: str) -> tuple[int, ...]:
-    import re
-
     from checks.innodb_cluster import version_for
 
     if not re.fullmatch(r"8\.[04](\.\d+)?", value):

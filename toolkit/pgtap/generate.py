@@ -20,6 +20,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from toolkit.db import connect_dsn
+from toolkit.dsn import parse_dsn
 from toolkit.errors import ConfigError
 
 # pgTAP's _def_is(): such defaults are compared as text, others are evaluated and cast.
@@ -381,9 +383,6 @@ def take_snapshot(conn: Any, schemas: Sequence[str], source: str) -> Snapshot:
 
 def generate_from_dsn(dsn: str, schemas: Sequence[str]) -> str:
     """Connect, snapshot the schemas (default: every user schema) and render the file."""
-    from toolkit.db import connect_dsn
-    from toolkit.dsn import parse_dsn
-
     params = parse_dsn(dsn)
     if params.family != "postgres":
         raise ConfigError("pgtap generate needs a postgresql:// DSN, got a MySQL-family one")
