@@ -15,6 +15,8 @@ from checks.health.model import NodeOutcome
 from checks.health.replication import channel_findings, primary_findings, standby_findings
 from checks.health.run import summarize
 from checks.schedule import check_jobs, result_samples, validate_check_job
+from collectors.mysql_replication import parse_replica_status
+from collectors.postgres_replication import parse_local, parse_slots, parse_standbys
 from tests.unit.test_mysql_fixtures import table_rows, vertical_rows
 from toolkit.app import parse_config
 from toolkit.cli import cli
@@ -27,35 +29,40 @@ from toolkit.targets import Selection, select, target_from_dsn
 
 def test_replica_status_rows_from_captured_output() -> None:
     (stopped,) = vertical_rows("mariadb-10.11/show_all_slaves_status_sql_stopped.txt")
-    (found,) = channel_findings("replica", stopped)
+    (found,) = channel_findings("replica", parse_replica_status(stopped))
     assert (found.severity, found.kind) == (Status.CRITICAL, "sql-thread-stopped")
     assert found.detail == "replication: SQL thread stopped"
     (running,) = vertical_rows("mariadb-10.11/show_all_slaves_status.txt")
-    assert channel_findings("replica", running) == []
+    assert channel_findings("replica", parse_replica_status(running)) == []
     for row in table_rows("mysql-8.0/show_replica_status.txt"):  # Replica_* names
-        assert channel_findings("replica", row) == []
+        assert channel_findings("replica", parse_replica_status(row)) == []
     connecting = {**running, "Slave_IO_Running": "Connecting", "Last_IO_Errno": "2003",
                   "Last_IO_Error": "error connecting to master"}
-    (found,) = channel_findings("replica", connecting)
+    (found,) = channel_findings("replica", parse_replica_status(connecting))
     assert found.severity is Status.WARNING and "2003" in found.detail
     broken = {**running, "Slave_SQL_Running": "No", "Last_SQL_Errno": "1950",
               "Last_SQL_Error": "out-of-order sequence number"}
-    (found,) = channel_findings("replica", broken)
+    (found,) = channel_findings("replica", parse_replica_status(broken))
     assert found.detail == ("replication: SQL thread stopped: error 1950: "
                             "out-of-order sequence number")
 
 
 def test_postgres_replication_rows() -> None:
     # CONSTRUCTED rows with the columns of sql/postgres/replication_*.sql
-    assert standby_findings("s", {"wal_receiver_status": "streaming",
-                                  "replay_paused": False}) == []
-    kinds = [f.kind for f in standby_findings("s", {"wal_receiver_status": None,
-                                                    "replay_paused": True})]
+    assert standby_findings("s", parse_local({"in_recovery": True,
+                                              "wal_receiver_status": "streaming",
+                                              "replay_paused": False})) == []
+    kinds = [f.kind for f in standby_findings("s", parse_local({
+        "in_recovery": True, "wal_receiver_status": None, "replay_paused": True}))]
     assert kinds == ["wal-receiver-not-streaming", "replay-paused"]
-    found = primary_findings("p", [{"application_name": "s1", "state": "catchup"}],
-                             [{"slot_name": "a", "active": False, "retained_bytes": 1024},
-                              {"slot_name": "b", "active": True, "wal_status": "lost"},
-                              {"slot_name": "c", "active": True, "wal_status": "reserved"}])
+    found = primary_findings("p", parse_standbys([{"application_name": "s1",
+                                                   "state": "catchup"}]),
+                             parse_slots([{"slot_name": "a", "active": False,
+                                           "retained_bytes": 1024},
+                                          {"slot_name": "b", "active": True,
+                                           "wal_status": "lost"},
+                                          {"slot_name": "c", "active": True,
+                                           "wal_status": "reserved"}]))
     assert [(f.kind, f.severity.name) for f in found] == [
         ("standby-not-streaming", "WARNING"), ("slot-inactive", "WARNING"),
         ("slot-lost", "CRITICAL")]
