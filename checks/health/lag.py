@@ -36,7 +36,7 @@ def _mysql(node: Target, conn: Connection, limits: Thresholds) -> NodeOutcome:
             raise CheckFailed("no heartbeat settings on the connection")
         lag = reading.lag
         return judged(node, limits, Measured(
-            lag, f"lag {lag:.2f} s (heartbeat of server_id {reading.source.server_id:.0f})"),
+            lag, f"lag {lag:.2f} s (heartbeat of server_id {reading.source.server_id})"),
             kind="lag", metric=METRIC)
     channels = read_channels(conn)
     if not channels:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -19,6 +20,7 @@ from collectors.mysql_replication import parse_replica_status
 from collectors.postgres_replication import parse_local, parse_slots, parse_standbys
 from tests.unit.test_mysql_fixtures import table_rows, vertical_rows
 from toolkit.app import parse_config
+from toolkit.db import ServerInfo
 from toolkit.cli import cli
 from toolkit.cli.check import HEALTH_CHECKS
 from toolkit.errors import ConfigError
@@ -45,6 +47,67 @@ def test_replica_status_rows_from_captured_output() -> None:
     (found,) = channel_findings("replica", parse_replica_status(broken))
     assert found.detail == ("replication: SQL thread stopped: error 1950: "
                             "out-of-order sequence number")
+
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+
+
+def _rows(path: str) -> list[dict[str, Any]]:
+    return list(json.loads((FIXTURES / path).read_text())["rows"])
+
+
+class Answers:
+    """A connection answering named statements with captured rows; records what was asked."""
+
+    def __init__(self, flavor: str, answers: dict[str, list[dict[str, Any]]]) -> None:
+        self.server = ServerInfo(flavor, (15,) if flavor == "postgres" else (1, 18, 0), "")
+        self.answers, self.asked = answers, []  # type: list[str]
+        self.target = None
+
+    def query(self, name: str, params: Any = None) -> list[dict[str, Any]]:
+        self.asked.append(name)
+        return self.answers[name]
+
+
+def _evaluate(check: str, kind: str, conn: Answers) -> NodeOutcome:
+    node = target_from_dsn("n=" + {"postgres": "postgresql://u@h:5432/app",
+                                   "pgbouncer": "postgresql://u@h:6432/pgbouncer"}[kind])
+    assert node.kind == kind
+    return health_checks()[check].evaluate(node, conn, None)  # type: ignore[arg-type]
+
+
+def test_checks_read_the_collectors_facts_with_their_statements_only() -> None:
+    """Each check runs the statements of the collector facts it needs, nothing more."""
+    conn = Answers("pgbouncer", {"show_lists": _rows("pgbouncer-1.18/show_lists.json"),
+                                 "show_config": _rows("pgbouncer-1.18/show_config.json")})
+    outcome = _evaluate("connections", "pgbouncer", conn)
+    assert conn.asked == ["show_lists", "show_config"]
+    assert outcome.note == "6 of 200 connections in use (3% of max_client_conn)"
+    assert outcome.perfdata == (("n:connections_percent", 3.0), ("n:connections", 6.0))
+    conn = Answers("postgres", {"connections": _rows("postgres-15/connections-wait.json")})
+    outcome = _evaluate("connections", "postgres", conn)
+    assert conn.asked == ["connections"]
+    assert outcome.note == ("4 of 47 connections in use (9% of max_connections - "
+                            "superuser_reserved_connections)")
+    conn = Answers("postgres", {"lock_summary": _rows("postgres-15/lock_summary-wait.json")})
+    outcome = _evaluate("locks", "postgres", conn)
+    assert conn.asked == ["lock_summary"]  # someone waits, but the waits by mode are not read
+    assert outcome.note.endswith("(1 waiting, 1 root blocker(s))")
+    conn = Answers("postgres", {
+        "replication_local": _rows("postgres-15/replication_local-primary.json")})
+    outcome = _evaluate("lag", "postgres", conn)
+    assert conn.asked == ["replication_local"] and outcome.note == "not a standby"
+    conn.answers.update({
+        "replication_standbys": _rows("postgres-15/replication_standbys-replay-paused.json"),
+        "replication_slots": _rows("postgres-15/replication_slots-primary.json")})
+    conn.asked.clear()
+    outcome = _evaluate("replication", "postgres", conn)
+    assert conn.asked == ["replication_local", "replication_standbys", "replication_slots"]
+    assert outcome.note == "primary, 1 standby(s) streaming" and outcome.findings == ()
+    conn = Answers("pgbouncer", {"show_pools": _rows("pgbouncer-1.18/show_pools.json")})
+    outcome = _evaluate("pgbouncer-pools", "pgbouncer", conn)
+    assert conn.asked == ["show_pools"]
+    assert "1 client(s) waiting" in outcome.note and "in pool app_tiny/sandbox_admin" in outcome.note
 
 
 def test_postgres_replication_rows() -> None:
