@@ -20,9 +20,9 @@ from collectors.mysql_replication import parse_replica_status
 from collectors.postgres_replication import parse_local, parse_slots, parse_standbys
 from tests.unit.test_mysql_fixtures import table_rows, vertical_rows
 from toolkit.app import parse_config
-from toolkit.db import ServerInfo
 from toolkit.cli import cli
 from toolkit.cli.check import HEALTH_CHECKS
+from toolkit.db import ServerInfo
 from toolkit.errors import ConfigError
 from toolkit.render.plugin import render_plugin, render_plugin_json
 from toolkit.result import CheckResult, Finding, Status, perf_label, plugin_result, worst
@@ -107,7 +107,8 @@ def test_checks_read_the_collectors_facts_with_their_statements_only() -> None:
     conn = Answers("pgbouncer", {"show_pools": _rows("pgbouncer-1.18/show_pools.json")})
     outcome = _evaluate("pgbouncer-pools", "pgbouncer", conn)
     assert conn.asked == ["show_pools"]
-    assert "1 client(s) waiting" in outcome.note and "in pool app_tiny/sandbox_admin" in outcome.note
+    assert "1 client(s) waiting" in outcome.note
+    assert "in pool app_tiny/sandbox_admin" in outcome.note
 
 
 def test_postgres_replication_rows() -> None:
