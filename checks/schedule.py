@@ -13,7 +13,8 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 
 from checks.health import health_checks, run_health
-from checks.split_brain import KINDS, check_split_brain
+from checks.split_brain.model import KINDS
+from checks.split_brain.run import check_split_brain
 from toolkit.config import CheckJobConfig, Config
 from toolkit.jobs import Job
 from toolkit.metrics import MetricSpec, Sample

@@ -12,13 +12,13 @@ import inspect
 import pkgutil
 from functools import cache
 
-from toolkit.metrics import Collector, Registry
+from toolkit.metrics import AnyCollector, Collector, Registry
 
 __all__ = ["registry"]
 
 
-def _discover() -> list[Collector]:
-    found: list[Collector] = []
+def _discover() -> list[AnyCollector]:
+    found: list[AnyCollector] = []
     for info in pkgutil.iter_modules(__path__):
         if info.name.startswith("_"):
             continue

@@ -13,6 +13,10 @@ primary's row without any reconfiguration, and it costs no extra statement. On a
 (at most about one interval when healthy).
 Without heartbeat settings it reports `dbgauge_mysql_heartbeat_configured 0` and nothing
 else, so the collector can stay on everywhere.
+
+`read` returns `HeartbeatFacts` (the source's row and the exporter's clock when it was
+read; `check lag` uses them too); `read_heartbeat_table` reads every row, for the
+split-brain check's concurrent-writer test.
 """
 
 from __future__ import annotations
@@ -80,7 +84,51 @@ def pick_source_row(rows: list[HeartbeatRow], own_server_id: int | None,
     return max(others, key=lambda r: r.ts, default=None)
 
 
-class MySQLHeartbeat(Collector):
+@dataclass(frozen=True)
+class HeartbeatTable:
+    """Every row of a heartbeat table, and the server_id of the server that was read."""
+
+    rows: tuple[HeartbeatRow, ...]
+    own_server_id: int | None  # None when the table has no row
+
+
+def read_heartbeat_table(conn: Connection, table: str) -> HeartbeatTable:
+    """The rows of `table` (schema.name); QueryError when it cannot be read, with a hint
+    when it does not exist."""
+    (statement,) = heartbeat_sql(conn.server.flavor, "heartbeat_read", table)
+    try:
+        raw = query(conn, "heartbeat_read", HEARTBEAT_NEEDS, sql=statement)
+    except QueryError as exc:
+        if exc.errno != _NO_SUCH_TABLE:
+            raise
+        raise exc.again(f"heartbeat table {table} does not exist on this server: "
+                        "run a heartbeat writer (heartbeat: {mode: write}) on the source, "
+                        f"or set heartbeat.table to pt-heartbeat's table ({exc})") from None
+    own = int(number(raw[0].get("own_server_id")) or 0) if raw else None
+    return HeartbeatTable(tuple(parse_heartbeat_rows(raw)), own)
+
+
+@dataclass(frozen=True)
+class HeartbeatReading:
+    """The source's heartbeat row and the exporter's clock when it was read."""
+
+    source: HeartbeatRow
+    now: float  # Unix time
+
+    @property
+    def lag(self) -> float:
+        """How old the row is by the exporter's clock (0 if the writer's clock is ahead)."""
+        return max(0.0, self.now - self.source.ts)
+
+
+@dataclass(frozen=True)
+class HeartbeatFacts:
+    """What the collector read: None on a target without heartbeat settings."""
+
+    reading: HeartbeatReading | None
+
+
+class MySQLHeartbeat(Collector[HeartbeatFacts]):
     name = "mysql_heartbeat"
     help = ("Heartbeat lag in the exporter from a dbgauge or pt-heartbeat table (targets with "
             "heartbeat: read), plus the raw timestamps; 'configured 0' elsewhere.")
@@ -91,32 +139,29 @@ class MySQLHeartbeat(Collector):
     def __init__(self, clock: Callable[[], float] = time.time) -> None:
         self._clock = clock
 
-    def collect(self, conn: Connection) -> Iterable[Sample]:
+    def read(self, conn: Connection) -> HeartbeatFacts:
+        """The source's row; QueryError when the table or the row is missing."""
         settings = conn.target.heartbeat if conn.target is not None else None
         if settings is None:
-            yield Sample(CONFIGURED.name, 0.0)
-            return
-        (statement,) = heartbeat_sql(conn.server.flavor, "heartbeat_read", settings.table)
-        try:
-            raw = query(conn, "heartbeat_read", HEARTBEAT_NEEDS, sql=statement)
-        except QueryError as exc:
-            if exc.errno != _NO_SUCH_TABLE:
-                raise
-            raise exc.again(f"heartbeat table {settings.table} does not exist on this server: "
-                             "run a heartbeat writer (heartbeat: {mode: write}) on the source, "
-                             f"or set heartbeat.table to pt-heartbeat's table ({exc})") from None
+            return HeartbeatFacts(None)
+        table = read_heartbeat_table(conn, settings.table)
         now = self._clock()
-        rows = parse_heartbeat_rows(raw)
-        own = int(number(raw[0].get("own_server_id")) or 0) if raw else None
-        wanted = own if settings.mode == "write" else settings.source_server_id
-        row = pick_source_row(rows, own, wanted)
+        wanted = table.own_server_id if settings.mode == "write" else settings.source_server_id
+        row = pick_source_row(list(table.rows), table.own_server_id, wanted)
         if row is None:
             which = f"server_id {wanted}" if wanted is not None else "another server"
             raise QueryError(f"no heartbeat row from {which} in {settings.table} "
-                             f"({len(rows)} row(s)): is a heartbeat writer running on the "
-                             "source?")
+                             f"({len(table.rows)} row(s)): is a heartbeat writer running on "
+                             "the source?")
+        return HeartbeatFacts(HeartbeatReading(row, now))
+
+    def samples(self, facts: HeartbeatFacts) -> Iterable[Sample]:
+        reading = facts.reading
+        if reading is None:
+            yield Sample(CONFIGURED.name, 0.0)
+            return
         yield Sample(CONFIGURED.name, 1.0)
-        yield Sample(LAG.name, max(0.0, now - row.ts))
-        yield Sample(STORED.name, row.ts)
-        yield Sample(NOW.name, now)
-        yield Sample(SOURCE.name, float(row.server_id))
+        yield Sample(LAG.name, reading.lag)
+        yield Sample(STORED.name, reading.source.ts)
+        yield Sample(NOW.name, reading.now)
+        yield Sample(SOURCE.name, float(reading.source.server_id))

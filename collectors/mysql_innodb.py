@@ -11,13 +11,16 @@ come from the cheapest source that has them:
 2. enabled INNODB_METRICS counters (trx_rseg_history_len; log_lsn_checkpoint_age or
    log_lsn_current - log_lsn_last_checkpoint);
 3. otherwise SHOW ENGINE INNODB STATUS, read by the pure `parse_innodb_status`.
+
+`read` returns `InnodbFacts` (the status values, the typed INNODB_METRICS rows and the
+monitor text's numbers when it had to be read); `samples` maps them to metrics.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from collectors.mysql_status import parse_status_rows
 from toolkit.db import Connection, Row
@@ -328,7 +331,44 @@ def status_samples(status: Mapping[str, float]) -> list[Sample]:
     return out
 
 
-class MySQLInnodb(Collector):
+@dataclass(frozen=True)
+class InnodbFacts:
+    """What the collector read: InnoDB status variables by name (the set differs by
+    flavor and version), the enabled INNODB_METRICS rows, and the SHOW ENGINE INNODB
+    STATUS numbers -- read only when the first two lack history list length or
+    checkpoint age, else None."""
+
+    status: Mapping[str, float]
+    metrics: tuple[InnodbMetric, ...] = ()
+    monitor: InnodbStatus | None = None
+
+    @property
+    def metric_values(self) -> dict[str, float]:
+        """Enabled INNODB_METRICS values by name."""
+        return {m.name: m.value for m in self.metrics}
+
+    @property
+    def history_list_length(self) -> float | None:
+        """From the status variable, else INNODB_METRICS, else the monitor text."""
+        history = self.status.get("Innodb_history_list_length",
+                                  self.metric_values.get("trx_rseg_history_len"))
+        if history is None and self.monitor is not None \
+                and self.monitor.history_list_length is not None:
+            history = float(self.monitor.history_list_length)
+        return history
+
+    @property
+    def checkpoint_age(self) -> float | None:
+        """From status variables, else INNODB_METRICS log counters, else the monitor text."""
+        age = checkpoint_age_from_status(self.status)
+        if age is None:
+            age = checkpoint_age_from_metrics(self.metric_values)
+        if age is None and self.monitor is not None and self.monitor.checkpoint_age is not None:
+            age = float(self.monitor.checkpoint_age)
+        return age
+
+
+class MySQLInnodb(Collector[InnodbFacts]):
     name = "mysql_innodb"
     help = ("InnoDB buffer pool, row operations and locks, data and redo I/O, deadlocks, "
             "history list length and checkpoint age from SHOW GLOBAL STATUS, the enabled "
@@ -344,30 +384,30 @@ class MySQLInnodb(Collector):
                HISTORY, CHECKPOINT_AGE, CHECKPOINT_MAX_AGE, REDO_CAPACITY, METRICS_COUNTER,
                METRICS_GAUGE)
 
-    def collect(self, conn: Connection) -> Iterable[Sample]:
-        status = parse_status_rows(conn.query("innodb_global_status"))
-        enabled = classify_innodb_metrics(query(conn, "innodb_metrics", PROCESS))
+    def read(self, conn: Connection) -> InnodbFacts:
+        facts = InnodbFacts(parse_status_rows(conn.query("innodb_global_status")),
+                            tuple(classify_innodb_metrics(query(conn, "innodb_metrics",
+                                                                PROCESS))))
+        if facts.history_list_length is None or facts.checkpoint_age is None:
+            rows = query(conn, "engine_innodb_status", PROCESS)
+            facts = replace(facts, monitor=parse_innodb_status(
+                text(rows[0].get("Status")) if rows else ""))
+        return facts
+
+    def samples(self, facts: InnodbFacts) -> Iterable[Sample]:
+        status = facts.status
         yield from status_samples(status)
-        by_name = {m.name: m.value for m in enabled}
+        by_name = facts.metric_values
         if "Innodb_deadlocks" not in status and "lock_deadlocks" in by_name:
             yield Sample(DEADLOCKS.name, by_name["lock_deadlocks"])
-        for m in enabled:
+        for m in facts.metrics:
             spec = METRICS_COUNTER if m.counter else METRICS_GAUGE
             yield Sample(spec.name, m.value, {"metric": m.name, "subsystem": m.subsystem})
-
-        history = status.get("Innodb_history_list_length", by_name.get("trx_rseg_history_len"))
-        age = checkpoint_age_from_status(status)
-        if age is None:
-            age = checkpoint_age_from_metrics(by_name)
-        if history is None or age is None:
-            rows = query(conn, "engine_innodb_status", PROCESS)
-            parsed = parse_innodb_status(text(rows[0].get("Status")) if rows else "")
-            if history is None and parsed.history_list_length is not None:
-                history = float(parsed.history_list_length)
-            if age is None and parsed.checkpoint_age is not None:
-                age = float(parsed.checkpoint_age)
-            if "Innodb_checkpoint_max_age" not in status and parsed.max_checkpoint_age:
-                yield Sample(CHECKPOINT_MAX_AGE.name, float(parsed.max_checkpoint_age))
+        monitor = facts.monitor
+        if monitor is not None and "Innodb_checkpoint_max_age" not in status \
+                and monitor.max_checkpoint_age:
+            yield Sample(CHECKPOINT_MAX_AGE.name, float(monitor.max_checkpoint_age))
+        history, age = facts.history_list_length, facts.checkpoint_age
         if history is not None:
             yield Sample(HISTORY.name, history)
         if age is not None:

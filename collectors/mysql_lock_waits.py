@@ -10,7 +10,8 @@ history list length follow it); and metadata lock waits (the ALTER TABLE pile-up
 Sources: INNODB_TRX (both flavors); the wait graph from performance_schema.data_lock_waits
 on MySQL 8 and information_schema.INNODB_LOCK_WAITS on MariaDB, read by the one pure
 `summarize_lock_waits`; metadata locks from performance_schema.metadata_locks where it is
-instrumented, else from thread states in the processlist.
+instrumented, else from thread states in the processlist. `read` returns `LockWaitFacts`
+(also what `check locks` judges); `samples` maps them to metrics.
 """
 
 from __future__ import annotations
@@ -131,11 +132,60 @@ def summarize_transactions(rows: Iterable[Mapping[str, Any]]) -> TrxSummary:
     return TrxSummary(by_state, oldest, oldest_wait)
 
 
+@dataclass(frozen=True)
+class MetadataLocks:
+    """Metadata lock waits, from performance_schema or (not instrumented) the processlist."""
+
+    instrumented: bool
+    waiting: float
+    oldest_wait_seconds: float
+
+
+@dataclass(frozen=True)
+class LockWaitFacts:
+    """What the collector read: transactions by state, the wait graph (empty, and not
+    read, when nobody waits), the blockers' idleness and age, and metadata lock waits."""
+
+    transactions: TrxSummary
+    graph: LockGraph
+    idle_blockers: int
+    oldest_blocker_seconds: float
+    metadata: MetadataLocks
+
+
 def _as_id(value: str) -> int | str:
     return int(value) if value.isdigit() else value
 
 
-class MySQLLockWaits(Collector):
+def read_blockers(conn: Connection, graph: LockGraph) -> tuple[int, float]:
+    """(idle blockers, oldest blocker age); one more statement only if something blocks."""
+    if not graph.blockers:
+        return 0, 0.0
+    ids = [_as_id(b) for b in sorted(graph.blockers)][:_MAX_BLOCKERS_LOOKED_UP]
+    sql = load_sql(conn.server.flavor, "lock_blockers", conn.server.version)
+    sql = sql.replace("{ids}", ", ".join(["%s"] * len(ids)))
+    rows = query(conn, "lock_blockers", PROCESS, tuple(ids), sql=sql)
+    idle = sum(1 for r in rows if number(r.get("idle")))
+    oldest = max((number(r.get("age_seconds")) or 0.0 for r in rows), default=0.0)
+    return idle, oldest
+
+
+def read_metadata_locks(conn: Connection) -> MetadataLocks:
+    """From performance_schema where instrumented, else from processlist thread states
+    (MariaDB answers both in one round trip)."""
+    row = query(conn, "metadata_lock_waits", PS_SELECT)[0]
+    instrumented = bool(number(row.get("performance_schema"))) and all(
+        text(row.get(col)).upper() == "YES" for col in ("mdl_instrument", "global_consumer"))
+    waiting, oldest = row.get("waiting"), row.get("oldest_wait_seconds")
+    if not instrumented and "processlist_waiting" in row:  # MariaDB: same round trip
+        waiting, oldest = row["processlist_waiting"], row["processlist_oldest_wait_seconds"]
+    elif not instrumented:
+        fallback = query(conn, "metadata_lock_waits_processlist", PROCESS)[0]
+        waiting, oldest = fallback["waiting"], fallback["oldest_wait_seconds"]
+    return MetadataLocks(instrumented, number(waiting) or 0.0, number(oldest) or 0.0)
+
+
+class MySQLLockWaits(Collector[LockWaitFacts]):
     name = "mysql_lock_waits"
     help = ("Row lock waits (waiting transactions, oldest wait, blockers, chain heads, idle "
             "blockers, most waiters per blocker), the oldest transaction and metadata lock "
@@ -146,12 +196,17 @@ class MySQLLockWaits(Collector):
                MAX_WAITERS, IDLE_BLOCKERS, OLDEST_BLOCKER, MDL_INSTRUMENTED, MDL_WAITING,
                MDL_OLDEST)
 
-    def collect(self, conn: Connection) -> Iterable[Sample]:
+    def read(self, conn: Connection) -> LockWaitFacts:
         trx = summarize_transactions(query(conn, "innodb_trx_summary", PROCESS))
         graph = summarize_lock_waits([])
         if trx.waiting:  # nobody waits: no wait graph to read (the common case)
             needs = PS_SELECT if conn.server.flavor == "mysql" else PROCESS
             graph = summarize_lock_waits(query(conn, "lock_waits", needs))
+        idle, oldest_blocker = read_blockers(conn, graph)
+        return LockWaitFacts(trx, graph, idle, oldest_blocker, read_metadata_locks(conn))
+
+    def samples(self, facts: LockWaitFacts) -> Iterable[Sample]:
+        trx, graph, mdl = facts.transactions, facts.graph, facts.metadata
         for state, count in trx.by_state.items():
             yield Sample(TRANSACTIONS.name, float(count), {"state": state})
         yield Sample(OLDEST_TRX.name, trx.oldest_seconds)
@@ -160,35 +215,8 @@ class MySQLLockWaits(Collector):
         yield Sample(BLOCKERS.name, float(len(graph.blockers)))
         yield Sample(ROOT_BLOCKERS.name, float(len(graph.root_blockers)))
         yield Sample(MAX_WAITERS.name, float(graph.max_waiters_per_blocker))
-        idle, oldest_blocker = self._blockers(conn, graph)
-        yield Sample(IDLE_BLOCKERS.name, float(idle))
-        yield Sample(OLDEST_BLOCKER.name, oldest_blocker)
-        yield from self._metadata_locks(conn)
-
-    @staticmethod
-    def _blockers(conn: Connection, graph: LockGraph) -> tuple[int, float]:
-        """(idle blockers, oldest blocker age); one more statement only if something blocks."""
-        if not graph.blockers:
-            return 0, 0.0
-        ids = [_as_id(b) for b in sorted(graph.blockers)][:_MAX_BLOCKERS_LOOKED_UP]
-        sql = load_sql(conn.server.flavor, "lock_blockers", conn.server.version)
-        sql = sql.replace("{ids}", ", ".join(["%s"] * len(ids)))
-        rows = query(conn, "lock_blockers", PROCESS, tuple(ids), sql=sql)
-        idle = sum(1 for r in rows if number(r.get("idle")))
-        oldest = max((number(r.get("age_seconds")) or 0.0 for r in rows), default=0.0)
-        return idle, oldest
-
-    @staticmethod
-    def _metadata_locks(conn: Connection) -> Iterable[Sample]:
-        row = query(conn, "metadata_lock_waits", PS_SELECT)[0]
-        instrumented = bool(number(row.get("performance_schema"))) and all(
-            text(row.get(col)).upper() == "YES" for col in ("mdl_instrument", "global_consumer"))
-        waiting, oldest = row.get("waiting"), row.get("oldest_wait_seconds")
-        if not instrumented and "processlist_waiting" in row:  # MariaDB: same round trip
-            waiting, oldest = row["processlist_waiting"], row["processlist_oldest_wait_seconds"]
-        elif not instrumented:
-            fallback = query(conn, "metadata_lock_waits_processlist", PROCESS)[0]
-            waiting, oldest = fallback["waiting"], fallback["oldest_wait_seconds"]
-        yield Sample(MDL_INSTRUMENTED.name, 1.0 if instrumented else 0.0)
-        yield Sample(MDL_WAITING.name, number(waiting) or 0.0)
-        yield Sample(MDL_OLDEST.name, number(oldest) or 0.0)
+        yield Sample(IDLE_BLOCKERS.name, float(facts.idle_blockers))
+        yield Sample(OLDEST_BLOCKER.name, facts.oldest_blocker_seconds)
+        yield Sample(MDL_INSTRUMENTED.name, 1.0 if mdl.instrumented else 0.0)
+        yield Sample(MDL_WAITING.name, mdl.waiting)
+        yield Sample(MDL_OLDEST.name, mdl.oldest_wait_seconds)

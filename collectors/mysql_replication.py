@@ -3,6 +3,8 @@
 The statement follows flavor and version: MySQL 8.0.22+ and 8.4 `SHOW REPLICA STATUS`
 (Source/Replica column names), older MySQL 8.0 `SHOW SLAVE STATUS`, MariaDB `SHOW ALL
 SLAVES STATUS` (every named connection). `parse_replica_status` reads either naming.
+`read` returns `ReplicationFacts` (the channels and the server's flags); `read_channels`
+and `read_flags` are its two halves, for checks that need only one of them.
 
 Nothing here silently disappears: `dbgauge_mysql_replication_configured` is 0 on a
 primary or after RESET REPLICA ALL, and when the server reports Seconds_Behind_Source as
@@ -20,7 +22,7 @@ from typing import Any
 from toolkit.db import Connection
 from toolkit.db.privileges import PROCESS, REPLICA_MONITOR, query
 from toolkit.db.values import number, text
-from toolkit.gtid import GtidSet
+from toolkit.gtid import GtidSet, parse_mariadb_gtids
 from toolkit.metrics import Collector, MetricSpec, Sample
 
 CONFIGURED = MetricSpec(
@@ -90,6 +92,11 @@ class ReplicaStatus:
     relay_log_space: float | None
     source_server_id: int | None
     gtid_pending: int | None
+    source_host: str = ""
+    source_port: int | None = None
+    source_uuid: str = ""  # lowercased; MySQL only
+    last_io_error: str = ""
+    last_sql_error: str = ""
 
     @property
     def io_running(self) -> bool:
@@ -109,13 +116,11 @@ def gtid_subtract_count(minuend: str, subtrahend: str) -> int:
     return len(GtidSet.parse(minuend) - GtidSet.parse(subtrahend))
 
 
-def parse_mariadb_gtid_pos(value: str) -> dict[int, int]:
-    """MariaDB GTID position 'domain-server-seq,...' -> {domain: seq}."""
+def _seq_by_domain(position: str) -> dict[int, int]:
+    """MariaDB GTID position 'domain-server-seq,...' -> the highest seq per domain."""
     out: dict[int, int] = {}
-    for item in value.replace("\n", "").split(","):
-        parts = item.strip().split("-")
-        if len(parts) == 3 and all(p.isdigit() for p in parts):
-            out[int(parts[0])] = max(out.get(int(parts[0]), 0), int(parts[2]))
+    for gtid in parse_mariadb_gtids(position):
+        out[gtid.domain] = max(out.get(gtid.domain, 0), gtid.seq)
     return out
 
 
@@ -124,8 +129,8 @@ def _gtid_pending(row: Mapping[str, Any]) -> int | None:
     if "Gtid_IO_Pos" in row:  # MariaDB
         if not io_pos:
             return None
-        received = parse_mariadb_gtid_pos(io_pos)
-        applied = parse_mariadb_gtid_pos(text(row.get("Gtid_Slave_Pos")))
+        received = _seq_by_domain(io_pos)
+        applied = _seq_by_domain(text(row.get("Gtid_Slave_Pos")))
         domains = [d for d in received if d in applied]
         if not domains:
             return None
@@ -140,6 +145,7 @@ def _gtid_pending(row: Mapping[str, Any]) -> int | None:
 def parse_replica_status(row: Mapping[str, Any]) -> ReplicaStatus:
     """One SHOW REPLICA/SLAVE STATUS or SHOW ALL SLAVES STATUS row -> ReplicaStatus."""
     server_id = number(_col(row, "Source_Server_Id", "Master_Server_Id"))
+    port = number(_col(row, "Source_Port", "Master_Port"))
     return ReplicaStatus(
         channel=text(_col(row, "Channel_Name", "Connection_name")),
         io_thread=text(_col(row, "Replica_IO_Running", "Slave_IO_Running")) or "No",
@@ -151,7 +157,55 @@ def parse_replica_status(row: Mapping[str, Any]) -> ReplicaStatus:
         relay_log_space=number(row.get("Relay_Log_Space")),
         source_server_id=None if server_id is None else int(server_id),
         gtid_pending=_gtid_pending(row),
+        source_host=text(_col(row, "Source_Host", "Master_Host")).strip(),
+        source_port=None if port is None else int(port),
+        source_uuid=text(_col(row, "Source_UUID", "Master_UUID")).strip().lower(),
+        last_io_error=text(row.get("Last_IO_Error")).strip(),
+        last_sql_error=text(row.get("Last_SQL_Error")).strip(),
     )
+
+
+@dataclass(frozen=True)
+class ReplicationFlags:
+    """@@read_only and @@super_read_only as the server reports them (1 or 0; None where the
+    server has no such variable: MariaDB has no super_read_only) and the Binlog Dump
+    threads."""
+
+    read_only: float | None = None
+    super_read_only: float | None = None
+    connected_replicas: int | None = None
+
+    @property
+    def writable(self) -> bool:
+        """Ordinary and SUPER users alike can write (neither flag is on)."""
+        return not self.read_only and not self.super_read_only
+
+
+def parse_flags(row: Mapping[str, Any]) -> ReplicationFlags:
+    """The replication_flags row -> ReplicationFlags (a NULL or absent column is None)."""
+    replicas = number(row.get("replicas"))
+    return ReplicationFlags(number(row.get("read_only")), number(row.get("super_read_only")),
+                            None if replicas is None else int(replicas))
+
+
+@dataclass(frozen=True)
+class ReplicationFacts:
+    """What the collector read: every replication channel (none on a primary) and the
+    server's flags."""
+
+    channels: tuple[ReplicaStatus, ...]
+    flags: ReplicationFlags
+
+
+def read_channels(conn: Connection) -> tuple[ReplicaStatus, ...]:
+    """Every replication channel of the server (SHOW REPLICA/SLAVE STATUS), parsed."""
+    return tuple(parse_replica_status(row)
+                 for row in query(conn, "replica_status", REPLICA_MONITOR))
+
+
+def read_flags(conn: Connection) -> ReplicationFlags:
+    """read_only, super_read_only and the connected replicas."""
+    return parse_flags(query(conn, "replication_flags", PROCESS)[0])
 
 
 def channel_samples(st: ReplicaStatus) -> list[Sample]:
@@ -172,7 +226,7 @@ def channel_samples(st: ReplicaStatus) -> list[Sample]:
     return out
 
 
-class MySQLReplication(Collector):
+class MySQLReplication(Collector[ReplicationFacts]):
     name = "mysql_replication"
     help = ("Replication per channel (threads, Seconds_Behind_Source with a NULL companion, "
             "delay, errors, relay log space, GTID backlog), read_only/super_read_only and "
@@ -183,15 +237,17 @@ class MySQLReplication(Collector):
                SQL_DELAY, LAST_IO_ERRNO, LAST_SQL_ERRNO, RELAY_LOG_SPACE, SOURCE_SERVER_ID,
                GTID_PENDING, READ_ONLY, SUPER_READ_ONLY, CONNECTED_REPLICAS)
 
-    def collect(self, conn: Connection) -> Iterable[Sample]:
-        channels = [parse_replica_status(row)
-                    for row in query(conn, "replica_status", REPLICA_MONITOR)]
-        yield Sample(CONFIGURED.name, 1.0 if channels else 0.0)
-        for st in channels:
+    def read(self, conn: Connection) -> ReplicationFacts:
+        channels = read_channels(conn)
+        return ReplicationFacts(channels, read_flags(conn))
+
+    def samples(self, facts: ReplicationFacts) -> Iterable[Sample]:
+        yield Sample(CONFIGURED.name, 1.0 if facts.channels else 0.0)
+        for st in facts.channels:
             yield from channel_samples(st)
-        flags = query(conn, "replication_flags", PROCESS)[0]
-        for spec, column in ((READ_ONLY, "read_only"), (SUPER_READ_ONLY, "super_read_only"),
-                             (CONNECTED_REPLICAS, "replicas")):
-            value = number(flags.get(column))
+        flags = facts.flags
+        for spec, value in ((READ_ONLY, flags.read_only),
+                            (SUPER_READ_ONLY, flags.super_read_only),
+                            (CONNECTED_REPLICAS, flags.connected_replicas)):
             if value is not None:
-                yield Sample(spec.name, value)
+                yield Sample(spec.name, float(value))

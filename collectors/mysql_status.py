@@ -1,45 +1,61 @@
 """mysql_status: a small set of server-wide status values (MySQL and MariaDB).
 
 The foundation collector proving the protocol end to end; the InnoDB, replication
-and lock-wait collectors come in their own modules.
+and lock-wait collectors come in their own modules. Its facts also serve `check
+connections` (Threads_connected against max_connections).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 
 from toolkit.db import Connection
 from toolkit.db.values import number
 from toolkit.metrics import Collector, MetricSpec, Sample
 
-# SHOW GLOBAL STATUS variable -> exposed metric.
-_STATUS = {
-    "Uptime": MetricSpec("dbgauge_mysql_uptime_seconds", "gauge",
-                         "Seconds since the server started (Uptime)."),
-    "Threads_connected": MetricSpec("dbgauge_mysql_threads_connected", "gauge",
-                                    "Open client connections (Threads_connected)."),
-    "Threads_running": MetricSpec("dbgauge_mysql_threads_running", "gauge",
-                                  "Threads not sleeping (Threads_running)."),
-    "Max_used_connections": MetricSpec(
-        "dbgauge_mysql_max_used_connections", "gauge",
-        "Peak simultaneous connections since start or FLUSH STATUS (Max_used_connections)."),
-    "Questions": MetricSpec("dbgauge_mysql_questions_total", "counter",
-                            "Statements sent by clients (Questions)."),
-    "Connections": MetricSpec("dbgauge_mysql_connections_total", "counter",
-                              "Connection attempts, successful or not (Connections)."),
-    "Aborted_connects": MetricSpec("dbgauge_mysql_aborted_connects_total", "counter",
-                                   "Failed connection attempts (Aborted_connects)."),
-    "Aborted_clients": MetricSpec(
-        "dbgauge_mysql_aborted_clients_total", "counter",
-        "Connections dropped without a proper close (Aborted_clients)."),
-    "Slow_queries": MetricSpec("dbgauge_mysql_slow_queries_total", "counter",
-                               "Statements slower than long_query_time (Slow_queries)."),
-}
-_MAX_CONNECTIONS = MetricSpec("dbgauge_mysql_max_connections", "gauge",
-                              "Configured connection limit (@@max_connections).")
+UPTIME = MetricSpec("dbgauge_mysql_uptime_seconds", "gauge",
+                    "Seconds since the server started (Uptime).")
+THREADS_CONNECTED = MetricSpec("dbgauge_mysql_threads_connected", "gauge",
+                               "Open client connections (Threads_connected).")
+THREADS_RUNNING = MetricSpec("dbgauge_mysql_threads_running", "gauge",
+                             "Threads not sleeping (Threads_running).")
+MAX_USED_CONNECTIONS = MetricSpec(
+    "dbgauge_mysql_max_used_connections", "gauge",
+    "Peak simultaneous connections since start or FLUSH STATUS (Max_used_connections).")
+QUESTIONS = MetricSpec("dbgauge_mysql_questions_total", "counter",
+                       "Statements sent by clients (Questions).")
+CONNECTIONS = MetricSpec("dbgauge_mysql_connections_total", "counter",
+                         "Connection attempts, successful or not (Connections).")
+ABORTED_CONNECTS = MetricSpec("dbgauge_mysql_aborted_connects_total", "counter",
+                              "Failed connection attempts (Aborted_connects).")
+ABORTED_CLIENTS = MetricSpec(
+    "dbgauge_mysql_aborted_clients_total", "counter",
+    "Connections dropped without a proper close (Aborted_clients).")
+SLOW_QUERIES = MetricSpec("dbgauge_mysql_slow_queries_total", "counter",
+                          "Statements slower than long_query_time (Slow_queries).")
+MAX_CONNECTIONS = MetricSpec("dbgauge_mysql_max_connections", "gauge",
+                             "Configured connection limit (@@max_connections).")
 
 
-def parse_status_rows(rows: Iterable[dict[str, object]]) -> dict[str, float]:
+@dataclass(frozen=True)
+class StatusFacts:
+    """The facts: SHOW GLOBAL STATUS values and @@max_connections (None when the server
+    did not report one, or reported NULL)."""
+
+    uptime: float | None = None
+    threads_connected: float | None = None
+    threads_running: float | None = None
+    max_used_connections: float | None = None
+    questions: float | None = None
+    connections: float | None = None
+    aborted_connects: float | None = None
+    aborted_clients: float | None = None
+    slow_queries: float | None = None
+    max_connections: float | None = None
+
+
+def parse_status_rows(rows: Iterable[Mapping[str, object]]) -> dict[str, float]:
     """SHOW STATUS rows (Variable_name, Value) -> numeric values by variable name."""
     out: dict[str, float] = {}
     for row in rows:
@@ -49,19 +65,39 @@ def parse_status_rows(rows: Iterable[dict[str, object]]) -> dict[str, float]:
     return out
 
 
-class MySQLStatus(Collector):
+def status_facts(status: Mapping[str, float], max_connections: float | None) -> StatusFacts:
+    """Status values by variable name and the connection limit -> StatusFacts."""
+    return StatusFacts(
+        uptime=status.get("Uptime"), threads_connected=status.get("Threads_connected"),
+        threads_running=status.get("Threads_running"),
+        max_used_connections=status.get("Max_used_connections"),
+        questions=status.get("Questions"), connections=status.get("Connections"),
+        aborted_connects=status.get("Aborted_connects"),
+        aborted_clients=status.get("Aborted_clients"), slow_queries=status.get("Slow_queries"),
+        max_connections=max_connections)
+
+
+class MySQLStatus(Collector[StatusFacts]):
     name = "mysql_status"
     help = "Uptime, threads, connections and statement counters from SHOW GLOBAL STATUS."
     kind = "mysql"
     flavors = frozenset({"mysql", "mariadb"})
-    metrics = (*_STATUS.values(), _MAX_CONNECTIONS)
+    metrics = (UPTIME, THREADS_CONNECTED, THREADS_RUNNING, MAX_USED_CONNECTIONS, QUESTIONS,
+               CONNECTIONS, ABORTED_CONNECTS, ABORTED_CLIENTS, SLOW_QUERIES, MAX_CONNECTIONS)
 
-    def collect(self, conn: Connection) -> Iterable[Sample]:
+    def read(self, conn: Connection) -> StatusFacts:
         status = parse_status_rows(conn.query("global_status_basic"))
-        for variable, spec in _STATUS.items():
-            if variable in status:
-                yield Sample(spec.name, status[variable])
         rows = conn.query("max_connections")
-        limit = number(rows[0]["max_connections"]) if rows else None
-        if limit is not None:
-            yield Sample(_MAX_CONNECTIONS.name, limit)
+        return status_facts(status, number(rows[0]["max_connections"]) if rows else None)
+
+    def samples(self, facts: StatusFacts) -> Iterable[Sample]:
+        for spec, value in ((UPTIME, facts.uptime), (THREADS_CONNECTED, facts.threads_connected),
+                            (THREADS_RUNNING, facts.threads_running),
+                            (MAX_USED_CONNECTIONS, facts.max_used_connections),
+                            (QUESTIONS, facts.questions), (CONNECTIONS, facts.connections),
+                            (ABORTED_CONNECTS, facts.aborted_connects),
+                            (ABORTED_CLIENTS, facts.aborted_clients),
+                            (SLOW_QUERIES, facts.slow_queries),
+                            (MAX_CONNECTIONS, facts.max_connections)):
+            if value is not None:
+                yield Sample(spec.name, value)

@@ -1,12 +1,14 @@
 """pgbouncer_lists: sizes of PgBouncer's internal lists (SHOW LISTS).
 
 Tells at a glance how many client and server connections PgBouncer holds and whether
-it is running out of free slots; pools and stats come in their own collector.
+it is running out of free slots; pools and stats come in their own collector. `read`
+returns `ListsFacts` (`check connections` takes used_clients from it).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 
 from toolkit.db import Connection
 from toolkit.db.values import number
@@ -20,7 +22,20 @@ ITEMS = MetricSpec(
 )
 
 
-def parse_lists(rows: Iterable[dict[str, object]]) -> dict[str, float]:
+@dataclass(frozen=True)
+class ListsFacts:
+    """The facts: items per list name, in SHOW LISTS order (rows without a number are
+    left out)."""
+
+    items: Mapping[str, float]
+
+    @property
+    def used_clients(self) -> float:
+        """Client connections in use (the used_clients list; 0 when not listed)."""
+        return self.items.get("used_clients", 0.0)
+
+
+def parse_lists(rows: Iterable[Mapping[str, object]]) -> dict[str, float]:
     """SHOW LISTS rows (list, items) -> items by list name."""
     out: dict[str, float] = {}
     for row in rows:
@@ -30,13 +45,16 @@ def parse_lists(rows: Iterable[dict[str, object]]) -> dict[str, float]:
     return out
 
 
-class PgBouncerLists(Collector):
+class PgBouncerLists(Collector[ListsFacts]):
     name = "pgbouncer_lists"
     help = "PgBouncer internal list sizes from SHOW LISTS."
     kind = "pgbouncer"
     flavors = frozenset({"pgbouncer"})
     metrics = (ITEMS,)
 
-    def collect(self, conn: Connection) -> Iterable[Sample]:
-        for name, value in parse_lists(conn.query("show_lists")).items():
+    def read(self, conn: Connection) -> ListsFacts:
+        return ListsFacts(parse_lists(conn.query("show_lists")))
+
+    def samples(self, facts: ListsFacts) -> Iterable[Sample]:
+        for name, value in facts.items.items():
             yield Sample(ITEMS.name, value, {"list": name})

@@ -6,12 +6,14 @@ or max_user_connections reached), and the maxwait gauge says for how long the ol
 client has been queueing. Server connections by state show the pool's use.
 
 Columns are read by name, so older and newer PgBouncers work alike: a state column a
-version lacks yields no series (PgBouncer 1.18 added the cancel-request states).
+version lacks yields no series (PgBouncer 1.18 added the cancel-request states). `read`
+returns `PoolsFacts`, one `Pool` per row (`check pgbouncer-pools` judges them).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from toolkit.db import Connection
@@ -45,25 +47,63 @@ MAXWAIT = MetricSpec(
 Row = Mapping[str, Any]
 
 
-def pool_samples(rows: Iterable[Row]) -> Iterator[Sample]:
-    """SHOW POOLS rows -> per-pool samples."""
+@dataclass(frozen=True)
+class Pool:
+    """One pool (database, user) of SHOW POOLS: connections by state label (only the
+    states this PgBouncer reports) and the oldest client's wait."""
+
+    database: str
+    user: str
+    clients: Mapping[str, float]  # "active", "waiting", ... (CLIENT_STATES values)
+    servers: Mapping[str, float]  # "active", "idle", ... (SERVER_STATES values)
+    maxwait_seconds: float | None = None  # maxwait + maxwait_us; None if not reported
+
+    @property
+    def name(self) -> str:
+        return f"{self.database}/{self.user}"
+
+
+@dataclass(frozen=True)
+class PoolsFacts:
+    """The facts: every pool, in SHOW POOLS order."""
+
+    pools: tuple[Pool, ...]
+
+
+def _states(row: Row, columns: Mapping[str, str]) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for column, state in columns.items():
+        value = number(row.get(column))
+        if value is not None:
+            out[state] = value
+    return out
+
+
+def parse_pools(rows: Iterable[Row]) -> PoolsFacts:
+    """SHOW POOLS rows -> PoolsFacts."""
+    pools: list[Pool] = []
     for row in rows:
-        pool = {"database": str(row["database"]), "user": str(row["user"])}
-        for column, state in CLIENT_STATES.items():
-            value = number(row.get(column))
-            if value is not None:
-                yield Sample(CLIENTS.name, value, {**pool, "state": state})
-        for column, state in SERVER_STATES.items():
-            value = number(row.get(column))
-            if value is not None:
-                yield Sample(SERVERS.name, value, {**pool, "state": state})
-        seconds = number(row.get("maxwait"))
-        if seconds is not None:
-            micros = number(row.get("maxwait_us")) or 0.0
-            yield Sample(MAXWAIT.name, seconds + micros / 1e6, pool)
+        maxwait = number(row.get("maxwait"))
+        if maxwait is not None:
+            maxwait += (number(row.get("maxwait_us")) or 0.0) / 1e6
+        pools.append(Pool(str(row["database"]), str(row["user"]), _states(row, CLIENT_STATES),
+                          _states(row, SERVER_STATES), maxwait))
+    return PoolsFacts(tuple(pools))
 
 
-class PgBouncerPools(Collector):
+def pool_samples(facts: PoolsFacts) -> Iterator[Sample]:
+    """Per-pool samples: clients and servers by state, then the oldest wait."""
+    for pool in facts.pools:
+        labels = {"database": pool.database, "user": pool.user}
+        for state, value in pool.clients.items():
+            yield Sample(CLIENTS.name, value, {**labels, "state": state})
+        for state, value in pool.servers.items():
+            yield Sample(SERVERS.name, value, {**labels, "state": state})
+        if pool.maxwait_seconds is not None:
+            yield Sample(MAXWAIT.name, pool.maxwait_seconds, labels)
+
+
+class PgBouncerPools(Collector[PoolsFacts]):
     name = "pgbouncer_pools"
     help = ("Per-pool client and server connections by state and the oldest client wait "
             "(SHOW POOLS).")
@@ -71,5 +111,8 @@ class PgBouncerPools(Collector):
     flavors = frozenset({"pgbouncer"})
     metrics = (CLIENTS, SERVERS, MAXWAIT)
 
-    def collect(self, conn: Connection) -> Iterable[Sample]:
-        yield from pool_samples(conn.query("show_pools"))
+    def read(self, conn: Connection) -> PoolsFacts:
+        return parse_pools(conn.query("show_pools"))
+
+    def samples(self, facts: PoolsFacts) -> Iterable[Sample]:
+        return pool_samples(facts)

@@ -5,12 +5,14 @@ STATS_TOTALS (the same counters without the prefix; see sql/pgbouncer/). Both ar
 normalised to one set of names, so dashboards do not change with the version. The
 avg_* columns are not exported: they are PgBouncer's own rates over `stats_period`, and
 `rate()` over the counters gives the same without the sampling lag. Times arrive in
-microseconds and are exported in seconds.
+microseconds and are exported in seconds. `read` returns `StatsFacts`, one
+`DatabaseStats` per database with the counters as read (times still in microseconds).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from toolkit.db import Connection
@@ -72,21 +74,49 @@ def normalise(column: str) -> str | None:
     return _RENAMED.get(name, name)
 
 
-def stats_samples(rows: Iterable[Row]) -> Iterator[Sample]:
-    """SHOW STATS / SHOW STATS_TOTALS rows -> per-database counters."""
+@dataclass(frozen=True)
+class DatabaseStats:
+    """One database's counters by normalised name (a key of COUNTERS), in the order the
+    columns came, as PgBouncer reports them (times in microseconds)."""
+
+    database: str
+    counters: Mapping[str, float]
+
+
+@dataclass(frozen=True)
+class StatsFacts:
+    """The facts: every database's counters, in SHOW STATS order."""
+
+    databases: tuple[DatabaseStats, ...]
+
+
+def parse_stats(rows: Iterable[Row]) -> StatsFacts:
+    """SHOW STATS / SHOW STATS_TOTALS rows -> StatsFacts (averages and unknown columns are
+    left out, as are NULLs)."""
+    out: list[DatabaseStats] = []
     for row in rows:
-        labels = {"database": str(row["database"])}
+        counters: dict[str, float] = {}
         for column, raw in row.items():
             name = normalise(column)
             if name not in COUNTERS:
                 continue
             value = number(raw)
             if value is not None:
-                spec, scale = COUNTERS[name]
-                yield Sample(spec.name, value * scale, labels)
+                counters[name] = value
+        out.append(DatabaseStats(str(row["database"]), counters))
+    return StatsFacts(tuple(out))
 
 
-class PgBouncerStats(Collector):
+def stats_samples(facts: StatsFacts) -> Iterator[Sample]:
+    """Per-database counters, times scaled to seconds."""
+    for db in facts.databases:
+        labels = {"database": db.database}
+        for name, value in db.counters.items():
+            spec, scale = COUNTERS[name]
+            yield Sample(spec.name, value * scale, labels)
+
+
+class PgBouncerStats(Collector[StatsFacts]):
     name = "pgbouncer_stats"
     help = ("Per-database counters: transactions, queries, bytes, transaction/query/wait time "
             "(SHOW STATS on 1.18-1.22, SHOW STATS_TOTALS on 1.23+).")
@@ -94,5 +124,8 @@ class PgBouncerStats(Collector):
     flavors = frozenset({"pgbouncer"})
     metrics = tuple(spec for spec, _ in COUNTERS.values())
 
-    def collect(self, conn: Connection) -> Iterable[Sample]:
-        yield from stats_samples(conn.query("show_stats"))
+    def read(self, conn: Connection) -> StatsFacts:
+        return parse_stats(conn.query("show_stats"))
+
+    def samples(self, facts: StatsFacts) -> Iterable[Sample]:
+        return stats_samples(facts)

@@ -4,12 +4,14 @@ Per database: backends, commits and rollbacks, block reads and hits (the cache h
 is `hits / (hits + reads)` in PromQL), tuples, temp files and bytes, deadlocks, recovery
 conflicts, I/O time and when the counters were last reset. Server-wide: client
 connections by state (a fixed set, every state always present) next to max_connections
-and the superuser-reserved slots.
+and the superuser-reserved slots. `read` returns `PgDatabaseFacts`; `read_connections` is
+its server-wide half, which `check connections` uses.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from toolkit.db import Connection
@@ -79,34 +81,98 @@ RESERVED = MetricSpec("dbgauge_postgres_superuser_reserved_connections", "gauge"
 Row = Mapping[str, Any]
 
 
-def database_samples(rows: Iterable[Row]) -> Iterator[Sample]:
-    """`stat_database` rows -> per-database samples (NULL values are skipped)."""
-    for row in rows:
-        labels = {"database": str(row["datname"])}
-        value = number(row.get("numbackends"))
-        if value is not None:
-            yield Sample(BACKENDS.name, value, labels)
-        for spec, column, scale in COUNTERS:
-            value = number(row.get(column))
-            if value is not None:
-                yield Sample(spec.name, value * scale, labels)
-        reset = number(row.get("stats_reset"))
-        if reset is not None:
-            yield Sample(STATS_RESET.name, reset, labels)
+@dataclass(frozen=True)
+class DatabaseStats:
+    """One pg_stat_database row: the counters by column name as PostgreSQL reports them
+    (blk_read_time and blk_write_time in milliseconds); NULL values are left out."""
+
+    name: str
+    backends: float | None
+    counters: Mapping[str, float]
+    stats_reset: float | None = None  # Unix seconds; None if never reset
 
 
-def connection_samples(rows: Iterable[Row]) -> Iterator[Sample]:
-    """`connections` rows (state, connections) -> one sample per known state, 0 if none."""
+@dataclass(frozen=True)
+class Connections:
+    """Client backends by state (every CONNECTION_STATES label, 0 when none) and the
+    connection limits."""
+
+    by_state: Mapping[str, float]
+    max_connections: float | None
+    reserved_connections: float | None
+
+    @property
+    def used(self) -> float:
+        return float(sum(self.by_state.values()))
+
+    @property
+    def available(self) -> float:
+        """The slots applications can get: max_connections minus the reserved ones."""
+        return (self.max_connections or 0.0) - (self.reserved_connections or 0.0)
+
+
+@dataclass(frozen=True)
+class PgDatabaseFacts:
+    """The facts: every database's statistics, and the server's connections."""
+
+    databases: tuple[DatabaseStats, ...]
+    connections: Connections
+
+
+def parse_stat_database(rows: Iterable[Row]) -> tuple[DatabaseStats, ...]:
+    """`stat_database` rows -> DatabaseStats."""
+    return tuple(DatabaseStats(
+        str(row["datname"]), number(row.get("numbackends")),
+        {column: value for _, column, _ in COUNTERS
+         for value in [number(row.get(column))] if value is not None},
+        number(row.get("stats_reset"))) for row in rows)
+
+
+def parse_connections(rows: Iterable[Row], limits: Row) -> Connections:
+    """`connections` rows (state, connections) and the row carrying the limits ->
+    Connections; states outside CONNECTION_STATES are not counted."""
     counts = dict.fromkeys(CONNECTION_STATES.values(), 0.0)
     for row in rows:
         state = CONNECTION_STATES.get(str(row.get("state")))
         if state is not None:
             counts[state] += number(row.get("connections")) or 0.0
-    for state, value in counts.items():
+    return Connections(counts, number(limits.get("max_connections")),
+                       number(limits.get("reserved_connections")))
+
+
+def read_connections(conn: Connection) -> Connections:
+    """Client connections by state and the limits: one statement (the limits ride on
+    every row), two only for a row-less answer (not seen: dbgauge's own connection is
+    always there)."""
+    rows = conn.query("connections")
+    return parse_connections(rows, rows[0] if rows else conn.query("max_connections")[0])
+
+
+def database_samples(databases: Iterable[DatabaseStats]) -> Iterator[Sample]:
+    """Per-database samples (NULL values were left out when read)."""
+    for db in databases:
+        labels = {"database": db.name}
+        if db.backends is not None:
+            yield Sample(BACKENDS.name, db.backends, labels)
+        for spec, column, scale in COUNTERS:
+            value = db.counters.get(column)
+            if value is not None:
+                yield Sample(spec.name, value * scale, labels)
+        if db.stats_reset is not None:
+            yield Sample(STATS_RESET.name, db.stats_reset, labels)
+
+
+def connection_samples(connections: Connections) -> Iterator[Sample]:
+    """One sample per known state (0 if none), then the limits."""
+    for state, value in connections.by_state.items():
         yield Sample(CONNECTIONS.name, value, {"state": state})
+    if connections.max_connections is not None:
+        yield Sample(MAX_CONNECTIONS.name, connections.max_connections)
+    if connections.reserved_connections is not None:
+        yield Sample(RESERVED.name, connections.reserved_connections)
 
 
-class PostgresDatabase(Collector):
+class PostgresDatabase(Collector[PgDatabaseFacts]):
     name = "postgres_database"
     help = ("pg_stat_database per database (backends, commits, rollbacks, block reads and hits, "
             "tuples, temp files, deadlocks, conflicts, I/O time); client connections by state "
@@ -116,12 +182,10 @@ class PostgresDatabase(Collector):
     metrics = (BACKENDS, *(spec for spec, _, _ in COUNTERS), STATS_RESET, CONNECTIONS,
                MAX_CONNECTIONS, RESERVED)
 
-    def collect(self, conn: Connection) -> Iterable[Sample]:
-        yield from database_samples(conn.query("stat_database"))
-        rows = conn.query("connections")
-        yield from connection_samples(rows)
-        # The limits ride on every connections row; the fallback is for a row-less answer
-        # (not seen: dbgauge's own connection is always there).
-        settings = rows[0] if rows else conn.query("max_connections")[0]
-        yield Sample(MAX_CONNECTIONS.name, float(settings["max_connections"]))
-        yield Sample(RESERVED.name, float(settings["reserved_connections"]))
+    def read(self, conn: Connection) -> PgDatabaseFacts:
+        databases = parse_stat_database(conn.query("stat_database"))
+        return PgDatabaseFacts(databases, read_connections(conn))
+
+    def samples(self, facts: PgDatabaseFacts) -> Iterable[Sample]:
+        yield from database_samples(facts.databases)
+        yield from connection_samples(facts.connections)

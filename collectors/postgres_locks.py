@@ -9,13 +9,15 @@ first). Long transactions and idle-in-transaction sessions, the usual root block
 the usual cause of vacuum falling behind, come with their ages.
 
 Label values are bounded: lock types and modes outside PostgreSQL's documented sets
-are reported as "other".
+are reported as "other". `read` returns `PgLockFacts`; `read_summary` is its first half,
+which `check locks` uses.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, fields
 from typing import Any
 
 from toolkit.db import Connection
@@ -65,48 +67,96 @@ IDLE_IN_XACT_AGE = MetricSpec(
     "How long the longest idle-in-transaction session has been idle (now - state_change); "
     "0 when there is none.")
 
-_SUMMARY = (
-    (WAITING, "waiting_backends"), (BLOCKED, "blocked_backends"),
-    (BLOCKERS, "blocking_backends"), (ROOT_BLOCKERS, "root_blockers"),
-    (OLDEST_WAIT, "oldest_wait_seconds"), (OLDEST_XACT, "oldest_xact_seconds"),
-    (IDLE_IN_XACT, "idle_in_transaction"),
-    (IDLE_IN_XACT_AGE, "idle_in_transaction_oldest_seconds"),
-)
-
 Row = Mapping[str, Any]
 
 
-def wait_samples(rows: Iterable[Row]) -> Iterator[Sample]:
-    """`lock_waits` rows (locktype, mode, backends) -> bounded-label samples."""
+@dataclass(frozen=True)
+class LockSummary:
+    """The one `lock_summary` row; NULL (nothing to measure) is 0."""
+
+    waiting_backends: float = 0.0
+    blocked_backends: float = 0.0
+    blocking_backends: float = 0.0
+    root_blockers: float = 0.0
+    oldest_wait_seconds: float = 0.0
+    oldest_xact_seconds: float = 0.0
+    idle_in_transaction: float = 0.0
+    idle_in_transaction_oldest_seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class LockWait:
+    """One `lock_waits` row: backends waiting for a lock type in a mode (as PostgreSQL
+    names them; bounded to known values only when turned into samples)."""
+
+    locktype: str
+    mode: str
+    backends: int
+
+
+@dataclass(frozen=True)
+class PgLockFacts:
+    """The facts: the summary, and the waits by type and mode (read only when a backend
+    waits, else empty)."""
+
+    summary: LockSummary
+    waits: tuple[LockWait, ...] = ()
+
+
+def parse_summary(row: Row) -> LockSummary:
+    """The `lock_summary` row (columns named like LockSummary's fields) -> LockSummary."""
+    return LockSummary(**{f.name: number(row.get(f.name)) or 0.0 for f in fields(LockSummary)})
+
+
+def parse_waits(rows: Iterable[Row]) -> tuple[LockWait, ...]:
+    """`lock_waits` rows (locktype, mode, backends) -> LockWait."""
+    return tuple(LockWait(str(row.get("locktype")), str(row.get("mode")),
+                          int(number(row.get("backends")) or 0)) for row in rows)
+
+
+def read_summary(conn: Connection) -> LockSummary:
+    """The summary alone: one statement."""
+    return parse_summary(conn.query("lock_summary")[0])
+
+
+def wait_samples(waits: Iterable[LockWait]) -> Iterator[Sample]:
+    """Waits -> bounded-label samples, summed per (type, mode) after bounding."""
     counts: Counter[tuple[str, str]] = Counter()
-    for row in rows:
-        locktype = str(row.get("locktype"))
-        mode = str(row.get("mode"))
-        key = (locktype if locktype in LOCK_TYPES else "other",
-               mode if mode in LOCK_MODES else "other")
-        counts[key] += int(number(row.get("backends")) or 0)
+    for wait in waits:
+        key = (wait.locktype if wait.locktype in LOCK_TYPES else "other",
+               wait.mode if wait.mode in LOCK_MODES else "other")
+        counts[key] += wait.backends
     for (locktype, mode), value in sorted(counts.items()):
         yield Sample(WAITS.name, float(value), {"locktype": locktype, "mode": mode})
 
 
-def summary_samples(row: Row) -> Iterator[Sample]:
-    """The one `lock_summary` row -> the always-present gauges."""
-    for spec, column in _SUMMARY:
-        yield Sample(spec.name, number(row.get(column)) or 0.0)
+def summary_samples(s: LockSummary) -> Iterator[Sample]:
+    """The always-present gauges."""
+    for spec, value in ((WAITING, s.waiting_backends), (BLOCKED, s.blocked_backends),
+                        (BLOCKERS, s.blocking_backends), (ROOT_BLOCKERS, s.root_blockers),
+                        (OLDEST_WAIT, s.oldest_wait_seconds),
+                        (OLDEST_XACT, s.oldest_xact_seconds),
+                        (IDLE_IN_XACT, s.idle_in_transaction),
+                        (IDLE_IN_XACT_AGE, s.idle_in_transaction_oldest_seconds)):
+        yield Sample(spec.name, value)
 
 
-class PostgresLocks(Collector):
+class PostgresLocks(Collector[PgLockFacts]):
     name = "postgres_locks"
     help = ("Lock waits by type and mode, oldest wait, blocked backends and distinct/root "
             "blockers (pg_blocking_pids), oldest transaction, idle-in-transaction sessions.")
     kind = "postgres"
     flavors = frozenset({"postgres"})
     min_versions = {"postgres": (13,)}
-    metrics = (WAITS, *(spec for spec, _ in _SUMMARY))
+    metrics = (WAITS, WAITING, BLOCKED, BLOCKERS, ROOT_BLOCKERS, OLDEST_WAIT, OLDEST_XACT,
+               IDLE_IN_XACT, IDLE_IN_XACT_AGE)
 
-    def collect(self, conn: Connection) -> Iterable[Sample]:
-        summary = conn.query("lock_summary")[0]
-        yield from summary_samples(summary)
-        if number(summary.get("waiting_backends")):
-            # Skipped when nothing waits: the common case costs one round trip, not two.
-            yield from wait_samples(conn.query("lock_waits"))
+    def read(self, conn: Connection) -> PgLockFacts:
+        summary = read_summary(conn)
+        if not summary.waiting_backends:
+            return PgLockFacts(summary)  # nothing waits: one round trip, not two
+        return PgLockFacts(summary, parse_waits(conn.query("lock_waits")))
+
+    def samples(self, facts: PgLockFacts) -> Iterable[Sample]:
+        yield from summary_samples(facts.summary)
+        yield from wait_samples(facts.waits)

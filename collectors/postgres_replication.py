@@ -14,11 +14,15 @@ second, which is postgres_exporter's `pg_replication_lag` bug (#385, #907).
 
 Series that come and go (per standby, per slot) have companions that are always there:
 `dbgauge_postgres_replication_configured`, `..._standbys` and `..._slots`.
+
+`read` returns `PgReplicationFacts` (`check replication` judges them); `read_local` is
+its first statement alone, which `check lag` needs.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from toolkit.db import Connection
@@ -122,83 +126,183 @@ METRICS: tuple[MetricSpec, ...] = (
 Row = Mapping[str, Any]
 
 
-def _flag(value: object) -> float:
-    return 1.0 if value is True or value in ("t", "true", "on", 1) else 0.0
+def _flag(value: object) -> bool:
+    return value is True or value in ("t", "true", "on", 1)
 
 
-def local_samples(row: Row) -> Iterator[Sample]:
-    """The one row of `replication_local` -> role, counts and the standby-side values."""
-    in_recovery = _flag(row.get("in_recovery"))
-    standbys = number(row.get("standbys")) or 0.0
-    slots = number(row.get("slots")) or 0.0
-    yield Sample(CONFIGURED.name, 1.0 if in_recovery or standbys or slots else 0.0)
+@dataclass(frozen=True)
+class LocalReplication:
+    """The `replication_local` row: this server's role and counts, and on a standby its
+    replay and WAL receiver (None where PostgreSQL reports NULL)."""
+
+    in_recovery: bool
+    standbys: float
+    slots: float
+    receive_replay_bytes: float | None = None
+    last_replay_timestamp: float | None = None  # Unix seconds
+    lag_seconds: float | None = None  # 0 when everything received is replayed
+    wal_receiver_last_message_age_seconds: float | None = None
+    replay_paused: bool = False
+    wal_receiver_status: str = "stopped"  # stopped when no receiver runs
+
+
+@dataclass(frozen=True)
+class Standby:
+    """One `replication_standbys` row: a connected standby seen from its primary."""
+
+    application_name: str
+    state: str  # "" when NULL
+    sync_state: str  # "" when NULL
+    sent_lag_bytes: float | None = None
+    write_lag_bytes: float | None = None
+    flush_lag_bytes: float | None = None
+    replay_lag_bytes: float | None = None
+    write_lag_seconds: float | None = None  # PostgreSQL's own, NULL once caught up and idle
+    flush_lag_seconds: float | None = None
+    replay_lag_seconds: float | None = None
+
+    def lag_bytes(self) -> dict[str, float | None]:
+        return {"sent": self.sent_lag_bytes, "write": self.write_lag_bytes,
+                "flush": self.flush_lag_bytes, "replay": self.replay_lag_bytes}
+
+    def lag_times(self) -> dict[str, float | None]:
+        return {"write": self.write_lag_seconds, "flush": self.flush_lag_seconds,
+                "replay": self.replay_lag_seconds}
+
+
+@dataclass(frozen=True)
+class Slot:
+    """One `replication_slots` row."""
+
+    slot_name: str
+    slot_type: str
+    active: bool
+    retained_bytes: float | None = None  # None for a slot that never reserved WAL
+    safe_wal_size: float | None = None  # None without max_slot_wal_keep_size
+    wal_status: str = ""
+
+
+@dataclass(frozen=True)
+class PgReplicationFacts:
+    """The facts: the local row, then every standby and slot (read only when the local
+    row counts some, else empty). Standbys are as PostgreSQL lists them: two walsenders
+    with one application_name are two entries."""
+
+    local: LocalReplication
+    standbys: tuple[Standby, ...] = ()
+    slots: tuple[Slot, ...] = ()
+
+
+def parse_local(row: Row) -> LocalReplication:
+    """The one row of `replication_local` -> LocalReplication."""
+    return LocalReplication(
+        in_recovery=_flag(row.get("in_recovery")), standbys=number(row.get("standbys")) or 0.0,
+        slots=number(row.get("slots")) or 0.0,
+        receive_replay_bytes=number(row.get("receive_replay_bytes")),
+        last_replay_timestamp=number(row.get("last_replay_timestamp")),
+        lag_seconds=number(row.get("lag_seconds")),
+        wal_receiver_last_message_age_seconds=number(
+            row.get("wal_receiver_last_message_age_seconds")),
+        replay_paused=_flag(row.get("replay_paused")),
+        wal_receiver_status=str(row.get("wal_receiver_status") or "stopped"))
+
+
+def parse_standbys(rows: Iterable[Row]) -> tuple[Standby, ...]:
+    """`replication_standbys` rows -> Standby, in row order (lowest pid first)."""
+    return tuple(Standby(
+        str(row["application_name"]), str(row.get("state") or ""),
+        str(row.get("sync_state") or ""),
+        sent_lag_bytes=number(row.get("sent_lag_bytes")),
+        write_lag_bytes=number(row.get("write_lag_bytes")),
+        flush_lag_bytes=number(row.get("flush_lag_bytes")),
+        replay_lag_bytes=number(row.get("replay_lag_bytes")),
+        write_lag_seconds=number(row.get("write_lag_seconds")),
+        flush_lag_seconds=number(row.get("flush_lag_seconds")),
+        replay_lag_seconds=number(row.get("replay_lag_seconds")),
+    ) for row in rows)
+
+
+def parse_slots(rows: Iterable[Row]) -> tuple[Slot, ...]:
+    """`replication_slots` rows -> Slot."""
+    return tuple(Slot(str(row["slot_name"]), str(row.get("slot_type")), _flag(row.get("active")),
+                      number(row.get("retained_bytes")), number(row.get("safe_wal_size")),
+                      str(row.get("wal_status") or "")) for row in rows)
+
+
+def read_local(conn: Connection) -> LocalReplication:
+    """The local row alone: one statement."""
+    return parse_local(conn.query("replication_local")[0])
+
+
+def local_samples(local: LocalReplication) -> Iterator[Sample]:
+    """Role, counts and the standby-side values."""
+    in_recovery = 1.0 if local.in_recovery else 0.0
+    yield Sample(CONFIGURED.name,
+                 1.0 if in_recovery or local.standbys or local.slots else 0.0)
     yield Sample(IN_RECOVERY.name, in_recovery)
-    yield Sample(STANDBYS.name, standbys)
-    yield Sample(SLOTS.name, slots)
-    if not in_recovery:
+    yield Sample(STANDBYS.name, local.standbys)
+    yield Sample(SLOTS.name, local.slots)
+    if not local.in_recovery:
         return
-    for spec, column in ((RECEIVE_REPLAY, "receive_replay_bytes"),
-                         (LAST_REPLAY, "last_replay_timestamp"), (LAG_SECONDS, "lag_seconds"),
-                         (RECEIVER_AGE, "wal_receiver_last_message_age_seconds")):
-        value = number(row.get(column))
+    for spec, value in ((RECEIVE_REPLAY, local.receive_replay_bytes),
+                        (LAST_REPLAY, local.last_replay_timestamp),
+                        (LAG_SECONDS, local.lag_seconds),
+                        (RECEIVER_AGE, local.wal_receiver_last_message_age_seconds)):
         if value is not None:
             yield Sample(spec.name, value)
-    yield Sample(REPLAY_PAUSED.name, _flag(row.get("replay_paused")))
-    status = str(row.get("wal_receiver_status") or "stopped")
+    yield Sample(REPLAY_PAUSED.name, 1.0 if local.replay_paused else 0.0)
     for state in RECEIVER_STATES:
-        yield Sample(RECEIVER_STATUS.name, 1.0 if state == status else 0.0, {"status": state})
+        yield Sample(RECEIVER_STATUS.name, 1.0 if state == local.wal_receiver_status else 0.0,
+                     {"status": state})
 
 
-def standby_samples(rows: Iterable[Row]) -> Iterator[Sample]:
-    """`replication_standbys` rows -> per-standby series.
+def standby_samples(standbys: Iterable[Standby]) -> Iterator[Sample]:
+    """Per-standby series.
 
     Two walsenders with the same application_name (a standby reconnecting while its old
-    connection lingers) would make duplicate series: the first row (lowest pid) wins.
+    connection lingers) would make duplicate series: the first (lowest pid) wins.
     """
     seen: set[str] = set()
-    for row in rows:
-        name = str(row["application_name"])
+    for standby in standbys:
+        name = standby.application_name
         if name in seen:
             continue
         seen.add(name)
         labels = {"application_name": name}
-        state = str(row.get("state") or "")
         for known in STANDBY_STATES:
-            yield Sample(STANDBY_STATE.name, 1.0 if known == state else 0.0,
+            yield Sample(STANDBY_STATE.name, 1.0 if known == standby.state else 0.0,
                          {**labels, "state": known})
-        sync = str(row.get("sync_state") or "")
-        yield Sample(STANDBY_SYNC.name, 1.0 if sync in ("sync", "quorum") else 0.0, labels)
-        lag_bytes: dict[str, float | None] = {}
+        yield Sample(STANDBY_SYNC.name,
+                     1.0 if standby.sync_state in ("sync", "quorum") else 0.0, labels)
+        lag_bytes = standby.lag_bytes()
         for stage, spec in _LAG_BYTES.items():
-            lag_bytes[stage] = value = number(row.get(f"{stage}_lag_bytes"))
+            value = lag_bytes[stage]
             if value is not None:
                 yield Sample(spec.name, value, labels)
+        lag_times = standby.lag_times()
         for stage, spec in _LAG_SECONDS.items():
-            value = number(row.get(f"{stage}_lag_seconds"))
+            value = lag_times[stage]
             if value is None and lag_bytes.get(stage) == 0:
                 value = 0.0  # caught up and idle: PostgreSQL clears the measurement
             if value is not None:
                 yield Sample(spec.name, value, labels)
 
 
-def slot_samples(rows: Iterable[Row]) -> Iterator[Sample]:
-    """`replication_slots` rows -> per-slot series."""
-    for row in rows:
-        labels = {"slot_name": str(row["slot_name"]), "slot_type": str(row.get("slot_type"))}
-        yield Sample(SLOT_ACTIVE.name, _flag(row.get("active")), labels)
-        retained = number(row.get("retained_bytes"))
-        if retained is not None:
-            yield Sample(SLOT_RETAINED.name, retained, labels)
-        safe = number(row.get("safe_wal_size"))
-        if safe is not None:
-            yield Sample(SLOT_SAFE.name, safe, labels)
-        status = str(row.get("wal_status") or "")
+def slot_samples(slots: Iterable[Slot]) -> Iterator[Sample]:
+    """Per-slot series."""
+    for slot in slots:
+        labels = {"slot_name": slot.slot_name, "slot_type": slot.slot_type}
+        yield Sample(SLOT_ACTIVE.name, 1.0 if slot.active else 0.0, labels)
+        if slot.retained_bytes is not None:
+            yield Sample(SLOT_RETAINED.name, slot.retained_bytes, labels)
+        if slot.safe_wal_size is not None:
+            yield Sample(SLOT_SAFE.name, slot.safe_wal_size, labels)
         for known in WAL_STATUSES:
-            yield Sample(SLOT_WAL_STATUS.name, 1.0 if known == status else 0.0,
+            yield Sample(SLOT_WAL_STATUS.name, 1.0 if known == slot.wal_status else 0.0,
                          {**labels, "wal_status": known})
 
 
-class PostgresReplication(Collector):
+class PostgresReplication(Collector[PgReplicationFacts]):
     name = "postgres_replication"
     help = ("Streaming replication: per-standby state and lag (bytes and seconds), slots and "
             "retained WAL on a primary; receive-vs-replay lag, replay timestamp, lag seconds "
@@ -208,10 +312,13 @@ class PostgresReplication(Collector):
     min_versions = {"postgres": (13,)}
     metrics = METRICS
 
-    def collect(self, conn: Connection) -> Iterable[Sample]:
-        local = conn.query("replication_local")[0]
-        yield from local_samples(local)
-        if number(local.get("standbys")):
-            yield from standby_samples(conn.query("replication_standbys"))
-        if number(local.get("slots")):
-            yield from slot_samples(conn.query("replication_slots"))
+    def read(self, conn: Connection) -> PgReplicationFacts:
+        local = read_local(conn)
+        standbys = parse_standbys(conn.query("replication_standbys")) if local.standbys else ()
+        slots = parse_slots(conn.query("replication_slots")) if local.slots else ()
+        return PgReplicationFacts(local, standbys, slots)
+
+    def samples(self, facts: PgReplicationFacts) -> Iterable[Sample]:
+        yield from local_samples(facts.local)
+        yield from standby_samples(facts.standbys)
+        yield from slot_samples(facts.slots)

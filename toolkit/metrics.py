@@ -6,6 +6,11 @@ help, labels); the exporter groups samples into families, adds the `target` labe
 renders them. Declaring metrics up front gives the README reference, a stable contract,
 and a check (in `validate_sample`) that a collector never emits an undeclared series.
 
+A collector works in two steps: `read(conn)` queries the server and returns its facts, a
+frozen dataclass of what it read (typed, NULL-safe); `samples(facts)` turns them into
+samples without I/O. The exporter calls `collect(conn)`, the two in a row; checks call
+`read` and use the facts, so no check reads a metric name back.
+
 The core never imports `collectors/`: the composition root (`toolkit.app`) hands a
 `Registry` of them to the exporter, the config and the docs, the way
 prometheus/client_python hands a registry to its collectors.
@@ -16,7 +21,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Generic, Literal, TypeVar
 
 from toolkit.db.base import Connection, ServerInfo
 from toolkit.db.version import Version
@@ -52,8 +57,12 @@ class Sample:
     labels: Mapping[str, str] = field(default_factory=dict)
 
 
-class Collector(ABC):
-    """Base class of every collector; subclasses set the class attributes."""
+F = TypeVar("F")
+
+
+class Collector(ABC, Generic[F]):
+    """Base class of every collector, generic in its facts type `F`; subclasses set the
+    class attributes and implement `read` and `samples`."""
 
     name: ClassVar[str]
     help: ClassVar[str]
@@ -71,8 +80,16 @@ class Collector(ABC):
         return server.version >= self.min_versions.get(server.flavor, ())
 
     @abstractmethod
+    def read(self, conn: Connection) -> F:
+        """Query `conn`: the facts this collector reports, as a frozen dataclass."""
+
+    @abstractmethod
+    def samples(self, facts: F) -> Iterable[Sample]:
+        """The samples of the declared metrics the facts give (pure: no I/O)."""
+
     def collect(self, conn: Connection) -> Iterable[Sample]:
-        """Query `conn` and yield samples of the declared metrics."""
+        """Read `conn`, then its samples: what the exporter calls on every scrape."""
+        return self.samples(self.read(conn))
 
     def spec(self, name: str) -> MetricSpec:
         specs: dict[str, MetricSpec] | None = getattr(self, "_specs", None)
@@ -98,34 +115,39 @@ class Collector(ABC):
 _KIND_ORDER = {"mysql": 0, "postgres": 1, "pgbouncer": 2}
 
 
+AnyCollector = Collector[Any]
+"""A collector of any facts type: what the registry, the exporter and the docs hold (they
+only call `collect` and read the declarations, so the facts type does not matter there)."""
+
+
 class Registry:
     """Every collector by name, ordered by kind then name; what config keys, `collect[]`
     filters and the metrics reference are checked against."""
 
-    def __init__(self, collectors: Iterable[Collector]) -> None:
-        self.all: tuple[Collector, ...] = tuple(
+    def __init__(self, collectors: Iterable[AnyCollector]) -> None:
+        self.all: tuple[AnyCollector, ...] = tuple(
             sorted(collectors, key=lambda c: (_KIND_ORDER.get(c.kind, 9), c.name)))
         self._by_name = {c.name: c for c in self.all}
         if len(self._by_name) != len(self.all):
             raise RuntimeError("two collectors share a name")
 
-    def __getitem__(self, name: str) -> Collector:
+    def __getitem__(self, name: str) -> AnyCollector:
         return self._by_name[name]
 
     def __contains__(self, name: object) -> bool:
         return name in self._by_name
 
-    def __iter__(self) -> Iterator[Collector]:
+    def __iter__(self) -> Iterator[AnyCollector]:
         return iter(self.all)
 
-    def for_kind(self, kind: str) -> list[Collector]:
+    def for_kind(self, kind: str) -> list[AnyCollector]:
         """Every registered collector for a target kind (mysql, postgres, pgbouncer)."""
         return [c for c in self.all if c.kind == kind]
 
     def names(self, kind: str) -> frozenset[str]:
         return frozenset(c.name for c in self.for_kind(kind))
 
-    def enabled(self, kind: str, names: Sequence[str] | None) -> list[Collector]:
+    def enabled(self, kind: str, names: Sequence[str] | None) -> list[AnyCollector]:
         """The configured list, or the kind's defaults when the config gives none."""
         if names is None:
             return [c for c in self.for_kind(kind) if c.default_enabled]

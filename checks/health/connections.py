@@ -1,20 +1,21 @@
 """check connections: connections in use against the server's limit, in percent.
 
-MySQL/MariaDB: Threads_connected against max_connections (the mysql_status collector).
-PostgreSQL: client backends against max_connections minus the superuser-reserved slots,
-the ones applications can actually get (the postgres_database collector's statement).
-PgBouncer: used client connections (SHOW LISTS) against max_client_conn (SHOW CONFIG).
+MySQL/MariaDB: Threads_connected against max_connections (the mysql_status collector's
+facts). PostgreSQL: client backends against max_connections minus the superuser-reserved
+slots, the ones applications can actually get (the postgres_database collector's
+connections). PgBouncer: used client connections (SHOW LISTS) against max_client_conn
+(SHOW CONFIG), the pgbouncer_lists and pgbouncer_config collectors' facts.
 """
 
 from __future__ import annotations
 
-from checks.health.model import Measured, NodeOutcome, Thresholds, judged, values
+from checks.health.model import Measured, NodeOutcome, Thresholds, judged
 from collectors.mysql_status import MySQLStatus
-from collectors.pgbouncer_config import SETTINGS, config_samples
-from collectors.pgbouncer_lists import parse_lists
-from collectors.postgres_database import connection_samples
+from collectors.pgbouncer_config import PgBouncerConfig
+from collectors.pgbouncer_lists import PgBouncerLists
+from collectors.postgres_database import read_connections
 from toolkit.db import Connection
-from toolkit.db.values import number
+from toolkit.errors import CheckFailed
 from toolkit.targets import Target
 
 NAME = "connections"
@@ -25,22 +26,25 @@ DEFAULTS: Thresholds | None = Thresholds(warning=80.0, critical=95.0)
 METRIC = "connections_percent"
 
 
+def _reported(value: float | None, what: str) -> float:
+    if value is None:
+        raise CheckFailed(f"the server did not report {what}")
+    return value
+
+
 def usage(conn: Connection) -> tuple[float, float, str]:
     """(used, limit, what the limit is) for any kind of target."""
     if conn.server.flavor in ("mysql", "mariadb"):
-        got = values(MySQLStatus().collect(conn))
-        return (got["dbgauge_mysql_threads_connected"], got["dbgauge_mysql_max_connections"],
-                "max_connections")
+        status = MySQLStatus().read(conn)
+        return (_reported(status.threads_connected, "Threads_connected"),
+                _reported(status.max_connections, "max_connections"), "max_connections")
     if conn.server.flavor == "pgbouncer":
-        clients = parse_lists(conn.query("show_lists")).get("used_clients", 0.0)
-        config = values(config_samples(conn.query("show_config")))
-        return clients, config[SETTINGS["max_client_conn"].name], "max_client_conn"
-    rows = conn.query("connections")
-    used = float(sum(s.value for s in connection_samples(rows)))
-    settings = rows[0] if rows else conn.query("max_connections")[0]
-    limit = (number(settings["max_connections"]) or 0.0) - (
-        number(settings["reserved_connections"]) or 0.0)
-    return used, limit, "max_connections - superuser_reserved_connections"
+        clients = PgBouncerLists().read(conn).used_clients
+        config = PgBouncerConfig().read(conn)
+        return clients, _reported(config.max_client_conn, "max_client_conn"), "max_client_conn"
+    connections = read_connections(conn)
+    return (connections.used, connections.available,
+            "max_connections - superuser_reserved_connections")
 
 
 def evaluate(node: Target, conn: Connection, limits: Thresholds | None) -> NodeOutcome:

@@ -3,19 +3,20 @@
 MySQL/MariaDB: from the heartbeat table when the target reads one (`heartbeat: {mode:
 read}` in the config, or `--heartbeat-table` with `--node`) -- sub-second, and it keeps
 growing while replication is stopped -- else Seconds_Behind_Source, which the server
-reports as NULL once a thread stops: that is CRITICAL ("lag unknown"), not OK.
-PostgreSQL standby: the postgres_replication collector's lag, 0 when everything
-received is replayed. Primaries are OK ("not a replica").
+reports as NULL once a thread stops: that is CRITICAL ("lag unknown"), not OK (the
+mysql_heartbeat and mysql_replication collectors' facts). PostgreSQL standby: the
+postgres_replication collector's lag, 0 when everything received is replayed. Primaries
+are OK ("not a replica").
 """
 
 from __future__ import annotations
 
-from checks.health.model import Measured, NodeOutcome, Thresholds, judged, not_applicable, values
-from collectors.mysql_heartbeat import LAG, SOURCE, MySQLHeartbeat
-from collectors.mysql_replication import parse_replica_status
+from checks.health.model import Measured, NodeOutcome, Thresholds, judged, not_applicable
+from collectors.mysql_heartbeat import MySQLHeartbeat
+from collectors.mysql_replication import read_channels
+from collectors.postgres_replication import read_local
 from toolkit.db import Connection
-from toolkit.db.privileges import REPLICA_MONITOR, query
-from toolkit.db.values import number
+from toolkit.errors import CheckFailed
 from toolkit.result import Finding, Status
 from toolkit.targets import Target
 
@@ -30,12 +31,14 @@ METRIC = "lag_seconds"
 def _mysql(node: Target, conn: Connection, limits: Thresholds) -> NodeOutcome:
     settings = node.heartbeat
     if settings is not None and settings.mode == "read":
-        got = values(MySQLHeartbeat().collect(conn))
-        lag = got[LAG.name]
+        reading = MySQLHeartbeat().read(conn).reading
+        if reading is None:  # the connection's target is the node: it has the settings
+            raise CheckFailed("no heartbeat settings on the connection")
+        lag = reading.lag
         return judged(node, limits, Measured(
-            lag, f"lag {lag:.2f} s (heartbeat of server_id {got[SOURCE.name]:.0f})"),
+            lag, f"lag {lag:.2f} s (heartbeat of server_id {reading.source.server_id})"),
             kind="lag", metric=METRIC)
-    channels = [parse_replica_status(r) for r in query(conn, "replica_status", REPLICA_MONITOR)]
+    channels = read_channels(conn)
     if not channels:
         return not_applicable(node, "not a replica (no replication channel)")
     unknown = [c for c in channels if c.seconds_behind is None]
@@ -52,10 +55,10 @@ def _mysql(node: Target, conn: Connection, limits: Thresholds) -> NodeOutcome:
 
 
 def _postgres(node: Target, conn: Connection, limits: Thresholds) -> NodeOutcome:
-    local = conn.query("replication_local")[0]
-    if local.get("in_recovery") is not True:
+    local = read_local(conn)
+    if not local.in_recovery:
         return not_applicable(node, "not a standby")
-    lag = number(local.get("lag_seconds"))
+    lag = local.lag_seconds
     if lag is None:
         return NodeOutcome(node.name, (Finding(
             Status.UNKNOWN, node.name, "lag-unknown",

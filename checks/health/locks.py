@@ -1,15 +1,15 @@
 """check locks: the oldest current lock wait, in seconds.
 
 MySQL/MariaDB: the longer of the oldest row-lock wait and the oldest metadata-lock wait
-(the mysql_lock_waits collector); PostgreSQL: the oldest heavyweight-lock wait (the
-postgres_locks collector's summary). Waiters and root blockers are in the message.
+(the mysql_lock_waits collector's facts); PostgreSQL: the oldest heavyweight-lock wait
+(the postgres_locks collector's summary). Waiters and root blockers are in the message.
 """
 
 from __future__ import annotations
 
-from checks.health.model import Measured, NodeOutcome, Thresholds, judged, values
-from collectors import mysql_lock_waits as my
-from collectors import postgres_locks as pg
+from checks.health.model import Measured, NodeOutcome, Thresholds, judged
+from collectors.mysql_lock_waits import MySQLLockWaits
+from collectors.postgres_locks import read_summary
 from toolkit.db import Connection
 from toolkit.targets import Target
 
@@ -24,14 +24,14 @@ def evaluate(node: Target, conn: Connection, limits: Thresholds | None) -> NodeO
     chosen = limits or DEFAULTS
     assert chosen is not None
     if node.kind == "mysql":
-        got = values(my.MySQLLockWaits().collect(conn))
-        oldest = max(got[my.OLDEST_WAIT.name], got[my.MDL_OLDEST.name])
-        waiting = got[my.WAITING.name] + got[my.MDL_WAITING.name]
-        roots = got[my.ROOT_BLOCKERS.name]
+        my = MySQLLockWaits().read(conn)
+        oldest = max(my.transactions.oldest_wait_seconds, my.metadata.oldest_wait_seconds)
+        waiting = float(my.transactions.waiting) + my.metadata.waiting
+        roots = float(len(my.graph.root_blockers))
     else:
-        got = values(pg.summary_samples(conn.query("lock_summary")[0]))
-        oldest, waiting = got[pg.OLDEST_WAIT.name], got[pg.WAITING.name]
-        roots = got[pg.ROOT_BLOCKERS.name]
+        pg = read_summary(conn)
+        oldest, waiting = pg.oldest_wait_seconds, pg.waiting_backends
+        roots = pg.root_blockers
     text = f"oldest lock wait {oldest:.0f} s ({waiting:.0f} waiting"
     text += f", {roots:.0f} root blocker(s))" if roots else ")"
     return judged(node, chosen, Measured(oldest, text), kind="lock-wait", metric=METRIC,

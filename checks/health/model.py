@@ -3,13 +3,12 @@ is judged. Pure: the checks' reads are in their own modules, the run in `run`.""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
 from toolkit.db import Connection
 from toolkit.errors import ConfigError, ConnectError, DbgaugeError
-from toolkit.metrics import Sample
 from toolkit.redact import redact
 from toolkit.result import Finding, Status, perf_label, worst
 from toolkit.targets import Target
@@ -109,11 +108,6 @@ def judged(node: Target, limits: Thresholds, measured: Measured, *, kind: str, m
     perf = ((perf_label(node.name, metric), measured.value),
             *((perf_label(node.name, m), v) for m, v in extra))
     return NodeOutcome(node.name, findings, perf, measured.text)
-
-
-def values(samples: Iterable[Sample]) -> dict[str, float]:
-    """A collector's unlabelled samples by metric name (to reuse its collect())."""
-    return {s.name: s.value for s in samples if not s.labels}
 
 
 def not_applicable(node: Target, what: str) -> NodeOutcome:

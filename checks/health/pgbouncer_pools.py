@@ -1,6 +1,6 @@
 """check pgbouncer-pools: clients queueing for a server connection, and for how long.
 
-From SHOW POOLS (the pgbouncer_pools collector's statement and parser): the threshold
+From SHOW POOLS (the pgbouncer_pools collector's facts): the threshold
 applies to the longest current wait (maxwait) over all pools; the pool that waits
 longest and the number of waiting clients are in the message and the perfdata.
 """
@@ -8,7 +8,7 @@ longest and the number of waiting clients are in the message and the perfdata.
 from __future__ import annotations
 
 from checks.health.model import Measured, NodeOutcome, Thresholds, judged
-from collectors.pgbouncer_pools import CLIENTS, MAXWAIT, pool_samples
+from collectors.pgbouncer_pools import PgBouncerPools
 from toolkit.db import Connection
 from toolkit.targets import Target
 
@@ -24,12 +24,11 @@ def evaluate(node: Target, conn: Connection, limits: Thresholds | None) -> NodeO
     assert chosen is not None
     waiting: dict[str, float] = {}
     maxwait: dict[str, float] = {}
-    for s in pool_samples(conn.query("show_pools")):
-        pool = f"{s.labels['database']}/{s.labels['user']}"
-        if s.name == CLIENTS.name and s.labels["state"] == "waiting":
-            waiting[pool] = s.value
-        elif s.name == MAXWAIT.name:
-            maxwait[pool] = s.value
+    for pool in PgBouncerPools().read(conn).pools:
+        if "waiting" in pool.clients:
+            waiting[pool.name] = pool.clients["waiting"]
+        if pool.maxwait_seconds is not None:
+            maxwait[pool.name] = pool.maxwait_seconds
     total = sum(waiting.values())
     worst_pool = max(maxwait, key=lambda p: (maxwait[p], waiting.get(p, 0.0)), default="")
     longest = maxwait.get(worst_pool, 0.0)

@@ -1,24 +1,22 @@
 """check replication: are replication threads running, without errors?
 
 MySQL/MariaDB: every channel of SHOW REPLICA/SLAVE STATUS (the mysql_replication
-collector's statement and parser): a stopped SQL or I/O thread is CRITICAL with the
-server's last error, an I/O thread still connecting or a recorded error on running
-threads is WARNING. PostgreSQL standby: the WAL receiver must be streaming (else
-CRITICAL), paused replay is WARNING; primary: standbys not streaming and inactive or
-lost replication slots (the postgres_replication collector's statements). A server that
-is not replicating at all is OK and says so.
+collector's channels): a stopped SQL or I/O thread is CRITICAL with the server's last
+error, an I/O thread still connecting or a recorded error on running threads is WARNING.
+PostgreSQL standby: the WAL receiver must be streaming (else CRITICAL), paused replay is
+WARNING; primary: standbys not streaming and inactive or lost replication slots (the
+postgres_replication collector's facts). A server that is not replicating at all is OK
+and says so.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from checks.health.model import NodeOutcome, Thresholds, not_applicable
-from collectors.mysql_replication import parse_replica_status
+from collectors.mysql_replication import ReplicaStatus, read_channels
+from collectors.postgres_replication import LocalReplication, PostgresReplication, Slot, Standby
 from toolkit.db import Connection
-from toolkit.db.privileges import REPLICA_MONITOR, query
-from toolkit.db.values import number, text
 from toolkit.result import Finding, Status, perf_label
 from toolkit.targets import Target
 
@@ -30,12 +28,10 @@ DEFAULTS: Thresholds | None = None
 METRIC = "channels_running"
 
 
-def channel_findings(node: str, row: Mapping[str, Any]) -> list[Finding]:
-    """Problems of one SHOW REPLICA/SLAVE STATUS row (pure: unit-tested on captured rows)."""
-    st = parse_replica_status(row)
+def channel_findings(node: str, st: ReplicaStatus) -> list[Finding]:
+    """Problems of one replication channel (pure: unit-tested on captured rows)."""
     where = f"channel '{st.channel}'" if st.channel else "replication"
-    sql_error = text(row.get("Last_SQL_Error")).strip()
-    io_error = text(row.get("Last_IO_Error")).strip()
+    sql_error, io_error = st.last_sql_error, st.last_io_error
     out = []
     if not st.sql_running:
         why = f": error {st.last_sql_errno}: {sql_error}" if st.last_sql_errno else ""
@@ -58,46 +54,44 @@ def channel_findings(node: str, row: Mapping[str, Any]) -> list[Finding]:
 
 
 def _mysql(node: Target, conn: Connection) -> NodeOutcome:
-    rows = query(conn, "replica_status", REPLICA_MONITOR)
-    if not rows:
+    channels = read_channels(conn)
+    if not channels:
         return not_applicable(node, "not a replica (no replication channel)")
-    findings = [f for row in rows for f in channel_findings(node.name, row)]
-    running = sum(1 for row in rows if not channel_findings(node.name, row))
+    findings = [f for st in channels for f in channel_findings(node.name, st)]
+    running = sum(1 for st in channels if not channel_findings(node.name, st))
     perf = ((perf_label(node.name, METRIC), float(running)),
-            (perf_label(node.name, "channels"), float(len(rows))))
+            (perf_label(node.name, "channels"), float(len(channels))))
     return NodeOutcome(node.name, tuple(findings), perf,
-                       f"{running} of {len(rows)} channel(s) replicating")
+                       f"{running} of {len(channels)} channel(s) replicating")
 
 
-def standby_findings(node: str, local: Mapping[str, Any]) -> list[Finding]:
-    """Problems of a PostgreSQL standby (`replication_local` row)."""
-    status = str(local.get("wal_receiver_status") or "stopped")
+def standby_findings(node: str, local: LocalReplication) -> list[Finding]:
+    """Problems of a PostgreSQL standby."""
+    status = local.wal_receiver_status
     out = []
     if status != "streaming":
         out.append(Finding(Status.CRITICAL, node, "wal-receiver-not-streaming",
                            f"WAL receiver is {status}, not streaming from its upstream"))
-    if local.get("replay_paused") is True:
+    if local.replay_paused:
         out.append(Finding(Status.WARNING, node, "replay-paused",
                            "WAL replay is paused (pg_wal_replay_pause)"))
     return out
 
 
-def primary_findings(node: str, standbys: Sequence[Mapping[str, Any]],
-                     slots: Sequence[Mapping[str, Any]]) -> list[Finding]:
-    """Problems a PostgreSQL primary shows (`replication_standbys`, `replication_slots`)."""
+def primary_findings(node: str, standbys: Sequence[Standby],
+                     slots: Sequence[Slot]) -> list[Finding]:
+    """Problems a PostgreSQL primary shows: standbys not streaming, slots lost or idle."""
     out = []
-    for row in standbys:
-        state = str(row.get("state") or "")
-        if state != "streaming":
+    for standby in standbys:
+        if standby.state != "streaming":
             out.append(Finding(Status.WARNING, node, "standby-not-streaming",
-                               f"standby {row.get('application_name')} is {state}"))
-    for row in slots:
-        name, wal_status = row.get("slot_name"), str(row.get("wal_status") or "")
-        retained = number(row.get("retained_bytes"))
-        if wal_status == "lost":
+                               f"standby {standby.application_name} is {standby.state}"))
+    for slot in slots:
+        name, retained = slot.slot_name, slot.retained_bytes
+        if slot.wal_status == "lost":
             out.append(Finding(Status.CRITICAL, node, "slot-lost",
                                f"replication slot {name} lost WAL its consumer needs"))
-        elif row.get("active") is not True:
+        elif not slot.active:
             held = f" and retains {retained:.0f} bytes of WAL" if retained is not None else ""
             out.append(Finding(Status.WARNING, node, "slot-inactive",
                                f"replication slot {name} is inactive{held}"))
@@ -105,17 +99,16 @@ def primary_findings(node: str, standbys: Sequence[Mapping[str, Any]],
 
 
 def _postgres(node: Target, conn: Connection) -> NodeOutcome:
-    local = conn.query("replication_local")[0]
-    if local.get("in_recovery") is True:
-        findings = standby_findings(node.name, local)
+    facts = PostgresReplication().read(conn)
+    if facts.local.in_recovery:
+        findings = standby_findings(node.name, facts.local)
         perf = ((perf_label(node.name, METRIC), 0.0 if findings else 1.0),)
         return NodeOutcome(node.name, tuple(findings), perf, "standby, streaming")
-    standbys = conn.query("replication_standbys") if number(local.get("standbys")) else []
-    slots = conn.query("replication_slots") if number(local.get("slots")) else []
+    standbys, slots = facts.standbys, facts.slots
     if not standbys and not slots:
         return not_applicable(node, "not replicating (no standby, no slot)")
     findings = primary_findings(node.name, standbys, slots)
-    streaming = sum(1 for r in standbys if r.get("state") == "streaming")
+    streaming = sum(1 for st in standbys if st.state == "streaming")
     perf = ((perf_label(node.name, METRIC), float(streaming)),)
     return NodeOutcome(node.name, tuple(findings), perf,
                        f"primary, {streaming} standby(s) streaming")

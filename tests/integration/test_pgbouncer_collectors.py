@@ -18,7 +18,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from collectors.pgbouncer_stats import stats_samples
+from collectors.pgbouncer_stats import parse_stats, stats_samples
 from tests.conftest import DBGAUGE, REPO, Metrics, Sandbox, collect_direct, val, wait_for
 from toolkit import sandbox as sb
 from toolkit.app import load_config
@@ -133,9 +133,10 @@ def test_show_stats_and_show_stats_totals_give_the_same_counters(sandbox: Sandbo
         conn.commit()
     with closing(connect(load_config(sandbox.config).target("pgbouncer"))) as conn:
         via_stats = {(s.name, tuple(s.labels.items())): s.value
-                     for s in stats_samples(conn.execute_sql("SHOW STATS"))}
+                     for s in stats_samples(parse_stats(conn.execute_sql("SHOW STATS")))}
         via_totals = {(s.name, tuple(s.labels.items())): s.value
-                      for s in stats_samples(conn.execute_sql("SHOW STATS_TOTALS"))}
+                      for s in stats_samples(parse_stats(
+                          conn.execute_sql("SHOW STATS_TOTALS")))}
     assert via_stats.keys() == via_totals.keys()
     key = ("dbgauge_pgbouncer_stats_queries_total", (("database", sb.TINY_POOL_DATABASE),))
     # counters only grow, and the two statements ran back to back on an idle pooler

@@ -17,11 +17,11 @@ import psycopg
 import pytest
 import yaml
 
-from collectors.mysql_replication import parse_mariadb_gtid_pos
 from tests.conftest import Daemon, Sandbox, value, wait_for
 from tests.integration.test_health import cfg, check, heartbeat
 from tests.integration.test_mysql_collectors import documented_grants, run
 from toolkit import sandbox as sb
+from toolkit.gtid import parse_mariadb_gtids
 from toolkit.heartbeat import format_ts
 
 pytestmark = pytest.mark.integration
@@ -31,15 +31,23 @@ INSERT = f"INSERT INTO {TABLE} VALUES (%s, %s)"  # noqa: S608 - a constant table
 UNDO = f"DELETE FROM {TABLE} WHERE id = 1"  # noqa: S608
 
 
+def _seq_by_domain(position: str) -> dict[int, int]:
+    """A MariaDB GTID position ('domain-server_id-seq,...') -> the highest seq by domain."""
+    out: dict[int, int] = {}
+    for g in parse_mariadb_gtids(position):
+        out[g.domain] = max(out.get(g.domain, 0), g.seq)
+    return out
+
+
 def caught_up(sandbox: Sandbox) -> None:
     """Until the replica has applied at least what the primary had binlogged when asked
     (>=, not ==: the primary's heartbeat writer keeps adding transactions)."""
-    primary = parse_mariadb_gtid_pos(str(run(sandbox, "mariadb-primary",
-                                             "SELECT @@gtid_binlog_pos AS p")[0]["p"]))
+    primary = _seq_by_domain(str(run(sandbox, "mariadb-primary",
+                                     "SELECT @@gtid_binlog_pos AS p")[0]["p"]))
 
     def applied() -> bool:
-        replica = parse_mariadb_gtid_pos(str(run(sandbox, "mariadb-replica",
-                                                 "SELECT @@gtid_slave_pos AS p")[0]["p"]))
+        replica = _seq_by_domain(str(run(sandbox, "mariadb-replica",
+                                         "SELECT @@gtid_slave_pos AS p")[0]["p"]))
         return all(replica.get(d, -1) >= seq for d, seq in primary.items())
 
     wait_for(applied, timeout=30, what="the replica to catch up")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -15,10 +16,13 @@ from checks.health.model import NodeOutcome
 from checks.health.replication import channel_findings, primary_findings, standby_findings
 from checks.health.run import summarize
 from checks.schedule import check_jobs, result_samples, validate_check_job
+from collectors.mysql_replication import parse_replica_status
+from collectors.postgres_replication import parse_local, parse_slots, parse_standbys
 from tests.unit.test_mysql_fixtures import table_rows, vertical_rows
 from toolkit.app import parse_config
 from toolkit.cli import cli
 from toolkit.cli.check import HEALTH_CHECKS
+from toolkit.db import ServerInfo
 from toolkit.errors import ConfigError
 from toolkit.render.plugin import render_plugin, render_plugin_json
 from toolkit.result import CheckResult, Finding, Status, perf_label, plugin_result, worst
@@ -27,35 +31,102 @@ from toolkit.targets import Selection, select, target_from_dsn
 
 def test_replica_status_rows_from_captured_output() -> None:
     (stopped,) = vertical_rows("mariadb-10.11/show_all_slaves_status_sql_stopped.txt")
-    (found,) = channel_findings("replica", stopped)
+    (found,) = channel_findings("replica", parse_replica_status(stopped))
     assert (found.severity, found.kind) == (Status.CRITICAL, "sql-thread-stopped")
     assert found.detail == "replication: SQL thread stopped"
     (running,) = vertical_rows("mariadb-10.11/show_all_slaves_status.txt")
-    assert channel_findings("replica", running) == []
+    assert channel_findings("replica", parse_replica_status(running)) == []
     for row in table_rows("mysql-8.0/show_replica_status.txt"):  # Replica_* names
-        assert channel_findings("replica", row) == []
+        assert channel_findings("replica", parse_replica_status(row)) == []
     connecting = {**running, "Slave_IO_Running": "Connecting", "Last_IO_Errno": "2003",
                   "Last_IO_Error": "error connecting to master"}
-    (found,) = channel_findings("replica", connecting)
+    (found,) = channel_findings("replica", parse_replica_status(connecting))
     assert found.severity is Status.WARNING and "2003" in found.detail
     broken = {**running, "Slave_SQL_Running": "No", "Last_SQL_Errno": "1950",
               "Last_SQL_Error": "out-of-order sequence number"}
-    (found,) = channel_findings("replica", broken)
+    (found,) = channel_findings("replica", parse_replica_status(broken))
     assert found.detail == ("replication: SQL thread stopped: error 1950: "
                             "out-of-order sequence number")
 
 
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+
+
+def _rows(path: str) -> list[dict[str, Any]]:
+    return list(json.loads((FIXTURES / path).read_text())["rows"])
+
+
+class Answers:
+    """A connection answering named statements with captured rows; records what was asked."""
+
+    def __init__(self, flavor: str, answers: dict[str, list[dict[str, Any]]]) -> None:
+        self.server = ServerInfo(flavor, (15,) if flavor == "postgres" else (1, 18, 0), "")
+        self.answers, self.asked = answers, []  # type: list[str]
+        self.target = None
+
+    def query(self, name: str, params: Any = None) -> list[dict[str, Any]]:
+        self.asked.append(name)
+        return self.answers[name]
+
+
+def _evaluate(check: str, kind: str, conn: Answers) -> NodeOutcome:
+    node = target_from_dsn("n=" + {"postgres": "postgresql://u@h:5432/app",
+                                   "pgbouncer": "postgresql://u@h:6432/pgbouncer"}[kind])
+    assert node.kind == kind
+    return health_checks()[check].evaluate(node, conn, None)  # type: ignore[arg-type]
+
+
+def test_checks_read_the_collectors_facts_with_their_statements_only() -> None:
+    """Each check runs the statements of the collector facts it needs, nothing more."""
+    conn = Answers("pgbouncer", {"show_lists": _rows("pgbouncer-1.18/show_lists.json"),
+                                 "show_config": _rows("pgbouncer-1.18/show_config.json")})
+    outcome = _evaluate("connections", "pgbouncer", conn)
+    assert conn.asked == ["show_lists", "show_config"]
+    assert outcome.note == "6 of 200 connections in use (3% of max_client_conn)"
+    assert outcome.perfdata == (("n:connections_percent", 3.0), ("n:connections", 6.0))
+    conn = Answers("postgres", {"connections": _rows("postgres-15/connections-wait.json")})
+    outcome = _evaluate("connections", "postgres", conn)
+    assert conn.asked == ["connections"]
+    assert outcome.note == ("4 of 47 connections in use (9% of max_connections - "
+                            "superuser_reserved_connections)")
+    conn = Answers("postgres", {"lock_summary": _rows("postgres-15/lock_summary-wait.json")})
+    outcome = _evaluate("locks", "postgres", conn)
+    assert conn.asked == ["lock_summary"]  # someone waits, but the waits by mode are not read
+    assert outcome.note.endswith("(1 waiting, 1 root blocker(s))")
+    conn = Answers("postgres", {
+        "replication_local": _rows("postgres-15/replication_local-primary.json")})
+    outcome = _evaluate("lag", "postgres", conn)
+    assert conn.asked == ["replication_local"] and outcome.note == "not a standby"
+    conn.answers.update({
+        "replication_standbys": _rows("postgres-15/replication_standbys-replay-paused.json"),
+        "replication_slots": _rows("postgres-15/replication_slots-primary.json")})
+    conn.asked.clear()
+    outcome = _evaluate("replication", "postgres", conn)
+    assert conn.asked == ["replication_local", "replication_standbys", "replication_slots"]
+    assert outcome.note == "primary, 1 standby(s) streaming" and outcome.findings == ()
+    conn = Answers("pgbouncer", {"show_pools": _rows("pgbouncer-1.18/show_pools.json")})
+    outcome = _evaluate("pgbouncer-pools", "pgbouncer", conn)
+    assert conn.asked == ["show_pools"]
+    assert "1 client(s) waiting" in outcome.note
+    assert "in pool app_tiny/sandbox_admin" in outcome.note
+
+
 def test_postgres_replication_rows() -> None:
     # CONSTRUCTED rows with the columns of sql/postgres/replication_*.sql
-    assert standby_findings("s", {"wal_receiver_status": "streaming",
-                                  "replay_paused": False}) == []
-    kinds = [f.kind for f in standby_findings("s", {"wal_receiver_status": None,
-                                                    "replay_paused": True})]
+    assert standby_findings("s", parse_local({"in_recovery": True,
+                                              "wal_receiver_status": "streaming",
+                                              "replay_paused": False})) == []
+    kinds = [f.kind for f in standby_findings("s", parse_local({
+        "in_recovery": True, "wal_receiver_status": None, "replay_paused": True}))]
     assert kinds == ["wal-receiver-not-streaming", "replay-paused"]
-    found = primary_findings("p", [{"application_name": "s1", "state": "catchup"}],
-                             [{"slot_name": "a", "active": False, "retained_bytes": 1024},
-                              {"slot_name": "b", "active": True, "wal_status": "lost"},
-                              {"slot_name": "c", "active": True, "wal_status": "reserved"}])
+    found = primary_findings("p", parse_standbys([{"application_name": "s1",
+                                                   "state": "catchup"}]),
+                             parse_slots([{"slot_name": "a", "active": False,
+                                           "retained_bytes": 1024},
+                                          {"slot_name": "b", "active": True,
+                                           "wal_status": "lost"},
+                                          {"slot_name": "c", "active": True,
+                                           "wal_status": "reserved"}]))
     assert [(f.kind, f.severity.name) for f in found] == [
         ("standby-not-streaming", "WARNING"), ("slot-inactive", "WARNING"),
         ("slot-lost", "CRITICAL")]

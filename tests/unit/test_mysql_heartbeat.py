@@ -5,13 +5,20 @@ from __future__ import annotations
 
 import logging
 import time
+from typing import Any
 
 import pytest
 
-from collectors.mysql_heartbeat import HeartbeatRow, parse_heartbeat_rows, pick_source_row
+from collectors.mysql_heartbeat import (
+    HeartbeatFacts,
+    HeartbeatRow,
+    MySQLHeartbeat,
+    parse_heartbeat_rows,
+    pick_source_row,
+)
 from tests.unit.test_mysql_fixtures import FixtureConnection
 from toolkit.app import parse_config, registry
-from toolkit.errors import DbgaugeError
+from toolkit.errors import DbgaugeError, QueryError
 from toolkit.heartbeat import (
     HeartbeatWriter,
     format_ts,
@@ -82,6 +89,47 @@ def test_collector_without_heartbeat_settings_says_so_and_queries_nothing() -> N
     samples = list(REGISTRY["mysql_heartbeat"].collect(conn))  # type: ignore[arg-type]
     assert [(s.name, s.value) for s in samples] == [("dbgauge_mysql_heartbeat_configured", 0.0)]
     assert conn.asked == []
+
+
+class HeartbeatConnection(FixtureConnection):
+    """Answers the heartbeat read, which names the configured table itself."""
+
+    def execute_sql(self, sql: str, params: Any = None) -> list[dict[str, Any]]:
+        self.asked.append(sql)
+        return self.answers["heartbeat_read"]
+
+
+def test_read_returns_the_source_row_and_the_clock() -> None:
+    target = parse_config(_config("{mode: read}")).all_targets()[0]
+    rows = [{"server_id": 1, "ts": "2023-11-14T22:13:20.000000", "own_server_id": 2},
+            {"server_id": 2, "ts": "2023-11-14T22:13:29.000000", "own_server_id": 2}]
+    conn = HeartbeatConnection("mariadb", (10, 11, 0), {"heartbeat_read": rows}, target=target)
+    collector = MySQLHeartbeat(clock=lambda: 1700000002.5)
+    facts = collector.read(conn)  # type: ignore[arg-type]
+    assert conn.asked == ["SELECT server_id, ts, @@GLOBAL.server_id AS own_server_id "
+                          "FROM `dbgauge`.`heartbeat`"]
+    assert facts.reading is not None
+    assert facts.reading.source == HeartbeatRow(1, 1700000000.0)  # not our own row
+    assert (facts.reading.now, facts.reading.lag) == (1700000002.5, 2.5)
+    assert [(s.name, s.value) for s in collector.samples(facts)] == [
+        ("dbgauge_mysql_heartbeat_configured", 1.0),
+        ("dbgauge_mysql_heartbeat_lag_seconds", 2.5),
+        ("dbgauge_mysql_heartbeat_stored_timestamp_seconds", 1700000000.0),
+        ("dbgauge_mysql_heartbeat_now_timestamp_seconds", 1700000002.5),
+        ("dbgauge_mysql_heartbeat_source_server_id", 1.0)]
+    ahead = MySQLHeartbeat(clock=lambda: 1699999999.0).read(conn)  # type: ignore[arg-type]
+    assert ahead.reading is not None and ahead.reading.lag == 0.0  # writer's clock ahead
+    writer = parse_config(_config("{mode: write}")).all_targets()[0]
+    own = collector.read(HeartbeatConnection("mariadb", (10, 11, 0), {  # type: ignore[arg-type]
+        "heartbeat_read": rows}, target=writer))
+    assert own.reading is not None and own.reading.source.server_id == 2
+    missing = parse_config(_config("{mode: read, source_server_id: 9}")).all_targets()[0]
+    with pytest.raises(QueryError, match="no heartbeat row from server_id 9"):
+        collector.read(HeartbeatConnection("mariadb", (10, 11, 0), {  # type: ignore[arg-type]
+            "heartbeat_read": rows}, target=missing))
+    assert collector.read(FixtureConnection(  # type: ignore[arg-type]
+        "mariadb", (10, 11, 0), {}, target=parse_config(_config()).all_targets()[0])
+    ) == HeartbeatFacts(None)
 
 
 def test_writer_to_a_dead_port_logs_once_and_stops_promptly(

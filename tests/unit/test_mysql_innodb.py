@@ -7,7 +7,9 @@ from __future__ import annotations
 import pytest
 
 from collectors.mysql_innodb import (
+    InnodbFacts,
     InnodbStatus,
+    MySQLInnodb,
     checkpoint_age_from_metrics,
     checkpoint_age_from_status,
     classify_innodb_metrics,
@@ -183,3 +185,34 @@ def test_checkpoint_age_sources() -> None:
     assert checkpoint_age_from_metrics({"log_lsn_current": 9.0,
                                         "log_lsn_last_checkpoint": 4.0}) == 5.0
     assert checkpoint_age_from_metrics({"log_lsn_current": 9.0}) is None
+
+
+def test_read_keeps_the_monitor_only_when_it_was_needed() -> None:
+    """read() returns the status values, the typed INNODB_METRICS rows and the monitor
+    text's numbers only when it had to read them; samples() turns the facts into what
+    collect() yields."""
+    status_rows = tsv_rows("mariadb-10.11/show_global_status_innodb.tsv")
+    conn = FixtureConnection("mariadb", (10, 11, 19), {"innodb_global_status": status_rows,
+                                                       "innodb_metrics": []})
+    collector = MySQLInnodb()
+    facts = collector.read(conn)  # type: ignore[arg-type]
+    assert conn.asked == ["innodb_global_status", "innodb_metrics"]
+    assert facts.monitor is None and facts.metrics == ()
+    assert facts.history_list_length == facts.status["Innodb_history_list_length"]
+    assert facts.checkpoint_age == facts.status["Innodb_checkpoint_age"]
+    assert list(collector.samples(facts)) == list(collector.samples(facts))
+    older = [r for r in tsv_rows("mysql-8.0/show_global_status_innodb.tsv")
+             if not r["Variable_name"].startswith("Innodb_redo_log_")]
+    conn = FixtureConnection("mysql", (8, 0, 29), {
+        "innodb_global_status": older, "innodb_metrics": [],
+        "engine_innodb_status": [
+            {"Status": body("mysql-8.0/show_engine_innodb_status_percona.txt")}]})
+    facts = collector.read(conn)  # type: ignore[arg-type]
+    assert conn.asked == ["innodb_global_status", "innodb_metrics", "engine_innodb_status"]
+    assert facts.monitor is not None and facts.monitor.max_checkpoint_age == 80576000
+    assert (facts.history_list_length, facts.checkpoint_age) == (0, 0)
+    values = {s.name: s.value for s in collector.samples(facts) if not s.labels}
+    assert values["dbgauge_mysql_innodb_checkpoint_max_age_bytes"] == 80576000
+    # without the monitor and without the sources, nothing is made up
+    assert InnodbFacts({}).history_list_length is None
+    assert InnodbFacts({}).checkpoint_age is None

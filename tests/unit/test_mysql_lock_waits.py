@@ -3,7 +3,14 @@ the 8.4 manual) and on wait chains; the per-state transaction summary."""
 
 from __future__ import annotations
 
-from collectors.mysql_lock_waits import summarize_lock_waits, summarize_transactions
+from typing import Any
+
+from collectors.mysql_lock_waits import (
+    MetadataLocks,
+    MySQLLockWaits,
+    summarize_lock_waits,
+    summarize_transactions,
+)
 from tests.unit.test_mysql_fixtures import FixtureConnection, project, vertical_rows
 
 
@@ -59,3 +66,57 @@ def test_transactions_by_state() -> None:
     idle = summarize_transactions([])
     assert (idle.waiting, idle.oldest_seconds, idle.oldest_wait_seconds) == (0, 0.0, 0.0)
     assert set(idle.by_state) == {"running", "lock_wait", "rolling_back", "committing"}
+
+
+class BlockersConnection(FixtureConnection):
+    """Also answers lock_blockers, which the collector fills in itself (its IN list)."""
+
+    def execute_sql(self, sql: str, params: Any = None) -> list[dict[str, Any]]:
+        assert "INNODB_TRX" in sql and params is not None
+        self.asked.append(f"lock_blockers{tuple(params)}")
+        return [{"trx_id": 10, "idle": 1, "age_seconds": 12},
+                {"trx_id": 30, "idle": 0, "age_seconds": 4}]
+
+
+_RUNNING = {"trx_state": "RUNNING", "transactions": 2, "oldest_seconds": 30,
+            "oldest_wait_seconds": None}
+_WAITING = {"trx_state": "LOCK WAIT", "transactions": 3, "oldest_seconds": 9,
+            "oldest_wait_seconds": 4}
+_MDL_PS = {"performance_schema": 1, "mdl_instrument": "YES", "global_consumer": "YES",
+           "waiting": 2, "oldest_wait_seconds": 7}
+
+
+def test_read_skips_the_wait_graph_when_nobody_waits() -> None:
+    conn = FixtureConnection("mysql", (8, 4, 0), {"innodb_trx_summary": [_RUNNING],
+                                                  "metadata_lock_waits": [_MDL_PS]})
+    collector = MySQLLockWaits()
+    facts = collector.read(conn)  # type: ignore[arg-type]
+    assert conn.asked == ["innodb_trx_summary", "metadata_lock_waits"]
+    assert facts.graph.blockers == frozenset() and facts.transactions.waiting == 0
+    assert (facts.idle_blockers, facts.oldest_blocker_seconds) == (0, 0.0)
+    assert facts.metadata == MetadataLocks(True, 2.0, 7.0)
+    values = {s.name: s.value for s in collector.samples(facts) if not s.labels}
+    assert values["dbgauge_mysql_metadata_lock_oldest_wait_seconds"] == 7
+    assert values["dbgauge_mysql_lock_blocking_transactions"] == 0
+
+
+def test_read_follows_the_wait_graph_to_the_blockers() -> None:
+    edges = [_edge("11", "10"), _edge("12", "10"), _edge("20", "11"), _edge("31", "30")]
+    not_instrumented = {**_MDL_PS, "mdl_instrument": "NO"}
+    conn = BlockersConnection("mysql", (8, 4, 0), {
+        "innodb_trx_summary": [_RUNNING, _WAITING], "lock_waits": edges,
+        "metadata_lock_waits": [not_instrumented],
+        "metadata_lock_waits_processlist": [{"waiting": 1, "oldest_wait_seconds": 3.5}]})
+    collector = MySQLLockWaits()
+    facts = collector.read(conn)  # type: ignore[arg-type]
+    assert conn.asked == ["innodb_trx_summary", "lock_waits", "lock_blockers(10, 11, 30)",
+                          "metadata_lock_waits", "metadata_lock_waits_processlist"]
+    assert facts.graph.root_blockers == {"10", "30"}
+    assert (facts.idle_blockers, facts.oldest_blocker_seconds) == (1, 12.0)
+    assert facts.metadata == MetadataLocks(False, 1.0, 3.5)
+    values = {s.name: s.value for s in collector.samples(facts) if not s.labels}
+    assert values["dbgauge_mysql_lock_waiting_transactions"] == 3
+    assert values["dbgauge_mysql_lock_oldest_wait_seconds"] == 4
+    assert values["dbgauge_mysql_lock_root_blocking_transactions"] == 2
+    assert values["dbgauge_mysql_lock_idle_blocking_transactions"] == 1
+    assert values["dbgauge_mysql_metadata_lock_instrumented"] == 0

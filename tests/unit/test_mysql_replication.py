@@ -6,14 +6,17 @@ from __future__ import annotations
 import pytest
 
 from collectors.mysql_replication import (
+    MySQLReplication,
+    ReplicationFacts,
+    ReplicationFlags,
     channel_samples,
     gtid_subtract_count,
-    parse_mariadb_gtid_pos,
+    parse_flags,
     parse_replica_status,
 )
 from tests.unit.test_mysql_fixtures import FixtureConnection, table_rows, vertical_rows
 from toolkit.app import registry
-from toolkit.gtid import parse_gtid_set
+from toolkit.gtid import MariaGtid, parse_gtid_set, parse_mariadb_gtids
 from toolkit.sql import load_sql
 
 REGISTRY = registry()
@@ -77,8 +80,24 @@ def test_gtid_set_arithmetic() -> None:
     # MySQL 8.3+ tagged GTIDs: a tag applies to the intervals after it
     tagged = "aaaaaaaa-aaaa-aaaa-aaaa-aaaaaaaaaaaa:1-10:ops:1-2"
     assert gtid_subtract_count(tagged, "aaaaaaaa-aaaa-aaaa-aaaa-aaaaaaaaaaaa:1-10") == 2
-    assert parse_mariadb_gtid_pos("0-1-504,1-2-30") == {0: 504, 1: 30}
-    assert parse_mariadb_gtid_pos("") == {}
+    assert parse_mariadb_gtids("0-1-504,1-2-30") == (MariaGtid(0, 1, 504), MariaGtid(1, 2, 30))
+    assert parse_mariadb_gtids("") == ()
+
+
+def test_mariadb_backlog_is_counted_per_domain() -> None:
+    """Gtid_IO_Pos minus Gtid_Slave_Pos by the highest seq of each domain both name."""
+    (row,) = vertical_rows("mariadb-10.11/show_all_slaves_status.txt")
+
+    def pending(io_pos: str, slave_pos: str) -> int | None:
+        return parse_replica_status({**row, "Gtid_IO_Pos": io_pos,
+                                     "Gtid_Slave_Pos": slave_pos}).gtid_pending
+
+    assert pending("0-1-10,0-2-12,1-3-5", "0-1-9,1-3-2,2-1-1") == (12 - 9) + (5 - 2)
+    assert pending("0-1-504,\n1-2-30", "0-1-500,1-2-30") == 4
+    assert pending("0-1-5", "0-1-9") == 0  # never negative
+    assert pending("", "0-1-1") is None  # not using GTIDs
+    assert pending("5-1-3", "0-1-1") is None  # no domain in common
+    assert pending("0-1-5,junk,0-x-9", "0-1-4") == 1  # malformed items are skipped
 
 
 @pytest.mark.parametrize(("flavor", "version", "statement"), [
@@ -105,17 +124,62 @@ def test_collector_on_mysql_80_multi_source() -> None:
         "replica_status": table_rows("mysql-8.0/show_replica_status.txt"),
     })
     collector = REGISTRY["mysql_replication"]
-    samples = []
-    # read_only and the dump-thread count have no MySQL 8 capture: the channel part must be
-    # complete by the time the collector asks for them
+    # read_only and the dump-thread count have no MySQL 8 capture: the channels are read
+    # first, then the flags
     with pytest.raises(AssertionError, match="no captured answer for replication_flags"):
-        for sample in collector.collect(conn):  # type: ignore[arg-type]
-            collector.validate_sample(sample)
-            samples.append(sample)
+        collector.read(conn)
     assert conn.asked == ["replica_status", "replication_flags"]
+    channels = tuple(parse_replica_status(r)
+                     for r in table_rows("mysql-8.0/show_replica_status.txt"))
+    samples = list(collector.samples(ReplicationFacts(channels, ReplicationFlags())))
+    for sample in samples:
+        collector.validate_sample(sample)
     values = {(s.name, s.labels.get("channel")): s.value for s in samples}
     assert values[("dbgauge_mysql_replication_configured", None)] == 1
     for channel in ("master1", "master2"):
         assert values[("dbgauge_mysql_replica_io_running", channel)] == 1
         assert values[("dbgauge_mysql_replica_seconds_behind_source_unknown", channel)] == 0
     assert values[("dbgauge_mysql_replica_source_server_id", "master2")] == 2
+    assert not any(name == "dbgauge_mysql_read_only" for name, _ in values)  # no flags read
+
+
+def test_read_returns_channels_and_flags_and_samples_follow() -> None:
+    """The read/samples contract: read() runs the two statements and returns facts (where
+    each channel replicates from included, for the split-brain check); samples() is pure."""
+    rows = table_rows("mysql-8.0/show_replica_status.txt")
+    conn = FixtureConnection("mysql", (8, 0, 30), {
+        "replica_status": rows,
+        "replication_flags": [{"read_only": 1, "super_read_only": 0, "replicas": 2}]})
+    collector = MySQLReplication()
+    facts = collector.read(conn)
+    assert conn.asked == ["replica_status", "replication_flags"]
+    assert [c.channel for c in facts.channels] == ["master1", "master2"]
+    first = facts.channels[0]
+    assert (first.source_host, first.source_port) == (rows[0]["Source_Host"],
+                                                      int(rows[0]["Source_Port"]))
+    assert first.source_uuid == rows[0]["Master_UUID"].lower() != ""  # 8.0 keeps this name
+    assert first.last_io_error == "" and first.last_sql_error == ""
+    assert facts.flags == ReplicationFlags(read_only=1, super_read_only=0, connected_replicas=2)
+    assert not facts.flags.writable
+    values = {(s.name, s.labels.get("channel")): s.value for s in collector.samples(facts)}
+    assert values[("dbgauge_mysql_read_only", None)] == 1
+    assert values[("dbgauge_mysql_super_read_only", None)] == 0
+    assert values[("dbgauge_mysql_connected_replicas", None)] == 2
+    assert list(collector.samples(facts)) == list(collector.collect(FixtureConnection(
+        "mysql", (8, 0, 30), dict(conn.answers))))  # type: ignore[arg-type]
+    # MariaDB has no super_read_only: None, and no series for it
+    maria = parse_flags({"read_only": 0, "replicas": 0})
+    assert maria.super_read_only is None and maria.writable
+    primary = ReplicationFacts((), maria)
+    names = {s.name: s.value for s in collector.samples(primary)}
+    assert names == {"dbgauge_mysql_replication_configured": 0, "dbgauge_mysql_read_only": 0,
+                     "dbgauge_mysql_connected_replicas": 0}
+
+
+def test_mariadb_channel_keeps_errors_and_source() -> None:
+    (row,) = vertical_rows("mariadb-10.11/show_all_slaves_status.txt")
+    broken = {**row, "Last_SQL_Errno": "1950", "Last_SQL_Error": " out-of-order sequence "}
+    st = parse_replica_status(broken)
+    assert st.last_sql_error == "out-of-order sequence" and st.last_sql_errno == 1950
+    assert st.source_host == row["Master_Host"] and st.source_port == int(row["Master_Port"])
+    assert st.source_uuid == ""  # MariaDB reports no source UUID

@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from collectors.pgbouncer_config import config_samples
-from collectors.pgbouncer_databases import database_samples
-from collectors.pgbouncer_lists import parse_lists
-from collectors.pgbouncer_pools import pool_samples
-from collectors.pgbouncer_stats import COUNTERS, normalise, stats_samples
+from collectors.pgbouncer_config import config_samples, parse_config
+from collectors.pgbouncer_databases import database_samples, parse_databases
+from collectors.pgbouncer_lists import ListsFacts, parse_lists
+from collectors.pgbouncer_pools import parse_pools, pool_samples
+from collectors.pgbouncer_stats import COUNTERS, normalise, parse_stats, stats_samples
 from toolkit.app import registry
 from toolkit.metrics import Collector, Sample
 from toolkit.sql import load_sql
@@ -57,7 +57,8 @@ def test_all_pgbouncer_collectors_default_on() -> None:
 
 
 def test_pools_1_18_exhausted_pool() -> None:
-    d = as_dict("pgbouncer_pools", list(pool_samples(rows("pgbouncer-1.18/show_pools.json"))))
+    facts = parse_pools(rows("pgbouncer-1.18/show_pools.json"))
+    d = as_dict("pgbouncer_pools", list(pool_samples(facts)))
     pool = {"database": "app_tiny", "user": "sandbox_admin"}
     clients = "dbgauge_pgbouncer_pool_client_connections"
     servers = "dbgauge_pgbouncer_pool_server_connections"
@@ -74,11 +75,13 @@ def test_pools_1_18_exhausted_pool() -> None:
 
 def test_pools_other_versions() -> None:
     # 1.21-1.23: the same columns as 1.18
-    d = as_dict("pgbouncer_pools", list(pool_samples(rows(PUBLIC + "show_pools-1.21.json"))))
+    d = as_dict("pgbouncer_pools",
+                list(pool_samples(parse_pools(rows(PUBLIC + "show_pools-1.21.json")))))
     assert get(d, "dbgauge_pgbouncer_pool_server_connections", database="postgres",
                user="postgres", state="used") == 1
     # 1.17 (before the cancel-request split): the states it has, nothing invented
-    d = as_dict("pgbouncer_pools", list(pool_samples(rows(PUBLIC + "show_pools-1.17.json"))))
+    d = as_dict("pgbouncer_pools",
+                list(pool_samples(parse_pools(rows(PUBLIC + "show_pools-1.17.json")))))
     pool = {"database": "xxdb", "user": "xxdb_user"}
     assert get(d, "dbgauge_pgbouncer_pool_client_connections", **pool, state="waiting") == 419
     assert get(d, "dbgauge_pgbouncer_pool_client_connections", **pool,
@@ -89,15 +92,17 @@ def test_pools_other_versions() -> None:
     cols = doc("pgbouncer-public/columns-source.json")["SHOW POOLS"]
     row = dict.fromkeys(cols, 0) | {"database": "d", "user": "u", "pool_mode": "session",
                                     "load_balance_hosts": None}
-    d = as_dict("pgbouncer_pools", list(pool_samples([row])))
+    d = as_dict("pgbouncer_pools", list(pool_samples(parse_pools([row]))))
     assert len(d) == 4 + 7 + 1
 
 
 def test_stats_1_18_show_stats_and_stats_totals_agree() -> None:
     via_stats = as_dict("pgbouncer_stats",
-                        list(stats_samples(rows("pgbouncer-1.18/show_stats.json"))))
+                        list(stats_samples(parse_stats(
+                            rows("pgbouncer-1.18/show_stats.json")))))
     via_totals = as_dict("pgbouncer_stats",
-                         list(stats_samples(rows("pgbouncer-1.18/show_stats_totals.json"))))
+                         list(stats_samples(parse_stats(
+                             rows("pgbouncer-1.18/show_stats_totals.json")))))
     assert set(via_stats) == set(via_totals)
     db = {"database": "app_tiny"}
     assert (get(via_stats, "dbgauge_pgbouncer_stats_queries_total", **db) or 0) >= 1
@@ -114,7 +119,7 @@ def test_stats_newest_columns_all_map() -> None:
     assert totals == stats  # both spellings normalise to the same names
     assert totals <= set(COUNTERS)
     row = dict.fromkeys(cols["SHOW STATS_TOTALS"], 7) | {"database": "db"}
-    d = as_dict("pgbouncer_stats", list(stats_samples([row])))
+    d = as_dict("pgbouncer_stats", list(stats_samples(parse_stats([row]))))
     assert len(d) == len(totals)
 
 
@@ -129,7 +134,8 @@ def test_stats_statement_by_version() -> None:
 
 def test_databases_1_18() -> None:
     d = as_dict("pgbouncer_databases",
-                list(database_samples(rows("pgbouncer-1.18/show_databases.json"))))
+                list(database_samples(parse_databases(
+                    rows("pgbouncer-1.18/show_databases.json")))))
     p = "dbgauge_pgbouncer_database_"
     assert get(d, p + "pool_size", database="app_tiny") == 2
     assert get(d, p + "reserve_pool_size", database="app") == 0  # 1.18: reserve_pool
@@ -143,7 +149,8 @@ def test_databases_1_18() -> None:
 
 def test_databases_1_25() -> None:
     d = as_dict("pgbouncer_databases",
-                list(database_samples(rows("pgbouncer-public/show_databases-1.25.json"))))
+                list(database_samples(parse_databases(
+                    rows("pgbouncer-public/show_databases-1.25.json")))))
     p = "dbgauge_pgbouncer_database_"
     db = {"database": "rideshare_development"}
     assert get(d, p + "pool_size", **db) == 20
@@ -156,7 +163,8 @@ def test_databases_1_25() -> None:
 
 
 def test_config_selected_keys() -> None:
-    d = as_dict("pgbouncer_config", list(config_samples(rows("pgbouncer-1.18/show_config.json"))))
+    d = as_dict("pgbouncer_config",
+                list(config_samples(parse_config(rows("pgbouncer-1.18/show_config.json")))))
     p = "dbgauge_pgbouncer_config_"
     assert get(d, p + "max_client_connections") == 200
     assert get(d, p + "default_pool_size") == 10
@@ -170,3 +178,48 @@ def test_lists() -> None:
     assert lists["databases"] == 4 and lists["used_clients"] >= 5
     names = set(doc("pgbouncer-public/columns-source.json")["SHOW LISTS rows"])
     assert set(lists) <= names  # newer versions only add lists (peers, peer_pools)
+
+
+class FakeConn:
+    """Answers named statements with captured rows and records which were asked."""
+
+    def __init__(self, answers: dict[str, list[dict[str, Any]]]) -> None:
+        self.answers = answers
+        self.asked: list[str] = []
+
+    def query(self, name: str, params: Any = None) -> list[dict[str, Any]]:
+        self.asked.append(name)
+        return self.answers[name]
+
+
+def test_read_returns_facts_and_samples_are_pure() -> None:
+    """Each PgBouncer collector: read() runs its one SHOW and returns typed facts;
+    samples() of those facts is what collect() yields."""
+    conn = FakeConn({"show_pools": rows("pgbouncer-1.18/show_pools.json"),
+                     "show_stats": rows("pgbouncer-1.18/show_stats.json"),
+                     "show_databases": rows("pgbouncer-1.18/show_databases.json"),
+                     "show_config": rows("pgbouncer-1.18/show_config.json"),
+                     "show_lists": rows("pgbouncer-1.18/show_lists.json")})
+    facts: dict[str, Any] = {}
+    for name in ("pgbouncer_pools", "pgbouncer_stats", "pgbouncer_databases",
+                 "pgbouncer_config", "pgbouncer_lists"):
+        c: Collector[Any] = REGISTRY[name]
+        facts[name] = c.read(conn)  # type: ignore[arg-type]
+        assert list(c.samples(facts[name])) == list(c.collect(conn))  # type: ignore[arg-type]
+    assert conn.asked == ["show_pools", "show_pools", "show_stats", "show_stats",
+                          "show_databases", "show_databases", "show_config", "show_config",
+                          "show_lists", "show_lists"]
+    pool = next(p for p in facts["pgbouncer_pools"].pools if p.name == "app_tiny/sandbox_admin")
+    assert pool.clients["waiting"] == 1 and pool.servers["active"] == 2
+    assert pool.maxwait_seconds is not None and pool.maxwait_seconds >= 1
+    stats = {db.database: db for db in facts["pgbouncer_stats"].databases}
+    raw = rows("pgbouncer-1.18/show_stats.json")[0]
+    assert stats[raw["database"]].counters["wait_time"] == raw["total_wait_time"]  # as read: us
+    assert "avg_wait_time" not in stats[raw["database"]].counters
+    app = next(d for d in facts["pgbouncer_databases"].databases if d.name == "app")
+    assert app.reserve_pool_size == 0 and app.server_lifetime is None and app.force_user == ""
+    config = facts["pgbouncer_config"]
+    assert (config.max_client_conn, config.pool_mode) == (200, "transaction")
+    lists = facts["pgbouncer_lists"]
+    assert isinstance(lists, ListsFacts) and lists.used_clients >= 5
+    assert ListsFacts({}).used_clients == 0

@@ -8,7 +8,15 @@ from typing import Any
 
 import pytest
 
-from collectors.postgres_database import CONNECTION_STATES, connection_samples, database_samples
+from collectors.postgres_database import (
+    CONNECTION_STATES,
+    PostgresDatabase,
+    connection_samples,
+    database_samples,
+    parse_connections,
+    parse_stat_database,
+    read_connections,
+)
 from toolkit.app import registry
 
 REGISTRY = registry()
@@ -22,7 +30,7 @@ def rows(name: str) -> list[dict[str, Any]]:
 
 
 def test_stat_database_rows() -> None:
-    samples = list(database_samples(rows("stat_database")))
+    samples = list(database_samples(parse_stat_database(rows("stat_database"))))
     for s in samples:
         COLLECTOR.validate_sample(s)
     by = {(s.name, s.labels["database"]): s.value for s in samples}
@@ -39,23 +47,29 @@ def test_stat_database_rows() -> None:
 
 def test_io_time_is_seconds() -> None:
     row = {**rows("stat_database")[0], "blk_read_time": 1500.0, "stats_reset": 1.7e9}
-    by = {s.name: s.value for s in database_samples([row])}
+    by = {s.name: s.value for s in database_samples(parse_stat_database([row]))}
     assert by["dbgauge_postgres_database_block_read_seconds_total"] == pytest.approx(1.5)
     assert by["dbgauge_postgres_database_stats_reset_timestamp_seconds"] == 1.7e9
 
 
 def test_connections_by_state_always_complete() -> None:
     captured = {r["state"]: r["connections"] for r in rows("connections-wait")}
-    samples = list(connection_samples(rows("connections-wait")))
+    captured_rows = rows("connections-wait")
+    connections = parse_connections(captured_rows, captured_rows[0])
+    samples = [s for s in connection_samples(connections) if s.labels]
     by = {s.labels["state"]: s.value for s in samples}
+    assert dict(connections.by_state) == by and connections.used == sum(by.values())
     assert set(by) == set(CONNECTION_STATES.values())
     # the waiter and dbgauge are active, the lock holder idle in its transaction
     assert by["active"] == captured["active"] >= 2
     assert by["idle_in_transaction"] == captured["idle in transaction"] == 1
     assert by["idle"] == captured.get("idle", 0)
     assert by["disabled"] == 0
-    unknown = list(connection_samples([{"state": "some future state", "connections": 3}]))
+    future = parse_connections([{"state": "some future state", "connections": 3}],
+                               {"max_connections": 10, "reserved_connections": 1})
+    unknown = [s for s in connection_samples(future) if s.labels]
     assert sum(s.value for s in unknown) == 0 and len(unknown) == len(CONNECTION_STATES)
+    assert (future.used, future.available) == (0, 9)
 
 
 class FakeConn:
@@ -82,3 +96,25 @@ def test_limits_ride_on_the_connections_rows() -> None:
                      "max_connections": [{"max_connections": 100, "reserved_connections": 3}]})
     by = {s.name: s.value for s in COLLECTOR.collect(conn) if not s.labels}  # type: ignore[arg-type]
     assert by["dbgauge_postgres_max_connections"] == 100
+
+
+def test_read_returns_facts_and_samples_are_pure() -> None:
+    conn = FakeConn({"stat_database": rows("stat_database"),
+                     "connections": rows("connections-wait")})
+    collector = PostgresDatabase()
+    facts = collector.read(conn)  # type: ignore[arg-type]
+    assert conn.asked == ["stat_database", "connections"]
+    assert [db.name for db in facts.databases] == ["app", "postgres", "template0", "template1"]
+    app = facts.databases[0]
+    assert app.backends is not None and app.backends >= 1
+    assert app.counters["xact_commit"] > 0 and app.stats_reset is None
+    assert "blk_read_time" in app.counters  # milliseconds as read; samples scale them
+    assert (facts.connections.max_connections, facts.connections.reserved_connections) == (50, 3)
+    assert facts.connections.available == 47
+    again = list(collector.samples(facts))
+    assert again == list(collector.samples(facts)) == list(collector.collect(FakeConn(
+        dict(conn.answers))))  # type: ignore[arg-type]
+    # the server-wide half alone: one statement (what check connections runs)
+    alone = FakeConn({"connections": rows("connections-wait")})
+    assert read_connections(alone) == facts.connections  # type: ignore[arg-type]
+    assert alone.asked == ["connections"]

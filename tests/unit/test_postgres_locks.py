@@ -6,7 +6,16 @@ import json
 from pathlib import Path
 from typing import Any
 
-from collectors.postgres_locks import summary_samples, wait_samples
+from collectors.postgres_locks import (
+    LockSummary,
+    LockWait,
+    PgLockFacts,
+    parse_summary,
+    parse_waits,
+    read_summary,
+    summary_samples,
+    wait_samples,
+)
 from toolkit.app import registry
 from toolkit.metrics import Sample
 
@@ -30,7 +39,7 @@ def as_dict(samples: list[Sample]) -> dict[tuple[str, frozenset[tuple[str, str]]
 
 def test_lock_wait_summary() -> None:
     for fixture in ("lock_summary-wait", "lock_summary_pg13-wait"):
-        d = as_dict(list(summary_samples(rows(fixture)[0])))
+        d = as_dict(list(summary_samples(parse_summary(rows(fixture)[0]))))
         assert d[("dbgauge_postgres_lock_waiting_backends", frozenset())] == 1
         assert d[("dbgauge_postgres_lock_blocked_backends", frozenset())] == 1
         assert d[("dbgauge_postgres_lock_blocking_backends", frozenset())] == 1
@@ -42,17 +51,17 @@ def test_lock_wait_summary() -> None:
 
 
 def test_waits_by_type_and_mode() -> None:
-    d = as_dict(list(wait_samples(rows("lock_waits-wait"))))
+    d = as_dict(list(wait_samples(parse_waits(rows("lock_waits-wait")))))
     assert d == {("dbgauge_postgres_lock_waits",
                   frozenset({("locktype", "relation"), ("mode", "AccessShareLock")})): 1.0}
 
 
 def test_unknown_label_values_are_bounded() -> None:
-    d = as_dict(list(wait_samples([
+    d = as_dict(list(wait_samples(parse_waits([
         {"locktype": "relation", "mode": "AccessExclusiveLock", "backends": 2},
         {"locktype": "brand_new_type", "mode": "AccessExclusiveLock", "backends": 1},
         {"locktype": "another_new_type", "mode": "SIReadLock", "backends": 1},
-    ])))
+    ]))))
     assert d[("dbgauge_postgres_lock_waits",
               frozenset({("locktype", "other"), ("mode", "AccessExclusiveLock")}))] == 1
     assert d[("dbgauge_postgres_lock_waits",
@@ -62,7 +71,7 @@ def test_unknown_label_values_are_bounded() -> None:
 
 def test_quiet_server_reports_zeros_not_absence() -> None:
     quiet = {key: 0 for key in rows("lock_summary-wait")[0]}
-    d = as_dict(list(summary_samples(quiet)))
+    d = as_dict(list(summary_samples(parse_summary(quiet))))
     assert len(d) == 8 and set(d.values()) == {0.0}
 
 
@@ -85,3 +94,21 @@ def test_lock_waits_queried_only_when_someone_waits() -> None:
     names = {s.name for s in COLLECTOR.collect(conn)}  # type: ignore[arg-type]
     assert "dbgauge_postgres_lock_waits" in names
     assert conn.asked == ["lock_summary", "lock_waits"]
+
+
+def test_read_returns_facts_and_samples_are_pure() -> None:
+    conn = FakeConn({"lock_summary": rows("lock_summary-wait"),
+                     "lock_waits": rows("lock_waits-wait")})
+    facts = COLLECTOR.read(conn)  # type: ignore[arg-type]
+    assert conn.asked == ["lock_summary", "lock_waits"]
+    assert facts.summary.waiting_backends == 1 and facts.summary.root_blockers == 1
+    assert facts.summary.oldest_wait_seconds >= 1
+    assert facts.waits == (LockWait("relation", "AccessShareLock", 1),)
+    assert list(COLLECTOR.samples(facts)) == list(COLLECTOR.samples(facts))
+    quiet = FakeConn({"lock_summary": [{key: None for key in rows("lock_summary-wait")[0]}]})
+    facts = COLLECTOR.read(quiet)  # type: ignore[arg-type]
+    assert facts == PgLockFacts(LockSummary(), ())  # NULL is 0, no waits read
+    assert quiet.asked == ["lock_summary"]
+    alone = FakeConn({"lock_summary": rows("lock_summary-wait")})
+    assert read_summary(alone).blocked_backends == 1  # type: ignore[arg-type]
+    assert alone.asked == ["lock_summary"]  # what check locks runs: never the waits

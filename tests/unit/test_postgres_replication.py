@@ -8,7 +8,13 @@ from typing import Any
 
 from collectors.postgres_replication import (
     PostgresReplication,
+    Slot,
+    Standby,
     local_samples,
+    parse_local,
+    parse_slots,
+    parse_standbys,
+    read_local,
     slot_samples,
     standby_samples,
 )
@@ -46,7 +52,7 @@ def test_registered_default_on_for_postgres() -> None:
 
 
 def test_primary_side() -> None:
-    d = as_dict(list(local_samples(rows("replication_local-primary")[0])))
+    d = as_dict(list(local_samples(parse_local(rows("replication_local-primary")[0]))))
     assert get(d, "configured") == 1.0 and get(d, "in_recovery") == 0.0
     assert get(d, "standbys") == 1.0 and get(d, "slots") == 1.0
     # standby-only series are not emitted on a primary
@@ -55,7 +61,8 @@ def test_primary_side() -> None:
 
 
 def test_standby_caught_up_has_zero_lag() -> None:
-    d = as_dict(list(local_samples(rows("replication_local-standby-caught-up")[0])))
+    row = rows("replication_local-standby-caught-up")[0]
+    d = as_dict(list(local_samples(parse_local(row))))
     assert get(d, "in_recovery") == 1.0 and get(d, "configured") == 1.0
     assert get(d, "lag_seconds") == 0.0
     assert get(d, "receive_replay_lag_bytes") == 0.0
@@ -66,14 +73,16 @@ def test_standby_caught_up_has_zero_lag() -> None:
 
 
 def test_standby_with_replay_paused() -> None:
-    d = as_dict(list(local_samples(rows("replication_local-standby-replay-paused")[0])))
+    row = rows("replication_local-standby-replay-paused")[0]
+    d = as_dict(list(local_samples(parse_local(row))))
     assert (get(d, "receive_replay_lag_bytes") or 0) > 1_000_000
     assert (get(d, "lag_seconds") or 0) > 1.0
     assert get(d, "replay_paused") == 1.0
 
 
 def test_primary_sees_standby_replay_lag() -> None:
-    d = as_dict(list(standby_samples(rows("replication_standbys-replay-paused"))))
+    standbys = parse_standbys(rows("replication_standbys-replay-paused"))
+    d = as_dict(list(standby_samples(standbys)))
     app = {"application_name": "pg-standby"}
     assert get(d, "standby_state", **app, state="streaming") == 1.0
     assert get(d, "standby_state", **app, state="catchup") == 0.0
@@ -89,7 +98,7 @@ def test_null_lag_times_mean_zero_only_when_caught_up() -> None:
                  "replay_lag_bytes": 0, "write_lag_seconds": None, "flush_lag_seconds": None,
                  "replay_lag_seconds": None}
     behind = {**caught_up, "application_name": "s2", "replay_lag_bytes": 4096}
-    d = as_dict(list(standby_samples([caught_up, behind])))
+    d = as_dict(list(standby_samples(parse_standbys([caught_up, behind]))))
     assert get(d, "standby_replay_lag_seconds", application_name="s1") == 0.0
     assert get(d, "standby_synchronous", application_name="s1") == 1.0
     # NULL while behind is unknown, not 0
@@ -99,13 +108,13 @@ def test_null_lag_times_mean_zero_only_when_caught_up() -> None:
 
 def test_duplicate_application_names_make_one_series() -> None:
     row = rows("replication_standbys-replay-paused")[0]
-    samples = list(standby_samples([row, {**row, "replay_lag_bytes": 1}]))
+    samples = list(standby_samples(parse_standbys([row, {**row, "replay_lag_bytes": 1}])))
     d = as_dict(samples)  # raises on duplicates
     assert (get(d, "standby_replay_lag_bytes", application_name="pg-standby") or 0) > 1
 
 
 def test_slots() -> None:
-    d = as_dict(list(slot_samples(rows("replication_slots-primary"))))
+    d = as_dict(list(slot_samples(parse_slots(rows("replication_slots-primary")))))
     slot = {"slot_name": "pg_standby", "slot_type": "physical"}
     assert get(d, "slot_active", **slot) == 1.0
     assert (get(d, "slot_retained_wal_bytes", **slot) or 0) >= 0
@@ -114,7 +123,7 @@ def test_slots() -> None:
     assert get(d, "slot_wal_status", **slot, wal_status="lost") == 0.0
     unlimited = {**rows("replication_slots-primary")[0], "safe_wal_size": None,
                  "retained_bytes": None, "wal_status": "lost", "active": False}
-    d = as_dict(list(slot_samples([unlimited])))
+    d = as_dict(list(slot_samples(parse_slots([unlimited]))))
     assert get(d, "slot_safe_wal_size_bytes", **slot) is None
     assert get(d, "slot_retained_wal_bytes", **slot) is None
     assert get(d, "slot_wal_status", **slot, wal_status="lost") == 1.0
@@ -125,7 +134,7 @@ def test_standby_without_wal_receiver() -> None:
     row = {**rows("replication_local-standby-caught-up")[0], "wal_receiver_status": None,
            "wal_receiver_last_message_age_seconds": None, "receive_replay_bytes": None,
            "lag_seconds": None}
-    d = as_dict(list(local_samples(row)))
+    d = as_dict(list(local_samples(parse_local(row))))
     assert get(d, "wal_receiver_status", status="stopped") == 1.0
     assert get(d, "lag_seconds") is None and get(d, "receive_replay_lag_bytes") is None
     assert get(d, "wal_receiver_last_message_age_seconds") is None
@@ -133,7 +142,7 @@ def test_standby_without_wal_receiver() -> None:
 
 def test_unreplicated_primary_is_not_configured() -> None:
     row = {**rows("replication_local-primary")[0], "standbys": 0, "slots": 0}
-    d = as_dict(list(local_samples(row)))
+    d = as_dict(list(local_samples(parse_local(row))))
     assert get(d, "configured") == 0.0
 
 
@@ -160,3 +169,27 @@ def test_collect_skips_queries_with_nothing_to_report() -> None:
     d = as_dict(list(COLLECTOR.collect(conn)))  # type: ignore[arg-type]
     assert conn.asked == ["replication_local", "replication_standbys", "replication_slots"]
     assert get(d, "slot_active", slot_name="pg_standby", slot_type="physical") == 1.0
+
+
+def test_read_returns_facts_and_samples_are_pure() -> None:
+    standbys = rows("replication_standbys-replay-paused")
+    conn = FakeConn({"replication_local": rows("replication_local-primary"),
+                     "replication_standbys": standbys + standbys,
+                     "replication_slots": rows("replication_slots-primary")})
+    facts = COLLECTOR.read(conn)  # type: ignore[arg-type]
+    assert not facts.local.in_recovery and (facts.local.standbys, facts.local.slots) == (1, 1)
+    # the facts keep both walsenders of one application_name; the samples keep the first
+    assert [s.application_name for s in facts.standbys] == ["pg-standby", "pg-standby"]
+    assert isinstance(facts.standbys[0], Standby) and facts.standbys[0].state == "streaming"
+    assert facts.slots == (Slot("pg_standby", "physical", True,
+                                facts.slots[0].retained_bytes, facts.slots[0].safe_wal_size,
+                                "reserved"),)
+    d = as_dict(list(COLLECTOR.samples(facts)))  # raises on duplicates
+    assert get(d, "standby_state", application_name="pg-standby", state="streaming") == 1.0
+    standby = FakeConn({"replication_local": rows("replication_local-standby-replay-paused")})
+    local = COLLECTOR.read(standby).local  # type: ignore[arg-type]
+    assert local.in_recovery and local.replay_paused and local.wal_receiver_status == "streaming"
+    assert local.lag_seconds is not None and local.lag_seconds > 1.0
+    alone = FakeConn({"replication_local": rows("replication_local-primary")})
+    assert read_local(alone) == facts.local  # type: ignore[arg-type]
+    assert alone.asked == ["replication_local"]  # what check lag runs on a primary

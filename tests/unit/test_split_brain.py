@@ -5,7 +5,15 @@ The same code runs against the real sandbox in tests/integration/test_split_brai
 
 from __future__ import annotations
 
-from checks.split_brain import (
+from checks.split_brain.binlog import (
+    _header_state,
+    event_gtid,
+    parse_event,
+    parse_event_header,
+    summarize_transaction,
+)
+from checks.split_brain.heartbeats import advancing, heartbeat_findings
+from checks.split_brain.model import (
     ERRANT,
     HEARTBEAT,
     PRIMARIES,
@@ -17,23 +25,12 @@ from checks.split_brain import (
     ErrantEvents,
     MySQLNode,
     PgNode,
-    _header_state,
-    advancing,
-    errant_finding,
-    event_gtid,
-    find_errant,
-    format_lsn,
-    heartbeat_findings,
-    mysql_findings,
-    mysql_node,
-    parse_event,
-    parse_event_header,
-    parse_lsn,
-    pg_findings,
-    summarize_transaction,
-    topologies,
 )
+from checks.split_brain.mysql import errant_finding, find_errant, mysql_findings, topologies
+from checks.split_brain.postgres import format_lsn, parse_lsn, pg_findings
+from checks.split_brain.reads import mysql_node
 from collectors.mysql_heartbeat import HeartbeatRow
+from collectors.mysql_replication import parse_flags, parse_replica_status
 from tests.unit.test_mysql_fixtures import load, table_rows, tsv_rows
 from toolkit.gtid import GtidSet
 from toolkit.result import Status
@@ -109,7 +106,8 @@ def test_multi_source_replica_against_both_sources() -> None:
     replica = mysql_node("replica", ("10.0.0.9", 3306), "mysql",
                          {"server_id": 9, "server_uuid": U3,
                           "gtid_executed": first["Executed_Gtid_Set"]},
-                         {"read_only": 1, "super_read_only": 1}, [first, second])
+                         parse_flags({"read_only": 1, "super_read_only": 1}),
+                         [parse_replica_status(first), parse_replica_status(second)])
     # The fixture's channels name their sources by host; give the nodes those addresses.
     m1 = MySQLNode(**{**m1.__dict__, "address": ("mysql-master1", 3306)})
     m2 = MySQLNode(**{**m2.__dict__, "address": ("mysql-master2", 3306)})

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from toolkit.config import Config
 from toolkit.db import Connection, ServerInfo, connect
 from toolkit.errors import AuthError, DbgaugeError
-from toolkit.metrics import Collector, Registry
+from toolkit.metrics import AnyCollector, Registry
 from toolkit.redact import redact
 from toolkit.targets import FanOut, Target, Unfinished
 
@@ -75,7 +75,7 @@ def _labels(base: Labels, extra: dict[str, str] | None = None) -> Labels:
 class TargetRunner:
     """Scrapes one target, reconnecting after any failure."""
 
-    def __init__(self, cfg: Target, collectors: list[Collector]) -> None:
+    def __init__(self, cfg: Target, collectors: list[AnyCollector]) -> None:
         self.cfg = cfg
         self._lock = threading.Lock()
         self._conn: Connection | None = None
@@ -85,7 +85,7 @@ class TargetRunner:
         self._busy_until: float | None = None  # deadline of the scrape holding the lock
 
     @property
-    def collectors(self) -> list[Collector]:
+    def collectors(self) -> list[AnyCollector]:
         return list(self._collectors)
 
     def _fail(self, started: float, error: str, *, log_it: bool = True) -> TargetResult:
@@ -174,7 +174,7 @@ class TargetRunner:
                             time.monotonic() - started, conn.server, None, tuple(runs),
                             tuple(samples))
 
-    def _run(self, collector: Collector, conn: Connection, out: list[SampleOut]) -> CollectorRun:
+    def _run(self, collector: AnyCollector, conn: Connection, out: list[SampleOut]) -> CollectorRun:
         t0 = time.monotonic()
         produced: list[SampleOut] = []
         try:

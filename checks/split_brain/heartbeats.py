@@ -1,0 +1,54 @@
+"""Concurrent heartbeat writers: the rows of two server_ids advancing between two reads of
+a topology's heartbeat tables mean two servers each believe they are the primary. The
+reads are best effort (no table, or no right to read it: no finding).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from checks.split_brain.model import HEARTBEAT, MySQLNode
+from collectors.mysql_heartbeat import HeartbeatRow, read_heartbeat_table
+from toolkit.db import Connection
+from toolkit.errors import QueryError
+from toolkit.result import Finding, Status
+from toolkit.targets import Target
+
+
+def advancing(before: Sequence[HeartbeatRow], after: Sequence[HeartbeatRow]) -> frozenset[int]:
+    """server_ids whose heartbeat row got newer between two reads."""
+    old = {r.server_id: r.ts for r in before}
+    return frozenset(r.server_id for r in after if r.ts > old.get(r.server_id, r.ts))
+
+
+def heartbeat_findings(groups: Sequence[Sequence[MySQLNode]],
+                       seen: Mapping[str, frozenset[int]]) -> list[Finding]:
+    """Two or more heartbeat writers advancing within one topology."""
+    out: list[Finding] = []
+    for group in groups:
+        writers = sorted(set().union(*(seen.get(n.name, frozenset()) for n in group)))
+        if len(writers) < 2:
+            continue
+        by_id = {n.server_id: n.name for n in group}
+        listed = ", ".join(f"{w} ({by_id[w]})" if w in by_id else str(w) for w in writers)
+        where = [by_id[w] for w in writers if w in by_id] or [
+            next(n.name for n in group if len(seen.get(n.name, ())) > 1)]
+        for name in where:
+            out.append(Finding(
+                Status.CRITICAL, name, HEARTBEAT,
+                f"heartbeat rows of server_id {listed} are all advancing: more than one "
+                "server believes it is the primary", {"writers": listed},
+                fix="run the heartbeat writer only on the primary (dbgauge heartbeat mode "
+                    "read elsewhere; pt-heartbeat --update only on the primary)"))
+    return out
+
+
+def read_heartbeats(node: Target, conn: Connection, table: str) -> list[HeartbeatRow] | None:
+    """The heartbeat rows of a MySQL-family node; None without a heartbeat table (or the
+    right to read it: this part of the check is best effort)."""
+    settings = node.heartbeat
+    name = settings.table if settings is not None else table
+    try:
+        return list(read_heartbeat_table(conn, name).rows)
+    except QueryError:
+        return None
