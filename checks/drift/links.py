@@ -13,8 +13,7 @@ import time
 
 from checks.drift.model import DriftError, ReplicationStopped
 from checks.drift.sides import Side
-from collectors.mysql_replication import ReplicaStatus, parse_replica_status
-from toolkit.db.privileges import REPLICA_MONITOR, query
+from collectors.mysql_replication import ReplicaStatus, read_channels
 from toolkit.db.values import text as _text
 from toolkit.errors import QueryError
 
@@ -99,11 +98,11 @@ class Link:
                 delay = min(0.05, delay * 2)
 
 
-def replica_channels(side: Side) -> list[ReplicaStatus]:
-    """SHOW REPLICA STATUS through the collectors' helper (which names the privilege)."""
+def replica_channels(side: Side) -> tuple[ReplicaStatus, ...]:
+    """The replica's channels as the replication collector reads them (an access-denied
+    error names the privilege), the error prefixed with which side it was."""
     try:
-        return [parse_replica_status(r) for r in query(side.conn, "replica_status",
-                                                       REPLICA_MONITOR)]
+        return read_channels(side.conn)
     except QueryError as exc:
         raise exc.again(f"{side.role} {side.name}: {exc}") from None
 
