@@ -101,6 +101,7 @@ class HeartbeatWriter:
         self._table_ready = False
         self._last_error: str | None = None
         self.writes = 0  # successful writes, for tests and debugging
+        self.failed = 0  # failed attempts since the last successful write
 
     def start(self) -> None:
         if self._thread is not None:
@@ -131,18 +132,17 @@ class HeartbeatWriter:
         self._thread = None
 
     def _run(self) -> None:
-        failures = 0
         while not self._stop.is_set():
             started = time.monotonic()
             try:
                 self.beat()
-                failures = 0
+                self.failed = 0
                 wait = self.interval - (time.monotonic() - started)
             except Exception as exc:  # the daemon must outlive any failure here
-                failures += 1
+                self.failed += 1
                 self._failed(exc)
                 # Keep trying every interval at first, then back off while it stays down.
-                wait = min(max(self.interval, 0.5 * failures), _MAX_RETRY_WAIT)
+                wait = min(max(self.interval, 0.5 * self.failed), _MAX_RETRY_WAIT)
             self._stop.wait(max(0.0, wait))
         self._close()
 

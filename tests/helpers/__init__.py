@@ -7,12 +7,16 @@ tests/conftest.py. Nothing here starts a server.
 from __future__ import annotations
 
 import socket
+import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import TypeVar
 
 from prometheus_client.parser import text_string_to_metric_families
 
+REPO = Path(__file__).resolve().parents[2]
+DBGAUGE = [sys.executable, "-m", "toolkit.cli"]  # the checkout's own code, as a command
 T = TypeVar("T")
 Metrics = dict[tuple[str, frozenset[tuple[str, str]]], float]
 

@@ -19,9 +19,9 @@ import click
 import pytest
 import yaml
 
-from tests.conftest import REPO, Daemon, Sandbox, parse_metrics, wait_for
-from tests.integration.test_mysql_collectors import run
-from tests.integration.test_reliability import replica_caught_up
+from tests.helpers import REPO, parse_metrics, wait_for
+from tests.helpers.daemon import Daemon
+from tests.helpers.servers import Sandbox, replica_caught_up, run
 from toolkit.app import parse_config
 from toolkit.cli import cli
 from toolkit.config import parse_yaml_model

@@ -24,7 +24,8 @@ import pymysql  # type: ignore[import-untyped,unused-ignore]
 import pytest
 
 from checks.drift import ChecksumOptions, run_checksum
-from tests.conftest import DBGAUGE, REPO, Sandbox
+from tests.helpers import DBGAUGE, REPO
+from tests.helpers.servers import Sandbox, admin, caught_up, execute, one
 from toolkit.app import load_config
 from toolkit.cli.base import RESULT_EXIT
 from toolkit.result import CheckResult
@@ -46,32 +47,12 @@ SBR_USER = "dbgauge_sbr"  # may set the session binlog_format (the monitoring us
 STATE_HOME = Path(tempfile.gettempdir()) / f"dbgauge-test-state-{os.getuid()}"
 
 
-def admin(sandbox: Sandbox, name: str) -> Any:
-    state = sandbox.state
-    return pymysql.connect(host="127.0.0.1", port=state.port(name),
-                           user=state.mariadb.admin_user, password=state.mariadb.admin_password,
-                           autocommit=True, connect_timeout=5)
 
 
-def execute(sandbox: Sandbox, name: str, *statements: str, log_bin: bool = True) -> None:
-    with closing(admin(sandbox, name)) as conn:
-        cur = conn.cursor()
-        if not log_bin:
-            cur.execute("SET SESSION sql_log_bin = 0")
-        for statement in statements:
-            cur.execute(statement)
 
 
-def one(sandbox: Sandbox, name: str, query: str) -> Any:
-    with closing(admin(sandbox, name)) as conn:
-        cur = conn.cursor()
-        cur.execute(query)
-        return cur.fetchone()
 
 
-def caught_up(sandbox: Sandbox) -> None:
-    pos = one(sandbox, "mariadb-primary", "SELECT @@gtid_binlog_pos")[0]
-    assert one(sandbox, "mariadb-replica", f"SELECT MASTER_GTID_WAIT('{pos}', 30)")[0] == 0
 
 
 def targets(sandbox: Sandbox) -> dict[str, Target]:

@@ -29,7 +29,8 @@ import pytest
 
 from checks.drift import ChecksumOptions, run_checksum
 from checks.drift.normalize import Column, row_text
-from tests.conftest import DBGAUGE, REPO, Sandbox
+from tests.helpers import DBGAUGE, REPO
+from tests.helpers.servers import Sandbox
 from toolkit.app import load_config
 from toolkit.cli.base import RESULT_EXIT
 from toolkit.result import CheckResult

@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.conftest import Daemon, Sandbox, parse_metrics, value
-from tests.integration.test_drift_mysql import caught_up, execute
+from tests.helpers import parse_metrics, value
+from tests.helpers.daemon import Daemon
+from tests.helpers.servers import Sandbox, caught_up, execute
 
 pytestmark = pytest.mark.integration
 

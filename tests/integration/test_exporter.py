@@ -12,10 +12,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import yaml
 from click.testing import CliRunner
 
-from tests.conftest import DBGAUGE, REPO, Daemon, Sandbox, parse_metrics, value, wait_for
+from tests.helpers import DBGAUGE, REPO, parse_metrics, value, wait_for
+from tests.helpers.daemon import Daemon, config_file, target_entry
+from tests.helpers.servers import Sandbox
 from toolkit import sandbox as sb
 from toolkit.cli import cli
 
@@ -25,19 +26,8 @@ TARGETS = ("mariadb-primary", "mariadb-replica", "pg-primary", "pg-standby", "pg
            "pg-subscriber")
 
 
-def _config(sandbox: Sandbox, path: Path, targets: list[dict[str, object]] | None = None,
-            **daemon: object) -> Path:
-    data = yaml.safe_load(sandbox.config.read_text())
-    if targets is not None:
-        data["targets"] = targets
-    data["daemon"] = {**data.get("daemon", {}), **daemon}
-    path.write_text(yaml.safe_dump(data))
-    return path
 
 
-def _target(sandbox: Sandbox, name: str) -> dict[str, object]:
-    data = yaml.safe_load(sandbox.config.read_text())
-    return next(dict(t) for t in data["targets"] if t["name"] == name)
 
 
 def test_healthy_sandbox_all_targets_up(daemon: Daemon) -> None:
@@ -167,9 +157,9 @@ def test_silent_target_does_not_hang_the_scrape(sandbox: Sandbox, blackhole: int
          "connect_timeout": 30},
         {"name": "silent-pg", "kind": "postgres",
          "dsn": f"postgresql://x@127.0.0.1:{blackhole}/x", "connect_timeout": 30},
-        _target(sandbox, "pg-primary"),
+        target_entry(sandbox, "pg-primary"),
     ]
-    d = Daemon(_config(sandbox, tmp_path / "c.yaml", targets), tmp_path / "log")
+    d = Daemon(config_file(sandbox, tmp_path / "c.yaml", targets), tmp_path / "log")
     try:
         for _ in range(2):  # the second scrape must not be stuck behind the first
             started = time.monotonic()
@@ -190,13 +180,13 @@ def test_wrong_password_is_down_logged_and_never_leaked(sandbox: Sandbox, tmp_pa
     (tmp_path / "bad.pw").write_text(bad)
     targets = []
     for name in ("mariadb-primary", "pg-primary", "pgbouncer"):
-        t = _target(sandbox, name)
+        t = target_entry(sandbox, name)
         t["name"] = f"{name}-badpw"
         t["password_file"] = str(tmp_path / "bad.pw")
         targets.append(t)
     targets.append({"name": "inline-dsn", "kind": "postgres",
                     "dsn": f"postgresql://dbgauge:{bad}@127.0.0.1:{sandbox.state.port('pg-primary')}/app"})
-    d = Daemon(_config(sandbox, tmp_path / "c.yaml", targets, log_format="json"),
+    d = Daemon(config_file(sandbox, tmp_path / "c.yaml", targets, log_format="json"),
                tmp_path / "log")
     try:
         status, body = d.get("/metrics")
@@ -213,12 +203,12 @@ def test_wrong_password_is_down_logged_and_never_leaked(sandbox: Sandbox, tmp_pa
 
 
 def test_sighup_reloads_and_bad_config_keeps_the_old(sandbox: Sandbox, tmp_path: Path) -> None:
-    path = _config(sandbox, tmp_path / "c.yaml", [_target(sandbox, "pg-primary")])
+    path = config_file(sandbox, tmp_path / "c.yaml", [target_entry(sandbox, "pg-primary")])
     d = Daemon(path, tmp_path / "log")
     try:
         assert value(d.metrics(), "dbgauge_up", target="pg-primary") == 1.0
-        _config(sandbox, path, [_target(sandbox, "pg-primary"),
-                                _target(sandbox, "mariadb-primary")])
+        config_file(sandbox, path, [target_entry(sandbox, "pg-primary"),
+                                target_entry(sandbox, "mariadb-primary")])
         d.proc.send_signal(signal.SIGHUP)
         wait_for(lambda: "config reloaded" in d.log_text())
         m = d.metrics()

@@ -5,64 +5,27 @@ servers, lock holders, pool clients) in a `finally` block."""
 
 from __future__ import annotations
 
-import json
-import subprocess
 import threading
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import DBGAUGE, REPO, Sandbox, free_port, wait_for
-from tests.integration.test_mysql_collectors import run, target_config
-from tests.integration.test_pgbouncer_collectors import clients
-from tests.integration.test_postgres_collectors import lock_wait
+from tests.helpers import free_port, wait_for
+from tests.helpers.daemon import cfg, check, heartbeat
+from tests.helpers.servers import Sandbox, lock_wait, pgbouncer_clients, run
 from toolkit import sandbox as sb
-from toolkit.heartbeat import HeartbeatWriter
 
 pytestmark = pytest.mark.integration
 
 CHECKS = ("split-brain", "replication", "lag", "connections", "pgbouncer-pools", "locks")
 
 
-@dataclass(frozen=True)
-class Outcome:
-    code: int
-    out: str
-    err: str
-
-    @property
-    def first(self) -> str:
-        return self.out.split("\n", 1)[0]
-
-    def json(self) -> dict[str, object]:
-        doc: dict[str, object] = json.loads(self.out)
-        return doc
 
 
-def check(*args: str) -> Outcome:
-    proc = subprocess.run([*DBGAUGE, "check", *args], capture_output=True, text=True,
-                          timeout=60, cwd=REPO, check=False)
-    return Outcome(proc.returncode, proc.stdout, proc.stderr)
 
 
-def cfg(sandbox: Sandbox, *args: str) -> list[str]:
-    return ["--config", str(sandbox.config), *args]
 
 
-@contextmanager
-def heartbeat(sandbox: Sandbox) -> Iterator[HeartbeatWriter]:
-    """A fast heartbeat writer on the primary (as the daemon runs one), for lag checks."""
-    writer = HeartbeatWriter(target_config(sandbox, "mariadb-primary",
-                                           heartbeat={"mode": "write", "interval": 0.2}))
-    writer.start()
-    try:
-        yield writer
-    finally:
-        writer.stop()
 
 
 def test_clean_sandbox_every_check_is_ok(sandbox: Sandbox) -> None:
@@ -147,21 +110,21 @@ def test_connections_locks_and_pool_waits_by_threshold(sandbox: Sandbox) -> None
                                     "--critical", "99"))
     assert got.code == 1 and "WARNING pg-primary [connections]" in got.out, got.out
     with lock_wait(sandbox) as waiting:
-        time.sleep(1.2)
-        got = check("locks", *cfg(sandbox, "--target", "pg-primary", "--warning", "1"))
-        assert got.code == 1, got.out
+        got = wait_for(lambda: (lambda g: g if g.code == 1 else None)(
+            check("locks", *cfg(sandbox, "--target", "pg-primary", "--warning", "1"))),
+            what="the lock wait to reach the 1 s warning")
         assert "oldest lock wait" in got.first and "1 waiting, 1 root blocker" in got.first
         assert waiting.is_alive()
-    with clients(sandbox, sb.TINY_POOL_SIZE + 1) as conns:
+    with pgbouncer_clients(sandbox, sb.TINY_POOL_SIZE + 1) as conns:
         holders, queued = conns[:sb.TINY_POOL_SIZE], conns[sb.TINY_POOL_SIZE]
         for conn in holders:
             conn.execute("SELECT 1")  # each holds one of the tiny pool's server connections
         thread = threading.Thread(target=lambda: queued.execute("SELECT 1"), daemon=True)
         thread.start()
         try:
-            time.sleep(1.2)
-            got = check("pgbouncer-pools", *cfg(sandbox, "--critical", "1"))
-            assert got.code == 2, got.out
+            got = wait_for(lambda: (lambda g: g if g.code == 2 else None)(
+                check("pgbouncer-pools", *cfg(sandbox, "--critical", "1"))),
+                what="the queued client to wait past the 1 s critical")
             assert f"pool {sb.TINY_POOL_DATABASE}/sandbox_admin (1 waiting)" in got.first
         finally:
             for conn in holders:
@@ -175,3 +138,15 @@ def test_check_applies_only_to_its_kinds(sandbox: Sandbox, tmp_path: Path) -> No
     assert got.code == 3 and "[not-applicable]" in got.out, got.out
     got = check("pgbouncer-pools", *cfg(sandbox))  # configured non-PgBouncer targets skipped
     assert got.code == 0 and got.first.startswith("PGBOUNCER-POOLS OK - pgbouncer: ")
+
+
+def test_an_unreachable_node_is_unknown_and_named_without_its_password() -> None:
+    """Nothing listens on port 1: UNKNOWN (exit 3), the node named by its address."""
+    out = check("lag", "--node", "mysql://u:pw123456@127.0.0.1:1/", "--format", "json")
+    assert out.code == 3, out.out + out.err
+    doc = out.json()
+    assert doc["status"] == "UNKNOWN"
+    (finding,) = doc["findings"]  # type: ignore[misc]
+    assert finding["kind"] == "unreachable" and finding["node"] == "127.0.0.1:1"
+    assert "cannot connect to 127.0.0.1:1" in finding["detail"]
+    assert "pw123456" not in out.out + out.err

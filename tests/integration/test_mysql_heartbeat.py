@@ -12,17 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import Daemon, Sandbox, parse_metrics, value, wait_for
-from tests.integration.test_exporter import _config, _target
-from tests.integration.test_mysql_collectors import (
-    Metrics,
-    run,
-    scraper,
-    target_config,
-    wait_replica_caught_up,
-)
+from tests.helpers import Metrics, parse_metrics, value, wait_for
+from tests.helpers.daemon import Daemon, config_file, scraper, target_config, target_entry
+from tests.helpers.servers import Sandbox, replica_caught_up, run
 from toolkit import sandbox as sb
-from toolkit.app import registry
+from toolkit.app import parse_config, registry
 from toolkit.exporter.scrape import TargetRunner
 from toolkit.heartbeat import HeartbeatWriter
 
@@ -35,13 +29,13 @@ def _lag(m: Metrics, target: str) -> float | None:
 
 def test_heartbeat_lag_grows_while_the_sql_thread_is_stopped(sandbox: Sandbox,
                                                             tmp_path: Path) -> None:
-    primary = _target(sandbox, "mariadb-primary")
+    primary = target_entry(sandbox, "mariadb-primary")
     primary["heartbeat"] = {"mode": "write", "interval": 0.25}
-    replica = _target(sandbox, "mariadb-replica")
+    replica = target_entry(sandbox, "mariadb-replica")
     replica["heartbeat"] = {"mode": "read"}
     run(sandbox, "mariadb-primary", "CREATE TABLE IF NOT EXISTS app.dbgauge_hb_load "
         "(id INT AUTO_INCREMENT PRIMARY KEY, v INT) ENGINE=InnoDB")
-    d = Daemon(_config(sandbox, tmp_path / "c.yaml", [primary, replica]), tmp_path / "log")
+    d = Daemon(config_file(sandbox, tmp_path / "c.yaml", [primary, replica]), tmp_path / "log")
     stopped = False
     try:
         def fresh() -> Metrics | None:
@@ -82,8 +76,8 @@ def test_heartbeat_lag_grows_while_the_sql_thread_is_stopped(sandbox: Sandbox,
         assert value(m, "dbgauge_mysql_replica_seconds_behind_source", **channel) is None
         assert (value(m, "dbgauge_mysql_replica_gtid_pending_transactions", **channel) or 0) >= 50
         first = _lag(m, "mariadb-replica") or 0
-        time.sleep(0.5)
-        assert (_lag(d.metrics(), "mariadb-replica") or 0) > first  # still growing
+        wait_for(lambda: (_lag(d.metrics(), "mariadb-replica") or 0) > first,
+                 what="the lag to keep growing")
 
         run(sandbox, "mariadb-replica", "START SLAVE SQL_THREAD")
         stopped = False
@@ -138,7 +132,7 @@ def test_pt_heartbeat_check_reads_dbgauges_table(sandbox: Sandbox, tmp_path: Pat
     writer.start()
     try:
         wait_for(lambda: True if writer.writes >= 3 else None)
-        wait_replica_caught_up(sandbox)
+        replica_caught_up(sandbox)
         out = subprocess.run(
             ["pt-heartbeat", f"--defaults-file={_cnf(sandbox, tmp_path)}", "--host=127.0.0.1",
              f"--port={sandbox.state.port('mariadb-replica')}", "--database=dbgauge",
@@ -161,7 +155,7 @@ def test_writer_survives_a_primary_restart(sandbox: Sandbox, caplog: pytest.LogC
             sb.stop_instance(sandbox.directory, "mariadb-primary")
             try:
                 stalled = writer.writes
-                time.sleep(1.5)  # several failed attempts while the server is down
+                wait_for(lambda: writer.failed >= 2, what="failed attempts while it is down")
                 assert writer.writes == stalled
             finally:
                 sb.start_instance(sandbox.directory, "mariadb-primary")
@@ -177,7 +171,7 @@ def test_writer_survives_a_primary_restart(sandbox: Sandbox, caplog: pytest.LogC
     # leave the sandbox as found: replication running, the session daemon's primary up again
     wait_for(lambda: True if run(sandbox, "mariadb-replica", "SHOW SLAVE STATUS")[0][
         "Slave_IO_Running"] == "Yes" else None, timeout=30)
-    wait_replica_caught_up(sandbox)
+    replica_caught_up(sandbox)
     wait_for(lambda: True if value(parse_metrics(daemon.get("/metrics")[1]), "dbgauge_up",
                                target="mariadb-primary") == 1 else None, timeout=30)
 
@@ -194,7 +188,7 @@ def test_missing_table_or_row_fails_the_collector_with_a_reason(
     writer.start()  # so dbgauge.heartbeat exists and holds server 1's row
     try:
         wait_for(lambda: True if writer.writes >= 1 else None)
-        wait_replica_caught_up(sandbox)
+        replica_caught_up(sandbox)
     finally:
         writer.stop()
     target = target_config(sandbox, "mariadb-replica", heartbeat=heartbeat)
@@ -206,3 +200,23 @@ def test_missing_table_or_row_fails_the_collector_with_a_reason(
     assert result.up
     (run_,) = result.collectors
     assert not run_.success and error in (run_.error or ""), run_.error
+
+
+def test_writer_to_a_closed_port_logs_once_and_stops_promptly(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """Nothing listens on port 1: the writer keeps retrying, logs the failure once, and
+    stop() ends its thread (stop() gives up on a thread after its own 5 s)."""
+    target = parse_config("targets:\n  - name: t\n    kind: mysql\n"
+                          "    dsn: mysql://u@127.0.0.1:1/\n"
+                          "    heartbeat: {mode: write, interval: 0.05}\n").all_targets()[0]
+    writer = HeartbeatWriter(target)
+    with caplog.at_level(logging.WARNING, logger="dbgauge.heartbeat"):
+        writer.start()
+        wait_for(lambda: writer.failed >= 3, what="three failed attempts")
+        assert writer.running
+        writer.stop()
+        assert not writer.running
+    failures = [r for r in caplog.records if "cannot write" in r.getMessage()]
+    assert len(failures) == 1, [r.getMessage() for r in caplog.records]
+    assert "127.0.0.1:1" in failures[0].getMessage()
+    assert writer.writes == 0

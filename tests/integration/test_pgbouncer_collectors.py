@@ -10,16 +10,14 @@ from __future__ import annotations
 
 import subprocess
 import threading
-import time
-from collections.abc import Iterator
-from contextlib import closing, contextmanager
-from typing import Any
+from contextlib import closing
 
-import psycopg
 import pytest
 
 from collectors.pgbouncer_stats import parse_stats, stats_samples
-from tests.conftest import DBGAUGE, REPO, Metrics, Sandbox, collect_direct, val, wait_for
+from tests.helpers import DBGAUGE, REPO, Metrics, val, wait_for
+from tests.helpers.daemon import collect_direct
+from tests.helpers.servers import Sandbox, pgbouncer_clients
 from toolkit import sandbox as sb
 from toolkit.app import load_config
 from toolkit.db import connect
@@ -42,15 +40,6 @@ PGB = ("pgbouncer_pools", "pgbouncer_stats", "pgbouncer_databases", "pgbouncer_c
 
 
 
-@contextmanager
-def clients(sandbox: Sandbox, n: int) -> Iterator[list[psycopg.Connection[Any]]]:
-    dsn = sandbox.state.admin_dsn("pgbouncer", sb.TINY_POOL_DATABASE)
-    conns = [psycopg.connect(dsn, prepare_threshold=None, connect_timeout=5) for _ in range(n)]
-    try:
-        yield conns
-    finally:
-        for conn in conns:
-            conn.close()
 
 
 def test_stats_user_is_not_admin_and_every_collector_works(sandbox: Sandbox) -> None:
@@ -71,7 +60,7 @@ def test_stats_user_is_not_admin_and_every_collector_works(sandbox: Sandbox) -> 
 def test_five_clients_one_in_a_transaction(sandbox: Sandbox) -> None:
     clients_ = "dbgauge_pgbouncer_pool_client_connections"
     servers = "dbgauge_pgbouncer_pool_server_connections"
-    with clients(sandbox, 5) as conns:
+    with pgbouncer_clients(sandbox, 5) as conns:
         conns[0].execute("SELECT 1")  # not autocommit: BEGIN, the server stays linked
         for conn in conns[1:]:
             conn.execute("SELECT 1")
@@ -92,7 +81,7 @@ def test_five_clients_one_in_a_transaction(sandbox: Sandbox) -> None:
 
 def test_exhausted_pool_makes_clients_wait(sandbox: Sandbox) -> None:
     clients_ = "dbgauge_pgbouncer_pool_client_connections"
-    with clients(sandbox, 5) as conns:
+    with pgbouncer_clients(sandbox, 5) as conns:
         holders, queued = conns[:sb.TINY_POOL_SIZE], conns[sb.TINY_POOL_SIZE]
         for conn in holders:
             conn.execute("SELECT 1")  # each holds one of the pool's 2 server connections
@@ -101,8 +90,9 @@ def test_exhausted_pool_makes_clients_wait(sandbox: Sandbox) -> None:
         try:
             wait_for(lambda: val(collect(sandbox, "pgbouncer_pools"), clients_, **TINY,
                                  state="waiting") == 1, what="cl_waiting to rise")
-            time.sleep(1.1)
-            m = collect(sandbox)
+            m = wait_for(lambda: (lambda m: m if (val(
+                m, "dbgauge_pgbouncer_pool_client_maxwait_seconds", **TINY) or 0) >= 1
+                else None)(collect(sandbox)), what="a client waiting for a second")
             assert val(m, clients_, **TINY, state="waiting") == 1
             assert val(m, "dbgauge_pgbouncer_pool_server_connections", **TINY,
                        state="active") == sb.TINY_POOL_SIZE
@@ -128,7 +118,7 @@ def test_exhausted_pool_makes_clients_wait(sandbox: Sandbox) -> None:
 
 def test_show_stats_and_show_stats_totals_give_the_same_counters(sandbox: Sandbox) -> None:
     """1.18 answers both; dbgauge reads SHOW STATS there and SHOW STATS_TOTALS from 1.23."""
-    with clients(sandbox, 1) as (conn,):
+    with pgbouncer_clients(sandbox, 1) as (conn,):
         conn.execute("SELECT 1")
         conn.commit()
     with closing(connect(load_config(sandbox.config).target("pgbouncer"))) as conn:

@@ -14,7 +14,8 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from tests.conftest import REPO, Sandbox
+from tests.helpers import REPO
+from tests.helpers.servers import Sandbox
 from toolkit.db import connect_dsn
 from toolkit.sql import quote_ident
 

@@ -8,16 +8,16 @@ sandbox's admin account (replay pause/resume, writes, locks) and always restored
 from __future__ import annotations
 
 import subprocess
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import closing, contextmanager
 from typing import Any
 
-import psycopg
 import pytest
 
-from tests.conftest import DBGAUGE, REPO, Metrics, Sandbox, collect_direct, val, wait_for
+from tests.helpers import DBGAUGE, REPO, Metrics, val, wait_for
+from tests.helpers.daemon import collect_direct
+from tests.helpers.servers import Sandbox, lock_wait, pg_admin
 from toolkit.app import load_config
 from toolkit.db import Connection, connect
 from toolkit.sql import load_sql
@@ -32,8 +32,6 @@ pytestmark = pytest.mark.integration
 
 
 
-def admin(sandbox: Sandbox, name: str, **kwargs: Any) -> psycopg.Connection[Any]:
-    return psycopg.connect(sandbox.state.admin_dsn(name), autocommit=True, **kwargs)
 
 
 def promtool_clean(sandbox: Sandbox, target: str) -> None:
@@ -75,7 +73,7 @@ def _caught_up(sandbox: Sandbox) -> bool:
 
 @contextmanager
 def replay_paused(sandbox: Sandbox) -> Iterator[None]:
-    with admin(sandbox, "pg-standby") as standby:
+    with pg_admin(sandbox, "pg-standby") as standby:
         standby.execute("SELECT pg_wal_replay_pause()")
         try:
             yield
@@ -101,7 +99,7 @@ def test_both_sides_report_their_role(sandbox: Sandbox) -> None:
 def test_paused_replay_shows_lag_on_both_sides_then_returns_to_zero(sandbox: Sandbox) -> None:
     r = "dbgauge_postgres_replication_"
     wait_for(lambda: _caught_up(sandbox), what="the standby to be caught up first")
-    with admin(sandbox, "pg-primary") as primary:
+    with pg_admin(sandbox, "pg-primary") as primary:
         primary.execute("DROP TABLE IF EXISTS dbgauge_test_lag")
         primary.execute("CREATE TABLE dbgauge_test_lag (id int, pad text)")
         try:
@@ -170,34 +168,16 @@ def test_idle_caught_up_standby_keeps_zero_lag_seconds(sandbox: Sandbox) -> None
 # ----------------------------------------------------------------- locks
 
 
-@contextmanager
-def lock_wait(sandbox: Sandbox) -> Iterator[threading.Thread]:
-    """One session holds ACCESS EXCLUSIVE on a table; another waits to read it."""
-    with admin(sandbox, "pg-primary") as setup:
-        setup.execute("CREATE TABLE IF NOT EXISTS dbgauge_test_lock (id int)")
-    holder = psycopg.connect(sandbox.state.admin_dsn("pg-primary"))
-    waiter = psycopg.connect(sandbox.state.admin_dsn("pg-primary"), autocommit=True,
-                             options="-c statement_timeout=60000")
-    thread = threading.Thread(
-        target=lambda: waiter.execute("SELECT count(*) FROM dbgauge_test_lock"), daemon=True)
-    try:
-        holder.execute("LOCK TABLE dbgauge_test_lock IN ACCESS EXCLUSIVE MODE")
-        thread.start()
-        yield thread
-    finally:
-        holder.rollback()
-        thread.join(30)
-        holder.close()
-        waiter.close()
 
 
 def test_lock_wait_one_waiter_one_blocker_then_zero(sandbox: Sandbox) -> None:
     p = "dbgauge_postgres_"
     with lock_wait(sandbox) as waiting:
-        wait_for(lambda: val(collect_direct(sandbox, "pg-primary", "postgres_locks"),
-                             p + "lock_waiting_backends") == 1, what="the waiter to wait")
-        time.sleep(1.2)
-        m = collect_direct(sandbox, "pg-primary", "postgres_locks")
+        def waited_a_second() -> Metrics | None:
+            m = collect_direct(sandbox, "pg-primary", "postgres_locks")
+            return m if (val(m, p + "lock_oldest_wait_seconds") or 0) >= 1 else None
+
+        m = wait_for(waited_a_second, what="a lock wait of a second")
         assert val(m, p + "lock_waiting_backends") == 1
         assert val(m, p + "lock_blocked_backends") == 1
         assert val(m, p + "lock_blocking_backends") == 1
@@ -238,7 +218,7 @@ def _run(conn: Connection, sql: str) -> dict[str, Any]:
 def test_database_counters_and_connection_limits(sandbox: Sandbox) -> None:
     p = "dbgauge_postgres_"
     before = collect_direct(sandbox, "pg-primary", "postgres_database")
-    with admin(sandbox, "pg-primary") as conn:
+    with pg_admin(sandbox, "pg-primary") as conn:
         conn.execute("SELECT 1")
         with conn.transaction(force_rollback=True):
             conn.execute("SELECT 1")

@@ -22,9 +22,9 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.conftest import REPO, Daemon, Sandbox, free_port, wait_for
-from tests.integration.test_mysql_collectors import run
-from tests.integration.test_reliability import replica_caught_up
+from tests.helpers import REPO, free_port, wait_for
+from tests.helpers.daemon import Daemon
+from tests.helpers.servers import Sandbox, replica_caught_up, run
 from toolkit import sandbox as sb
 
 pytestmark = pytest.mark.integration

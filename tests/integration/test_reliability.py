@@ -24,9 +24,9 @@ from typing import Any
 import psycopg
 import pytest
 
-from tests.conftest import Daemon, Sandbox, parse_metrics, value, wait_for
-from tests.integration.test_exporter import _config, _target
-from tests.integration.test_mysql_collectors import admin, run
+from tests.helpers import parse_metrics, value, wait_for
+from tests.helpers.daemon import Daemon, config_file, target_entry
+from tests.helpers.servers import Sandbox, admin, replica_caught_up, run
 from toolkit import sandbox as sb
 
 pytestmark = pytest.mark.integration
@@ -103,30 +103,8 @@ def db_sessions(sandbox: Sandbox) -> dict[str, int]:
     return out
 
 
-def _gtid_seqs(pos: str) -> dict[str, int]:
-    """MariaDB GTID position 'D-S-N,...' -> {domain: seq}."""
-    out: dict[str, int] = {}
-    for gtid in filter(None, (g.strip() for g in pos.split(","))):
-        domain, _server, seq = gtid.split("-")
-        out[domain] = max(out.get(domain, 0), int(seq))
-    return out
 
 
-def replica_caught_up(sandbox: Sandbox, timeout: float = 30.0) -> None:
-    """Until the replica has applied all the primary had binlogged when this was called.
-
-    Compares sequence numbers, not positions for equality: a heartbeat writer keeps the
-    primary moving, and a replica applying a backlog jumps past any one position.
-    """
-    target = _gtid_seqs(run(sandbox, "mariadb-primary",
-                            "SELECT @@gtid_binlog_pos AS pos")[0]["pos"])
-
-    def caught_up() -> bool:
-        pos = run(sandbox, "mariadb-replica", "SELECT @@gtid_slave_pos AS pos")[0]["pos"]
-        have = _gtid_seqs(pos)
-        return all(have.get(d, 0) >= seq for d, seq in target.items())
-
-    wait_for(caught_up, timeout=timeout, what="the replica to catch up")
 
 
 class Scrapers:
@@ -167,7 +145,7 @@ class Scrapers:
 @contextmanager
 def daemon_for(sandbox: Sandbox, tmp_path: Path, targets: list[dict[str, Any]] | None = None,
                **daemon_cfg: object) -> Iterator[Daemon]:
-    d = Daemon(_config(sandbox, tmp_path / "c.yaml", targets, **daemon_cfg), tmp_path / "log")
+    d = Daemon(config_file(sandbox, tmp_path / "c.yaml", targets, **daemon_cfg), tmp_path / "log")
     try:
         yield d
     finally:
@@ -298,7 +276,7 @@ def test_restart_between_two_scrapes_is_not_reported_down(sandbox: Sandbox,
     """A kept connection that died while nobody scraped (server restarted, idle timeout)
     is replaced within the scrape: `up` stays right, not one scrape late."""
     names = ["mariadb-replica", "pgbouncer"]
-    with daemon_for(sandbox, tmp_path, [_target(sandbox, n) for n in names]) as d:
+    with daemon_for(sandbox, tmp_path, [target_entry(sandbox, n) for n in names]) as d:
         assert scrape(d).up == dict.fromkeys(names, 1.0)
         for name in names:
             sb.stop_instance(sandbox.directory, name)
@@ -390,11 +368,11 @@ def _sleep(conn: psycopg.Connection[Any]) -> None:
 STALLS: dict[str, tuple[Callable[[Sandbox], Any], Callable[[Sandbox], dict[str, Any]]]] = {
     "mysql-table-lock": (
         table_locked_on_replica,
-        lambda s: {**_target(s, "mariadb-replica"), "name": "stalled",
+        lambda s: {**target_entry(s, "mariadb-replica"), "name": "stalled",
                    "lock_timeout": "5s", "query_timeout": "10s"}),
     "pgbouncer-pg-sleep": (
         pgbouncer_pool_exhausted,
-        lambda s: {**_target(s, "pg-primary"), "name": "stalled",
+        lambda s: {**target_entry(s, "pg-primary"), "name": "stalled",
                    "dsn": f"postgresql://dbgauge@127.0.0.1:{s.state.port('pgbouncer')}/app_tiny"}),
 }
 
@@ -403,7 +381,8 @@ STALLS: dict[str, tuple[Callable[[Sandbox], Any], Callable[[Sandbox], dict[str, 
 def test_stalled_target_ends_at_its_deadline_and_does_not_block_the_next_scrape(
         sandbox: Sandbox, tmp_path: Path, stall: str) -> None:
     stalling, target = STALLS[stall]
-    targets = [target(sandbox), _target(sandbox, "pg-primary"), _target(sandbox, "pgbouncer")]
+    targets = [target(sandbox), target_entry(sandbox, "pg-primary"),
+               target_entry(sandbox, "pgbouncer")]
     try:
         _stall_and_recover(sandbox, tmp_path, stall, stalling, targets)
     finally:
@@ -441,7 +420,7 @@ def test_a_waiting_scrape_never_aborts_the_one_in_flight(sandbox: Sandbox,
                                                          tmp_path: Path) -> None:
     """Two scrapes of one target: the second (shorter deadline) waits for the first's lock
     and gives up at its own deadline, without aborting the first, which runs to its own."""
-    stalled = {**_target(sandbox, "mariadb-replica"), "name": "stalled", "lock_timeout": "10s",
+    stalled = {**target_entry(sandbox, "mariadb-replica"), "name": "stalled", "lock_timeout": "10s",
                "query_timeout": "10s"}
     with daemon_for(sandbox, tmp_path, [stalled]) as d, table_locked_on_replica(sandbox), \
             ThreadPoolExecutor(2) as pool:
@@ -501,9 +480,9 @@ def test_sighup_with_a_broken_config_under_load_keeps_serving(sandbox: Sandbox,
 
 
 def test_sigterm_mid_scrape_answers_and_exits_cleanly(sandbox: Sandbox, tmp_path: Path) -> None:
-    stalled = {**_target(sandbox, "mariadb-replica"), "name": "stalled", "lock_timeout": "10s",
+    stalled = {**target_entry(sandbox, "mariadb-replica"), "name": "stalled", "lock_timeout": "10s",
                "query_timeout": "10s"}
-    targets = [stalled, _target(sandbox, "pg-primary")]
+    targets = [stalled, target_entry(sandbox, "pg-primary")]
     with daemon_for(sandbox, tmp_path, targets) as d, table_locked_on_replica(sandbox):
         with ThreadPoolExecutor(1) as pool:
             pending = pool.submit(scrape, d, "/metrics", 4.0)

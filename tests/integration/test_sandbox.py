@@ -26,7 +26,7 @@ import pymysql  # type: ignore[import-untyped,unused-ignore]
 import pytest
 import yaml
 
-from tests.conftest import wait_for
+from tests.helpers import wait_for
 from toolkit import sandbox as sb
 
 pytestmark = pytest.mark.integration
@@ -266,12 +266,11 @@ def test_pgbouncer_admin_console(built: Built) -> None:
         assert conn.execute("SELECT current_user").fetchone() == ("sandbox_admin",)
 
 
-def test_second_up_is_idempotent_and_fast(built: Built) -> None:
+def test_second_up_is_idempotent(built: Built) -> None:
+    """A second `up` restarts nothing and rewrites nothing (its speed is not asserted)."""
     before = {s.name: s.pid for s in sb.status(built.directory)}
     config_before = built.config.read_text()
-    started = time.monotonic()
     assert sb.up(built.directory, BASE_PORT) == built.config
-    assert time.monotonic() - started < 5
     assert built.config.read_text() == config_before
     assert {s.name: s.pid for s in sb.status(built.directory)} == before
     with pytest.raises(sb.SandboxError, match=f"--base-port {BASE_PORT}"):

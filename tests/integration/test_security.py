@@ -23,16 +23,9 @@ import bcrypt
 import pytest
 import yaml
 
-from tests.conftest import (
-    DBGAUGE,
-    REPO,
-    Daemon,
-    Sandbox,
-    free_port,
-    parse_metrics,
-    value,
-    wait_for,
-)
+from tests.helpers import DBGAUGE, REPO, free_port, parse_metrics, value, wait_for
+from tests.helpers.daemon import Daemon
+from tests.helpers.servers import Sandbox
 
 pytestmark = pytest.mark.integration
 

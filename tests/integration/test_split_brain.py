@@ -17,9 +17,9 @@ import psycopg
 import pytest
 import yaml
 
-from tests.conftest import Daemon, Sandbox, value, wait_for
-from tests.integration.test_health import cfg, check, heartbeat
-from tests.integration.test_mysql_collectors import documented_grants, run
+from tests.helpers import value, wait_for
+from tests.helpers.daemon import Daemon, cfg, check, heartbeat
+from tests.helpers.servers import Sandbox, documented_grants, run
 from toolkit import sandbox as sb
 from toolkit.gtid import parse_mariadb_gtids
 from toolkit.heartbeat import format_ts

@@ -14,8 +14,8 @@ import pytest
 from click.testing import CliRunner
 
 from checks.innodb_cluster.live import check_tables
-from tests.conftest import Sandbox
-from tests.unit.test_validate_helpers import FIXTURES
+from tests.helpers.servers import Sandbox
+from tests.helpers.validate import FIXTURES
 from toolkit.cli import cli
 from toolkit.db import connect_dsn
 

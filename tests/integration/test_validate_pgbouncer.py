@@ -18,7 +18,8 @@ import pytest
 from click.testing import CliRunner
 
 from checks.pgbouncer.live import reachable
-from tests.conftest import Sandbox, free_port
+from tests.helpers import free_port
+from tests.helpers.servers import Sandbox
 from toolkit.cli import cli
 
 pytestmark = pytest.mark.integration

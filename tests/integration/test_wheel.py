@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO, Sandbox, parse_metrics, value
+from tests.helpers import REPO, parse_metrics, value
+from tests.helpers.servers import Sandbox
 
 pytestmark = pytest.mark.integration
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.unit.test_mysql_fixtures import FIXTURES, load, table_rows, tsv_rows
+from tests.helpers.captured import FIXTURES, load, table_rows, tsv_rows
 from toolkit.gtid import (
     GtidSet,
     MariaGtid,

@@ -3,8 +3,6 @@ the SQL the writer and reader run, and the writer's bookkeeping without a server
 
 from __future__ import annotations
 
-import logging
-import time
 from typing import Any
 
 import pytest
@@ -16,11 +14,10 @@ from collectors.mysql_heartbeat import (
     parse_heartbeat_rows,
     pick_source_row,
 )
-from tests.unit.test_mysql_fixtures import FixtureConnection
+from tests.helpers.captured import FixtureConnection
 from toolkit.app import parse_config, registry
 from toolkit.errors import DbgaugeError, QueryError
 from toolkit.heartbeat import (
-    HeartbeatWriter,
     format_ts,
     heartbeat_sql,
     parse_ts,
@@ -78,13 +75,13 @@ def test_statements_quote_the_configured_table() -> None:
     assert "FROM `percona`.`heartbeat`" in read
 
 
-def _config(heartbeat: str = "") -> str:
+def config_file(heartbeat: str = "") -> str:
     return ("targets:\n  - name: t\n    kind: mysql\n    dsn: mysql://u@127.0.0.1:1/\n"
             + (f"    heartbeat: {heartbeat}\n" if heartbeat else ""))
 
 
 def test_collector_without_heartbeat_settings_says_so_and_queries_nothing() -> None:
-    target = parse_config(_config()).all_targets()[0]
+    target = parse_config(config_file()).all_targets()[0]
     conn = FixtureConnection("mariadb", (10, 11, 0), {}, target=target)
     samples = list(REGISTRY["mysql_heartbeat"].collect(conn))  # type: ignore[arg-type]
     assert [(s.name, s.value) for s in samples] == [("dbgauge_mysql_heartbeat_configured", 0.0)]
@@ -100,7 +97,7 @@ class HeartbeatConnection(FixtureConnection):
 
 
 def test_read_returns_the_source_row_and_the_clock() -> None:
-    target = parse_config(_config("{mode: read}")).all_targets()[0]
+    target = parse_config(config_file("{mode: read}")).all_targets()[0]
     rows = [{"server_id": 1, "ts": "2023-11-14T22:13:20.000000", "own_server_id": 2},
             {"server_id": 2, "ts": "2023-11-14T22:13:29.000000", "own_server_id": 2}]
     conn = HeartbeatConnection("mariadb", (10, 11, 0), {"heartbeat_read": rows}, target=target)
@@ -119,31 +116,15 @@ def test_read_returns_the_source_row_and_the_clock() -> None:
         ("dbgauge_mysql_heartbeat_source_server_id", 1.0)]
     ahead = MySQLHeartbeat(clock=lambda: 1699999999.0).read(conn)  # type: ignore[arg-type]
     assert ahead.reading is not None and ahead.reading.lag == 0.0  # writer's clock ahead
-    writer = parse_config(_config("{mode: write}")).all_targets()[0]
+    writer = parse_config(config_file("{mode: write}")).all_targets()[0]
     own = collector.read(HeartbeatConnection("mariadb", (10, 11, 0), {  # type: ignore[arg-type]
         "heartbeat_read": rows}, target=writer))
     assert own.reading is not None and own.reading.source.server_id == 2
-    missing = parse_config(_config("{mode: read, source_server_id: 9}")).all_targets()[0]
+    missing = parse_config(config_file("{mode: read, source_server_id: 9}")).all_targets()[0]
     with pytest.raises(QueryError, match="no heartbeat row from server_id 9"):
         collector.read(HeartbeatConnection("mariadb", (10, 11, 0), {  # type: ignore[arg-type]
             "heartbeat_read": rows}, target=missing))
     assert collector.read(FixtureConnection(  # type: ignore[arg-type]
-        "mariadb", (10, 11, 0), {}, target=parse_config(_config()).all_targets()[0])
+        "mariadb", (10, 11, 0), {}, target=parse_config(config_file()).all_targets()[0])
     ) == HeartbeatFacts(None)
 
-
-def test_writer_to_a_dead_port_logs_once_and_stops_promptly(
-        caplog: pytest.LogCaptureFixture) -> None:
-    target = parse_config(_config("{mode: write, interval: 0.05}")).all_targets()[0]
-    writer = HeartbeatWriter(target)
-    with caplog.at_level(logging.WARNING, logger="dbgauge.heartbeat"):
-        writer.start()
-        time.sleep(1.2)  # several attempts at connect
-        assert writer.running
-        started = time.monotonic()
-        writer.stop()
-        assert time.monotonic() - started < 2
-    failures = [r for r in caplog.records if "cannot write" in r.getMessage()]
-    assert len(failures) == 1, [r.getMessage() for r in caplog.records]
-    assert "127.0.0.1:1" in failures[0].getMessage()
-    assert writer.writes == 0 and not writer.running

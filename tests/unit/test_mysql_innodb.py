@@ -17,7 +17,7 @@ from collectors.mysql_innodb import (
     status_samples,
 )
 from collectors.mysql_status import parse_status_rows
-from tests.unit.test_mysql_fixtures import (
+from tests.helpers.captured import (
     FixtureConnection,
     body,
     project,

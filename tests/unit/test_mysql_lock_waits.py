@@ -11,7 +11,7 @@ from collectors.mysql_lock_waits import (
     summarize_lock_waits,
     summarize_transactions,
 )
-from tests.unit.test_mysql_fixtures import FixtureConnection, project, vertical_rows
+from tests.helpers.captured import FixtureConnection, project, vertical_rows
 
 
 def _edge(waiting: str, blocking: str) -> dict[str, str]:

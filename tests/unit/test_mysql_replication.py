@@ -14,7 +14,7 @@ from collectors.mysql_replication import (
     parse_flags,
     parse_replica_status,
 )
-from tests.unit.test_mysql_fixtures import FixtureConnection, table_rows, vertical_rows
+from tests.helpers.captured import FixtureConnection, table_rows, vertical_rows
 from toolkit.app import registry
 from toolkit.gtid import MariaGtid, parse_gtid_set, parse_mariadb_gtids
 from toolkit.sql import load_sql

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collectors.mysql_status import MySQLStatus, StatusFacts, parse_status_rows
-from tests.unit.test_mysql_fixtures import FixtureConnection
+from tests.helpers.captured import FixtureConnection
 
 _ROWS = [{"Variable_name": k, "Value": v} for k, v in (
     ("Uptime", "3600"), ("Threads_connected", "5"), ("Threads_running", "2"),

