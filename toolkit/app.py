@@ -10,13 +10,16 @@ happen inside the functions, so a command pays only for what it uses.
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 from toolkit.config import Catalog, Config
 from toolkit.config import load_config as _load_config
 from toolkit.config import parse_config as _parse_config
-from toolkit.exporter.server import Wiring
-from toolkit.jobs import Job
-from toolkit.metrics import Registry
+
+if TYPE_CHECKING:  # the daemon's parts: a one-shot command that loads a config needs none
+    from toolkit.exporter.wiring import Wiring
+    from toolkit.jobs import Job
+    from toolkit.metrics import Registry
 
 
 def registry() -> Registry:
@@ -70,5 +73,7 @@ def checksum_jobs(config: Config) -> list[Job]:
 
 def wiring() -> Wiring:
     """Everything the daemon needs from the layers above the core."""
+    from toolkit.exporter.wiring import Wiring
+
     return Wiring(load_config=load_config, registry=registry(),
                   job_builders=(check_jobs, checksum_jobs))

@@ -34,6 +34,11 @@ class ConnParams:
     def with_password(self, password: str | None) -> ConnParams:
         return replace(self, password=password)
 
+    def or_password(self, password: str | None) -> ConnParams:
+        """These parameters with `password` if the DSN carries none: on every command
+        line a password written in the DSN wins over --password-file/--password-env."""
+        return self if self.password is not None else self.with_password(password)
+
     @property
     def address(self) -> str:
         """host:port (or socket path) for messages: never includes credentials."""

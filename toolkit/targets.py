@@ -13,14 +13,16 @@ import re
 import time
 from collections import Counter
 from collections.abc import Callable, Collection, Mapping, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Generic, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 from toolkit.dsn import ConnParams, parse_dsn, resolve_password
 from toolkit.errors import ConfigError
 from toolkit.redact import redact
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
 
 KINDS = ("mysql", "postgres", "pgbouncer")
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$"
@@ -198,6 +200,9 @@ class FanOut(Generic[_T, _R]):
     """
 
     def __init__(self, max_workers: int, name: str) -> None:
+        # Imported here: commands that never fan out (an offline validation) start faster.
+        from concurrent.futures import ThreadPoolExecutor
+
         self._pool = ThreadPoolExecutor(max_workers=max(1, max_workers),
                                         thread_name_prefix=name)
 
@@ -207,6 +212,8 @@ class FanOut(Generic[_T, _R]):
             ) -> list[_R | Exception]:
         """`work` on every item; `on_done(index, outcome)` as each finishes (in the calling
         thread); wait at most `deadline_in` seconds, then cancel what has not started."""
+        from concurrent.futures import FIRST_COMPLETED, wait
+
         futures: list[Future[_R]] = [self._pool.submit(work, item) for item in items]
         index = {id(f): i for i, f in enumerate(futures)}
         pending: set[Future[_R]] = set(futures)

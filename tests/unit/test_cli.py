@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
+from tests.helpers import REPO
 from toolkit import __version__
-from toolkit.cli import cli
+from toolkit.cli import COMMANDS, cli
 from toolkit.sandbox import binaries
 
 
@@ -17,7 +20,7 @@ def test_help_lists_every_command_with_a_summary() -> None:
     assert result.exit_code == 0
     commands = result.output.split("Commands:")[1].strip().splitlines()
     names = [line.split()[0] for line in commands]
-    assert names == sorted(cli.commands)
+    assert names == sorted(COMMANDS)
     for line in commands:
         assert len(line.split(None, 1)) == 2 and not line.rstrip().endswith("..."), line
     for group in ("sandbox", "config"):
@@ -47,3 +50,12 @@ def test_collect_unknown_target_is_a_config_error(tmp_path: Path) -> None:
     assert result.exit_code == 2
     assert "no target named 'b'; configured: a" in result.output
 
+
+def test_a_command_loads_only_its_own_module() -> None:
+    """`dbgauge checksum --help` imports the checksum command, not the other commands."""
+    code = ("import sys; from toolkit.cli import cli; "
+            "cli(['checksum', '--help'], prog_name='dbgauge', standalone_mode=False); "
+            "print(sorted(m for m in sys.modules if m.startswith('toolkit.cli.')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, cwd=REPO).stdout.strip().splitlines()[-1]
+    assert out == "['toolkit.cli.base', 'toolkit.cli.checksum']"

@@ -17,6 +17,15 @@ def test_mysql_dsn() -> None:
     assert p.address == "db.example:3307"
 
 
+def test_a_password_in_the_dsn_wins_over_one_from_a_file() -> None:
+    assert parse_dsn("mysql://mon:own@db/").or_password("from-file").password == "own"
+    assert parse_dsn("mysql://mon@db/").or_password("from-file").password == "from-file"
+    assert parse_dsn("postgresql://mon@db/x").or_password(None).password is None
+    assert parse_dsn("postgresql://mon@db/x").kind == "postgres"
+    assert parse_dsn("postgresql://mon@db:6432/pgbouncer").kind == "pgbouncer"
+    assert parse_dsn("mariadb://mon@db/").kind == "mysql"
+
+
 def test_defaults_and_sockets() -> None:
     assert parse_dsn("mariadb://mon@db/").port == 3306
     assert parse_dsn("postgres://mon@db").port == 5432

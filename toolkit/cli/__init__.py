@@ -1,27 +1,52 @@
 """The `dbgauge` command line: the only part of dbgauge that imports click, and (with
 `toolkit.app`) the composition root that hands the core what the layers above provide.
 
-One module per command group; `base` holds what they share, the exit-code table
-included. Heavy modules (pydantic, the checks, the drivers) are imported by the command
-that needs them, so `dbgauge checksum` with DSNs starts without the config machinery.
+One module per command group, loaded when its command runs; `base` holds what they
+share, the exit-code table included. Heavy modules (pydantic, the checks, the drivers) are
+imported by the command that needs them, so `dbgauge checksum` with DSNs starts without
+the config machinery.
 """
 
 from __future__ import annotations
 
+import importlib
+
 import click
 
 from toolkit import __version__
-from toolkit.cli.check import check_group
-from toolkit.cli.checksum import checksum
-from toolkit.cli.pgtap import pgtap_group
-from toolkit.cli.sandbox import sandbox_group
-from toolkit.cli.serve import collect, config_group, list_collectors, serve
-from toolkit.cli.validate import validate_group
 
-__all__ = ["cli", "main"]
+__all__ = ["COMMANDS", "cli", "main"]
+
+# Command name -> (module, attribute). A command's module is imported when the command runs
+# (or for --help): every one-shot command starts without the others' imports.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "check": ("toolkit.cli.check", "check_group"),
+    "checksum": ("toolkit.cli.checksum", "checksum"),
+    "collect": ("toolkit.cli.serve", "collect"),
+    "collectors": ("toolkit.cli.serve", "list_collectors"),
+    "config": ("toolkit.cli.serve", "config_group"),
+    "pgtap": ("toolkit.cli.pgtap", "pgtap_group"),
+    "sandbox": ("toolkit.cli.sandbox", "sandbox_group"),
+    "serve": ("toolkit.cli.serve", "serve"),
+    "validate": ("toolkit.cli.validate", "validate_group"),
+}
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+class _Commands(click.Group):
+    """The top-level group, loading each command's module on first use."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *COMMANDS})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in COMMANDS and cmd_name not in self.commands:
+            module, attribute = COMMANDS[cmd_name]
+            self.add_command(getattr(importlib.import_module(module), attribute), cmd_name)
+        return super().get_command(ctx, cmd_name)
+
+
+@click.group(cls=_Commands,
+             context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, "--version", "-V", prog_name="dbgauge")
 def cli() -> None:
     """dbgauge: operations toolkit for MySQL/MariaDB, PostgreSQL and PgBouncer fleets.
@@ -33,11 +58,6 @@ def cli() -> None:
       dbgauge collect --config dbgauge.yaml pg-primary
       dbgauge config check dbgauge.yaml
     """
-
-
-for _command in (serve, collect, list_collectors, config_group, sandbox_group, checksum,
-                 check_group, pgtap_group, validate_group):
-    cli.add_command(_command)
 
 
 def main() -> None:

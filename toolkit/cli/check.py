@@ -4,14 +4,16 @@ monitoring-plugin output and exit codes."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 import click
 
 from toolkit.cli.base import CONFIG_OPTION, finish
 from toolkit.errors import DbgaugeError
 from toolkit.result import CheckResult, Finding, Status, plugin_result
-from toolkit.targets import Selection, needs_config, select
+
+if TYPE_CHECKING:
+    from toolkit.targets import Selection
 
 
 class _PluginUsageError(click.UsageError):
@@ -89,6 +91,8 @@ def _selection(config_path: str | None, targets: tuple[str, ...],
                node_dsns: tuple[str, ...], password_file: Path | None,
                password_env: str | None, heartbeat_table: str | None = None) -> Selection:
     """The nodes of a check's command line (the config is read only when needed)."""
+    from toolkit.targets import needs_config, select  # a fan-out, logging: not at start-up
+
     configured = None
     if needs_config(targets, node_dsns) and config_path is not None:
         from toolkit import app

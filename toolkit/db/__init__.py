@@ -36,15 +36,14 @@ def connect_dsn(dsn: str, *, password: str | None = None, kind: str | None = Non
     """Open a connection from a DSN given on the command line or by the sandbox.
 
     `kind` defaults from the scheme; a postgresql:// DSN to the database `pgbouncer` is
-    PgBouncer's admin console. `password` overrides one in the DSN. PostgreSQL only:
+    PgBouncer's admin console. `password` is for a DSN that carries none (the DSN's own
+    password wins, as everywhere on the command line). PostgreSQL only:
     `client_binding` binds parameters on the client, as for PgBouncer's console, so
     utility statements that take no server-side parameters (CREATE ROLE ... PASSWORD %s)
     can still get their values bound rather than formatted in; `application_name` is
     what pg_stat_activity shows.
     """
-    params = parse_dsn(dsn)
-    if password is not None:
-        params = params.with_password(password)
+    params = parse_dsn(dsn).or_password(password)
     register_secret(params.password)
     return _open(params, kind or params.kind, connect_timeout, query_timeout, lock_timeout,
                  client_binding=client_binding, application_name=application_name)

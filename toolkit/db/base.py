@@ -4,10 +4,12 @@ and the target it was opened for (drivers stay behind `toolkit.db.mysql`/`postgr
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from toolkit.db.version import Version, version_text
-from toolkit.targets import Target
+
+if TYPE_CHECKING:  # only named in annotations: a connection need not load the fan-out
+    from toolkit.targets import Target
 
 Row = dict[str, Any]
 

@@ -19,8 +19,6 @@ import socket
 import ssl
 import threading
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import FrameType
 from typing import Protocol
@@ -31,10 +29,10 @@ from toolkit.config import Config, parse_listen
 from toolkit.errors import ConfigError, DbgaugeError
 from toolkit.exporter.scrape import Scraper, TargetResult
 from toolkit.exporter.webconfig import load_web_config
+from toolkit.exporter.wiring import Wiring
 from toolkit.heartbeat import HeartbeatWriter
-from toolkit.jobs import Job, JobBuilder, JobRunner, JobSnapshot, build_jobs
+from toolkit.jobs import Job, JobRunner, JobSnapshot, build_jobs
 from toolkit.logs import setup_logging
-from toolkit.metrics import Registry
 from toolkit.render.page import index_page
 from toolkit.render.prometheus import encode
 from toolkit.targets import Target
@@ -44,17 +42,6 @@ TIMEOUT_HEADER = "X-Prometheus-Scrape-Timeout-Seconds"
 HANDSHAKE_TIMEOUT = 10.0  # seconds a client gets to complete the TLS handshake
 IDLE_TIMEOUT = 120.0  # a keep-alive connection idle this long is closed (frees its thread)
 AUTH_LOG_INTERVAL = 60.0  # failed logins are summed up in one log line per interval
-
-
-@dataclass(frozen=True)
-class Wiring:
-    """What the composition root (`toolkit.app`) hands the daemon: how to load a config
-    (checked against the collectors and checks it knows), the collector registry, and the
-    builders of scheduled jobs."""
-
-    load_config: Callable[[str | None], Config]
-    registry: Registry
-    job_builders: Sequence[JobBuilder]
 
 
 class BackgroundTask(Protocol):

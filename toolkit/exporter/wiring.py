@@ -1,0 +1,22 @@
+"""What the daemon is handed by the composition root (`toolkit.app`): kept apart from the
+HTTP server so a one-shot command that loads a config does not import the server."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from toolkit.config import Config
+from toolkit.jobs import JobBuilder
+from toolkit.metrics import Registry
+
+
+@dataclass(frozen=True)
+class Wiring:
+    """What the composition root (`toolkit.app`) hands the daemon: how to load a config
+    (checked against the collectors and checks it knows), the collector registry, and the
+    builders of scheduled jobs."""
+
+    load_config: Callable[[str | None], Config]
+    registry: Registry
+    job_builders: Sequence[JobBuilder]
