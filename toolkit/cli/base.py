@@ -56,6 +56,10 @@ RESULT_EXIT: dict[str, dict[Status, int]] = {
                           Status.UNKNOWN: 1},
     # 0 every file passed, 1 a failure
     "pgtap": {Status.OK: 0, Status.WARNING: 1, Status.CRITICAL: 1, Status.UNKNOWN: 1},
+    # `collect`: 1 when the target is down; `sandbox status`: 1 when an instance is
+    "collect": {Status.OK: 0, Status.WARNING: 1, Status.CRITICAL: 1, Status.UNKNOWN: 1},
+    "sandbox status": {Status.OK: 0, Status.WARNING: 1, Status.CRITICAL: 1,
+                       Status.UNKNOWN: 1},
 }
 
 

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import click
 
-from toolkit.cli.base import die
+from toolkit.cli.base import die, finish
 from toolkit.errors import DbgaugeError
+from toolkit.result import Status
 
 
 @click.group("sandbox", short_help="Start/stop local real servers for demos and tests.")
@@ -68,5 +68,4 @@ def sandbox_status(directory: Path) -> None:
         state = "running" if row.running else "stopped"
         pid = str(row.pid) if row.pid else "-"
         click.echo(f"{row.name:<16} {state:<8} port {row.port:<6} pid {pid:<8} {row.detail}")
-    if not all(row.running for row in rows):
-        sys.exit(1)
+    finish("sandbox status", Status.OK if all(row.running for row in rows) else Status.CRITICAL)

@@ -10,8 +10,9 @@ from pathlib import Path
 import click
 
 from toolkit import ENV_CONFIG
-from toolkit.cli.base import CONFIG_OPTION, die
+from toolkit.cli.base import CONFIG_OPTION, die, finish
 from toolkit.errors import DbgaugeError
+from toolkit.result import Status
 
 
 @click.command(short_help="Run the Prometheus exporter daemon.")
@@ -71,7 +72,7 @@ def collect(config_path: str | None, target: str, only: tuple[str, ...], timeout
     click.echo(body.decode(), nl=False)
     if not results[0].up:
         click.echo(f"dbgauge: target {target} is down: {results[0].error}", err=True)
-        sys.exit(1)
+        finish("collect", Status.CRITICAL)
 
 
 @click.command("collectors", short_help="List collectors and their metrics.")
