@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from checks.pgbouncer.tokens import Problem
+from checks.pgbouncer.tokens import Problem, read_quoted
 
 _KEY_CHARS = re.compile(r"[A-Za-z0-9_.\-*]+")
 _INCLUDE = re.compile(r"%include[ \t]+(?P<path>.*?)\s*$")
@@ -107,17 +107,10 @@ def parse_pgbouncer_ini(text: str, source: str) -> ParsedIni:
 
 def _read_key(line: str) -> tuple[str, int, str | None]:
     if line[0] == '"':  # quoted database name, "" stands for one quote
-        out, i = [], 1
-        while i < len(line):
-            if line[i] == '"':
-                if i + 1 < len(line) and line[i + 1] == '"':
-                    out.append('"')
-                    i += 2
-                    continue
-                return "".join(out), i + 1, None
-            out.append(line[i])
-            i += 1
-        return "", 0, "syntax error: unterminated double quote in key"
+        key, end = read_quoted(line, 0)
+        if key is None:
+            return "", 0, "syntax error: unterminated double quote in key"
+        return key, end, None
     m = _KEY_CHARS.match(line)
     if not m:
         return "", 0, f"syntax error: {line[0]!r} cannot start a key"

@@ -131,3 +131,16 @@ class FixtureConnection:
         raise AssertionError(f"unexpected literal SQL: {sql}")
 
     closed = False
+
+
+class Answers:
+    """Answers named statements with the given rows and records which were asked: for
+    collectors whose statements need no flavor or version (PostgreSQL, PgBouncer)."""
+
+    def __init__(self, answers: dict[str, list[Row]]) -> None:
+        self.answers = answers
+        self.asked: list[str] = []
+
+    def query(self, name: str, params: Any = None) -> list[Row]:
+        self.asked.append(name)
+        return self.answers[name]

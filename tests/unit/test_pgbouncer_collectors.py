@@ -14,6 +14,7 @@ from collectors.pgbouncer_databases import database_samples, parse_databases
 from collectors.pgbouncer_lists import ListsFacts, parse_lists
 from collectors.pgbouncer_pools import parse_pools, pool_samples
 from collectors.pgbouncer_stats import COUNTERS, normalise, parse_stats, stats_samples
+from tests.helpers.captured import Answers
 from toolkit.app import registry
 from toolkit.metrics import Collector, Sample
 from toolkit.sql import load_sql
@@ -180,22 +181,10 @@ def test_lists() -> None:
     assert set(lists) <= names  # newer versions only add lists (peers, peer_pools)
 
 
-class FakeConn:
-    """Answers named statements with captured rows and records which were asked."""
-
-    def __init__(self, answers: dict[str, list[dict[str, Any]]]) -> None:
-        self.answers = answers
-        self.asked: list[str] = []
-
-    def query(self, name: str, params: Any = None) -> list[dict[str, Any]]:
-        self.asked.append(name)
-        return self.answers[name]
-
-
 def test_read_returns_facts_and_samples_are_pure() -> None:
     """Each PgBouncer collector: read() runs its one SHOW and returns typed facts;
     samples() of those facts is what collect() yields."""
-    conn = FakeConn({"show_pools": rows("pgbouncer-1.18/show_pools.json"),
+    conn = Answers({"show_pools": rows("pgbouncer-1.18/show_pools.json"),
                      "show_stats": rows("pgbouncer-1.18/show_stats.json"),
                      "show_databases": rows("pgbouncer-1.18/show_databases.json"),
                      "show_config": rows("pgbouncer-1.18/show_config.json"),

@@ -17,6 +17,7 @@ from collectors.postgres_database import (
     parse_stat_database,
     read_connections,
 )
+from tests.helpers.captured import Answers
 from toolkit.app import registry
 
 REGISTRY = registry()
@@ -72,18 +73,8 @@ def test_connections_by_state_always_complete() -> None:
     assert (future.used, future.available) == (0, 9)
 
 
-class FakeConn:
-    def __init__(self, answers: dict[str, list[dict[str, Any]]]) -> None:
-        self.answers = answers
-        self.asked: list[str] = []
-
-    def query(self, name: str, params: Any = None) -> list[dict[str, Any]]:
-        self.asked.append(name)
-        return self.answers[name]
-
-
 def test_limits_ride_on_the_connections_rows() -> None:
-    conn = FakeConn({"stat_database": rows("stat_database"),
+    conn = Answers({"stat_database": rows("stat_database"),
                      "connections": rows("connections-wait")})
     samples = list(COLLECTOR.collect(conn))  # type: ignore[arg-type]
     for s in samples:
@@ -92,14 +83,14 @@ def test_limits_ride_on_the_connections_rows() -> None:
     assert by == {"dbgauge_postgres_max_connections": 50,
                   "dbgauge_postgres_superuser_reserved_connections": 3}
     assert conn.asked == ["stat_database", "connections"]
-    conn = FakeConn({"stat_database": [], "connections": [],
+    conn = Answers({"stat_database": [], "connections": [],
                      "max_connections": [{"max_connections": 100, "reserved_connections": 3}]})
     by = {s.name: s.value for s in COLLECTOR.collect(conn) if not s.labels}  # type: ignore[arg-type]
     assert by["dbgauge_postgres_max_connections"] == 100
 
 
 def test_read_returns_facts_and_samples_are_pure() -> None:
-    conn = FakeConn({"stat_database": rows("stat_database"),
+    conn = Answers({"stat_database": rows("stat_database"),
                      "connections": rows("connections-wait")})
     collector = PostgresDatabase()
     facts = collector.read(conn)  # type: ignore[arg-type]
@@ -112,9 +103,9 @@ def test_read_returns_facts_and_samples_are_pure() -> None:
     assert (facts.connections.max_connections, facts.connections.reserved_connections) == (50, 3)
     assert facts.connections.available == 47
     again = list(collector.samples(facts))
-    assert again == list(collector.samples(facts)) == list(collector.collect(FakeConn(
+    assert again == list(collector.samples(facts)) == list(collector.collect(Answers(
         dict(conn.answers))))  # type: ignore[arg-type]
     # the server-wide half alone: one statement (what check connections runs)
-    alone = FakeConn({"connections": rows("connections-wait")})
+    alone = Answers({"connections": rows("connections-wait")})
     assert read_connections(alone) == facts.connections  # type: ignore[arg-type]
     assert alone.asked == ["connections"]

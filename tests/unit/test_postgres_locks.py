@@ -16,6 +16,7 @@ from collectors.postgres_locks import (
     summary_samples,
     wait_samples,
 )
+from tests.helpers.captured import Answers
 from toolkit.app import registry
 from toolkit.metrics import Sample
 
@@ -75,21 +76,12 @@ def test_quiet_server_reports_zeros_not_absence() -> None:
     assert len(d) == 8 and set(d.values()) == {0.0}
 
 
-class FakeConn:
-    def __init__(self, answers: dict[str, list[dict[str, Any]]]) -> None:
-        self.answers, self.asked = answers, []  # type: list[str]
-
-    def query(self, name: str, params: Any = None) -> list[dict[str, Any]]:
-        self.asked.append(name)
-        return self.answers[name]
-
-
 def test_lock_waits_queried_only_when_someone_waits() -> None:
     quiet = [{key: 0 for key in rows("lock_summary-wait")[0]}]
-    conn = FakeConn({"lock_summary": quiet})
+    conn = Answers({"lock_summary": quiet})
     list(COLLECTOR.collect(conn))  # type: ignore[arg-type]
     assert conn.asked == ["lock_summary"]
-    conn = FakeConn({"lock_summary": rows("lock_summary-wait"),
+    conn = Answers({"lock_summary": rows("lock_summary-wait"),
                      "lock_waits": rows("lock_waits-wait")})
     names = {s.name for s in COLLECTOR.collect(conn)}  # type: ignore[arg-type]
     assert "dbgauge_postgres_lock_waits" in names
@@ -97,7 +89,7 @@ def test_lock_waits_queried_only_when_someone_waits() -> None:
 
 
 def test_read_returns_facts_and_samples_are_pure() -> None:
-    conn = FakeConn({"lock_summary": rows("lock_summary-wait"),
+    conn = Answers({"lock_summary": rows("lock_summary-wait"),
                      "lock_waits": rows("lock_waits-wait")})
     facts = COLLECTOR.read(conn)  # type: ignore[arg-type]
     assert conn.asked == ["lock_summary", "lock_waits"]
@@ -105,10 +97,10 @@ def test_read_returns_facts_and_samples_are_pure() -> None:
     assert facts.summary.oldest_wait_seconds >= 1
     assert facts.waits == (LockWait("relation", "AccessShareLock", 1),)
     assert list(COLLECTOR.samples(facts)) == list(COLLECTOR.samples(facts))
-    quiet = FakeConn({"lock_summary": [{key: None for key in rows("lock_summary-wait")[0]}]})
+    quiet = Answers({"lock_summary": [{key: None for key in rows("lock_summary-wait")[0]}]})
     facts = COLLECTOR.read(quiet)  # type: ignore[arg-type]
     assert facts == PgLockFacts(LockSummary(), ())  # NULL is 0, no waits read
     assert quiet.asked == ["lock_summary"]
-    alone = FakeConn({"lock_summary": rows("lock_summary-wait")})
+    alone = Answers({"lock_summary": rows("lock_summary-wait")})
     assert read_summary(alone).blocked_backends == 1  # type: ignore[arg-type]
     assert alone.asked == ["lock_summary"]  # what check locks runs: never the waits

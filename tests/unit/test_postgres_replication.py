@@ -18,6 +18,7 @@ from collectors.postgres_replication import (
     slot_samples,
     standby_samples,
 )
+from tests.helpers.captured import Answers
 from toolkit.app import registry
 from toolkit.metrics import Sample
 
@@ -146,24 +147,12 @@ def test_unreplicated_primary_is_not_configured() -> None:
     assert get(d, "configured") == 0.0
 
 
-class FakeConn:
-    """Answers named statements from fixtures and records which ones were asked."""
-
-    def __init__(self, answers: dict[str, list[dict[str, Any]]]) -> None:
-        self.answers = answers
-        self.asked: list[str] = []
-
-    def query(self, name: str, params: Any = None) -> list[dict[str, Any]]:
-        self.asked.append(name)
-        return self.answers[name]
-
-
 def test_collect_skips_queries_with_nothing_to_report() -> None:
-    conn = FakeConn({"replication_local": rows("replication_local-standby-caught-up")})
+    conn = Answers({"replication_local": rows("replication_local-standby-caught-up")})
     samples = list(COLLECTOR.collect(conn))  # type: ignore[arg-type]
     assert conn.asked == ["replication_local"]
     as_dict(samples)
-    conn = FakeConn({"replication_local": rows("replication_local-primary"),
+    conn = Answers({"replication_local": rows("replication_local-primary"),
                      "replication_standbys": rows("replication_standbys-replay-paused"),
                      "replication_slots": rows("replication_slots-primary")})
     d = as_dict(list(COLLECTOR.collect(conn)))  # type: ignore[arg-type]
@@ -173,7 +162,7 @@ def test_collect_skips_queries_with_nothing_to_report() -> None:
 
 def test_read_returns_facts_and_samples_are_pure() -> None:
     standbys = rows("replication_standbys-replay-paused")
-    conn = FakeConn({"replication_local": rows("replication_local-primary"),
+    conn = Answers({"replication_local": rows("replication_local-primary"),
                      "replication_standbys": standbys + standbys,
                      "replication_slots": rows("replication_slots-primary")})
     facts = COLLECTOR.read(conn)  # type: ignore[arg-type]
@@ -186,10 +175,10 @@ def test_read_returns_facts_and_samples_are_pure() -> None:
                                 "reserved"),)
     d = as_dict(list(COLLECTOR.samples(facts)))  # raises on duplicates
     assert get(d, "standby_state", application_name="pg-standby", state="streaming") == 1.0
-    standby = FakeConn({"replication_local": rows("replication_local-standby-replay-paused")})
+    standby = Answers({"replication_local": rows("replication_local-standby-replay-paused")})
     local = COLLECTOR.read(standby).local  # type: ignore[arg-type]
     assert local.in_recovery and local.replay_paused and local.wal_receiver_status == "streaming"
     assert local.lag_seconds is not None and local.lag_seconds > 1.0
-    alone = FakeConn({"replication_local": rows("replication_local-primary")})
+    alone = Answers({"replication_local": rows("replication_local-primary")})
     assert read_local(alone) == facts.local  # type: ignore[arg-type]
     assert alone.asked == ["replication_local"]  # what check lag runs on a primary
