@@ -55,7 +55,7 @@ demo: deps venv
 	@echo
 	@echo "dbgauge is running:"
 	@echo "  index     http://$(LISTEN)/"
-	@echo "  metrics   http://$(LISTEN)/metrics        (all five sandbox targets)"
+	@echo "  metrics   http://$(LISTEN)/metrics        (every sandbox target)"
 	@echo "  one       http://$(LISTEN)/probe?target=pg-primary"
 	@echo "  config    $(SANDBOX_DIR)/dbgauge.yaml"
 	@echo "  log       $(SANDBOX_DIR)/serve.log"
