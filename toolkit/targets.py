@@ -99,6 +99,8 @@ def target_from_dsn(spec: str, *, password_file: Path | None = None,
     --password-env are for DSNs that carry none. `heartbeat_table` makes a MySQL-family
     target read lag from that table.
     """
+    if password_file is not None and password_env is not None:
+        raise ConfigError(redact(f"--node {spec}: set password_env or password_file, not both"))
     m = _NAMED_DSN.match(spec)
     dsn = m.group("dsn") if m else spec
     params = parse_dsn(dsn)
@@ -111,7 +113,7 @@ def target_from_dsn(spec: str, *, password_file: Path | None = None,
     own = params.password is not None
     return Target(name=m.group("name") if m else dsn_name(params), kind=params.kind, dsn=dsn,
                   password_env=None if own else password_env,
-                  password_file=None if own or password_env else password_file,
+                  password_file=None if own else password_file,
                   heartbeat=heartbeat)
 
 
@@ -131,7 +133,7 @@ def resolve(arg: str, configured: Mapping[str, Target] | None, *,
 
 
 def split_names(values: Sequence[str]) -> list[str]:
-    """'a,b' and repeated options -> ['a', 'b']."""
+    """'a,b' and repeated options -> ['a', 'b'] (target names, tables, patterns)."""
     return [n.strip() for item in values for n in item.split(",") if n.strip()]
 
 
@@ -156,11 +158,7 @@ def select(names: Sequence[str], dsns: Sequence[str],
             raise ConfigError("nothing to check: give --node DSN (repeatable) or --config FILE"
                               " (or set DBGAUGE_CONFIG)")
         by_name = {t.name: t for t in configured}
-        for name in wanted:
-            if name not in by_name:
-                raise ConfigError(f"no target named {name!r}; configured: "
-                                  f"{', '.join(by_name)}")
-        chosen = [by_name[n] for n in wanted] if wanted else list(configured)
+        chosen = [resolve(n, by_name) for n in wanted] if wanted else list(configured)
         nodes = chosen + nodes
     twice = sorted(name for name, n in Counter(n.name for n in nodes).items() if n > 1)
     if twice:

@@ -191,6 +191,9 @@ def test_nodes_from_dsns() -> None:
     with pytest.raises(ConfigError) as err:
         target_from_dsn("ftp://mon:s3cr3tpw@db2/")
     assert "s3cr3tpw" not in str(err.value)
+    with pytest.raises(ConfigError, match="password_env or password_file, not both") as err:
+        target_from_dsn("mysql://mon:s3cr3tpw@db2/", password_env="PW", password_file=Path("f"))
+    assert "s3cr3tpw" not in str(err.value)
     with pytest.raises(ConfigError, match="nothing to check"):
         select((), (), None)
     with pytest.raises(ConfigError, match="named 'db:1'"):

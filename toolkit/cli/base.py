@@ -79,11 +79,6 @@ def finish(family: str, status: Status) -> NoReturn:
     sys.exit(RESULT_EXIT[family][status])
 
 
-def split_list(values: tuple[str, ...]) -> tuple[str, ...]:
-    """Repeated options and 'a,b' lists as one tuple."""
-    return tuple(v.strip() for value in values for v in value.split(",") if v.strip())
-
-
 def seconds(value: str) -> float:
     """A duration option ('0.5', '500ms', '2s', '1m') in seconds."""
     try:

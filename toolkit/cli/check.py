@@ -91,7 +91,7 @@ def _selection(config_path: str | None, targets: tuple[str, ...],
                node_dsns: tuple[str, ...], password_file: Path | None,
                password_env: str | None, heartbeat_table: str | None = None) -> Selection:
     """The nodes of a check's command line (the config is read only when needed)."""
-    from toolkit.targets import needs_config, select  # a fan-out, logging: not at start-up
+    from toolkit.targets import needs_config, select
 
     configured = None
     if needs_config(targets, node_dsns) and config_path is not None:

@@ -13,7 +13,6 @@ from toolkit.cli.base import (
     positive_duration,
     read_password,
     seconds,
-    split_list,
 )
 from toolkit.errors import DbgaugeError
 
@@ -86,7 +85,7 @@ def checksum(source_arg: str, replica_args: tuple[str, ...], config_path: str | 
     from checks.drift import ChecksumOptions, run_checksum
     from toolkit.render.checksum import render_checksum, render_checksum_json
     from toolkit.render.progress import ProgressBar
-    from toolkit.targets import resolve
+    from toolkit.targets import resolve, split_names
 
     def stop(_signum: int, _frame: object) -> None:
         raise KeyboardInterrupt
@@ -103,9 +102,9 @@ def checksum(source_arg: str, replica_args: tuple[str, ...], config_path: str | 
         source = resolve(source_arg, configured, password_file=password_file)
         replicas = [resolve(a, configured, password_file=password_file) for a in replica_args]
         options = ChecksumOptions(
-            tables=split_list(tables), exclude=split_list(exclude), method=method,
-            chunk_time=chunk_time, whole_table_time=whole_table_time, max_lag=max_lag,
-            max_threads_running=max_threads_running,
+            tables=tuple(split_names(tables)), exclude=tuple(split_names(exclude)),
+            method=method, chunk_time=chunk_time, whole_table_time=whole_table_time,
+            max_lag=max_lag, max_threads_running=max_threads_running,
             retries=retries, retry_delay=retry_delay, print_repair=print_repair, resume=resume,
             state_file=state_file, run_time=run_time)
         result = run_checksum(source, replicas, options, reporter)
