@@ -51,7 +51,7 @@ def run_health(check: HealthCheck, nodes: Selection,
     if not outcomes:
         return plugin_result(check.NAME, [Finding(
             Status.UNKNOWN, "", "no-nodes",
-            f"no node of kind {', '.join(sorted(check.KINDS))} to check")],
+            f"no node of kind {kinds} to check")],
             "nothing to check")
     return summarize(check.NAME, outcomes)
 
