@@ -10,6 +10,7 @@ happen inside the functions, so a command pays only for what it uses.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from toolkit.config import Catalog, Config
@@ -33,13 +34,18 @@ def _collector_names(kind: str) -> frozenset[str]:
     return registry().names(kind)
 
 
+def _collector_options(name: str, options: Mapping[str, object]) -> None:
+    registry()[name].check_options(options)
+
+
 def _check_job(check: str, warning: float | None, critical: float | None) -> None:
     from checks.schedule import validate_check_job
 
     validate_check_job(check, warning, critical)
 
 
-CATALOG = Catalog(collectors=_collector_names, check_job=_check_job)
+CATALOG = Catalog(collectors=_collector_names, collector_options=_collector_options,
+                  check_job=_check_job)
 
 
 def load_config(path: str | os.PathLike[str] | None = None) -> Config:

@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
 import yaml
 from pydantic import (
+    AfterValidator,
     BaseModel,
     BeforeValidator,
     ConfigDict,
@@ -35,14 +36,22 @@ from pydantic import (
 from toolkit import ENV_CONFIG
 from toolkit.dsn import parse_dsn
 from toolkit.errors import ConfigError
+from toolkit.files import read_text
 from toolkit.targets import NAME_PATTERN, TABLE_PATTERN, Heartbeat, Target
-from toolkit.units import parse_duration
+from toolkit.units import MAX_INTERVAL, MAX_TIMEOUT, at_most, parse_duration
 
 DEFAULT_LISTEN = "127.0.0.1:9860"
 TargetKind = Literal["mysql", "postgres", "pgbouncer"]
-RESERVED_LABELS = frozenset({"target", "collector", "job", "instance"})
-Duration = Annotated[float, BeforeValidator(parse_duration), Field(gt=0)]
-DurationOrZero = Annotated[float, BeforeValidator(parse_duration), Field(ge=0)]
+RESERVED_LABELS = frozenset({"target", "collector", "job", "dbgauge_job", "instance"})
+# Timeouts (and other waits) up to a day, job intervals up to a month: anything longer is
+# a typo that would otherwise pass `config check` and break every scrape.
+Duration = Annotated[float, BeforeValidator(parse_duration), Field(gt=0),
+                     AfterValidator(at_most(MAX_TIMEOUT))]
+DurationOrZero = Annotated[float, BeforeValidator(parse_duration), Field(ge=0),
+                           AfterValidator(at_most(MAX_TIMEOUT))]
+Interval = Annotated[float, BeforeValidator(parse_duration), Field(gt=0),
+                     AfterValidator(at_most(MAX_INTERVAL))]
+MAX_CONFIG_BYTES = 1 << 20  # a config (or web config) file larger than 1 MiB is a mistake
 
 
 @dataclass(frozen=True)
@@ -50,6 +59,8 @@ class Catalog:
     """What the config is checked against that the core does not know itself."""
 
     collectors: Callable[[str], frozenset[str]]  # kind -> collector names
+    # (collector name, options) -> raises ValueError naming a bad option or value.
+    collector_options: Callable[[str, Mapping[str, object]], None]
     # Raises ValueError when a `checks:` entry names an unknown check or bad thresholds.
     check_job: Callable[[str, float | None, float | None], None]
 
@@ -75,7 +86,7 @@ class HeartbeatConfig(_Model):
     mode: Literal["write", "read"]
     interval: Duration = 1.0
     table: str = Field(default="dbgauge.heartbeat", pattern=TABLE_PATTERN)
-    source_server_id: int | None = Field(default=None, ge=1)
+    source_server_id: int | None = Field(default=None, ge=1, le=2**32 - 1)
 
     def heartbeat(self) -> Heartbeat:
         return Heartbeat(self.mode, self.interval, self.table, self.source_server_id)
@@ -91,6 +102,8 @@ class TargetConfig(_Model):
     password_file: Path | None = None
     labels: dict[str, str] = Field(default_factory=dict)
     collectors: list[str] | None = None
+    # collector name -> {option: value}; merged over daemon.collector_options.
+    collector_options: dict[str, dict[str, Any]] = Field(default_factory=dict)
     connect_timeout: Duration = 5.0
     query_timeout: Duration = 5.0
     lock_timeout: Duration = 2.0
@@ -134,17 +147,34 @@ class TargetConfig(_Model):
                     f"unknown collector(s) {', '.join(unknown)} for kind {self.kind}; "
                     f"available: {', '.join(sorted(known))}"
                 )
+        _check_collector_options(self.collector_options, info,
+                                 _catalog(info).collectors(self.kind), f"kind {self.kind}")
         return self
 
-    def target(self) -> Target:
-        """This entry as the Target the rest of dbgauge uses."""
+    def target(self, defaults: Mapping[str, Mapping[str, Any]] | None = None) -> Target:
+        """This entry as the Target the rest of dbgauge uses; `defaults` are the daemon's
+        collector options, which this target's own override key by key."""
+        options = {name: dict(opts) for name, opts in (defaults or {}).items()}
+        for name, opts in self.collector_options.items():
+            options[name] = {**options.get(name, {}), **opts}
         return Target(
             name=self.name, kind=self.kind, dsn=self.dsn, password_env=self.password_env,
             password_file=self.password_file, labels=dict(self.labels),
             collectors=None if self.collectors is None else tuple(self.collectors),
+            collector_options=options,
             connect_timeout=self.connect_timeout, query_timeout=self.query_timeout,
             lock_timeout=self.lock_timeout,
             heartbeat=None if self.heartbeat is None else self.heartbeat.heartbeat())
+
+
+def _check_collector_options(given: Mapping[str, Mapping[str, Any]], info: ValidationInfo,
+                             known: frozenset[str], where: str) -> None:
+    catalog = _catalog(info)
+    for name, options in given.items():
+        if name not in known:
+            raise ValueError(f"collector_options: unknown collector {name!r} for {where}; "
+                             f"available: {', '.join(sorted(known))}")
+        catalog.collector_options(name, options)
 
 
 class DaemonConfig(_Model):
@@ -152,12 +182,29 @@ class DaemonConfig(_Model):
 
     listen: str = DEFAULT_LISTEN
     scrape_timeout: Duration = 10.0
-    scrape_timeout_offset: float = Field(default=0.5, ge=0)
+    scrape_timeout_offset: DurationOrZero = 0.5
+    # Requests answered at once (worker threads); more wait for a free worker. Connections
+    # still sending their request headers hold no worker, only a socket.
+    max_requests: int = Field(default=32, ge=1, le=1024)
+    # Time a client gets to send a whole request's headers (TLS handshake included).
+    header_timeout: Duration = 10.0
     log_format: Literal["text", "json"] = "text"
     log_level: Literal["debug", "info", "warning", "error"] = "info"
     # TLS and basic auth, in the Prometheus exporter-toolkit web-config format
     # (toolkit/exporter/webconfig.py); `serve --web.config.file` overrides it.
     web_config_file: Path | None = None
+    # collector name -> {option: value}: defaults for every target (a target's own win).
+    collector_options: dict[str, dict[str, Any]] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _options(self, info: ValidationInfo) -> DaemonConfig:
+        if not self.collector_options:
+            return self  # also built without a context, as the default daemon section
+        catalog = _catalog(info)
+        known = frozenset().union(*(catalog.collectors(k) for k in ("mysql", "postgres",
+                                                                     "pgbouncer")))
+        _check_collector_options(self.collector_options, info, known, "any kind")
+        return self
 
     @field_validator("listen")
     @classmethod
@@ -171,7 +218,7 @@ class CheckJobConfig(_Model):
 
     check: str
     targets: list[str] | None = None  # default: every target the check applies to
-    interval: Duration = 60.0
+    interval: Interval = 60.0
     warning: float | None = None
     critical: float | None = None
 
@@ -189,7 +236,7 @@ class ChecksumJobConfig(_Model):
     tables: list[str] | None = None
     exclude: list[str] = Field(default_factory=list)
     method: Literal["replicated", "direct"] | None = None
-    interval: Duration = 3600.0
+    interval: Interval = 3600.0
     chunk_time: Duration = 0.5
     whole_table_time: DurationOrZero = 2.0  # MariaDB: CHECKSUM TABLE pre-check; 0: off
     max_lag: Duration = 1.0
@@ -230,13 +277,13 @@ class Config(_Model):
         """The configured target `name`, or a ConfigError listing the configured ones."""
         for target in self.targets:
             if target.name == name:
-                return target.target()
+                return target.target(self.daemon.collector_options)
         names = ", ".join(t.name for t in self.targets)
         raise ConfigError(f"no target named {name!r}; configured: {names}")
 
     def all_targets(self) -> tuple[Target, ...]:
         """Every configured target, in config order."""
-        return tuple(t.target() for t in self.targets)
+        return tuple(t.target(self.daemon.collector_options) for t in self.targets)
 
 
 def parse_listen(value: str) -> tuple[str, int]:
@@ -297,8 +344,9 @@ def parse_yaml_model(model: type[_M], text: str, source: str, not_a_mapping: str
     `empty` is what an empty document means (None: an empty document is an error).
     """
     try:
-        data = yaml.safe_load(text)
         tree = yaml.compose(text)
+        _refuse_huge_numbers(tree, source)
+        data = yaml.safe_load(text)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark
         raise ConfigError(
@@ -307,6 +355,11 @@ def parse_yaml_model(model: type[_M], text: str, source: str, not_a_mapping: str
         ) from None
     except yaml.YAMLError as exc:
         raise ConfigError(f"invalid YAML: {exc}", source=source) from None
+    except RecursionError:
+        raise ConfigError("invalid YAML: nested too deeply", source=source) from None
+    except ValueError as exc:  # a date like 2024-02-30 (long numbers were refused above)
+        raise ConfigError(f"invalid YAML: a value cannot be read ({exc})",
+                          source=source) from None
     if data is None and empty is not None:
         data = empty
     if not isinstance(data, dict):
@@ -326,6 +379,29 @@ def parse_yaml_model(model: type[_M], text: str, source: str, not_a_mapping: str
             _message(first) + "".join(f"\n{line}" for line in lines[1:]),
             source=source, path=_format_loc(loc) or None, line=_line_of(tree, loc),
         ) from None
+
+
+_MAX_NUMBER_CHARS = 40
+
+
+def _refuse_huge_numbers(node: yaml.Node | None, source: str,
+                         loc: tuple[int | str, ...] = ()) -> None:
+    """A 5,000-digit number is a typo, and PyYAML's int() refuses it with a bare
+    ValueError: name it, with its line and YAML path, before anything converts it."""
+    if isinstance(node, yaml.ScalarNode):
+        if node.tag in ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float") \
+                and len(node.value) > _MAX_NUMBER_CHARS:
+            raise ConfigError(f"a number of {len(node.value)} characters is not plausible",
+                              source=source, path=_format_loc(loc) or None,
+                              line=node.start_mark.line + 1)
+    elif isinstance(node, yaml.MappingNode):
+        for key, value in node.value:
+            name = key.value if isinstance(key, yaml.ScalarNode) else "?"
+            _refuse_huge_numbers(key, source, loc)
+            _refuse_huge_numbers(value, source, (*loc, name))
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            _refuse_huge_numbers(item, source, (*loc, i))
 
 
 def _loc(err: Any) -> list[int | str]:
@@ -355,8 +431,10 @@ def load_config(path: str | os.PathLike[str] | None, catalog: Catalog) -> Config
         if not path:
             raise ConfigError(f"no config given: pass --config FILE or set {ENV_CONFIG}")
     file = Path(path)
-    try:
-        text = file.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"cannot read config: {exc.strerror}", source=str(file)) from None
-    return parse_config(text, catalog, source=str(file))
+    return parse_config(read_config_file(file, "config"), catalog, source=str(file))
+
+
+def read_config_file(file: Path, what: str) -> str:
+    """The text of a config file (config, web config, my.cnf): a regular file of at most
+    MAX_CONFIG_BYTES in UTF-8 (toolkit.files)."""
+    return read_text(file, what, MAX_CONFIG_BYTES)

@@ -36,7 +36,18 @@ def metrics_reference(collectors: Iterable[AnyCollector]) -> str:
         default = "on" if collector.default_enabled else "off"
         flavors = ", ".join(sorted(collector.flavors))
         lines += ["", f"### `{collector.name}` ({collector.kind} targets, {flavors}; "
-                  f"default {default})", "", collector.help, "", *_rows(collector.metrics)]
+                  f"default {default})", "", collector.help, ""]
+        if collector.refresh:
+            lines += [f"Collected at most every {collector.refresh} s (option `refresh`; 0 "
+                      "collects on every scrape).", ""]
+        if collector.options:
+            lines += [f"Options (`collector_options: {{{collector.name}: {{...}}}}`): " + "; ".join(
+                f"`{key}` (default `{opt.default}`): {opt.help}"
+                for key, opt in collector.options.items()), ""]
+        if collector.dynamic_prefixes:
+            lines += ["Families named at run time: " + ", ".join(
+                f"`{p}*`" if p else "any name" for p in collector.dynamic_prefixes), ""]
+        lines += _rows(collector.metrics)
     lines += ["", END]
     return "\n".join(lines)
 

@@ -60,6 +60,11 @@ class QueryError(DbgaugeError):
                           timed_out=self.timed_out)
 
 
+class Incomplete(DbgaugeError):
+    """A collector finished with some of its parts failed (one custom query of several):
+    the samples it gave before raising stand, and the collector is reported as failed."""
+
+
 class CheckFailed(DbgaugeError):
     """A check, a checksum or a validation could not be done at all (an unreadable file, a
     replica whose replication stopped, a server that is not what was expected): any result

@@ -11,6 +11,12 @@ frozen dataclass of what it read (typed, NULL-safe); `samples(facts)` turns them
 samples without I/O. The exporter calls `collect(conn)`, the two in a row; checks call
 `read` and use the facts, so no check reads a metric name back.
 
+Two extensions keep that contract where a fixed list cannot: a collector may declare
+`options` (a top-N limit, a file), set per target under `collector_options:` and checked
+when the config loads; and a collector whose family names come from the server or the
+operator (every SHOW GLOBAL STATUS variable, a queries.yaml file) declares
+`dynamic_prefixes` and hands each such sample its own spec.
+
 The core never imports `collectors/`: the composition root (`toolkit.app`) hands a
 `Registry` of them to the exporter, the config and the docs, the way
 prometheus/client_python hands a registry to its collectors.
@@ -18,15 +24,21 @@ prometheus/client_python hands a registry to its collectors.
 
 from __future__ import annotations
 
+import copy
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any, ClassVar, Generic, Literal, TypeVar
 
 from toolkit.db.base import Connection, ServerInfo
 from toolkit.db.version import Version
+from toolkit.targets import Target
 
-MetricType = Literal["gauge", "counter", "info"]
+# "untyped": for families whose type Prometheus' metadata cannot say: postgres_exporter's
+# counters without `_total` (queries.yaml), and cumulative buckets carrying `le` outside a
+# histogram (promtool reserves `le` for histograms); both would be flagged as counters.
+MetricType = Literal["gauge", "counter", "info", "untyped"]
 
 
 @dataclass(frozen=True)
@@ -42,7 +54,7 @@ class MetricSpec:
     def __post_init__(self) -> None:
         if self.type == "counter" and not self.name.endswith("_total"):
             raise ValueError(f"counter {self.name} must end in _total")
-        if self.type != "counter" and self.name.endswith("_total"):
+        if self.type not in ("counter", "untyped") and self.name.endswith("_total"):
             raise ValueError(f"only counters may end in _total: {self.name}")
         if self.type == "info" and not self.name.endswith("_info"):
             raise ValueError(f"info metric {self.name} must end in _info")
@@ -50,11 +62,42 @@ class MetricSpec:
 
 @dataclass(frozen=True)
 class Sample:
-    """One value of a declared metric."""
+    """One value of a declared metric; `spec` only for a family named at run time (see
+    `Collector.dynamic_prefixes`)."""
 
     name: str
     value: float
     labels: Mapping[str, str] = field(default_factory=dict)
+    spec: MetricSpec | None = None
+
+
+OptionValue = int | str
+
+
+@dataclass(frozen=True)
+class Option:
+    """One setting a collector accepts under `collector_options:`: an int within
+    [minimum, maximum] (a top-N limit) or a string (a file path)."""
+
+    default: OptionValue
+    help: str
+    minimum: int = 1
+    maximum: int = 10_000
+
+    def check(self, value: object) -> OptionValue:
+        """`value` if it fits, else ValueError saying what would."""
+        if isinstance(self.default, bool) or isinstance(value, bool):
+            raise ValueError("booleans are not collector options")
+        if isinstance(self.default, int):
+            if not isinstance(value, int):
+                raise ValueError(f"must be a whole number from {self.minimum} to {self.maximum}")
+            if not self.minimum <= value <= self.maximum:
+                raise ValueError(f"{value if abs(value) < 10**12 else 'that number'} is out of "
+                                 f"range: use {self.minimum} to {self.maximum}")
+            return value
+        if not isinstance(value, str) or not value:
+            raise ValueError("must be a non-empty string")
+        return value
 
 
 F = TypeVar("F")
@@ -71,7 +114,52 @@ class Collector(ABC, Generic[F]):
     min_versions: ClassVar[Mapping[str, Version]] = {}
     default_enabled: ClassVar[bool] = True
     metrics: ClassVar[tuple[MetricSpec, ...]]
+    # Families named at run time must start with one of these (`Sample.spec` describes them).
+    dynamic_prefixes: ClassVar[tuple[str, ...]] = ()
+    options: ClassVar[Mapping[str, Option]] = {}
+    # Seconds a successful collection is served again before the server is asked anew: for
+    # families that change slowly (settings, sizes) and cost the server more than they tell
+    # at every scrape; every collector takes the `refresh` option (0: every scrape).
+    refresh: ClassVar[int] = 0
     _specs: dict[str, MetricSpec] | None = None
+    _settings: Mapping[str, OptionValue] | None = None
+
+    def setting(self, name: str) -> OptionValue:
+        """This instance's value of option `name` (the default unless configured)."""
+        settings = self._settings or {}
+        return settings[name] if name in settings else self._options()[name].default
+
+    def _options(self) -> Mapping[str, Option]:
+        return _options_of(type(self))
+
+    @property
+    def refresh_seconds(self) -> float:
+        """The `refresh` option: how long this collector's samples are reused."""
+        return float(self.setting("refresh"))
+
+    def check_options(self, given: Mapping[str, object]) -> dict[str, OptionValue]:
+        """`given` checked against `options`; ValueError names the bad key and why."""
+        out: dict[str, OptionValue] = {}
+        options = self._options()
+        for key, value in given.items():
+            option = options.get(key)
+            if option is None:
+                known = ", ".join(sorted(options))
+                raise ValueError(f"collector {self.name} has no option {key!r} "
+                                 f"(its options: {known})")
+            try:
+                out[key] = option.check(value)
+            except ValueError as exc:
+                raise ValueError(f"{self.name}.{key}: {exc}") from None
+        return out
+
+    def configured(self, given: Mapping[str, object]) -> Collector[F]:
+        """A copy of this collector with `given` options (self when there are none)."""
+        if not given:
+            return self
+        clone = copy.copy(self)
+        clone._settings = self.check_options(given)
+        return clone
 
     def supports(self, server: ServerInfo) -> bool:
         """True when this server's flavor and version can answer the collector's SQL."""
@@ -100,16 +188,34 @@ class Collector(ABC, Generic[F]):
 
     def validate_sample(self, sample: Sample) -> MetricSpec:
         """The sample's spec; raises ValueError on an undeclared name or label set."""
-        try:
-            spec = self.spec(sample.name)
-        except KeyError:
-            raise ValueError(f"collector {self.name} emitted undeclared {sample.name}") from None
-        if tuple(sorted(sample.labels)) != tuple(sorted(spec.labels)):
+        if sample.spec is not None:
+            spec = sample.spec
+            if spec.name != sample.name or not any(
+                    sample.name.startswith(p) for p in self.dynamic_prefixes):
+                raise ValueError(f"collector {self.name} emitted {sample.name} outside its "
+                                 f"dynamic prefixes {list(self.dynamic_prefixes)}")
+        else:
+            try:
+                spec = self.spec(sample.name)
+            except KeyError:
+                raise ValueError(f"collector {self.name} emitted undeclared "
+                                 f"{sample.name}") from None
+        labels = sample.labels
+        if len(labels) != len(spec.labels) or not all(k in labels for k in spec.labels):
             raise ValueError(
                 f"collector {self.name}: {sample.name} has labels {sorted(sample.labels)}, "
                 f"declared {list(spec.labels)}"
             )
         return spec
+
+
+@cache
+def _options_of(cls: type[AnyCollector]) -> Mapping[str, Option]:
+    """A collector class's options with the `refresh` every collector takes (built once per
+    class: the scrape reads `refresh` for every collector it runs)."""
+    return {**cls.options, "refresh": Option(
+        cls.refresh, "seconds a collection is served again before the server is asked "
+        "anew (0: every scrape)", minimum=0, maximum=86_400)}
 
 
 _KIND_ORDER = {"mysql": 0, "postgres": 1, "pgbouncer": 2}
@@ -128,6 +234,7 @@ class Registry:
         self.all: tuple[AnyCollector, ...] = tuple(
             sorted(collectors, key=lambda c: (_KIND_ORDER.get(c.kind, 9), c.name)))
         self._by_name = {c.name: c for c in self.all}
+        self._specs: dict[str, MetricSpec] | None = None
         if len(self._by_name) != len(self.all):
             raise RuntimeError("two collectors share a name")
 
@@ -147,16 +254,28 @@ class Registry:
     def names(self, kind: str) -> frozenset[str]:
         return frozenset(c.name for c in self.for_kind(kind))
 
-    def enabled(self, kind: str, names: Sequence[str] | None) -> list[AnyCollector]:
-        """The configured list, or the kind's defaults when the config gives none."""
+    def enabled(self, kind: str, names: Sequence[str] | None,
+                options: Mapping[str, Mapping[str, object]] | None = None
+                ) -> list[AnyCollector]:
+        """The configured list, or the kind's defaults when the config gives none, each
+        with its `options` (already checked when the config loaded)."""
         if names is None:
-            return [c for c in self.for_kind(kind) if c.default_enabled]
-        return [self._by_name[n] for n in names
-                if n in self._by_name and self._by_name[n].kind == kind]
+            chosen = [c for c in self.for_kind(kind) if c.default_enabled]
+        else:
+            chosen = [self._by_name[n] for n in names
+                      if n in self._by_name and self._by_name[n].kind == kind]
+        options = options or {}
+        return [c.configured(options.get(c.name, {})) for c in chosen]
 
-    def specs(self) -> dict[str, MetricSpec]:
-        """Every declared metric by its sample name."""
-        return {spec.name: spec for c in self.all for spec in c.metrics}
+    def for_target(self, target: Target) -> list[AnyCollector]:
+        """The collectors `target` runs, configured with its options."""
+        return self.enabled(target.kind, target.collectors, target.collector_options)
+
+    def specs(self) -> Mapping[str, MetricSpec]:
+        """Every declared metric by its sample name (built once: every scrape asks)."""
+        if self._specs is None:
+            self._specs = {spec.name: spec for c in self.all for spec in c.metrics}
+        return self._specs
 
 
 # ----------------------------------------------------------------- the daemon's own
@@ -178,6 +297,9 @@ TARGET_INFO = MetricSpec(
     "dbgauge_target_info", "info",
     "Server behind the target: kind, detected flavor and version (only while up).",
     ("target", "kind", "flavor", "version"))
+# python_version stays (as Go exporters' build_info carries goversion): /metrics is for the
+# operator and may sit behind basic auth, while the Server header, sent to anyone (401s
+# included), no longer names Python.
 BUILD_INFO = MetricSpec("dbgauge_build_info", "info",
                         "dbgauge version and the Python it runs on; always 1.",
                         ("version", "python_version"))
@@ -186,11 +308,12 @@ SELF_METRICS: tuple[MetricSpec, ...] = (UP, COLLECTOR_SUCCESS, COLLECTOR_DURATIO
 
 JOB_SUCCESS = MetricSpec(
     "dbgauge_job_success", "gauge",
-    "1 if the scheduled job's last run finished, else 0 (cached from the last run).", ("job",))
+    "1 if the scheduled job's last run finished, else 0 (cached from the last run).",
+    ("dbgauge_job",))
 JOB_LAST_RUN = MetricSpec(
     "dbgauge_job_last_run_timestamp_seconds", "gauge",
-    "Unix time the scheduled job's last run finished (0 before the first run).", ("job",))
+    "Unix time the scheduled job's last run finished (0 before the first run).", ("dbgauge_job",))
 JOB_DURATION = MetricSpec(
     "dbgauge_job_duration_seconds", "gauge",
-    "How long the scheduled job's last run took (cached from the last run).", ("job",))
+    "How long the scheduled job's last run took (cached from the last run).", ("dbgauge_job",))
 JOB_METRICS = (JOB_SUCCESS, JOB_LAST_RUN, JOB_DURATION)

@@ -53,6 +53,8 @@ class Target:
     password_file: Path | None = None
     labels: Mapping[str, str] = field(default_factory=dict)
     collectors: tuple[str, ...] | None = None  # None: the kind's default collectors
+    # Per collector, its settings (top-N limits, files): checked when the config loaded.
+    collector_options: Mapping[str, Mapping[str, object]] = field(default_factory=dict)
     connect_timeout: float = 5.0
     query_timeout: float = 5.0
     lock_timeout: float = 2.0
@@ -247,6 +249,8 @@ class FanOut(Generic[_T, _R]):
 
 
 def _outcome(future: Future[_R]) -> _R | Exception:
+    if future.cancelled():  # the pool was shut down before the call started
+        return Unfinished("cancelled")
     exc = future.exception()
     if exc is None:
         return future.result()

@@ -1,24 +1,67 @@
 """Durations as operators write them (5, 2.5, "500ms", "10s", "1m"), for the YAML config
 and the command line alike; kept apart from toolkit.config so the CLI can parse an option
-without loading pydantic."""
+without loading pydantic.
+
+Every duration has an upper bound: a timeout of 1e300 s (or of a 5,000-digit number) is
+a typo, and left in it would break every scrape later, far from its cause.
+"""
 
 from __future__ import annotations
 
+import math
 import re
+from collections.abc import Callable
 from typing import Any
 
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$")
+DAY = 86400.0
+MAX_TIMEOUT = DAY  # connect/query/lock/scrape timeouts
+MAX_INTERVAL = 31 * DAY  # how often a scheduled job runs
+_MAX_DIGITS = 20  # more digits than any sane duration, fewer than any slow conversion
+_NUMBER = rf"\d{{1,{_MAX_DIGITS}}}(?:\.\d{{1,{_MAX_DIGITS}}})?"
+_DURATION = re.compile(rf"^\s*({_NUMBER})\s*(ms|s|m|h)?\s*$")
 _UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
+_SYNTAX = "use seconds (5, 2.5) or 500ms, 10s, 1m"
 
 
 def parse_duration(value: Any) -> Any:
-    """Accept 5, 2.5, "500ms", "10s", "1m": always seconds as a float."""
+    """Accept 5, 2.5, "500ms", "10s", "1m": always seconds as a finite float."""
     if isinstance(value, bool):
         raise ValueError("expected a duration such as 5, 2.5s or 500ms")
-    if isinstance(value, int | float):
+    if isinstance(value, int):
+        if abs(value) >= 10 ** _MAX_DIGITS:
+            raise ValueError(f"a duration of {_digits(value)} digits is not plausible")
         return float(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError(f"{value!r} is not a duration: {_SYNTAX}")
+        return value
     if isinstance(value, str):
         m = _DURATION.match(value)
         if m:
             return float(m.group(1)) * _UNITS[m.group(2)]
-    raise ValueError(f"{value!r} is not a duration: use seconds (5, 2.5) or 500ms, 10s, 1m")
+        if len(value) > 40:
+            raise ValueError(f"{value[:20]!r}... ({len(value)} characters) is not a duration: "
+                             f"{_SYNTAX}")
+    raise ValueError(f"{value!r} is not a duration: {_SYNTAX}")
+
+
+def _digits(value: int) -> str:
+    # str() of a huge int is itself refused (sys.int_info.str_digits_check_threshold).
+    return f"about {int(value.bit_length() * math.log10(2)) + 1}"
+
+
+def at_most(maximum: float) -> Callable[[float], float]:
+    """A check that a parsed duration is at most `maximum` seconds, with a clear message."""
+    def check(seconds: float) -> float:
+        if seconds > maximum:
+            raise ValueError(f"{seconds:g} s is too long: at most {describe(maximum)}")
+        return seconds
+    return check
+
+
+def describe(seconds: float) -> str:
+    """86400 -> '1 day (86400 s)'."""
+    if seconds >= DAY and seconds % DAY == 0:
+        days = int(seconds // DAY)
+        return f"{days} day{'s' if days > 1 else ''} ({seconds:g} s)"
+    return f"{seconds:g} s"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -144,3 +145,78 @@ def test_shipped_example_config_is_valid() -> None:
     example = Path(__file__).resolve().parents[2] / "deploy" / "dbgauge.example.yaml"
     cfg = load_config(example)
     assert {t.kind for t in cfg.targets} == {"mysql", "postgres", "pgbouncer"}
+
+
+# ------------------------------------------------------------- files and absurd values
+
+HEAD = "targets:\n  - name: a\n    kind: mysql\n    dsn: mysql://u@h/\n"
+
+
+@pytest.mark.parametrize(("line", "where", "says"), [
+    ("    query_timeout: 1.0e+300\n", "targets[0].query_timeout", "at most 1 day"),
+    ("    query_timeout: 99999999999s\n", "targets[0].query_timeout", "at most 1 day"),
+    ("    lock_timeout: " + "9" * 60 + "s\n", "targets[0].lock_timeout", "not a duration"),
+    ("    connect_timeout: " + "9" * 5000 + "\n", "targets[0].connect_timeout",
+     "not plausible"),
+    ("    connect_timeout: .inf\n", "targets[0].connect_timeout", "not a duration"),
+    ("    heartbeat: {mode: read, source_server_id: 99999999999999}\n",
+     "targets[0].heartbeat.source_server_id", "less than or equal"),
+])
+def test_absurd_values_are_refused_at_load_naming_line_and_path(
+        tmp_path: Path, line: str, where: str, says: str) -> None:
+    """Values that would pass and then break every scrape (a 1e300 s timeout, a
+    5,000-digit number) are config errors at load time, with file:line and YAML path."""
+    path = tmp_path / "c.yaml"
+    path.write_text(HEAD + line)
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    assert str(info.value).startswith(f"{path}:5: {where}: "), info.value
+    assert says in str(info.value)
+
+
+def test_intervals_may_be_long_but_not_absurd() -> None:
+    ok = parse_config(HEAD + "checks:\n  - {check: replication, interval: 168h}\n")
+    assert ok.checks[0].interval == 7 * 86400
+    with pytest.raises(ConfigError, match=r"checks\[0\].interval: .*at most 31 days"):
+        parse_config(HEAD + "checks:\n  - {check: replication, interval: 10000h}\n")
+    with pytest.raises(ConfigError, match=r"daemon.scrape_timeout: .*at most 1 day"):
+        parse_config("daemon: {scrape_timeout: 25h}\n" + HEAD)
+
+
+def test_config_that_is_not_utf8_names_the_line(tmp_path: Path) -> None:
+    path = tmp_path / "latin1.yaml"
+    path.write_bytes(HEAD.encode() + "    labels: {site: Zürich}\n".encode("latin-1"))
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    assert str(info.value).startswith(f"{path}:5: not UTF-8"), info.value
+
+
+@pytest.mark.parametrize("special", ["/dev/zero", "fifo", "dir", "huge"])
+def test_config_must_be_a_regular_file_of_sane_size(tmp_path: Path, special: str) -> None:
+    path = Path(special) if special.startswith("/") else tmp_path / special
+    if special == "fifo":
+        os.mkfifo(path)  # no writer: reading must not wait for one
+    elif special == "dir":
+        path.mkdir()
+    elif special == "huge":
+        path.write_text(HEAD + "#" * (2 << 20) + "\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    expected = "larger than 1024 KiB" if special == "huge" else "not a regular file"
+    assert str(info.value).startswith(f"{path}: cannot read config") or special == "huge"
+    assert expected.lower() in str(info.value).lower(), info.value
+
+
+def test_config_check_exits_2_without_traceback_on_bad_bytes_and_values(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from toolkit.cli import cli
+
+    bad = tmp_path / "bad.yaml"
+    for text in (HEAD.encode() + b"    labels: {x: \xff}\n",
+                 (HEAD + "    query_timeout: 1.0e+300\n").encode(),
+                 (HEAD + "    query_timeout: " + "1" * 5000 + "\n").encode()):
+        bad.write_bytes(text)
+        result = CliRunner().invoke(cli, ["config", "check", str(bad)])
+        assert result.exit_code == 2, result.output
+        assert f"{bad}:5: " in result.output and "Traceback" not in result.output

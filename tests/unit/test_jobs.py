@@ -44,8 +44,8 @@ def test_successful_run_is_cached_and_rendered() -> None:
     assert snap.success and snap.last_run > 0 and snap.samples[0].value == 1.0
     m = parse_metrics(encode([], None, [runner.snapshot()])[0].decode())
     assert value(m, "dbgauge_test_job_items", thing="a") == 1.0
-    assert value(m, "dbgauge_job_success", job="test:count") == 1.0
-    assert (value(m, "dbgauge_job_last_run_timestamp_seconds", job="test:count") or 0) > 0
+    assert value(m, "dbgauge_job_success", dbgauge_job="test:count") == 1.0
+    assert (value(m, "dbgauge_job_last_run_timestamp_seconds", dbgauge_job="test:count") or 0) > 0
 
 
 @pytest.mark.parametrize("mode", ["expected", "bug", "undeclared"])
@@ -75,3 +75,19 @@ def test_runner_thread_repeats_and_stops() -> None:
 def test_no_scheduled_work_builds_no_jobs() -> None:
     cfg = parse_config("targets:\n  - {name: a, kind: mysql, dsn: 'mysql://u@h/'}\n")
     assert build_jobs(cfg, app.wiring().job_builders) == []
+
+
+def test_no_family_uses_prometheus_own_job_label() -> None:
+    """Prometheus keeps `job` for the scrape job and would rename ours `exported_job`:
+    scheduled jobs are named in `dbgauge_job`, on every family that names one."""
+    from checks import schedule
+    from checks.drift import schedule as drift_schedule
+    from toolkit.metrics import JOB_METRICS, SELF_METRICS
+
+    specs = [*JOB_METRICS, *SELF_METRICS, *drift_schedule.METRICS,
+             *app.registry().specs().values()]
+    specs += [v for v in vars(schedule).values() if isinstance(v, MetricSpec)]
+    assert not [s.name for s in specs if "job" in s.labels]
+    assert all("dbgauge_job" in s.labels for s in (*JOB_METRICS, *drift_schedule.METRICS))
+    m = parse_metrics(encode([], None, [JobRunner(CountingJob()).snapshot()])[0].decode())
+    assert not [n for n, labels in m if "job" in dict(labels)]

@@ -65,3 +65,26 @@ def test_metric_names_follow_conventions() -> None:
         MetricSpec("dbgauge_x", "counter", "counter without _total")
     with pytest.raises(ValueError):
         MetricSpec("dbgauge_x_total", "gauge", "gauge with _total")
+
+
+def test_text_writer_matches_prometheus_client_byte_for_byte() -> None:
+    """The text format is written directly (it is the hot path); prometheus_client's own
+    encoder, fed the same families, must give the same bytes."""
+    from prometheus_client.exposition import generate_latest
+
+    from toolkit.render.prometheus import _metric, _Snapshot, build_families, render_text
+
+    labels = (("target", 'odd "name"\\with\nnewline'),)
+    dyn = MetricSpec("dbgauge_test_dyn_total", "untyped", "Untyped\\help\nwith newline.")
+    samples = tuple(SampleOut("dbgauge_mysql_questions_total", labels, v)
+                    for v in (0.0, 5.0, 1234567.0, 1e21, 0.000123, float("inf"), float("nan"),
+                              -3.5, 123456.789))
+    result = TargetResult("a", "mysql", labels, True, 0.02,
+                          ServerInfo("mariadb", (10, 11, 6), "10.11.6-MariaDB"), None,
+                          (CollectorRun("mysql_status", True, 0.01),),
+                          (*samples, SampleOut(dyn.name, labels, 2.0, dyn)))
+    families = build_families([result], specs=REGISTRY.specs())
+    ours = render_text(families)
+    theirs = generate_latest(_Snapshot([_metric(f) for f in families]))  # type: ignore[arg-type]
+    assert ours == theirs
+    assert b"1.234567e+06" in ours and b"+Inf" in ours and b"NaN" in ours

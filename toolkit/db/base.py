@@ -41,6 +41,11 @@ class Connection(Protocol):
         """Run literal SQL; for statements built by dbgauge itself, never user input."""
         ...
 
+    def query_read_only(self, sql: str, max_rows: int) -> list[Row]:
+        """Run one operator-written SELECT (a queries file's) in a read-only transaction
+        that is rolled back; more than `max_rows` rows is a QueryError."""
+        ...
+
     def close(self) -> None: ...
 
     def abort(self) -> None:

@@ -133,21 +133,50 @@ class MySQLConnection:
                 cur.execute(sql, params)
                 return list(cur.fetchall())
         except pymysql.err.Error as exc:
-            code = exc.args[0] if exc.args and isinstance(exc.args[0], int) else 0
-            # 2xxx are client-side errors (server gone, lost connection): reconnect later.
-            # 1xxx are server errors on a healthy session, timeouts included.
-            if isinstance(exc, pymysql.err.InterfaceError) or code == 0 or code >= 2000:
-                self._closed = True
-            # PyMySQL keeps the SQLSTATE only inside the message: the errno is the key.
-            if code in _TIMEOUT_ERRORS:
-                raise QueryError(
-                    f"query timed out on {self._params.address}: {_reason(exc)}",
-                    errno=code, timed_out=True) from None
-            raise QueryError(f"query failed on {self._params.address}: {_reason(exc)}",
-                             errno=code or None) from None
+            raise self._error(exc) from None
         except OSError as exc:
             self._closed = True
             raise QueryError(f"connection to {self._params.address} lost: {exc}") from None
+
+    def _error(self, exc: pymysql.err.Error) -> QueryError:
+        code = exc.args[0] if exc.args and isinstance(exc.args[0], int) else 0
+        # 2xxx are client-side errors (server gone, lost connection): reconnect later.
+        # 1xxx are server errors on a healthy session, timeouts included.
+        if isinstance(exc, pymysql.err.InterfaceError) or code == 0 or code >= 2000:
+            self._closed = True
+        # PyMySQL keeps the SQLSTATE only inside the message: the errno is the key.
+        if code in _TIMEOUT_ERRORS:
+            return QueryError(f"query timed out on {self._params.address}: {_reason(exc)}",
+                              errno=code, timed_out=True)
+        return QueryError(f"query failed on {self._params.address}: {_reason(exc)}",
+                          errno=code or None)
+
+    def query_read_only(self, sql: str, max_rows: int) -> list[Row]:
+        # PyMySQL sends one statement per call (no CLIENT_MULTI_STATEMENTS), and the
+        # unbuffered cursor stops holding rows at max_rows + 1.
+        self.execute_sql("START TRANSACTION READ ONLY")
+        try:
+            return self._fetch_at_most(sql, max_rows)
+        finally:
+            if not self.closed:
+                try:
+                    self.execute_sql("ROLLBACK")
+                except QueryError:
+                    pass
+
+    def _fetch_at_most(self, sql: str, max_rows: int) -> list[Row]:
+        try:
+            with self._conn.cursor(pymysql.cursors.SSDictCursor) as cur:
+                cur.execute(sql)
+                rows = list(cur.fetchmany(max_rows + 1))
+        except pymysql.err.Error as exc:
+            raise self._error(exc) from None
+        except OSError as exc:
+            self._closed = True
+            raise QueryError(f"connection to {self._params.address} lost: {exc}") from None
+        if len(rows) > max_rows:
+            raise QueryError(f"query returned more than {max_rows} rows")
+        return rows
 
     def close(self) -> None:
         self._closed = True

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import math
 import socket
+import time
 from typing import Any
 
 import psycopg
+from psycopg import generators, waiting
+from psycopg.conninfo import conninfo_attempts, conninfo_to_dict, make_conninfo
 from psycopg.rows import dict_row
 
 from toolkit.db.base import Row, ServerInfo
@@ -48,18 +51,13 @@ class PostgresConnection:
             "port": params.port,
             "user": params.user,
             "dbname": params.dbname or ("pgbouncer" if pgbouncer else "postgres"),
-            # libpq takes whole seconds and treats values below 2 as 2.
+            # libpq's own bound (whole seconds, at least 2); _connect enforces the real one.
             "connect_timeout": max(2, math.ceil(connect_timeout)),
-            "autocommit": True,
-            "row_factory": dict_row,
-            "prepare_threshold": None,
         }
         if params.password is not None:
             kwargs["password"] = params.password
         for key, value in params.options:
             kwargs[key] = value
-        if pgbouncer or client_binding:
-            kwargs["cursor_factory"] = psycopg.ClientCursor
         if not pgbouncer:
             kwargs["application_name"] = application_name
             kwargs["options"] = (
@@ -68,7 +66,7 @@ class PostgresConnection:
                 "-c idle_in_transaction_session_timeout=60000"
             )
         try:
-            conn: psycopg.Connection[Row] = psycopg.connect(**kwargs)
+            conn = _connect(kwargs, connect_timeout)
         except psycopg.OperationalError as exc:
             text = str(exc)
             if getattr(exc, "sqlstate", None) in _AUTH_SQLSTATES or \
@@ -81,6 +79,10 @@ class PostgresConnection:
             raise ConnectError(f"cannot connect to {params.address}: {_reason(exc)}") from None
         except psycopg.Error as exc:
             raise ConnectError(f"cannot connect to {params.address}: {_reason(exc)}") from None
+        conn.autocommit = True
+        conn.prepare_threshold = None  # only dbgauge's own statements are prepared: query()
+        if pgbouncer or client_binding:
+            conn.cursor_factory = psycopg.ClientCursor
         self = cls(conn, params, ServerInfo("postgres", (0,), ""), pgbouncer)
         try:
             self.server = self._identify()
@@ -102,21 +104,54 @@ class PostgresConnection:
         return ServerInfo("postgres", (num // 10000, num % 10000), str(rows[0]["text"]))
 
     def query(self, name: str, params: Any = None) -> list[Row]:
-        return self.execute_sql(load_sql(self.server.flavor, name, self.server.version), params)
+        # sql/ statements are single statements a scrape repeats: prepared on first use on
+        # a server (parsed and planned once per connection), never on PgBouncer's console,
+        # which speaks only the simple query protocol.
+        return self._execute(load_sql(self.server.flavor, name, self.server.version), params,
+                             prepare=not self._pgbouncer and self._conn.cursor_factory
+                             is not psycopg.ClientCursor)
 
     def execute_sql(self, sql: str, params: Any = None) -> list[Row]:
+        return self._execute(sql, params, prepare=False)
+
+    def _execute(self, sql: str, params: Any, *, prepare: bool) -> list[Row]:
         try:
             with self._conn.cursor() as cur:
-                cur.execute(sql, params)  # SQL from sql/, never user input
+                cur.execute(sql, params, prepare=prepare or None)  # never user input
                 if cur.description is None:
                     return []
                 return list(cur.fetchall())
-        except psycopg.errors.QueryCanceled as exc:
-            raise QueryError(f"query timed out on {self._params.address}: {_reason(exc)}",
-                             sqlstate=exc.sqlstate, timed_out=True) from None
         except psycopg.Error as exc:
-            raise QueryError(f"query failed on {self._params.address}: {_reason(exc)}",
-                             sqlstate=exc.sqlstate) from None
+            raise self._error(exc) from None
+
+    def _error(self, exc: psycopg.Error) -> QueryError:
+        """A driver error as dbgauge's QueryError: timed out or failed, with SQLSTATE."""
+        if isinstance(exc, psycopg.errors.QueryCanceled):
+            return QueryError(f"query timed out on {self._params.address}: {_reason(exc)}",
+                              sqlstate=exc.sqlstate, timed_out=True)
+        return QueryError(f"query failed on {self._params.address}: {_reason(exc)}",
+                          sqlstate=exc.sqlstate)
+
+    def query_read_only(self, sql: str, max_rows: int) -> list[Row]:
+        # stream() uses the extended protocol, which takes one statement only: text like
+        # "SELECT 1; COMMIT; DELETE ..." is refused instead of leaving the transaction.
+        rows: list[Row] = []
+        self.execute_sql("BEGIN TRANSACTION READ ONLY")
+        try:
+            with self._conn.cursor() as cur:
+                for row in cur.stream(sql):
+                    if len(rows) == max_rows:
+                        raise QueryError(f"query returned more than {max_rows} rows")
+                    rows.append(row)
+        except psycopg.Error as exc:
+            raise self._error(exc) from None
+        finally:
+            if not self.closed:
+                try:
+                    self.execute_sql("ROLLBACK")
+                except QueryError:
+                    pass
+        return rows
 
     def close(self) -> None:
         try:
@@ -143,6 +178,31 @@ class PostgresConnection:
     @property
     def closed(self) -> bool:
         return bool(self._aborted or self._conn.closed or self._conn.broken)
+
+
+def _connect(kwargs: dict[str, Any], timeout: float) -> psycopg.Connection[Row]:
+    """psycopg.connect bounded by `timeout` seconds to the millisecond: psycopg and libpq
+    round a connect_timeout up to whole seconds of at least 2, so a 0.7 s scrape budget
+    left would become 2 s. Same steps as psycopg.connect (every host/address in turn),
+    each waited for with the time that is left."""
+    deadline = time.monotonic() + timeout
+    params = conninfo_to_dict(make_conninfo("", **kwargs))
+    errors: list[psycopg.Error] = []
+    for attempt in conninfo_attempts(params):
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            break
+        try:
+            pgconn = waiting.wait_conn(generators.connect(make_conninfo("", **attempt)),
+                                       interval=0.1, timeout=remaining)
+        except psycopg.Error as exc:
+            errors.append(exc)
+            continue
+        return psycopg.Connection(pgconn, row_factory=dict_row)
+    if errors and not isinstance(errors[-1], psycopg.errors.ConnectionTimeout) \
+            and "timeout" not in type(errors[-1]).__name__.lower():
+        raise errors[-1]
+    raise psycopg.errors.ConnectionTimeout(f"connection timeout expired ({timeout:.1f}s)")
 
 
 def _reason(exc: BaseException) -> str:
