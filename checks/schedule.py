@@ -25,7 +25,7 @@ STATUS = MetricSpec(
     "dbgauge_check_status", "gauge",
     "Result of a scheduled dbgauge check for one target, as the monitoring-plugin code: 0 OK, "
     "1 WARNING, 2 CRITICAL, 3 UNKNOWN (unreachable, or could not tell); cached from the "
-    "check job's last run (see dbgauge_job_last_run_timestamp_seconds{job=\"check:...\"}).",
+    "check job's last run (see dbgauge_job_last_run_timestamp_seconds{dbgauge_job=\"check:...\"}).",
     ("check", "target"))
 SPLIT_BRAIN_FINDINGS = MetricSpec(
     "dbgauge_split_brain_findings", "gauge",

@@ -26,32 +26,32 @@ _CACHED = " Cached from the last scheduled run (see dbgauge_job_success for fail
 TABLES_CHECKED = MetricSpec(
     _P + "tables_checked", "gauge",
     "Tables the last checksum run compared between the source and its replicas." + _CACHED,
-    ("job",))
+    ("dbgauge_job",))
 TABLES_UNCHECKED = MetricSpec(
     _P + "tables_unchecked", "gauge",
     "Tables the last checksum run could not compare (no usable key and too large, columns "
-    "that differ, no privilege)." + _CACHED, ("job",))
+    "that differ, no privilege)." + _CACHED, ("dbgauge_job",))
 DRIFT = MetricSpec(
     _P + "drift", "gauge",
     "1 if the last checksum run found a replica whose rows differ from the source's, "
-    "else 0." + _CACHED, ("job",))
+    "else 0." + _CACHED, ("dbgauge_job",))
 TABLE_ROWS = MetricSpec(
     _P + "table_rows", "gauge", "Rows of the table on the source when it was checksummed."
-    + _CACHED, ("job", "table"))
+    + _CACHED, ("dbgauge_job", "table"))
 DIFFERING_CHUNKS = MetricSpec(
     _P + "differing_chunks", "gauge",
     "Chunks of the table whose checksum differs on the replica." + _CACHED,
-    ("job", "table", "replica"))
+    ("dbgauge_job", "table", "replica"))
 DIFFERING_ROWS = MetricSpec(
     _P + "differing_rows", "gauge",
     "Rows of the table that differ on the replica: missing, extra or changed, each confirmed "
-    "by re-checks." + _CACHED, ("job", "table", "replica"))
+    "by re-checks." + _CACHED, ("dbgauge_job", "table", "replica"))
 LAST_RUN = MetricSpec(
     _P + "last_run_timestamp_seconds", "gauge",
-    "Unix time the last checksum run finished." + _CACHED, ("job",))
+    "Unix time the last checksum run finished." + _CACHED, ("dbgauge_job",))
 DURATION = MetricSpec(
     _P + "last_run_duration_seconds", "gauge",
-    "How long the last checksum run took." + _CACHED, ("job",))
+    "How long the last checksum run took." + _CACHED, ("dbgauge_job",))
 METRICS = (TABLES_CHECKED, TABLES_UNCHECKED, DRIFT, TABLE_ROWS, DIFFERING_CHUNKS,
            DIFFERING_ROWS, LAST_RUN, DURATION)
 
@@ -61,7 +61,7 @@ def samples(job: str, result: CheckResult, finished: float) -> list[Sample]:
     tests share it)."""
     doc = result.evidence
     tables = doc["tables"]
-    base = {"job": job}
+    base = {"dbgauge_job": job}
     out = [
         Sample(TABLES_CHECKED.name, float(sum(t["status"] != "unchecked" for t in tables)),
                base),

@@ -7,7 +7,7 @@ import json
 import subprocess
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -108,15 +108,16 @@ def target_config(sandbox: Sandbox, name: str, **overrides: Any) -> Target:
     return parse_config(yaml.safe_dump({"targets": [entry]})).all_targets()[0]
 
 
-def collect_direct(sandbox: Sandbox, target: str, *collectors: str) -> Metrics:
-    """One run of each collector on `target` as the sandbox's monitoring user, every sample
-    checked against its spec and for duplicates."""
+def collect_direct(sandbox: Sandbox, target: str, *collectors: str,
+                   options: Mapping[str, Mapping[str, object]] | None = None) -> Metrics:
+    """One run of each collector (with its `options`) on `target` as the sandbox's
+    monitoring user, every sample checked against its spec and for duplicates."""
     REGISTRY = registry()
     conn = connect(load_config(sandbox.config).target(target))
     try:
         out: Metrics = {}
         for name in collectors:
-            c = REGISTRY[name]
+            c = REGISTRY[name].configured((options or {}).get(name, {}))
             assert c.supports(conn.server), f"{name} does not support {conn.server}"
             for sample in c.collect(conn):
                 c.validate_sample(sample)
@@ -173,13 +174,16 @@ class Scraper:
     """In-process scrapes of one target through the daemon's own runner."""
 
     def __init__(self, cfg: Target) -> None:
-        self.runner = TargetRunner(cfg, registry().enabled(cfg.kind, cfg.collectors))
+        self.runner = TargetRunner(cfg, registry().for_target(cfg))
 
-    def __call__(self, only: set[str] | None = None) -> Metrics:
+    def __call__(self, only: set[str] | None = None,
+                 failing: frozenset[str] = frozenset()) -> Metrics:
+        """The samples of one scrape; every collector must succeed but those `failing`,
+        which must fail (a file with a broken query keeps the other queries' samples)."""
         result = self.runner.scrape(time.monotonic() + 8, only)
         assert result.up, result.error
         failed = [r for r in result.collectors if not r.success]
-        assert not failed, failed
+        assert {r.collector for r in failed} == failing, failed
         return {(sample.name, frozenset(sample.labels)): sample.value
                 for sample in result.samples}
 

@@ -32,7 +32,7 @@ def test_daemon_serves_the_last_checksum_run(sandbox: Sandbox, tmp_path: Path) -
     path.write_text(yaml.safe_dump(config))
     daemon = Daemon(path, tmp_path / "serve.log")
     try:
-        job = {"job": "checksum:mariadb-primary"}
+        job = {"dbgauge_job": "checksum:mariadb-primary"}
         deadline = time.monotonic() + 60
         while True:
             status, body = daemon.get("/metrics")

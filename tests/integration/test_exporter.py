@@ -84,9 +84,21 @@ def test_probe_one_target_and_collect_filter(daemon: Daemon) -> None:
     m = daemon.metrics("/probe?target=pg-primary")
     assert value(m, "dbgauge_up", target="pg-primary") == 1.0
     assert value(m, "dbgauge_up", target="mariadb-primary") is None
-    m = daemon.metrics("/probe?target=mariadb-primary&collect[]=nothing_of_that_name")
+    m = daemon.metrics("/probe?target=mariadb-primary&collect[]=mysql_replication")
     assert value(m, "dbgauge_up", target="mariadb-primary") == 1.0
+    assert value(m, "dbgauge_collector_success", target="mariadb-primary",
+                 collector="mysql_replication") == 1.0
     assert value(m, "dbgauge_mysql_uptime_seconds", target="mariadb-primary") is None
+    # an unknown name is a mistake, not an empty scrape: 400 naming the valid ones
+    status, body = daemon.get("/probe?target=mariadb-primary&collect[]=mysql_status"
+                              "&collect[]=nothing_of_that_name")
+    assert status == 400, body
+    assert body.startswith("unknown collect[] nothing_of_that_name: ")
+    listed = set(body.split(" are ", 1)[1].strip().split(", "))
+    assert {"mysql_replication", "mysql_status", "mysql_global_status"} <= listed
+    assert "postgres_database" not in body
+    status, body = daemon.get("/metrics?collect[]=postgres_databse")
+    assert status == 400 and "postgres_database" in body and "mysql_status" in body, body
     status, body = daemon.get("/probe?target=nope")
     assert status == 404 and "unknown target 'nope'" in body
     status, body = daemon.get("/probe")

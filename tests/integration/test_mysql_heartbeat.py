@@ -192,7 +192,7 @@ def test_missing_table_or_row_fails_the_collector_with_a_reason(
     finally:
         writer.stop()
     target = target_config(sandbox, "mariadb-replica", heartbeat=heartbeat)
-    runner = TargetRunner(target, registry().enabled(target.kind, target.collectors))
+    runner = TargetRunner(target, registry().for_target(target))
     try:
         result = runner.scrape(time.monotonic() + 8, {"mysql_heartbeat"})
     finally:

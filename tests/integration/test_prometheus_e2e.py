@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator
@@ -51,8 +52,12 @@ class Prometheus:
 
     def api(self, path: str, **params: str) -> Any:
         query = urllib.parse.urlencode(params)
-        with urllib.request.urlopen(f"{self.url}/api/v1/{path}?{query}", timeout=10) as resp:
-            doc = json.loads(resp.read())
+        try:
+            with urllib.request.urlopen(f"{self.url}/api/v1/{path}?{query}",
+                                        timeout=10) as resp:
+                doc = json.loads(resp.read())
+        except urllib.error.HTTPError as exc:  # PromQL errors answer 400/422 with a reason
+            raise AssertionError(f"{params}: HTTP {exc.code} {exc.read().decode()}") from None
         assert doc["status"] == "success", doc
         return doc["data"]
 

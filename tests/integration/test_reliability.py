@@ -494,9 +494,12 @@ def test_sigterm_mid_scrape_answers_and_exits_cleanly(sandbox: Sandbox, tmp_path
             code = d.proc.wait(15)
             exited = time.monotonic() - sent
             answer = pending.result(10)
-        # the scrape in flight got its answer, at its deadline, before the process exited
+        # the scrape in flight was cut short and answered (its stalled target down), and
+        # the process exited within a second of SIGTERM, not at the scrape's deadline
+        # (3.5 s away); the bound allows for this test's own polling
         assert answer.status == 200 and answer.up == {"stalled": 0, "pg-primary": 1}
-        assert code == 0 and exited < 5.0, (code, exited)
+        assert code == 0 and exited < 1.5, (code, exited)
+        assert answer.elapsed < 3.0, answer
         with pytest.raises(OSError):
             scrape(d, "/healthz", timeout=1.0)  # nothing listens any more
     log = d.log_text()

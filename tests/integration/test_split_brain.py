@@ -151,7 +151,7 @@ def test_errant_write_on_the_mariadb_replica_then_reconciled(sandbox: Sandbox,
             m, "dbgauge_check_status", check="split-brain", target="mariadb-replica") == 0
             else None)(d.metrics()), timeout=20)
         assert value(m, "dbgauge_check_status", check="replication", target="pg-standby") == 0
-        assert value(m, "dbgauge_job_success", job="check:split-brain") == 1
+        assert value(m, "dbgauge_job_success", dbgauge_job="check:split-brain") == 1
         _, body = d.get("/metrics")
         proc = subprocess.run(["promtool", "check", "metrics"], input=body, text=True,
                               capture_output=True, timeout=30, check=False)

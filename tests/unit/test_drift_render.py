@@ -1,6 +1,7 @@
 """The checksum run's renderings -- JSON report, text, check result, daemon metrics -- are
 byte for byte what they were before `checks/drift` became a package (golden outputs in
-tests/fixtures/drift/renderings.json, produced by the code of commit 049bba7)."""
+tests/fixtures/drift/renderings.json, produced by the code of commit 049bba7; its `job` label
+since renamed `dbgauge_job`)."""
 
 from __future__ import annotations
 

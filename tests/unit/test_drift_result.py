@@ -189,7 +189,7 @@ def test_scheduled_job_samples_match_their_declarations() -> None:
         assert sorted(sample.labels) == sorted(specs[sample.name].labels), sample
         assert "cached" in specs[sample.name].help.lower()
     by = {(s.name, tuple(sorted(s.labels.items()))): s.value for s in out}
-    job = ("job", "checksum:src")
+    job = ("dbgauge_job", "checksum:src")
     assert by[("dbgauge_checksum_tables_checked", (job,))] == 2
     assert by[("dbgauge_checksum_tables_unchecked", (job,))] == 1
     assert by[("dbgauge_checksum_drift", (job,))] == 1

@@ -54,9 +54,27 @@ def test_htpasswd_2y_hashes_are_accepted(tmp_path: Path) -> None:
     assert not cfg.check(_basic("p", "s3cret-pasS"))
 
 
-def test_the_dummy_hash_for_unknown_users_is_a_real_bcrypt_hash() -> None:
-    # If it were malformed, unknown users would answer faster than known ones.
-    assert bcrypt.checkpw(b"anything", webconfig._DUMMY_HASH) is False
+def test_unknown_users_cost_as_much_bcrypt_as_the_configured_ones(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An unknown user's password is checked against a real bcrypt hash of the highest
+    cost among the configured users' (a cheaper one told user names apart by timing)."""
+    cheap = bcrypt.hashpw(b"other", bcrypt.gensalt(4)).decode()
+    costly = bcrypt.hashpw(b"s3cret-pass", bcrypt.gensalt(6)).decode()
+    cfg = load_web_config(_write(tmp_path, f"basic_auth_users:\n  a: '{cheap}'\n"
+                                           f"  prometheus: '{costly}'\n"))
+    checked: list[bytes] = []
+    real = bcrypt.checkpw
+
+    def spy(password: bytes, hashed: bytes) -> bool:
+        checked.append(hashed)
+        return real(password, hashed)
+
+    monkeypatch.setattr(bcrypt, "checkpw", spy)
+    assert not cfg.check(_basic("nobody", "s3cret-pass"))
+    assert not cfg.check(_basic("prometheus", "wrong"))
+    assert [webconfig.bcrypt_cost(h) for h in checked] == [6, 6]
+    assert checked[0] not in (cheap.encode(), costly.encode())
+    assert real(b"s3cret-pass", checked[0]) is False  # a real hash of something unknown
 
 
 def test_cache_holds_no_password() -> None:

@@ -3,9 +3,13 @@
 
 from __future__ import annotations
 
+import logging
+import os
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -14,29 +18,82 @@ from toolkit.cli.base import CONFIG_OPTION, die, finish
 from toolkit.errors import DbgaugeError
 from toolkit.result import Status
 
+if TYPE_CHECKING:
+    from toolkit.config import Config
+
 
 @click.command(short_help="Run the Prometheus exporter daemon.")
 @CONFIG_OPTION
-@click.option("--listen", metavar="HOST:PORT", help="Override daemon.listen (e.g. :9860).")
+@click.option("--listen", "--web.listen-address", "listen", metavar="HOST:PORT",
+              help="Override daemon.listen (e.g. :9860).")
 @click.option("--web.config.file", "web_config_file", metavar="FILE",
               help="TLS and basic auth, in the Prometheus exporter-toolkit web-config "
                    "format (overrides daemon.web_config_file).")
-def serve(config_path: str | None, listen: str | None, web_config_file: str | None) -> None:
+@click.option("--config.my-cnf", "my_cnf", metavar="FILE",
+              help="A MySQL option file whose [client] user, password, host, port or socket "
+                   "make one mysql target named 'mysql' (as mysqld_exporter's flag; added "
+                   "to --config's targets, or the only target without one).")
+def serve(config_path: str | None, listen: str | None, web_config_file: str | None,
+          my_cnf: str | None) -> None:
     """Run the Prometheus exporter daemon (/metrics, /probe, /healthz).
 
     \b
-    SIGHUP reloads the config and the web config (a bad new one is logged and the old
-    one kept); SIGTERM stops cleanly. /healthz needs no basic auth.
+    SIGHUP reloads the config, the my.cnf and the web config (a bad new one is logged
+    and the old one kept); SIGTERM stops within a second. /healthz needs no basic auth.
+    The Go exporters' --web.listen-address is --listen.
     Example: dbgauge serve --config /etc/dbgauge/dbgauge.yaml --listen :9860 \\
              --web.config.file /etc/dbgauge/web.yml
     """
+    from dataclasses import replace
+
     from toolkit import app
     from toolkit.exporter.server import serve as run
 
     try:
-        sys.exit(run(app.wiring(), config_path, listen, web_config_path=web_config_file))
+        wiring = app.wiring()
+        if my_cnf is not None:
+            wiring = replace(wiring, load_config=_with_my_cnf(app.load_config, Path(my_cnf)))
+        code = run(wiring, config_path, listen, web_config_path=web_config_file)
     except DbgaugeError as exc:
         die(exc)
+    _exit_now(code)
+
+
+def _exit_now(code: int) -> None:
+    """Exit without waiting for worker threads: a scrape thread stuck in a driver call
+    (a frozen server) would otherwise hold the interpreter's exit-time join of its pool
+    long after SIGTERM. The daemon has already stopped cleanly; nothing is left to flush
+    but the streams."""
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
+def _with_my_cnf(load: Callable[[str | None], Config], my_cnf: Path
+                 ) -> Callable[[str | None], Config]:
+    """A config loader that adds the my.cnf's target (also on every reload)."""
+    import yaml
+
+    from toolkit import app
+    from toolkit.config import read_config_file
+    from toolkit.mycnf import my_cnf_target
+
+    def loaded(path: str | None) -> Config:
+        entry = my_cnf_target(read_config_file(my_cnf, "my.cnf"), str(my_cnf))
+        mine = app.parse_config(yaml.safe_dump({"targets": [entry]}), source=str(my_cnf))
+        if path is None:
+            return mine
+        config = load(path)
+        if any(t.name == entry["name"] for t in config.targets):
+            from toolkit.errors import ConfigError
+
+            raise ConfigError(f"--config.my-cnf {my_cnf} makes a target named "
+                              f"{entry['name']!r}, and {path} has one too: rename that one",
+                              source=path)
+        return config.model_copy(update={"targets": [*config.targets, *mine.targets]})
+
+    return loaded
 
 
 @click.command(short_help="Scrape one target once and print the metrics.")

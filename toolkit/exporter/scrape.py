@@ -10,6 +10,9 @@ statement is also bounded server-side (max_statement_time / statement_timeout).
 At most one scrape per target is in flight (a lock per target): concurrent scrapes of the
 same target (two Prometheus servers, a /probe during a /metrics) wait for it until their own
 deadline instead of opening more connections, so a slow server never sees a pile-up.
+
+A reload replaces the Scraper while scrapes may still use the old one: the old one is
+closed (its pool shut, its dropped runners' connections closed) when its last scrape ends.
 """
 
 from __future__ import annotations
@@ -17,13 +20,13 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from toolkit.config import Config
 from toolkit.db import Connection, ServerInfo, connect
-from toolkit.errors import AuthError, DbgaugeError
-from toolkit.metrics import AnyCollector, Registry
+from toolkit.errors import AuthError, DbgaugeError, Incomplete
+from toolkit.metrics import AnyCollector, MetricSpec, Registry
 from toolkit.redact import redact
 from toolkit.targets import FanOut, Target, Unfinished
 
@@ -43,11 +46,13 @@ class CollectorRun:
 
 @dataclass(frozen=True)
 class SampleOut:
-    """A sample ready to render: labels already include `target` and extra labels."""
+    """A sample ready to render: labels (sorted by name) already include `target` and the
+    target's extra labels."""
 
     name: str
     labels: Labels
     value: float
+    spec: MetricSpec | None = None  # only for a family named at run time
 
 
 @dataclass(frozen=True)
@@ -65,10 +70,12 @@ class TargetResult:
     samples: tuple[SampleOut, ...] = field(default=(), repr=False)
 
 
-def _labels(base: Labels, extra: dict[str, str] | None = None) -> Labels:
+def _labels(base: Labels, extra: Mapping[str, str] | None = None) -> Labels:
+    """`base` (sorted) with `extra` merged in, sorted by name (the renderer relies on it)."""
+    if not extra:
+        return base
     merged = dict(base)
-    if extra:
-        merged.update(extra)
+    merged.update(extra)
     return tuple(sorted(merged.items()))
 
 
@@ -83,6 +90,9 @@ class TargetRunner:
         self._base_labels: Labels = _labels((), {**cfg.labels, "target": cfg.name})
         self._last_error: str | None = None
         self._busy_until: float | None = None  # deadline of the scrape holding the lock
+        # collector name -> (when, samples) of collectors with a `refresh` interval
+        self._cache: dict[str, tuple[float, tuple[SampleOut, ...]]] = {}
+        self._interrupted = False  # the daemon is stopping: no new connection, no retry
 
     @property
     def collectors(self) -> list[AnyCollector]:
@@ -116,9 +126,12 @@ class TargetRunner:
             self._conn.close()
             self._conn = None
         remaining = deadline - time.monotonic()
+        if self._interrupted:
+            raise DbgaugeError("the daemon is stopping")
         if remaining <= 0:
             raise DbgaugeError("scrape deadline reached before connecting")
         self._conn = connect(self.cfg, min(self.cfg.connect_timeout, remaining))
+        self._cache.clear()  # a new connection may be a restarted or failed-over server
         if self._last_error is not None:
             log.info("target %s is reachable again", self.cfg.name,
                      extra={"target": self.cfg.name})
@@ -129,7 +142,8 @@ class TargetRunner:
                        only: set[str] | None) -> TargetResult:
         reused = self._conn is not None and not self._conn.closed
         result = self._collect(started, deadline, only, quiet=reused)
-        if not result.up and reused and self._conn is None and time.monotonic() < deadline:
+        if not result.up and reused and self._conn is None and time.monotonic() < deadline \
+                and not self._interrupted:
             # The kept connection died between scrapes (server restarted, idle timeout,
             # failover): retry once on a fresh one, so `up` is right on the first scrape
             # after the server is back rather than one scrape late.
@@ -176,22 +190,30 @@ class TargetRunner:
 
     def _run(self, collector: AnyCollector, conn: Connection, out: list[SampleOut]) -> CollectorRun:
         t0 = time.monotonic()
+        cached = self._cache.get(collector.name)
+        if cached is not None and t0 - cached[0] < collector.refresh_seconds:
+            out.extend(cached[1])  # a slow-changing family, collected moments ago
+            return CollectorRun(collector.name, True, 0.0)
         produced: list[SampleOut] = []
         try:
             for sample in collector.collect(conn):
                 collector.validate_sample(sample)
                 produced.append(SampleOut(sample.name, _labels(self._base_labels,
-                                                               dict(sample.labels)),
-                                          sample.value))
+                                                               sample.labels),
+                                          sample.value, sample.spec))
         except DbgaugeError as exc:
             log.warning("collector %s failed on %s: %s", collector.name, self.cfg.name, exc,
                         extra={"target": self.cfg.name, "collector": collector.name})
+            if isinstance(exc, Incomplete):
+                out.extend(produced)  # what the failed part did not touch still stands
             return CollectorRun(collector.name, False, time.monotonic() - t0, str(exc))
         except Exception as exc:
             log.exception("collector %s crashed on %s", collector.name, self.cfg.name)
             return CollectorRun(collector.name, False, time.monotonic() - t0,
                                 redact(f"{type(exc).__name__}: {exc}"))
         out.extend(produced)
+        if collector.refresh_seconds > 0:
+            self._cache[collector.name] = (t0, tuple(produced))
         return CollectorRun(collector.name, True, time.monotonic() - t0)
 
     def abort_overdue(self) -> None:
@@ -205,10 +227,22 @@ class TargetRunner:
         if conn is not None and busy_until is not None and time.monotonic() >= busy_until:
             conn.abort()
 
+    def interrupt(self) -> None:
+        """The daemon is stopping: abort the scrape in flight now (another thread)."""
+        self._interrupted = True
+        conn = self._conn
+        if conn is not None and self._busy_until is not None:
+            conn.abort()
+
     def close(self) -> None:
         conn, self._conn = self._conn, None
         if conn is not None:
             conn.close()
+
+
+# Runners end at the deadline by themselves (connects and statements are bounded by it);
+# the pool waits this much longer before calling a target's scrape overdue and aborting it.
+_OVERDUE_AFTER = 0.2
 
 
 class Scraper:
@@ -223,16 +257,32 @@ class Scraper:
             old = previous.runners.get(target.name) if previous else None
             # Keep a runner (and its connection) across reloads when its config is equal.
             self.runners[target.name] = old if old is not None and old.cfg == target \
-                else TargetRunner(target, registry.enabled(target.kind, target.collectors))
+                else TargetRunner(target, registry.for_target(target))
         self._pool = FanOut[TargetRunner, TargetResult](max(4, 2 * len(self.runners)),
                                                           "scrape")
+        self._state = threading.Lock()
+        self._users = 0
+        self._retired: set[int] | None = None  # ids of runners kept by the next Scraper
+
+    def acquire(self) -> None:
+        """A scrape starts using this Scraper (see close)."""
+        with self._state:
+            self._users += 1
+
+    def release(self) -> None:
+        with self._state:
+            self._users -= 1
+            last = self._users == 0 and self._retired is not None
+        if last:
+            self._close_now()
 
     def scrape(self, names: Sequence[str], deadline: float,
                only: set[str] | None = None) -> list[TargetResult]:
         started = time.monotonic()
         runners = [self.runners[n] for n in names]
         outcomes = self._pool.map(runners, lambda r: r.scrape(deadline, only),
-                                  deadline_in=max(0.0, deadline - time.monotonic()))
+                                  deadline_in=max(0.0, deadline - time.monotonic())
+                                  + _OVERDUE_AFTER)
         results: list[TargetResult] = []
         for runner, outcome in zip(runners, outcomes, strict=True):
             if isinstance(outcome, TargetResult):
@@ -251,9 +301,22 @@ class Scraper:
                 False, time.monotonic() - started, error=error))
         return results
 
+    def interrupt(self) -> None:
+        """Abort every scrape in flight (the daemon is stopping)."""
+        for runner in self.runners.values():
+            runner.interrupt()
+
     def close(self, keep: Iterable[TargetRunner] = ()) -> None:
-        """Close runners not carried over into a new Scraper (`keep`)."""
-        kept = {id(r) for r in keep}
+        """Close runners not carried over into a new Scraper (`keep`), and the pool: now,
+        or when the last scrape still using this Scraper ends (a reload mid-scrape)."""
+        with self._state:
+            self._retired = {id(r) for r in keep}
+            now = self._users == 0
+        if now:
+            self._close_now()
+
+    def _close_now(self) -> None:
+        kept = self._retired or set()
         for runner in self.runners.values():
             if id(runner) not in kept:
                 runner.close()

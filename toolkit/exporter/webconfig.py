@@ -38,7 +38,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from toolkit.config import parse_yaml_model
+from toolkit.config import parse_yaml_model, read_config_file
 from toolkit.errors import ConfigError
 
 log = logging.getLogger("dbgauge.web")
@@ -57,9 +57,6 @@ _HEADERS: dict[str, tuple[str, ...]] = {
     "Content-Security-Policy": (),
 }
 _BCRYPT = re.compile(r"^\$2[aby]?\$\d\d\$[./A-Za-z0-9]{53}$")
-# bcrypt of a random string nobody knows: unknown users cost as much as known ones,
-# so response times do not reveal which user names exist.
-_DUMMY_HASH = b"$2b$10$oVJoWaRkKedSbzldRwnGiOp1Um57BW4Cwowz00cW.OFadQEPHuNtK"
 _CACHE_SIZE = 256
 _UNSUPPORTED = "is not supported by dbgauge"
 
@@ -216,11 +213,17 @@ class WebConfig:
     tls: TLSServerConfig | None = None
     users: dict[str, bytes] = field(default_factory=dict)
     headers: tuple[tuple[str, str], ...] = ()
+    # Checked for unknown users: same cost as the configured hashes (see dummy_hash).
+    dummy: bytes = field(default=b"", repr=False)
     _context: ssl.SSLContext | None = field(default=None, repr=False)
     _stamp: _FileStamp | None = field(default=None, repr=False)
     _cache: _AuthCache = field(default_factory=_AuthCache, repr=False)
     _bcrypt_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _reload_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.users and not self.dummy:
+            self.dummy = dummy_hash(list(self.users.values()))
 
     @property
     def scheme(self) -> str:
@@ -260,7 +263,7 @@ class WebConfig:
         user, password = credentials
         hashed = self.users.get(user)
         known = hashed is not None
-        hashed = hashed if hashed is not None else _DUMMY_HASH
+        hashed = hashed if hashed is not None else self.dummy
         key = self._cache.key(user, password, hashed)
         ok = self._cache.get(key)
         if ok is None:
@@ -284,6 +287,21 @@ class WebConfig:
             return False
         sans = {value for _kind, value in cert.get("subjectAltName", ())}
         return bool(sans & set(self.tls.client_allowed_sans))
+
+
+def bcrypt_cost(hashed: bytes) -> int:
+    """The cost (log2 rounds) of a `$2b$12$...` hash."""
+    return int(hashed.split(b"$")[2])
+
+
+def dummy_hash(hashes: list[bytes]) -> bytes:
+    """A bcrypt hash of a random secret nobody knows, at the highest cost among `hashes`:
+    checking an unknown user's password against it takes as long as checking a known
+    user's, so response times do not reveal which user names exist."""
+    import bcrypt
+
+    cost = max((bcrypt_cost(h) for h in hashes), default=4)
+    return bcrypt.hashpw(os.urandom(16).hex().encode(), bcrypt.gensalt(rounds=cost))
 
 
 def parse_basic(authorization: str | None) -> tuple[str, bytes] | None:
@@ -345,10 +363,7 @@ def load_web_config(path: str | os.PathLike[str] | None) -> WebConfig:
         return WebConfig()
     file = Path(path)
     source = str(file)
-    try:
-        text = file.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"cannot read web config: {exc.strerror}", source=source) from None
+    text = read_config_file(file, "web config")
     model = parse_yaml_model(WebConfigModel, text, source,
                              "a web config must be a mapping (tls_server_config, "
                              "basic_auth_users, http_server_config)", empty={})
@@ -360,8 +375,8 @@ def load_web_config(path: str | os.PathLike[str] | None) -> WebConfig:
             "key_file": base / tls.key_file,
             "client_ca_file": None if tls.client_ca_file is None else base / tls.client_ca_file,
         })
-    config = WebConfig(source, tls, {u: h.encode() for u, h in model.basic_auth_users.items()},
-                       tuple(model.http_server_config.headers.items()))
+    users = {u: h.encode() for u, h in model.basic_auth_users.items()}
+    config = WebConfig(source, tls, users, tuple(model.http_server_config.headers.items()))
     config.ssl_context()  # fail now, not on the first connection
     if config.users and tls is None:
         log.warning("%s: basic auth without TLS sends passwords in clear text; add "

@@ -1,0 +1,96 @@
+"""`dbgauge serve` start-up order and command line, without servers: a port that is
+taken (by this test's own socket) and a config whose targets are never contacted."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from toolkit import app
+from toolkit.cli import cli
+from toolkit.config import Config
+from toolkit.errors import ConfigError
+from toolkit.exporter import server, state
+from toolkit.exporter.wiring import Wiring
+from toolkit.jobs import Job
+from toolkit.mycnf import my_cnf_target
+
+CONFIG = """\
+targets:
+  - {name: db, kind: mysql, dsn: 'mysql://u@127.0.0.1:1/', heartbeat: {mode: write}}
+"""
+
+
+def test_nothing_starts_when_the_port_is_taken(tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """The listener is bound before heartbeat writers and scheduled jobs start: a daemon
+    that cannot listen has run no job and written no heartbeat."""
+    monkeypatch.setattr(server, "setup_logging", lambda *_a: None)  # keep pytest's handlers
+    started: list[str] = []
+    monkeypatch.setattr(state.HeartbeatWriter, "start", lambda self: started.append("hb"))
+    built: list[Config] = []
+
+    def builder(config: Config) -> list[Job]:
+        built.append(config)
+        return []
+
+    path = tmp_path / "c.yaml"
+    path.write_text(CONFIG)
+    wiring = Wiring(load_config=app.load_config, registry=app.registry(),
+                    job_builders=(builder,))
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen(1)
+        port = busy.getsockname()[1]
+        with pytest.raises(ConfigError, match=f"cannot listen on 127.0.0.1:{port}"):
+            server.serve(wiring, str(path), f"127.0.0.1:{port}")
+    assert started == [] and built == []
+
+
+def test_go_exporter_spellings_are_accepted() -> None:
+    out = CliRunner().invoke(cli, ["serve", "--help"]).output
+    for flag in ("--web.listen-address", "--listen", "--web.config.file", "--config.my-cnf"):
+        assert flag in out
+
+
+def test_my_cnf_client_section_is_one_mysql_target() -> None:
+    text = """\
+# deployed for mysqld_exporter
+[mysqld]
+port = 3307
+[client]
+user = exporter
+password = "p@ss:w/rd#1"
+host = db1.example
+port = 3307
+"""
+    entry = my_cnf_target(text, "/etc/.my.cnf")
+    assert entry == {"name": "mysql", "kind": "mysql",
+                     "dsn": "mysql://exporter:p%40ss%3Aw%2Frd%231@db1.example:3307/"}
+    target = app.parse_config(f"targets: [{{name: mysql, kind: mysql, dsn: '{entry['dsn']}'}}]"
+                              ).all_targets()[0]
+    params = target.connection_params()
+    assert (params.user, params.password, params.host, params.port) == \
+        ("exporter", "p@ss:w/rd#1", "db1.example", 3307)
+    sock = my_cnf_target("[client]\nuser=u\nsocket=/run/mysqld/mysqld.sock\n", "x")
+    assert app.parse_config(f"targets: [{{name: m, kind: mysql, dsn: '{sock['dsn']}'}}]"
+                            ).all_targets()[0].connection_params().host \
+        == "/run/mysqld/mysqld.sock"
+
+
+@pytest.mark.parametrize(("text", "says"), [
+    ("[mysqld]\nuser = u\n", "no [client] section"),
+    ("[client]\npassword = x\n", "client.user: [client] names no user"),
+    ("[client]\nuser = u\nport = 99999\n", "client.port"),
+    ("user = u\n", "not a MySQL option file"),
+])
+def test_bad_my_cnf_is_a_clear_config_error(tmp_path: Path, text: str, says: str) -> None:
+    path = tmp_path / "my.cnf"
+    path.write_text(text)
+    result = CliRunner().invoke(cli, ["serve", "--config.my-cnf", str(path),
+                                      "--listen", "127.0.0.1:1"])
+    assert result.exit_code == 2, result.output
+    assert str(path) in result.output and says in result.output, result.output

@@ -1,0 +1,151 @@
+"""The daemon's state: the current config, its scraper, heartbeat writers and scheduled
+jobs, swapped atomically on SIGHUP (server.py serves it over HTTP)."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from typing import Protocol
+
+from toolkit.config import Config
+from toolkit.errors import DbgaugeError
+from toolkit.exporter.scrape import Scraper, TargetResult
+from toolkit.exporter.webconfig import load_web_config
+from toolkit.exporter.wiring import Wiring
+from toolkit.heartbeat import HeartbeatWriter
+from toolkit.jobs import Job, JobRunner, JobSnapshot, build_jobs
+from toolkit.logs import setup_logging
+from toolkit.targets import Target
+
+log = logging.getLogger("dbgauge.serve")
+
+
+class BackgroundTask(Protocol):
+    """A daemon-side loop (e.g. the heartbeat writer) bound to one target."""
+
+    def start(self) -> None: ...
+
+    def stop(self, timeout: float = 5.0) -> None: ...
+
+
+class Exporter:
+    """Holds the current config and scraper; swapped atomically on reload."""
+
+    def __init__(self, config: Config, wiring: Wiring, config_path: str | None = None,
+                 web_config_path: str | None = None) -> None:
+        self.wiring = wiring
+        self.config_path = config_path
+        # --web.config.file wins over daemon.web_config_file, on start and on reload.
+        self.web_config_path = web_config_path
+        self._lock = threading.Lock()
+        self.config = config
+        self.web = load_web_config(self._web_path(config))
+        self.scraper = Scraper(config, wiring.registry)
+        self._writers: dict[str, tuple[Target, BackgroundTask]] = {}
+        self._jobs: list[JobRunner] = []
+
+    def start(self) -> None:
+        """Start heartbeat writers and scheduled jobs: only once the listener is bound, so
+        a daemon that cannot listen has written nothing anywhere."""
+        with self._lock:
+            self._sync_background(self.config)
+            self._start_jobs(self.config)
+
+    def _start_jobs(self, config: Config, jobs: list[Job] | None = None) -> None:
+        """(Re)start the scheduled checks and checksums."""
+        if jobs is None:
+            jobs = build_jobs(config, self.wiring.job_builders)
+        runners = [JobRunner(job) for job in jobs]
+        old, self._jobs = self._jobs, runners
+        for runner in old:
+            runner.stop()
+        for runner in runners:
+            runner.start()
+
+    def job_snapshots(self) -> list[JobSnapshot]:
+        return [runner.snapshot() for runner in self._jobs]
+
+    def _sync_background(self, config: Config) -> None:
+        """Start heartbeat writers for `heartbeat: write` targets; stop stale ones."""
+        wanted = {t.name: t for t in config.all_targets()
+                  if t.heartbeat is not None and t.heartbeat.mode == "write"}
+        for name, (cfg, task) in list(self._writers.items()):
+            if wanted.get(name) != cfg:
+                task.stop()
+                del self._writers[name]
+        for name, cfg in wanted.items():
+            if name not in self._writers:
+                task = HeartbeatWriter(cfg)
+                task.start()
+                self._writers[name] = (cfg, task)
+
+    def _web_path(self, config: Config) -> str | None:
+        if self.web_config_path is not None:
+            return self.web_config_path
+        key = config.daemon.web_config_file
+        return None if key is None else str(key)
+
+    def deadline(self, header: str | None) -> float:
+        """Monotonic deadline: Prometheus' scrape timeout (or ours) minus the offset."""
+        timeout = self.config.daemon.scrape_timeout
+        if header:
+            try:
+                timeout = min(timeout, float(header)) if float(header) > 0 else timeout
+            except ValueError:
+                pass
+        budget = max(0.2, timeout - self.config.daemon.scrape_timeout_offset)
+        return time.monotonic() + budget
+
+    def scrape(self, names: list[str] | None, header: str | None,
+               only: set[str] | None = None) -> list[TargetResult]:
+        with self._lock:  # a reload retires the old scraper only after this scrape ends
+            scraper = self.scraper
+            scraper.acquire()
+        try:
+            return scraper.scrape(names or list(scraper.runners), self.deadline(header), only)
+        finally:
+            scraper.release()
+
+    def collector_names(self, names: list[str] | None) -> list[str]:
+        """The collectors the targets `names` (all when None) run: what collect[] may name."""
+        runners = self.scraper.runners
+        chosen = [runners[n] for n in names] if names else list(runners.values())
+        return sorted({c.name for runner in chosen for c in runner.collectors})
+
+    def interrupt(self) -> None:
+        """Cut every scrape in flight short (shutdown): its targets report down now."""
+        self.scraper.interrupt()
+
+    def reload(self) -> bool:
+        """Re-read the config file; on any error keep the running config and log why."""
+        try:
+            new = self.wiring.load_config(self.config_path)
+            web = load_web_config(self._web_path(new))
+            jobs_changed = (self.config.checks, self.config.checksums, self.config.targets) \
+                != (new.checks, new.checksums, new.targets)
+            jobs = build_jobs(new, self.wiring.job_builders) if jobs_changed else None
+        except DbgaugeError as exc:
+            log.error("reload failed, keeping the previous config: %s", exc)
+            return False
+        with self._lock:
+            old = self.scraper
+            self.scraper = Scraper(new, self.wiring.registry, previous=old)
+            old.close(keep=self.scraper.runners.values())
+            self._sync_background(new)
+            self.config = new
+            self.web = web
+            if jobs is not None:
+                self._start_jobs(new, jobs)
+        setup_logging(new.daemon.log_format, new.daemon.log_level)
+        log.info("config reloaded: %d targets", len(new.targets))
+        return True
+
+    def close(self, timeout: float = 5.0) -> None:
+        for _cfg, task in self._writers.values():
+            task.stop(timeout)
+        self._writers.clear()
+        for runner in self._jobs:
+            runner.stop(timeout)
+        self._jobs = []
+        self.scraper.close()
