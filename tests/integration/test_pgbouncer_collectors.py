@@ -49,7 +49,7 @@ def test_stats_user_is_not_admin_and_every_collector_works(sandbox: Sandbox) -> 
             conn.execute_sql("SHOW FDS")
     m = collect(sandbox)
     assert val(m, "dbgauge_pgbouncer_config_info", pool_mode="transaction") == 1
-    assert val(m, "dbgauge_pgbouncer_config_max_client_connections") == 200
+    assert val(m, "dbgauge_pgbouncer_config_max_client_connections") == 1000
     assert val(m, "dbgauge_pgbouncer_config_default_pool_size") == 10
     assert val(m, "dbgauge_pgbouncer_database_pool_size", database=sb.TINY_POOL_DATABASE) == \
         sb.TINY_POOL_SIZE

@@ -231,7 +231,7 @@ def test_database_counters_and_connection_limits(sandbox: Sandbox) -> None:
     for name in ("blocks_read_total", "blocks_hit_total", "temp_bytes_total", "deadlocks_total",
                  "conflicts_total"):
         assert val(after, p + "database_" + name, **app) is not None, name
-    assert val(after, p + "max_connections") == 50
+    assert val(after, p + "max_connections") == 300  # the sandbox leaves room for bench/fleet
     assert val(after, p + "superuser_reserved_connections") == 3
     states = {dict(k[1])["state"] for k in after if k[0] == p + "connections"}
     assert states == {"active", "idle", "idle_in_transaction", "idle_in_transaction_aborted",

@@ -1,0 +1,150 @@
+"""postgres_checkpoints: checkpointer, background writer, WAL generation and archiver.
+
+What a DBA graphs to see write pressure: timed versus requested checkpoints (many
+requested ones mean max_wal_size is too small), how long checkpoints spend writing and
+syncing, who writes dirty buffers (checkpointer, background writer, backends), WAL volume
+and full-page images, and whether WAL archiving keeps up (failures, age of the last
+success). One statement per server version: PostgreSQL 14 added pg_stat_wal, PostgreSQL 17
+moved the checkpoint columns to pg_stat_checkpointer and dropped buffers_backend and
+buffers_backend_fsync (their series are absent there). The archiver ages are absent until
+something was archived or failed; `dbgauge_postgres_archiver_enabled` says whether
+archiving is on at all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from toolkit.db import Connection
+from toolkit.db.values import number, text
+from toolkit.metrics import Collector, MetricSpec, Sample
+
+_P = "dbgauge_postgres_"
+_CK = "pg_stat_bgwriter, pg_stat_checkpointer from PostgreSQL 17"
+
+
+def _c(name: str, column: str, what: str, scale: float = 1.0
+       ) -> tuple[MetricSpec, str, float]:
+    return MetricSpec(_P + name, "counter", what, ()), column, scale
+
+
+# (spec, column of the statement, scale to base units)
+COUNTERS: tuple[tuple[MetricSpec, str, float], ...] = (
+    _c("checkpoints_timed_total", "checkpoints_timed",
+       f"Checkpoints started because checkpoint_timeout elapsed (skipped idle ones "
+       f"included; {_CK}.num_timed)."),
+    _c("checkpoints_requested_total", "checkpoints_req",
+       f"Checkpoints requested (WAL reached max_wal_size, CHECKPOINT, shutdown...); many of "
+       f"them mean max_wal_size is too small ({_CK}.num_requested)."),
+    _c("checkpoint_write_seconds_total", "checkpoint_write_time",
+       f"Time checkpoints spent writing dirty buffers to the OS ({_CK}.write_time).", 0.001),
+    _c("checkpoint_sync_seconds_total", "checkpoint_sync_time",
+       f"Time checkpoints spent waiting for fsync of written files ({_CK}.sync_time).",
+       0.001),
+    _c("checkpoint_buffers_written_total", "buffers_checkpoint",
+       f"Buffers written by checkpoints ({_CK}.buffers_written)."),
+    _c("bgwriter_buffers_clean_total", "buffers_clean",
+       "Buffers written by the background writer (pg_stat_bgwriter.buffers_clean)."),
+    _c("bgwriter_maxwritten_clean_total", "maxwritten_clean",
+       "Times the background writer stopped a round because it hit bgwriter_lru_maxpages "
+       "(pg_stat_bgwriter.maxwritten_clean)."),
+    _c("buffers_backend_total", "buffers_backend",
+       "Buffers written directly by backends because no clean buffer was free "
+       "(pg_stat_bgwriter.buffers_backend; PostgreSQL 16 and older, see pg_stat_io after)."),
+    _c("buffers_backend_fsync_total", "buffers_backend_fsync",
+       "Times a backend had to fsync itself (pg_stat_bgwriter.buffers_backend_fsync; "
+       "PostgreSQL 16 and older)."),
+    _c("buffers_alloc_total", "buffers_alloc",
+       "Buffers allocated (pg_stat_bgwriter.buffers_alloc)."),
+    _c("wal_records_total", "wal_records",
+       "WAL records generated (pg_stat_wal.wal_records; PostgreSQL 14+)."),
+    _c("wal_fpi_total", "wal_fpi",
+       "WAL full-page images generated; they swell WAL after each checkpoint "
+       "(pg_stat_wal.wal_fpi; PostgreSQL 14+)."),
+    _c("wal_bytes_total", "wal_bytes",
+       "WAL generated, in bytes (pg_stat_wal.wal_bytes; PostgreSQL 14+)."),
+    _c("wal_buffers_full_total", "wal_buffers_full",
+       "Times WAL was written out because wal_buffers was full; growing means wal_buffers is "
+       "too small (pg_stat_wal.wal_buffers_full; PostgreSQL 14+)."),
+    _c("archiver_archived_total", "archived_count",
+       "WAL files archived successfully (pg_stat_archiver.archived_count)."),
+    _c("archiver_failed_total", "failed_count",
+       "Failed attempts to archive a WAL file; each is retried, and WAL piles up in pg_wal "
+       "meanwhile (pg_stat_archiver.failed_count)."),
+)
+LAST_ARCHIVED_AGE = MetricSpec(
+    _P + "archiver_last_archived_age_seconds", "gauge",
+    "Seconds since the last WAL file was archived (now - pg_stat_archiver.last_archived_time); "
+    "absent if none ever was.")
+LAST_FAILED_AGE = MetricSpec(
+    _P + "archiver_last_failed_age_seconds", "gauge",
+    "Seconds since archiving last failed (now - pg_stat_archiver.last_failed_time); absent if "
+    "it never failed.")
+ARCHIVER_ENABLED = MetricSpec(
+    _P + "archiver_enabled", "gauge",
+    "1 if WAL archiving is on (archive_mode on, or always), else 0: without it the "
+    "archiver series stay at 0.")
+METRICS = (*(spec for spec, _, _ in COUNTERS), LAST_ARCHIVED_AGE, LAST_FAILED_AGE,
+           ARCHIVER_ENABLED)
+
+Row = Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class PgCheckpointFacts:
+    """The one `checkpoints` row: counters by column (as PostgreSQL reports them, times in
+    milliseconds; columns this version lacks or reports NULL are left out), archiver ages
+    and archive_mode."""
+
+    counters: Mapping[str, float]
+    last_archived_age: float | None
+    last_failed_age: float | None
+    archive_mode: str  # off, on, always
+
+
+def age(value: object) -> float | None:
+    """A server-computed age in seconds, clamped at 0 (now() is the statement's start, a
+    hair before an event that happened meanwhile); None for NULL (never happened)."""
+    seconds = number(value)
+    return None if seconds is None else max(0.0, seconds)
+
+
+def parse_checkpoints(row: Row) -> PgCheckpointFacts:
+    """The `checkpoints` row -> PgCheckpointFacts."""
+    return PgCheckpointFacts(
+        {column: value for _, column, _ in COUNTERS
+         for value in [number(row.get(column))] if value is not None},
+        age(row.get("last_archived_age")), age(row.get("last_failed_age")),
+        text(row.get("archive_mode")))
+
+
+def checkpoint_samples(facts: PgCheckpointFacts) -> Iterator[Sample]:
+    """Counters in base units, then the archiver's ages and whether it is on."""
+    for spec, column, scale in COUNTERS:
+        value = facts.counters.get(column)
+        if value is not None:
+            yield Sample(spec.name, value * scale)
+    for spec, age in ((LAST_ARCHIVED_AGE, facts.last_archived_age),
+                      (LAST_FAILED_AGE, facts.last_failed_age)):
+        if age is not None:
+            yield Sample(spec.name, age)
+    yield Sample(ARCHIVER_ENABLED.name, 1.0 if facts.archive_mode in ("on", "always") else 0.0)
+
+
+class PostgresCheckpoints(Collector[PgCheckpointFacts]):
+    name = "postgres_checkpoints"
+    help = ("Checkpoints (timed, requested, write and sync time, buffers), background writer "
+            "and backend buffer writes, WAL volume (14+), WAL archiving (archived, failed, "
+            "age of the last of each).")
+    kind = "postgres"
+    flavors = frozenset({"postgres"})
+    min_versions = {"postgres": (13,)}
+    metrics = METRICS
+
+    def read(self, conn: Connection) -> PgCheckpointFacts:
+        return parse_checkpoints(conn.query("checkpoints")[0])
+
+    def samples(self, facts: PgCheckpointFacts) -> Iterable[Sample]:
+        return checkpoint_samples(facts)

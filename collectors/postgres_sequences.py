@@ -1,0 +1,96 @@
+"""postgres_sequences: the sequences of the connected database nearest to running out.
+
+A sequence that reaches its max_value (min_value for a descending one) makes every
+following INSERT fail; a `serial` column (int4) gets there after 2^31 rows, which busy
+tables do reach. `used_ratio` is how far last_value has gone from the start end towards
+the far end, 0 to 1; the top `limit` sequences by that ratio are exported. Cycling
+sequences never run out and are left out. PostgreSQL shows last_value only to roles with
+USAGE or SELECT on the sequence: `dbgauge_postgres_sequences_unreadable` counts the ones
+dbgauge may not read (grant SELECT on them to see their ratio), and a sequence never used
+yet has no ratio either.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from toolkit.db import Connection
+from toolkit.db.values import number, text
+from toolkit.metrics import Collector, MetricSpec, Option, Sample
+
+_P = "dbgauge_postgres_sequence"
+
+USED = MetricSpec(
+    _P + "_used_ratio", "gauge",
+    "How far the sequence's last_value went towards its end, 0-1: (last_value - min_value) / "
+    "(max_value - min_value), mirrored for a negative increment (pg_sequences); absent while "
+    "never used or unreadable.", ("schema", "sequence"))
+COUNT = MetricSpec(_P + "s", "gauge",
+                   "Non-cycling sequences in the connected database (pg_sequences).")
+UNREADABLE = MetricSpec(
+    _P + "s_unreadable", "gauge",
+    "Non-cycling sequences whose last_value dbgauge may not read (no USAGE or SELECT): they "
+    "have no used_ratio series.")
+METRICS = (USED, COUNT, UNREADABLE)
+
+Row = Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class SequenceUse:
+    """One `sequences` row; `used_ratio` None while never used or unreadable."""
+
+    schema: str
+    sequence: str
+    used_ratio: float | None
+
+
+@dataclass(frozen=True)
+class PgSequencesFacts:
+    """The top sequences (nearest their end first) and the database-wide counts."""
+
+    sequences: tuple[SequenceUse, ...]
+    total: float
+    unreadable: float
+
+
+def parse_sequences(rows: Iterable[Row]) -> PgSequencesFacts:
+    """`sequences` rows -> PgSequencesFacts; the counts ride on every row (none: 0)."""
+    rows = list(rows)
+    first = rows[0] if rows else {}
+    return PgSequencesFacts(
+        tuple(SequenceUse(text(r.get("schemaname")), text(r.get("sequencename")),
+                          number(r.get("used_ratio"))) for r in rows),
+        number(first.get("sequences")) or 0.0, number(first.get("unreadable")) or 0.0)
+
+
+def sequence_samples(facts: PgSequencesFacts) -> Iterator[Sample]:
+    """The counts, then a ratio per sequence that has one."""
+    yield Sample(COUNT.name, facts.total)
+    yield Sample(UNREADABLE.name, facts.unreadable)
+    for seq in facts.sequences:
+        if seq.used_ratio is not None:
+            yield Sample(USED.name, seq.used_ratio,
+                         {"schema": seq.schema, "sequence": seq.sequence})
+
+
+class PostgresSequences(Collector[PgSequencesFacts]):
+    name = "postgres_sequences"
+    refresh = 60  # slow-changing (and, for fleets, the costly part): see Collector.refresh
+    help = ("Top sequences of the connected database by how far they went towards their "
+            "max_value (min_value when descending); how many exist and how many dbgauge may "
+            "not read.")
+    kind = "postgres"
+    flavors = frozenset({"postgres"})
+    min_versions = {"postgres": (13,)}
+    metrics = METRICS
+    options = {"limit": Option(50, "How many sequences to export, nearest their end first.",
+                               maximum=1000)}
+
+    def read(self, conn: Connection) -> PgSequencesFacts:
+        return parse_sequences(conn.query("sequences", (int(self.setting("limit")),)))
+
+    def samples(self, facts: PgSequencesFacts) -> Iterable[Sample]:
+        return sequence_samples(facts)

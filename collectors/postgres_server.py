@@ -1,0 +1,112 @@
+"""postgres_server: per-database size and transaction ID wraparound headroom, server start.
+
+A database's `age(datfrozenxid)` grows until (auto)vacuum freezes its oldest rows; at
+autovacuum_freeze_max_age autovacuum forces an anti-wraparound vacuum, and near 2^31 the
+server stops taking writes. Exporting the age next to the limit lets an alert fire on
+`xid_age / autovacuum_freeze_max_age` long before that; the same holds for multixact IDs.
+Sizes are read only where the role may measure them: a database that refuses connections
+(template0) or one the role may not see has no size series, never a failed scrape.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from toolkit.db import Connection
+from toolkit.db.values import number
+from toolkit.metrics import Collector, MetricSpec, Sample
+
+_P = "dbgauge_postgres_"
+_DB = ("database",)
+
+SIZE = MetricSpec(_P + "database_size_bytes", "gauge",
+                  "Disk space the database uses (pg_database_size); absent for databases that "
+                  "do not allow connections or that this role may not measure.", _DB)
+XID_AGE = MetricSpec(_P + "database_xid_age", "gauge",
+                     "Transactions since the database's oldest unfrozen transaction ID "
+                     "(age(pg_database.datfrozenxid)); anti-wraparound autovacuum starts at "
+                     "autovacuum_freeze_max_age, writes stop near 2^31.", _DB)
+MXID_AGE = MetricSpec(_P + "database_mxid_age", "gauge",
+                      "Multixact IDs since the database's oldest unfrozen multixact "
+                      "(mxid_age(pg_database.datminmxid)); compare with "
+                      "autovacuum_multixact_freeze_max_age.", _DB)
+FREEZE_MAX_AGE = MetricSpec(_P + "autovacuum_freeze_max_age", "gauge",
+                            "The xid age at which autovacuum forces a vacuum to prevent "
+                            "wraparound (setting autovacuum_freeze_max_age).")
+MULTIXACT_FREEZE_MAX_AGE = MetricSpec(
+    _P + "autovacuum_multixact_freeze_max_age", "gauge",
+    "The multixact age at which autovacuum forces a vacuum to prevent wraparound (setting "
+    "autovacuum_multixact_freeze_max_age).")
+START_TIME = MetricSpec(_P + "start_time_seconds", "gauge",
+                        "When the server started (pg_postmaster_start_time), Unix seconds.")
+
+Row = Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class DatabaseAge:
+    """One `server_databases` row; None where PostgreSQL reports NULL or dbgauge may not
+    measure."""
+
+    name: str
+    size_bytes: float | None
+    xid_age: float | None
+    mxid_age: float | None
+
+
+@dataclass(frozen=True)
+class PgServerFacts:
+    """Every database's size and ages, and the server-wide values."""
+
+    databases: tuple[DatabaseAge, ...]
+    start_time: float | None  # Unix seconds
+    freeze_max_age: float | None
+    multixact_freeze_max_age: float | None
+
+
+def parse_databases(rows: Iterable[Row]) -> tuple[DatabaseAge, ...]:
+    """`server_databases` rows -> DatabaseAge."""
+    return tuple(DatabaseAge(str(row["datname"]), number(row.get("size_bytes")),
+                             number(row.get("xid_age")), number(row.get("mxid_age")))
+                 for row in rows)
+
+
+def parse_server(databases: Iterable[Row], info: Row) -> PgServerFacts:
+    """Both statements' rows -> PgServerFacts."""
+    return PgServerFacts(parse_databases(databases), number(info.get("start_time")),
+                         number(info.get("autovacuum_freeze_max_age")),
+                         number(info.get("autovacuum_multixact_freeze_max_age")))
+
+
+def server_samples(facts: PgServerFacts) -> Iterator[Sample]:
+    """Per-database samples (NULLs left out), then the server-wide ones."""
+    for db in facts.databases:
+        labels = {"database": db.name}
+        for spec, value in ((SIZE, db.size_bytes), (XID_AGE, db.xid_age),
+                            (MXID_AGE, db.mxid_age)):
+            if value is not None:
+                yield Sample(spec.name, value, labels)
+    for spec, value in ((FREEZE_MAX_AGE, facts.freeze_max_age),
+                        (MULTIXACT_FREEZE_MAX_AGE, facts.multixact_freeze_max_age),
+                        (START_TIME, facts.start_time)):
+        if value is not None:
+            yield Sample(spec.name, value)
+
+
+class PostgresServer(Collector[PgServerFacts]):
+    name = "postgres_server"
+    refresh = 60  # slow-changing (and, for fleets, the costly part): see Collector.refresh
+    help = ("Per database: size, xid and multixact age (wraparound headroom); the autovacuum "
+            "freeze limits they are judged against; when the server started.")
+    kind = "postgres"
+    flavors = frozenset({"postgres"})
+    min_versions = {"postgres": (13,)}
+    metrics = (SIZE, XID_AGE, MXID_AGE, FREEZE_MAX_AGE, MULTIXACT_FREEZE_MAX_AGE, START_TIME)
+
+    def read(self, conn: Connection) -> PgServerFacts:
+        return parse_server(conn.query("server_databases"), conn.query("server_info")[0])
+
+    def samples(self, facts: PgServerFacts) -> Iterable[Sample]:
+        return server_samples(facts)
