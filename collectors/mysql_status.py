@@ -55,13 +55,31 @@ class StatusFacts:
     max_connections: float | None = None
 
 
+BOOLEAN = {"ON": 1.0, "OFF": 0.0}
+
+
+def status_value(raw: object) -> float | None:
+    """A SHOW STATUS/VARIABLES value as a number: ON/OFF as 1/0; None when not numeric."""
+    if isinstance(raw, bytes):
+        raw = raw.decode("utf-8", "replace")
+    if isinstance(raw, str) and raw.strip().upper() in BOOLEAN:
+        return BOOLEAN[raw.strip().upper()]
+    value = number(raw)
+    if value is None or value != value or value in (float("inf"), float("-inf")):
+        return None
+    return value
+
+
 def parse_status_rows(rows: Iterable[Mapping[str, object]]) -> dict[str, float]:
-    """SHOW STATUS rows (Variable_name, Value) -> numeric values by variable name."""
+    """SHOW STATUS/VARIABLES rows (Variable_name, Value) -> numeric values by variable
+    name; text and NULL left out. The one reader of such rows: this collector, InnoDB's and
+    the global status and variables collectors use it."""
     out: dict[str, float] = {}
     for row in rows:
-        value = number(row.get("Value"))
-        if value is not None:
-            out[str(row.get("Variable_name"))] = value
+        value = status_value(row.get("Value"))
+        name = row.get("Variable_name")
+        if value is not None and name:
+            out[str(name)] = value
     return out
 
 

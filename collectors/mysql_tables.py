@@ -1,0 +1,161 @@
+"""mysql_tables: the busiest and the largest tables (MySQL and MariaDB).
+
+Two reads, each bounded to a top N so the label set stays bounded however many tables a
+server has:
+
+- table I/O from performance_schema.table_io_waits_summary_by_table, the `limit` tables
+  with the most wait time: waits (row operations) and wait seconds per operation (fetch,
+  insert, update, delete). Absent while performance_schema is off
+  (`dbgauge_mysql_performance_schema_enabled`, from mysql_statements, says so).
+- sizes from information_schema.TABLES, the `size_limit` largest base tables by data +
+  index bytes: data, index and free bytes and the estimated row count.
+
+System schemas (mysql, performance_schema, information_schema, sys) are left out of both.
+
+information_schema.TABLES is the slow one with many tables: MariaDB asks every table's
+engine for its statistics. It is bounded three ways: only base tables outside the system
+schemas, only `size_limit` rows come back (ORDER BY ... LIMIT on the server), and the
+statement runs under the target's `query_timeout` (max_statement_time on MariaDB,
+max_execution_time on MySQL), so a slow dictionary fails this collector for that scrape
+(`dbgauge_collector_success` 0) instead of holding the scrape. MySQL 8 answers it from
+cached data-dictionary statistics (refreshed every information_schema_stats_expiry).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+
+from toolkit.db import Connection
+from toolkit.db.privileges import PS_SELECT, query
+from toolkit.db.values import number, text
+from toolkit.metrics import Collector, MetricSpec, Option, Sample
+
+PICOSECONDS = 1e-12
+OPERATIONS = ("fetch", "insert", "update", "delete")
+_IO_LABELS = ("schema", "table", "operation")
+_TABLE = ("schema", "table")
+_IO_SRC = "performance_schema.table_io_waits_summary_by_table"
+
+IO_WAITS = MetricSpec(
+    "dbgauge_mysql_table_io_waits_total", "counter",
+    f"Row operations that waited on table I/O, by operation, for the top N tables by wait "
+    f"time ({_IO_SRC}.COUNT_FETCH/_INSERT/_UPDATE/_DELETE).", _IO_LABELS)
+IO_WAIT_SECONDS = MetricSpec(
+    "dbgauge_mysql_table_io_wait_seconds_total", "counter",
+    f"Time spent in table I/O, by operation, for the top N tables by wait time "
+    f"({_IO_SRC}.SUM_TIMER_*; 0 while the table I/O instrument is not timed).", _IO_LABELS)
+DATA_BYTES = MetricSpec(
+    "dbgauge_mysql_table_data_bytes", "gauge",
+    "Data size of the table, for the top N tables by data + index bytes "
+    "(information_schema.TABLES.DATA_LENGTH; InnoDB: clustered index pages).", _TABLE)
+INDEX_BYTES = MetricSpec(
+    "dbgauge_mysql_table_index_bytes", "gauge",
+    "Secondary index size of the table (information_schema.TABLES.INDEX_LENGTH).", _TABLE)
+FREE_BYTES = MetricSpec(
+    "dbgauge_mysql_table_free_bytes", "gauge",
+    "Allocated but unused bytes of the table or its tablespace "
+    "(information_schema.TABLES.DATA_FREE).", _TABLE)
+ROWS = MetricSpec(
+    "dbgauge_mysql_table_rows", "gauge",
+    "Estimated row count (information_schema.TABLES.TABLE_ROWS): an estimate from sampled "
+    "statistics for InnoDB, exact for MyISAM; refreshed when the engine updates its "
+    "statistics (ANALYZE TABLE forces it).", _TABLE)
+
+SIZE_COLUMNS: tuple[tuple[MetricSpec, str], ...] = (
+    (DATA_BYTES, "data_length"), (INDEX_BYTES, "index_length"), (FREE_BYTES, "data_free"),
+    (ROWS, "table_rows"))
+
+
+@dataclass(frozen=True)
+class TableIO:
+    """One table's I/O: (count, picoseconds) by operation; NULL columns left out."""
+
+    schema: str
+    table: str
+    counts: Mapping[str, float]
+    picoseconds: Mapping[str, float]
+
+
+@dataclass(frozen=True)
+class TableSize:
+    """One table's sizes by column (data_length, index_length, data_free, table_rows)."""
+
+    schema: str
+    table: str
+    values: Mapping[str, float]
+
+
+@dataclass(frozen=True)
+class TablesFacts:
+    io: tuple[TableIO, ...]
+    sizes: tuple[TableSize, ...]
+
+
+def parse_io(rows: Iterable[Mapping[str, object]], limit: int) -> tuple[TableIO, ...]:
+    """`table_io_waits` rows -> at most `limit` TableIO."""
+    out: list[TableIO] = []
+    for row in rows:
+        if len(out) >= limit:
+            break
+        counts = {op: v for op in OPERATIONS
+                  for v in [number(row.get(f"count_{op}"))] if v is not None}
+        times = {op: v for op in OPERATIONS
+                 for v in [number(row.get(f"timer_{op}"))] if v is not None}
+        out.append(TableIO(text(row.get("table_schema")), text(row.get("table_name")),
+                           counts, times))
+    return tuple(out)
+
+
+def parse_sizes(rows: Iterable[Mapping[str, object]], limit: int) -> tuple[TableSize, ...]:
+    """`table_sizes` rows -> at most `limit` TableSize (NULL sizes left out)."""
+    out: list[TableSize] = []
+    for row in rows:
+        if len(out) >= limit:
+            break
+        values = {column: v for _, column in SIZE_COLUMNS
+                  for v in [number(row.get(column))] if v is not None}
+        out.append(TableSize(text(row.get("table_schema")), text(row.get("table_name")),
+                             values))
+    return tuple(out)
+
+
+def table_samples(facts: TablesFacts) -> Iterator[Sample]:
+    for io in facts.io:
+        for op in OPERATIONS:
+            labels = {"schema": io.schema, "table": io.table, "operation": op}
+            if op in io.counts:
+                yield Sample(IO_WAITS.name, io.counts[op], labels)
+            if op in io.picoseconds:
+                yield Sample(IO_WAIT_SECONDS.name, io.picoseconds[op] * PICOSECONDS, labels)
+    for size in facts.sizes:
+        labels = {"schema": size.schema, "table": size.table}
+        for spec, column in SIZE_COLUMNS:
+            if column in size.values:
+                yield Sample(spec.name, size.values[column], labels)
+
+
+class MySQLTables(Collector[TablesFacts]):
+    name = "mysql_tables"
+    refresh = 60  # slow-changing (and, for fleets, the costly part): see Collector.refresh
+    help = ("Table I/O waits per operation (performance_schema, top N by wait time) and table "
+            "sizes and estimated rows (information_schema.TABLES, top N by data + index "
+            "bytes); system schemas left out.")
+    kind = "mysql"
+    flavors = frozenset({"mysql", "mariadb"})
+    metrics = (IO_WAITS, IO_WAIT_SECONDS, DATA_BYTES, INDEX_BYTES, FREE_BYTES, ROWS)
+    options = {
+        "limit": Option(50, "How many tables for I/O waits, the most waited on.",
+                        maximum=1000),
+        "size_limit": Option(50, "How many tables for sizes, the largest by data + index.",
+                             maximum=1000),
+    }
+
+    def read(self, conn: Connection) -> TablesFacts:
+        limit, size_limit = int(self.setting("limit")), int(self.setting("size_limit"))
+        io = parse_io(query(conn, "table_io_waits", PS_SELECT, (limit,)), limit)
+        sizes = parse_sizes(conn.query("table_sizes", (size_limit,)), size_limit)
+        return TablesFacts(io, sizes)
+
+    def samples(self, facts: TablesFacts) -> Iterable[Sample]:
+        return table_samples(facts)
