@@ -1,0 +1,301 @@
+"""Custom queries in postgres_exporter's `queries.yaml` format, read and checked (pure
+apart from `load_queries`, which reads the file).
+
+An operator moving from postgres_exporter (`--extend.query-path`) keeps the file they
+have: each top-level key is a metric-name prefix with a `query`, a `metrics` list of
+one-key maps (column -> usage and description) and optional `master`, `cache_seconds`
+and `runonserver`. Every problem is reported as `file:line: yaml.path: what is wrong`
+through the config's own reader (`toolkit.config.parse_yaml_model`), and checks that the
+format itself does not make (unknown usages, duplicate names, labels dbgauge reserves)
+happen here, at config load, instead of as silently missing series at scrape time.
+
+Differences from postgres_exporter 0.11, on purpose: an unknown `usage` is an error
+(postgres_exporter silently discards the column); HISTOGRAM is refused (no histogram
+specs here); `runonserver` and a column's `pg_version` are honoured (0.11 parses and
+ignores both for user queries). MAPPEDMETRIC and DURATION columns keep 0.11's names; how
+their values are read is in `collectors._queries`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Annotated, Literal
+
+import yaml
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    RootModel,
+    StrictBool,
+    StrictInt,
+    StrictStr,
+)
+
+from toolkit.config import _format_loc, _line_of, parse_yaml_model
+from toolkit.db.version import Version
+from toolkit.errors import ConfigError
+from toolkit.files import read_text
+
+MAX_FILE_BYTES = 1 << 20  # 1 MiB: a queries file is a few KiB; more is a mistake
+MAX_CACHE_SECONDS = 366 * 86400
+Usage = Literal["LABEL", "COUNTER", "GAUGE", "DISCARD", "MAPPEDMETRIC", "DURATION"]
+USAGES: tuple[Usage, ...] = ("LABEL", "COUNTER", "GAUGE", "DISCARD", "MAPPEDMETRIC",
+                             "DURATION")
+METRIC_NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
+COLUMN_NAME = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]*")
+# Labels dbgauge sets itself (the exporter's, and postgres_exporter's `server`).
+RESERVED_LABELS = frozenset({"target", "collector", "job", "instance", "server"})
+
+
+# ------------------------------------------------------------------ version ranges
+
+_COMPARATOR = re.compile(r"\s*(>=|<=|!=|==|=|>|<|!)?\s*v?(\d+(?:\.\d+){0,2})(?=\s|$)\s*")
+
+
+@dataclass(frozen=True)
+class VersionRange:
+    """A blang/semver range as postgres_exporter writes them: comparators joined by
+    spaces (all must hold), alternatives by `||`; versions may omit minor and patch."""
+
+    text: str
+    alternatives: tuple[tuple[tuple[str, Version], ...], ...]
+
+    def matches(self, version: Version) -> bool:
+        have = (*version, 0, 0, 0)[:3]
+        return any(all(_compare(have, op, want) for op, want in alt)
+                   for alt in self.alternatives)
+
+
+def _compare(have: Version, op: str, want: Version) -> bool:
+    if op in ("", "=", "=="):
+        return have == want
+    if op in ("!", "!="):
+        return have != want
+    return {">": have > want, ">=": have >= want, "<": have < want,
+            "<=": have <= want}[op]
+
+
+def parse_range(text: str) -> VersionRange:
+    """'>=10.0.0 <16' -> VersionRange; ValueError says what a range looks like."""
+    alternatives = []
+    for part in text.split("||"):
+        comparators = []
+        pos = 0
+        while pos < len(part) and part[pos:].strip():
+            m = _COMPARATOR.match(part, pos)
+            if m is None:
+                raise ValueError(f"{_shown(text)} is not a version range like "
+                                 "'>=10.0.0' or '>=9.6.0 <13.0.0'")
+            version = tuple(int(p) for p in m.group(2).split("."))
+            comparators.append((m.group(1) or "", (*version, 0, 0, 0)[:3]))
+            pos = m.end()
+        if not comparators:
+            raise ValueError(f"{_shown(text)} has an empty alternative")
+        alternatives.append(tuple(comparators))
+    return VersionRange(text, tuple(alternatives))
+
+
+def _shown(value: str) -> str:
+    """A user's value quoted for a message, cut short (a file may hold anything)."""
+    return repr(value if len(value) <= 40 else value[:40] + "...")
+
+
+# ------------------------------------------------------------------ the model
+
+
+@dataclass(frozen=True)
+class Column:
+    """One entry of a query's `metrics` list."""
+
+    name: str
+    usage: Usage
+    description: str = ""
+    mapping: Mapping[str, float] = field(default_factory=dict)  # MAPPEDMETRIC only
+    versions: VersionRange | None = None  # pg_version: the column counts only there
+
+    def metric(self, prefix: str) -> str:
+        """The sample name postgres_exporter gives this column."""
+        suffix = "_milliseconds" if self.usage == "DURATION" else ""
+        return f"{prefix}_{self.name}{suffix}"
+
+
+@dataclass(frozen=True)
+class CustomQuery:
+    """One top-level entry: `name` is the metric-name prefix."""
+
+    name: str
+    sql: str
+    columns: tuple[Column, ...]
+    master: bool = False  # accepted; every query runs on the target's own database
+    cache_seconds: int = 0
+    runonserver: VersionRange | None = None
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        return tuple(c.name for c in self.columns if c.usage == "LABEL")
+
+    def column(self, name: str) -> Column | None:
+        return next((c for c in self.columns if c.name == name), None)
+
+
+@dataclass(frozen=True)
+class QueriesFile:
+    """A whole file: its path as given and its queries in file order."""
+
+    source: str
+    queries: tuple[CustomQuery, ...]
+
+
+def _usage(value: str) -> str:
+    if value == "HISTOGRAM":
+        raise ValueError("HISTOGRAM is not supported by dbgauge: return the buckets as "
+                         "rows with a LABEL column and use GAUGE or COUNTER")
+    if value not in USAGES:
+        raise ValueError(f"{_shown(value)} is not one of {', '.join(USAGES)}")
+    return value
+
+
+_Fail = Callable[[list[int | str], str], ConfigError]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class _ColumnModel(_Model):
+    usage: Annotated[StrictStr, AfterValidator(_usage)]
+    description: StrictStr = ""
+    metric_mapping: dict[StrictStr, float] | None = None
+    pg_version: StrictStr | None = None
+
+
+class _QueryModel(_Model):
+    query: StrictStr = Field(min_length=1)
+    metrics: list[dict[StrictStr, _ColumnModel]] = Field(min_length=1)
+    master: StrictBool = False
+    cache_seconds: StrictInt = Field(default=0, ge=0, le=MAX_CACHE_SECONDS)
+    runonserver: StrictStr | None = None
+
+
+class _FileModel(RootModel[dict[StrictStr, _QueryModel]]):
+    pass
+
+
+def parse_queries(text: str, source: str = "<queries>") -> QueriesFile:
+    """Check a queries file's text; ConfigError names `source:line: yaml.path: problem`.
+
+    An empty file has no queries (as in postgres_exporter)."""
+    try:
+        model = parse_yaml_model(
+            _FileModel, text, source,
+            "the top level must be a mapping of metric-name prefixes to queries "
+            "(postgres_exporter's queries.yaml format)", empty={})
+        tree = yaml.compose(text)
+    except RecursionError:
+        raise ConfigError("invalid YAML: nested too deeply", source=source) from None
+    _no_duplicate_keys(tree, [], source)
+
+    def fail(loc: list[int | str], message: str) -> ConfigError:
+        return ConfigError(message, source=source, path=_format_loc(loc),
+                           line=_line_of(tree, loc))
+
+    queries: list[CustomQuery] = []
+    families: dict[str, str] = {}  # sample name -> where it was declared
+    for name, entry in model.root.items():
+        if not METRIC_NAME.fullmatch(name):
+            raise fail([name], f"{_shown(name)} is not a valid metric name prefix "
+                               "(letters, digits, '_' and ':', not starting with a digit)")
+        runonserver = None
+        if entry.runonserver is not None:
+            try:
+                runonserver = parse_range(entry.runonserver)
+            except ValueError as exc:
+                raise fail([name, "runonserver"], str(exc)) from None
+        columns: list[Column] = []
+        for i, item in enumerate(entry.metrics):
+            if not item:
+                raise fail([name, "metrics", i], "an entry needs a column name")
+            for column, spec in item.items():
+                loc: list[int | str] = [name, "metrics", i, column]
+                columns.append(_column(column, spec, loc, fail))
+        seen: set[str] = set()
+        for i, item in enumerate(entry.metrics):
+            for column in item:
+                if column in seen:
+                    raise fail([name, "metrics", i, column],
+                               f"column {column!r} is listed twice in {name}")
+                seen.add(column)
+        query = CustomQuery(name, entry.query, tuple(columns), entry.master,
+                            entry.cache_seconds, runonserver)
+        for i, item in enumerate(entry.metrics):
+            for column in item:
+                col = query.column(column)
+                if col is None or col.usage in ("LABEL", "DISCARD"):
+                    continue
+                family = col.metric(name)
+                where = f"{name}.{column}"
+                if family in families:
+                    raise fail([name, "metrics", i, column],
+                               f"metric {family} is also made by {families[family]}")
+                families[family] = where
+        queries.append(query)
+    return QueriesFile(source, tuple(queries))
+
+
+def _column(name: str, spec: _ColumnModel, loc: list[int | str],
+            fail: _Fail) -> Column:
+    if not COLUMN_NAME.fullmatch(name):
+        raise fail(loc, f"{_shown(name)} is not a usable column name (letters, digits "
+                        "and '_', not starting with a digit)")
+    usage: Usage = next(u for u in USAGES if u == spec.usage)
+    if usage == "LABEL" and (name in RESERVED_LABELS or name.startswith("__")):
+        raise fail(loc, f"label {name!r} is set by dbgauge itself: rename the column "
+                        "(e.g. with AS in the query)")
+    if spec.metric_mapping is not None and usage != "MAPPEDMETRIC":
+        raise fail([*loc, "metric_mapping"], "metric_mapping is for MAPPEDMETRIC columns")
+    versions = None
+    if spec.pg_version is not None:
+        try:
+            versions = parse_range(spec.pg_version)
+        except ValueError as exc:
+            raise fail([*loc, "pg_version"], str(exc)) from None
+    return Column(name, usage, spec.description, dict(spec.metric_mapping or {}), versions)
+
+
+def _no_duplicate_keys(node: yaml.Node | None, loc: list[int | str], source: str) -> None:
+    """YAML lets a key repeat and keeps the last one; a repeated prefix or column is
+    an operator's mistake, so it is named instead (only the levels the format has)."""
+    if not isinstance(node, yaml.MappingNode) or len(loc) > 4:
+        return
+    seen: set[str] = set()
+    for key, value in node.value:
+        if not isinstance(key, yaml.ScalarNode):
+            continue
+        if key.value in seen:
+            raise ConfigError(f"{_shown(key.value)} is defined twice", source=source,
+                              path=_format_loc([*loc, key.value]) or None,
+                              line=key.start_mark.line + 1)
+        seen.add(key.value)
+        child = [*loc, key.value]
+        if len(loc) in (0, 3):  # a query's keys; a column's usage, description...
+            _no_duplicate_keys(value, child, source)
+        elif len(loc) == 1 and key.value == "metrics" and isinstance(value, yaml.SequenceNode):
+            for i, item in enumerate(value.value):
+                _no_duplicate_keys(item, [*child, i], source)
+
+
+# ------------------------------------------------------------------ the file
+
+
+def read_text_file(path: str, limit: int = MAX_FILE_BYTES) -> str:
+    """A queries file's text: a regular file of at most `limit` bytes in UTF-8."""
+    return read_text(path, "queries file", limit)
+
+
+def load_queries(path: str) -> QueriesFile:
+    """Read and check the queries file at `path`."""
+    return parse_queries(read_text_file(path), path)
