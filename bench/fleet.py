@@ -1,4 +1,4 @@
-"""A fleet on one daemon: 100 configured targets scraped every 15 s for 5 minutes.
+"""A fleet on one daemon: 100 configured targets (1,000 with --names 200) scraped every 15 s.
 
 The sandbox's five servers (MariaDB primary and replica, PostgreSQL primary and standby,
 PgBouncer) are each configured under 20 names, so one `dbgauge serve` holds 100 targets,
@@ -8,6 +8,11 @@ PgBouncer) are each configured under 20 names, so one `dbgauge serve` holds 100 
   --interval seconds, the loops spread evenly over the interval as Prometheus spreads its
   targets; this is the multi-target deployment of docs/deploy.md.
 - `metrics` mode: one `/metrics` scrape of all 100 targets every --interval seconds.
+
+At 1,000 targets the sandbox servers need room for 200 connections each: the sandbox
+runs MariaDB with max_connections 1000, PostgreSQL with 300 and PgBouncer with
+max_client_conn 1000. The end of the run reports the database connections the daemon
+holds per server (from /proc: established sockets to each server's port).
 
 Every scrape sends `X-Prometheus-Scrape-Timeout-Seconds: --timeout`. A missed deadline is
 a scrape that did not answer 200 within the timeout, or that reported any target down
@@ -36,6 +41,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import yaml
 
@@ -94,6 +100,36 @@ def proc_status(pid: int) -> dict[str, int]:
                   Path(f"/proc/{pid}/status").read_text().splitlines() if ":" in line)
     return {"rss_kb": int(status["VmRSS"].split()[0]), "threads": int(status["Threads"]),
             "fds": len(os.listdir(f"/proc/{pid}/fd"))}
+
+
+def connections_held(pid: int, ports: dict[int, str]) -> dict[str, int]:
+    """Established TCP connections the daemon holds, by sandbox server (its port)."""
+    inodes = set()
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            link = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue
+        if link.startswith("socket:["):
+            inodes.add(link[8:-1])
+    held = dict.fromkeys(ports.values(), 0)
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            remote_port = int(fields[2].rsplit(":", 1)[1], 16)
+            if fields[3] == "01" and fields[9] in inodes and remote_port in ports:
+                held[ports[remote_port]] += 1
+    return held
+
+
+def server_ports(config: dict[str, Any]) -> dict[int, str]:
+    """Sandbox server port -> server name, from the targets' DSNs."""
+    out: dict[int, str] = {}
+    for target in config["targets"]:
+        port = urlsplit(target["dsn"]).port
+        if port is not None:
+            out[port] = target["name"].rsplit("-", 1)[0]
+    return out
 
 
 def scrape(port: int, path: str, timeout: float) -> Sample:
@@ -205,6 +241,7 @@ def main(argv: list[str] | None = None) -> int:
             sampler.join()
             cpu, wall = cpu_seconds(proc.pid) - cpu0, time.monotonic() - wall0
             after = proc_status(proc.pid)
+            held = connections_held(proc.pid, server_ports(config))
         finally:
             proc.terminate()
             proc.wait(30)
@@ -231,6 +268,7 @@ def main(argv: list[str] | None = None) -> int:
                     "end": round(after["rss_kb"] / 1024, 1)},
         "threads": {"start": before["threads"], "peak": peaks["threads"]},
         "fds": {"start": before["fds"], "peak": peaks["fds"]},
+        "db_connections_held": held,
         "deadline_log_lines": log_text.count("did not answer in time"),
         "cores": os.cpu_count(),
     }
@@ -244,6 +282,9 @@ def main(argv: list[str] | None = None) -> int:
           f"{lat['p50']} / {lat['p95']} / {lat['max']} | {result['cpu_seconds']} "
           f"({result['cpu_percent_of_one_core']}%) | {result['cpu_ms_per_target_scrape']} | "
           f"{rss['start']} / {rss['peak']} / {rss['end']} |")
+    print("database connections held at the end: "
+          + ", ".join(f"{name} {count}" for name, count in held.items())
+          + f" (total {sum(held.values())}); threads peak {peaks['threads']}")
     for example in result["missed_examples"]:
         print(f"  missed: {example}")
     if args.json:

@@ -3,7 +3,9 @@
 Runs dbgauge and its peer (mysqld_exporter, postgres_exporter and, if it works,
 the Python pgbouncer exporter) against the same sandbox server, scrapes both
 alternately and prints latency, CPU per scrape, RSS and series count per scrape.
-Alternating scrapes means both exporters see the same server state over time.
+Alternating scrapes means both exporters see the same server state over time. The peers
+run with the parity set (MYSQLD_PARITY flags; bench/parity/postgres_queries.yaml), the
+collectors that export what dbgauge's defaults export, so series counts are comparable.
 
 Usage: python bench/scrape.py [--sandbox-dir .sandbox] [--scrapes 200] [--warmup 10]
                               [--json FILE]
@@ -71,7 +73,7 @@ def has_sample(body: str, pattern: str) -> bool:
 
 def dbgauge_collectors(body: str) -> str:
     ran = label_values(body, "dbgauge_collector_success", "collector")
-    return "foundation collectors: " + (", ".join(ran) or "none")
+    return "collectors: " + (", ".join(ran) or "none")
 
 
 def mysqld_collectors(body: str) -> str:
@@ -155,13 +157,27 @@ def dbgauge_spec(target: Target, daemon: dict[str, Any], tmp: Path, port: int) -
         "dbgauge_up 1", dbgauge_collectors)
 
 
+# The parity set: the peers' collectors that cover what dbgauge's default collectors export
+# (issue 15), so the series counts are comparable and neither side is measured doing less.
+MYSQLD_PARITY = (
+    "--collect.global_status", "--collect.global_variables", "--collect.slave_status",
+    "--collect.info_schema.innodb_metrics", "--collect.engine_innodb_status",
+    "--collect.perf_schema.eventsstatements", "--collect.perf_schema.eventsstatements.limit=50",
+    "--collect.perf_schema.tableiowaits", "--collect.info_schema.tables",
+    "--collect.info_schema.processlist", "--collect.binlog_size",
+    "--collect.info_schema.query_response_time",
+)
+POSTGRES_PARITY = Path(__file__).resolve().parent / "parity" / "postgres_queries.yaml"
+
+
 def mysqld_spec(target: Target, tmp: Path, port: int) -> Spec:
     cnf = tmp / "my.cnf"
     cnf.write_text(f"[client]\nuser={target.user}\npassword={target.password}\n"
                    f"host={target.host}\nport={target.port}\n")
     cnf.chmod(0o600)
     return Spec("mysqld_exporter", target.name, port,
-                [MYSQLD, f"--config.my-cnf={cnf}", f"--web.listen-address={HOST}:{port}"],
+                [MYSQLD, f"--config.my-cnf={cnf}", f"--web.listen-address={HOST}:{port}",
+                 *MYSQLD_PARITY],
                 "/metrics", lambda body: has_sample(body, r"mysql_up 1"), "mysql_up 1",
                 mysqld_collectors)
 
@@ -170,7 +186,8 @@ def postgres_spec(target: Target, port: int) -> Spec:
     dsn = (f"postgresql://{quote(target.user, safe='')}:{quote(target.password, safe='')}"
            f"@{target.host}:{target.port}/{target.dbname}?sslmode=disable")
     return Spec("postgres_exporter", target.name, port,
-                [POSTGRES, f"--web.listen-address={HOST}:{port}"], "/metrics",
+                [POSTGRES, f"--web.listen-address={HOST}:{port}",
+                 f"--extend.query-path={POSTGRES_PARITY}"], "/metrics",
                 lambda body: has_sample(body, r"pg_up 1"), "pg_up 1", postgres_collectors,
                 {"DATA_SOURCE_NAME": dsn})
 

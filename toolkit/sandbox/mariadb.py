@@ -120,10 +120,16 @@ class MariaDB:
             "--skip-name-resolve",
             "--character-set-server=utf8mb4",
             "--collation-server=utf8mb4_general_ci",
+            # performance_schema feeds mysql_statements and mysql_tables.
             "--performance-schema=ON",
-            "--max-connections=100",
+            "--max-connections=1000",  # room for bench/fleet.py: 200 targets per server
             *_INNODB_OPTS,
         ]
+        if not replica:
+            # The Query Response Time plugin (Debian's mariadb-server ships it) feeds
+            # mariadb_query_response_time; the replica runs without it, as a server without
+            # the plugin that the collector must report as not configured.
+            args += ["--plugin-load-add=query_response_time", "--query-response-time-stats=ON"]
         return args
 
     def start_server(self, name: str) -> None:

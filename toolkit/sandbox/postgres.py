@@ -5,11 +5,16 @@ primary through its physical slot, and `pg_ctl` starts each one. Our settings go
 marked block at the end of postgresql.conf (rewritten before every start), which is
 config, not SQL, so it is written here. What is created inside the servers lives in
 `postgres_setup`.
+
+pg-primary archives its WAL into `pg-primary/archive/` (the last hour of it) with an
+archive_command that fails while the file `pg-primary/archive_fail` exists, so a test can
+make archiving fail on demand (and the archiver metrics show it) without a restart.
 """
 
 from __future__ import annotations
 
 import contextlib
+import shlex
 import shutil
 from pathlib import Path
 
@@ -26,9 +31,22 @@ from toolkit.sandbox.postgres_setup import (
     setup_publication,
     setup_subscriber,
 )
-from toolkit.sandbox.process import REPLICATION_TIMEOUT, START_TIMEOUT, pg_env, poll, run, tail
+from toolkit.sandbox.process import (
+    REPLICATION_TIMEOUT,
+    START_TIMEOUT,
+    chown,
+    pg_env,
+    poll,
+    run,
+    tail,
+)
 
 _PG_CONF_MARK = "# --- dbgauge sandbox settings (rewritten by `dbgauge sandbox up`) ---"
+ARCHIVE_DIR = "archive"
+ARCHIVE_FAIL_FLAG = "archive_fail"
+# Settings that take effect only at server start, and what pg-primary must run with:
+# a primary started by an older sandbox is restarted once to pick them up.
+_RESTART_SETTINGS = {"wal_level": "logical", "archive_mode": "on"}
 
 
 class Postgres:
@@ -55,12 +73,37 @@ class Postgres:
             ("max_slot_wal_keep_size", "1GB"),
             ("wal_log_hints", "on"),
             ("hot_standby", "on"),
-            ("max_connections", "50"),
+            # room for bench/fleet.py: 1,000 targets put 200 connections on each server
+            ("max_connections", "300"),
             ("shared_buffers", "32MB"),
             ("shared_preload_libraries", q("pg_stat_statements")),
             ("track_io_timing", "on"),
         ]
+        if name == PRIMARY:
+            settings += [("archive_mode", "on"),
+                         ("archive_command", q(self.archive_command()))]
         return "\n".join([_PG_CONF_MARK, *(f"{k} = {v}" for k, v in settings)]) + "\n"
+
+    def archive_dir(self) -> Path:
+        """Where pg-primary's archive_command copies WAL segments."""
+        return self.layout.home(PRIMARY) / ARCHIVE_DIR
+
+    def archive_fail_flag(self) -> Path:
+        """While this file exists, pg-primary's archive_command fails."""
+        return self.layout.home(PRIMARY) / ARCHIVE_FAIL_FLAG
+
+    def archive_command(self) -> str:
+        """Copy the segment unless the flag file exists; copies older than an hour go, so a
+        long-lived sandbox does not fill its disk (nothing restores from them)."""
+        flag, target = shlex.quote(str(self.archive_fail_flag())), shlex.quote(
+            str(self.archive_dir()))
+        return (f"test ! -f {flag} && cp %p {target}/%f && "
+                f"find {target} -type f -mmin +60 -delete")
+
+    def make_archive_dir(self) -> None:
+        directory = self.archive_dir()
+        directory.mkdir(exist_ok=True)
+        chown(directory, "postgres")
 
     def write_conf(self, name: str, datadir: Path) -> None:
         """Our settings go last in postgresql.conf (last wins), replacing earlier ones."""
@@ -168,12 +211,14 @@ class Postgres:
         if self.layout.running_pid(name) is None:
             self.start(name)
 
-    def ensure_logical_wal(self) -> None:
-        """pg-subscriber needs wal_level=logical on pg-primary: a primary started before
-        pg-subscriber existed is restarted once, with the rewritten settings."""
+    def ensure_restart_settings(self) -> None:
+        """pg-subscriber needs wal_level=logical on pg-primary, the archiver tests need
+        archive_mode=on: a primary started by an older sandbox without them is restarted
+        once, with the rewritten settings."""
         with contextlib.closing(local_conn(self.sb, PRIMARY)) as conn:
-            rows = run_sql(conn, "sandbox_wal_level")
-        if rows and rows[0]["wal_level"] != "logical":
+            rows = run_sql(conn, "sandbox_restart_settings", (list(_RESTART_SETTINGS),))
+        running = {str(r["name"]): str(r["setting"]) for r in rows}
+        if any(running.get(k) != v for k, v in _RESTART_SETTINGS.items()):
             self.layout.stop(PRIMARY)
             self.start_server(PRIMARY)  # rewrites the settings block first
 
@@ -216,10 +261,11 @@ class Postgres:
         """Create and start whatever is missing; standby streaming, subscriber subscribed."""
         for name in (PRIMARY, STANDBY, SUBSCRIBER):
             self.sb.make_home(name)
+        self.make_archive_dir()
         if not self.layout.initialised(PRIMARY):
             self.init_primary()
         self.ensure_running(PRIMARY)
-        self.ensure_logical_wal()
+        self.ensure_restart_settings()
         setup_primary(self.sb)
         setup_publication(self.sb)
         if not self.layout.initialised(STANDBY):
