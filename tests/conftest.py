@@ -16,6 +16,8 @@ import pytest
 from tests.helpers.daemon import Daemon
 from tests.helpers.servers import Sandbox
 from toolkit import sandbox as sb
+from toolkit.sandbox.layout import Layout
+from toolkit.sandbox.model import INSTANCES
 
 # 10000: every sandbox port (base + 3306 ... base + 6432) stays below Linux's ephemeral
 # range (32768-60999), so an outgoing connection's local port can never squat on one.
@@ -54,6 +56,28 @@ def sandbox() -> Iterator[Sandbox]:
     yield Sandbox(SANDBOX_DIR, config, sb.load_state(SANDBOX_DIR))
     if not os.environ.get("DBGAUGE_KEEP_SANDBOX"):
         sb.down(SANDBOX_DIR)
+
+
+@pytest.fixture(autouse=True)
+def _servers_outlive_the_test(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A sandbox server that died during a test fails that test, with its log's tail, and is
+    started again: one crash is reported where it happened instead of failing every later
+    test with "connection refused"."""
+    yield
+    if "sandbox" not in request.fixturenames:
+        return
+    layout = Layout(SANDBOX_DIR.resolve())
+    dead = [name for name in INSTANCES if layout.running_pid(name) is None]
+    if not dead:
+        return
+    report = []
+    for name in dead:
+        log = layout.log(name)
+        tail = log.read_text(errors="replace").splitlines()[-25:] if log.is_file() else []
+        report.append(f"{name} is not running after the test; the tail of {log}:\n"
+                      + "\n".join(tail))
+        sb.start_instance(SANDBOX_DIR, name)
+    pytest.fail("\n\n".join(report), pytrace=False)
 
 
 @pytest.fixture(scope="session")

@@ -253,6 +253,13 @@ def test_query_response_time_stats_off_is_configured_zero(sandbox: Sandbox) -> N
     assert value(m, "dbgauge_mysql_query_response_time_configured") == 1
 
 
+def test_query_response_time_without_the_plugin_is_configured_zero(sandbox: Sandbox) -> None:
+    """The sandbox replica runs without the plugin: not configured, no buckets."""
+    m = collect(sandbox, "mariadb_query_response_time", target="mariadb-replica")
+    assert value(m, "dbgauge_mysql_query_response_time_configured") == 0
+    assert not buckets(m)
+
+
 # --------------------------------------------------------------------------- exposition
 
 def test_new_families_are_lint_clean_in_a_probe(daemon: Daemon) -> None:
