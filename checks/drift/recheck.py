@@ -6,6 +6,11 @@ has applied the source's position as of just after the source was read, so a ran
 row that matches on a re-check was a write in flight, not drift. A range that still
 differs is cut at every n-th key and the pieces compared again (data-diff's bisection),
 down to `leaf_rows`, where rows are compared by key and MD5.
+
+Re-checks cost only what differs: a keyed chunk is re-checked once (its rows are confirmed
+afterwards anyway), and a row is reported as soon as two synchronised reads in a row found
+the same values on both sides (a row being written would not hold still); only rows whose
+values moved are read again after `retry_delay`, up to `retries` times.
 """
 
 from __future__ import annotations
@@ -14,7 +19,14 @@ import math
 import time
 from collections.abc import Sequence
 
-from checks.drift.chunks import Bound, KeyRange, canonical_key, diff_rows, split_range
+from checks.drift.chunks import (
+    Bound,
+    KeyRange,
+    canonical_key,
+    diff_rows,
+    sort_items,
+    split_range,
+)
 from checks.drift.plan import TablePlan
 from checks.drift.session import Session
 from checks.drift.sides import Side
@@ -24,6 +36,7 @@ from toolkit.db.values import text as _text
 KEY_BATCH = 500  # keys per re-check statement
 
 Candidates = list[tuple[str, Bound]]  # (kind, key): missing, extra or changed
+Seen = dict[Bound, tuple[str | None, str | None]]  # key: (source, replica) row hash last read
 
 
 def hash_map(rows: list[Row], key: Sequence[str]) -> dict[Bound, str]:
@@ -36,15 +49,15 @@ def same(a: list[Row], b: list[Row]) -> bool:
     return (int(a[0]["cnt"]), _text(a[0]["crc"])) == (int(b[0]["cnt"]), _text(b[0]["crc"]))
 
 
-def recheck(run: Session, plan: TablePlan, replica: Side, rng: KeyRange, *,
-            delay_first: bool, attempts: int | None = None
+def recheck(run: Session, plan: TablePlan, replica: Side, rng: KeyRange, attempts: int = 1
             ) -> tuple[list[Row], list[Row]] | None:
     """None when the range matches on a synchronised re-check (it was in flight),
-    else the last differing (source, replica) chunk rows."""
+    else the last differing (source, replica) chunk rows. `attempts` > 1 (tables without
+    a key, whose rows cannot be confirmed one by one) pause `retry_delay` between them."""
     src_q = plan.source[plan.replicas[replica.name].portable]
     last: tuple[list[Row], list[Row]] | None = None
-    for attempt in range(max(1, run.options.retries if attempts is None else attempts)):
-        if attempt or delay_first:
+    for attempt in range(max(1, attempts)):
+        if attempt:
             time.sleep(run.options.retry_delay)
         a, b = run.synced(replica, src_q.chunk(rng), plan.replicas[replica.name].chunk(rng))
         if same(a, b):
@@ -54,54 +67,75 @@ def recheck(run: Session, plan: TablePlan, replica: Side, rng: KeyRange, *,
 
 
 def locate(run: Session, plan: TablePlan, replica: Side, rng: KeyRange,
-           counts: tuple[int, int]) -> Candidates:
+           counts: tuple[int, int], seen: Seen) -> Candidates:
     """Bisect a differing range down to rows; returns candidate (kind, key) pairs, to be
-    confirmed by `confirm` (once for all of a table's candidates: it sleeps)."""
+    confirmed by `confirm` (once for all of a table's candidates), and records the row
+    hashes read in `seen`."""
     src_q = plan.source[plan.replicas[replica.name].portable]
     rep_q = plan.replicas[replica.name]
     size = max(counts)
     leaf = run.options.leaf_rows if plan.ranges_safe else max(run.options.leaf_rows, size)
     if size <= leaf or plan.key is None:
-        return row_diff(run, plan, replica, rng)
+        return row_diff(run, plan, replica, rng, seen)
     every = max(1, math.ceil(size / run.options.split_factor))
     side, queries = (run.source, src_q) if counts[0] >= counts[1] else (replica, rep_q)
     points = [tuple(r[k] for k in queries.key) for r in side.run(queries.split_points(rng,
                                                                                       every))]
     pieces = split_range(rng, points)
     if len(pieces) < 2:
-        return row_diff(run, plan, replica, rng)
+        return row_diff(run, plan, replica, rng, seen)
     found: Candidates = []
     for piece in pieces:
         # One synchronised look per piece: rows found in the end are re-read anyway.
-        differing = recheck(run, plan, replica, piece, delay_first=False, attempts=1)
+        differing = recheck(run, plan, replica, piece)
         if differing is not None:
             a, b = differing
-            found += locate(run, plan, replica, piece, (int(a[0]["cnt"]), int(b[0]["cnt"])))
+            found += locate(run, plan, replica, piece, (int(a[0]["cnt"]), int(b[0]["cnt"])),
+                            seen)
     return found
 
 
-def row_diff(run: Session, plan: TablePlan, replica: Side, rng: KeyRange) -> Candidates:
+def row_diff(run: Session, plan: TablePlan, replica: Side, rng: KeyRange, seen: Seen
+             ) -> Candidates:
     """The rows of `rng` that differ, by key and row hash (one synchronised read)."""
     src_q = plan.source[plan.replicas[replica.name].portable]
     rep_q = plan.replicas[replica.name]
     a, b = run.synced(replica, src_q.rows(rng), rep_q.rows(rng))
-    return diff_rows(hash_map(a, src_q.key), hash_map(b, rep_q.key))
+    return _differing(hash_map(a, src_q.key), hash_map(b, rep_q.key), seen)
 
 
-def confirm(run: Session, plan: TablePlan, replica: Side, candidates: Candidates
-            ) -> Candidates:
-    """Keep the rows that still differ after each of `retries` synchronised re-reads."""
+def _differing(source: dict[Bound, str], replica: dict[Bound, str], seen: Seen
+               ) -> Candidates:
+    found = diff_rows(source, replica)
+    for _, key in found:
+        seen[key] = (source.get(key), replica.get(key))
+    return found
+
+
+def confirm(run: Session, plan: TablePlan, replica: Side, candidates: Candidates,
+            seen: Seen) -> Candidates:
+    """The candidates that still differ: a row is kept once two synchronised reads in a row
+    (the one that found it, in `seen`, and a re-read) saw the same values on each side; a
+    row whose values moved is read again after `retry_delay`, up to `retries` re-reads, and
+    kept if it differed in every one; a row that matches in any read was in flight."""
     src_q = plan.source[plan.replicas[replica.name].portable]
     rep_q = plan.replicas[replica.name]
-    for _ in range(max(1, run.options.retries)):
-        if not candidates:
+    last = dict(seen)
+    kept: Candidates = []
+    pending = candidates
+    for attempt in range(max(1, run.options.retries)):
+        if not pending:
             break
-        time.sleep(run.options.retry_delay)
-        keys = [key for _, key in candidates]
-        still: Candidates = []
+        if attempt:
+            time.sleep(run.options.retry_delay)
+        keys = [key for _, key in pending]
+        moved: Candidates = []
         for start in range(0, len(keys), KEY_BATCH):
             batch = keys[start:start + KEY_BATCH]
             a, b = run.synced(replica, src_q.hashes(batch), rep_q.hashes(batch))
-            still += diff_rows(hash_map(a, src_q.key), hash_map(b, rep_q.key))
-        candidates = still
-    return candidates
+            now: Seen = {}
+            for kind, key in _differing(hash_map(a, src_q.key), hash_map(b, rep_q.key), now):
+                (kept if last.get(key) == now[key] else moved).append((kind, key))
+            last.update(now)
+        pending = moved
+    return sort_items(kept + pending)

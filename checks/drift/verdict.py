@@ -14,7 +14,7 @@ import time
 from checks.drift.chunks import Bound, KeyRange, canonical_key, decode_bound, sort_items
 from checks.drift.model import Difference, DriftError, TableResult
 from checks.drift.plan import TablePlan
-from checks.drift.recheck import KEY_BATCH, Candidates, confirm, locate, recheck
+from checks.drift.recheck import KEY_BATCH, Candidates, Seen, confirm, locate, recheck
 from checks.drift.repair import repair_script
 from checks.drift.session import Session
 from checks.drift.sides import Side
@@ -58,20 +58,24 @@ def finish_table(run: Session, plan: TablePlan, rows: int, chunks: int, suspects
     by_replica = {rep.name: rep for rep in run.replicas}
     # Re-check and bisect every suspect chunk, then confirm all candidate rows of a
     # replica together (the confirmation rounds sleep between re-reads).
+    # A keyed chunk is re-checked once (its rows are confirmed below); a keyless one, whose
+    # rows cannot be, `retries` times.
+    attempts = 1 if plan.key is not None else run.options.retries
     looked: list[tuple[str, KeyRange, bool, Candidates]] = []
+    seen: dict[str, Seen] = {rep.name: {} for rep in run.replicas}
     for name, rng in suspects:
-        differing = recheck(run, plan, by_replica[name], rng, delay_first=False)
+        differing = recheck(run, plan, by_replica[name], rng, attempts)
         candidates: Candidates = []
         if differing is not None and plan.key is not None:
             a, b = differing
             candidates = locate(run, plan, by_replica[name], rng,
-                                (int(a[0]["cnt"]), int(b[0]["cnt"])))
+                                (int(a[0]["cnt"]), int(b[0]["cnt"])), seen[name])
         looked.append((name, rng, differing is not None, candidates))
     confirmed: dict[str, Candidates] = {}
     for name in {name for name, _, _, c in looked if c}:
         everything = {item for n, _, _, c in looked if n == name for item in c}
-        confirmed[name] = sort_items(confirm(run, plan, by_replica[name],
-                                             sort_items(everything)))
+        confirmed[name] = confirm(run, plan, by_replica[name], sort_items(everything),
+                                  seen[name])
     differing_chunks: dict[str, int] = {}
     notes: list[str] = []
     rechecked = 0  # direct: chunks that differed at first sight, in flight
