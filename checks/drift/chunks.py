@@ -90,6 +90,33 @@ def split_range(rng: KeyRange, points: Sequence[Bound]) -> list[KeyRange]:
     return pieces
 
 
+BUCKETS = 256  # a direct chunk over an integer key is hashed in this many key buckets
+
+
+def bucket_width(rng: KeyRange, span: tuple[int, int]) -> int:
+    """Key width of one bucket of `rng` (an integer key), from the keys it covers (`span`,
+    inclusive: the table's lowest and highest keys where the range is open)."""
+    low = span[0] if rng.lower is None else int(rng.lower[0]) + 1
+    high = span[1] if rng.upper is None else int(rng.upper[0])
+    return max(1, -(-(high - low + 1) // BUCKETS))
+
+
+def bucket_range(bucket: int, width: int, rng: KeyRange) -> KeyRange:
+    """The keys of `rng` whose `key DIV width` is `bucket` (both engines truncate towards
+    zero: bucket 0 holds -width < key < width)."""
+    if bucket > 0:
+        lower, upper = bucket * width - 1, (bucket + 1) * width - 1
+    elif bucket == 0:
+        lower, upper = -width, width - 1
+    else:
+        lower, upper = (bucket - 1) * width, bucket * width
+    if rng.lower is not None:
+        lower = max(lower, int(rng.lower[0]))
+    if rng.upper is not None:
+        upper = min(upper, int(rng.upper[0]))
+    return KeyRange((lower,), (upper,))
+
+
 class ChunkSizer:
     """Rows per chunk, steered by measured chunk times towards the target (pt's idea).
 

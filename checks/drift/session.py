@@ -14,7 +14,7 @@ from contextlib import ExitStack
 from dataclasses import replace
 from typing import Any
 
-from checks.drift.chunks import ChunkSizer
+from checks.drift.chunks import ChunkSizer, KeyRange
 from checks.drift.links import link
 from checks.drift.model import ChecksumOptions, DriftError, Interrupted, Reporter
 from checks.drift.sides import Side
@@ -48,6 +48,8 @@ class Session:
         self.pool: FanOut[Callable[[], Any], Any] = stack.enter_context(
             FanOut(1 + len(self.replicas), "checksum"))
         self.last_throttle = 0.0
+        # (replica, chunk) -> the key buckets of the chunk that differed (checks.drift.walk)
+        self.pieces: dict[tuple[str, KeyRange], list[KeyRange]] = {}
         self.whole_table_rate = options.whole_table_rate
         self.current_sizer = ChunkSizer(options.chunk_time, options.initial_chunk_rows)
         self.state = RunState.open(options, self.method, self.source.name,

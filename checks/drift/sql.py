@@ -92,6 +92,12 @@ class TableQueries:
         where, params = range_predicate(self._quoted_keys(), rng)
         return self._with_where("checksum_chunk", where, params)
 
+    def chunk_buckets(self, rng: KeyRange, width: int) -> Statement:
+        """bucket, cnt, crc per `key DIV width` of the rows in `rng` (one integer key): a
+        differing chunk names its differing buckets without being read again."""
+        where, params = range_predicate(self._quoted_keys(), rng)
+        return self._with_where("checksum_chunk_buckets", where, params, before=(width,))
+
     def rows(self, rng: KeyRange) -> Statement:
         """Key columns and the row hash `h` of every row in `rng`, in key order."""
         where, params = range_predicate(self._quoted_keys(), rng)

@@ -22,23 +22,25 @@ from checks.drift.chunks import (
     ChunkSizer,
     IntRangePlanner,
     KeyRange,
+    bucket_range,
+    bucket_width,
     decode_bound,
     encode_bound,
 )
 from checks.drift.model import TableResult
 from checks.drift.plan import TablePlan, plan_table
-from checks.drift.recheck import same
 from checks.drift.session import Session
 from checks.drift.sides import Side
 from checks.drift.sql import TableQueries
 from checks.drift.verdict import Suspects, finish_table
 from checks.drift.whole_table import whole_table
-from toolkit.db import Row
 from toolkit.db.values import text as _text
 
 _REPLICATED_MIN_CHUNKS = 16  # replicated method: a table is cut into at least this many
 
 Observe = Callable[[int, float], None]  # (source rows, seconds) of a chunk: sizes the next
+Span = tuple[int, int]  # an integer key's lowest and highest key when the walk began
+Hashes = dict[int | None, tuple[int, str]]  # bucket (None: the whole chunk): (cnt, crc)
 
 
 def check_table(run: Session, schema: str, table: str, estimate: int) -> TableResult:
@@ -67,14 +69,14 @@ def check_table(run: Session, schema: str, table: str, estimate: int) -> TableRe
     if replicated and not saved:
         run.source.q("checksum_clear_table", (plan.schema, plan.table))
     walked = bool(saved and saved.get("walked"))
-    for rng, observe in ([] if walked else key_ranges(
+    for rng, observe, span in ([] if walked else key_ranges(
             run, plan, resume_after, saved.get("chunk_rows") if saved else None)):
         run.throttle()
         chunks += 1
         if replicated:
             cnt, seconds = replicate_chunk(run, plan, rng, chunks)
         else:
-            cnt, seconds, differing = direct_chunk(run, plan, rng)
+            cnt, seconds, differing = direct_chunk(run, plan, rng, span)
             suspects += [(name, rng) for name in differing]
         observe(cnt, seconds)
         rows += cnt
@@ -85,9 +87,10 @@ def check_table(run: Session, schema: str, table: str, estimate: int) -> TableRe
 
 
 def key_ranges(run: Session, plan: TablePlan, resume_after: Bound | None,
-               chunk_rows: int | None) -> Iterator[tuple[KeyRange, Observe]]:
+               chunk_rows: int | None) -> Iterator[tuple[KeyRange, Observe, Span | None]]:
     """Ranges covering the whole key space after `resume_after`, and for each a
-    callback that reports (source rows, seconds) to size the next one."""
+    callback that reports (source rows, seconds) to size the next one, and for an integer
+    key the table's lowest and highest keys (what an open-ended range covers)."""
     options = run.options
     initial = chunk_rows or options.initial_chunk_rows
     if run.method == "replicated":
@@ -100,26 +103,27 @@ def key_ranges(run: Session, plan: TablePlan, resume_after: Bound | None,
     run.current_sizer = sizer
     q = plan.source[min(plan.source)]
     if plan.key is None or not plan.ranges_safe:
-        yield KeyRange(resume_after, None), lambda rows, s: None
+        yield KeyRange(resume_after, None), lambda rows, s: None, None
         return
     if plan.int_key:
         row = run.source.run(q.key_range())[0]
         if row["lo"] is None:
-            yield KeyRange(resume_after, None), lambda rows, s: None
+            yield KeyRange(resume_after, None), lambda rows, s: None, None
             return
+        span = (int(row["lo"]), int(row["hi"]))
         after = None if resume_after is None else int(resume_after[0])
-        planner = IntRangePlanner(int(row["lo"]), int(row["hi"]), sizer, after)
+        planner = IntRangePlanner(span[0], span[1], sizer, after)
         while (rng := planner.next()) is not None:
-            yield rng, _observer(planner, rng)
+            yield rng, _observer(planner, rng), span
         return
     lower = resume_after
     while True:
         found = run.source.run(q.next_boundary(lower, max(0, sizer.rows - 1)))
         if not found:
-            yield KeyRange(lower, None), sizer.observe
+            yield KeyRange(lower, None), sizer.observe, None
             return
         upper = tuple(found[0][k] for k in plan.key.columns)
-        yield KeyRange(lower, upper), sizer.observe
+        yield KeyRange(lower, upper), sizer.observe, None
         lower = upper
 
 
@@ -129,12 +133,24 @@ def _observer(planner: IntRangePlanner, rng: KeyRange) -> Observe:
     return observe
 
 
-def direct_chunk(run: Session, plan: TablePlan, rng: KeyRange) -> tuple[int, float, list[str]]:
-    """Hash `rng` on every side at once: (source rows, source seconds, differing replicas)."""
-    def timed(side: Side, q: TableQueries) -> Callable[[], tuple[list[Row], float]]:
-        def call() -> tuple[list[Row], float]:
+def direct_chunk(run: Session, plan: TablePlan, rng: KeyRange, span: Span | None
+                 ) -> tuple[int, float, list[str]]:
+    """Hash `rng` on every side at once: (source rows, source seconds, differing replicas).
+    Over an integer key (`span` given) each side hashes BUCKETS key buckets, and the
+    differing ones are kept in `run.pieces`: finding the rows then reads those buckets,
+    not the chunk again."""
+    width = bucket_width(rng, span) if span is not None else None
+
+    def timed(side: Side, q: TableQueries) -> Callable[[], tuple[Hashes, float]]:
+        def call() -> tuple[Hashes, float]:
             t0 = time.monotonic()
-            result = side.run(q.chunk(rng))
+            result: Hashes = {}
+            if width is None:
+                row = side.run(q.chunk(rng))[0]
+                result[None] = (int(row["cnt"]), _text(row["crc"]))
+            else:
+                for r in side.run(q.chunk_buckets(rng, width)):
+                    result[int(r["dbgauge_bucket"])] = (int(r["cnt"]), _text(r["crc"]))
             return result, time.monotonic() - t0
         return call
 
@@ -144,11 +160,17 @@ def direct_chunk(run: Session, plan: TablePlan, rng: KeyRange) -> tuple[int, flo
     results = run.parallel(calls)
     by_mode = dict(zip(modes, results[:len(modes)], strict=True))
     differing = []
-    for rep, (rows, _) in zip(run.replicas, results[len(modes):], strict=True):
-        if not same(by_mode[plan.replicas[rep.name].portable][0], rows):
+    for rep, (hashes, _) in zip(run.replicas, results[len(modes):], strict=True):
+        source = by_mode[plan.replicas[rep.name].portable][0]
+        buckets = sorted((b for b in source.keys() | hashes.keys()
+                          if source.get(b) != hashes.get(b)), key=lambda b: b or 0)
+        if buckets:
             differing.append(rep.name)
+            if width is not None:
+                run.pieces[(rep.name, rng)] = [bucket_range(b or 0, width, rng)
+                                               for b in buckets]
     first, seconds = results[0]
-    return int(first[0]["cnt"]), seconds, differing
+    return sum(cnt for cnt, _ in first.values()), seconds, differing
 
 
 def replicate_chunk(run: Session, plan: TablePlan, rng: KeyRange, chunk: int

@@ -13,9 +13,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from checks.drift.chunks import (
+    BUCKETS,
     ChunkSizer,
     IntRangePlanner,
     KeyRange,
+    bucket_range,
+    bucket_width,
     canonical_key,
     choose_key,
     decode_bound,
@@ -194,3 +197,34 @@ def test_choose_key(rows: list[dict[str, Any]], expected: tuple[str, tuple[str, 
                     ) -> None:
     choice = choose_key(rows)
     assert (None if choice is None else (choice.index, choice.columns)) == expected
+
+
+def _trunc_div(key: int, width: int) -> int:
+    """key DIV width as MySQL and PostgreSQL compute it: truncated towards zero."""
+    q = abs(key) // width
+    return q if key >= 0 else -q
+
+
+@pytest.mark.parametrize("width", [1, 2, 7, 64, 1954])
+def test_bucket_range_holds_exactly_the_keys_of_its_bucket(width: int) -> None:
+    rng = KeyRange((-3000,), (5000,))
+    keys = range(-2999, 5001)
+    buckets = {_trunc_div(k, width) for k in keys}
+    for bucket in buckets:
+        piece = bucket_range(bucket, width, rng)
+        assert piece.lower is not None and piece.upper is not None
+        inside = {k for k in keys if piece.lower[0] < k <= piece.upper[0]}
+        assert inside == {k for k in keys if _trunc_div(k, width) == bucket}, bucket
+
+
+def test_bucket_range_keeps_an_open_end_open_only_where_the_range_is() -> None:
+    piece = bucket_range(0, 10, KeyRange(None, (95,)))
+    assert piece == KeyRange((-10,), (9,))  # bucket 0: -10 < key < 10
+    assert bucket_range(9, 10, KeyRange(None, (95,))) == KeyRange((89,), (95,))
+    assert bucket_range(12, 10, KeyRange((100,), None)) == KeyRange((119,), (129,))
+
+
+def test_bucket_width_spreads_a_chunk_over_the_buckets() -> None:
+    assert bucket_width(KeyRange((0,), (BUCKETS * 100,)), (1, 10**6)) == 100
+    assert bucket_width(KeyRange(None, (BUCKETS * 10,)), (1, 10**6)) == 10  # from the low key
+    assert bucket_width(KeyRange((10**6 - 1,), None), (1, 10**6)) == 1  # a one-key tail
