@@ -11,7 +11,6 @@ down to `leaf_rows`, where rows are compared by key and MD5.
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Sequence
 
 from checks.drift.chunks import Bound, KeyRange, canonical_key, diff_rows, split_range
@@ -45,7 +44,8 @@ def recheck(run: Session, plan: TablePlan, replica: Side, rng: KeyRange, *,
     last: tuple[list[Row], list[Row]] | None = None
     for attempt in range(max(1, run.options.retries if attempts is None else attempts)):
         if attempt or delay_first:
-            time.sleep(run.options.retry_delay)
+            run.pause(run.options.retry_delay)
+        run.check_run_time()
         a, b = run.synced(replica, src_q.chunk(rng), plan.replicas[replica.name].chunk(rng))
         if same(a, b):
             return None
@@ -72,6 +72,7 @@ def locate(run: Session, plan: TablePlan, replica: Side, rng: KeyRange,
         return row_diff(run, plan, replica, rng)
     found: Candidates = []
     for piece in pieces:
+        run.check_run_time()
         # One synchronised look per piece: rows found in the end are re-read anyway.
         differing = recheck(run, plan, replica, piece, delay_first=False, attempts=1)
         if differing is not None:
@@ -84,6 +85,7 @@ def row_diff(run: Session, plan: TablePlan, replica: Side, rng: KeyRange) -> Can
     """The rows of `rng` that differ, by key and row hash (one synchronised read)."""
     src_q = plan.source[plan.replicas[replica.name].portable]
     rep_q = plan.replicas[replica.name]
+    run.check_run_time()
     a, b = run.synced(replica, src_q.rows(rng), rep_q.rows(rng))
     return diff_rows(hash_map(a, src_q.key), hash_map(b, rep_q.key))
 
@@ -96,10 +98,11 @@ def confirm(run: Session, plan: TablePlan, replica: Side, candidates: Candidates
     for _ in range(max(1, run.options.retries)):
         if not candidates:
             break
-        time.sleep(run.options.retry_delay)
+        run.pause(run.options.retry_delay)
         keys = [key for _, key in candidates]
         still: Candidates = []
         for start in range(0, len(keys), KEY_BATCH):
+            run.check_run_time()
             batch = keys[start:start + KEY_BATCH]
             a, b = run.synced(replica, src_q.hashes(batch), rep_q.hashes(batch))
             still += diff_rows(hash_map(a, src_q.key), hash_map(b, rep_q.key))

@@ -60,6 +60,7 @@ def finish_table(run: Session, plan: TablePlan, rows: int, chunks: int, suspects
     # replica together (the confirmation rounds sleep between re-reads).
     looked: list[tuple[str, KeyRange, bool, Candidates]] = []
     for name, rng in suspects:
+        run.check_run_time()  # re-checks and bisection count towards --run-time too
         differing = recheck(run, plan, by_replica[name], rng, delay_first=False)
         candidates: Candidates = []
         if differing is not None and plan.key is not None:
