@@ -19,7 +19,7 @@ from checks.drift.links import link
 from checks.drift.model import ChecksumOptions, DriftError, Interrupted, Reporter
 from checks.drift.sides import Side
 from checks.drift.sql import Statement
-from checks.drift.state import RunState
+from checks.drift.state import RunState, endpoint
 from toolkit.db import Row, connect
 from toolkit.errors import DbgaugeError
 from toolkit.targets import FanOut, Target, unique_names
@@ -51,7 +51,8 @@ class Session:
         self.whole_table_rate = options.whole_table_rate
         self.current_sizer = ChunkSizer(options.chunk_time, options.initial_chunk_rows)
         self.state = RunState.open(options, self.method, self.source.name,
-                                   [r.name for r in self.replicas])
+                                   [r.name for r in self.replicas],
+                                   [endpoint(t) for t in (source, *replicas)])
         if options.resume and not self.state.resumed:
             reporter.note("nothing to resume (no unfinished run with these arguments): "
                           "starting from the beginning")

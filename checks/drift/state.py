@@ -12,13 +12,24 @@ import json
 import os
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
 from checks.drift.chunks import Bound, KeyRange, decode_value, encode_bound, encode_value
 from checks.drift.model import ChecksumOptions, Difference, DriftError, TableResult
+from toolkit.dsn import parse_dsn
+from toolkit.targets import Target
 
-_STATE_VERSION = 1
+_STATE_VERSION = 2  # 1 keyed on target names only
+
+# Options that pace a run or shape its output without changing which rows differ: they
+# may change between a run and its --resume. Every other option is part of the key.
+_FREE_OPTIONS = frozenset({
+    "method", "chunk_time", "max_lag", "max_threads_running", "retries", "retry_delay",
+    "print_repair", "show_values", "resume", "state_file", "keep_state", "run_time",
+    "initial_chunk_rows", "wait_timeout", "max_pause", "whole_table_time", "whole_table_idle",
+    "whole_table_rate", "leaf_rows", "split_factor"})
 
 
 def default_state_dir() -> Path:
@@ -29,11 +40,12 @@ def default_state_dir() -> Path:
 class RunState:
     """Progress of a run in a JSON file, so --resume can continue where it stopped.
 
-    Keyed by what was asked (source, replicas, method, tables): a state file written for
-    other arguments is never used.
+    Keyed by what was asked (source, replicas, method, tables) and by what it reaches
+    (each server's address and database, the arguments that change the result): a state
+    file written for another run is never continued.
     """
 
-    def __init__(self, path: Path | None, identity: str, data: dict[str, Any],
+    def __init__(self, path: Path | None, identity: dict[str, Any], data: dict[str, Any],
                  resumed: bool) -> None:
         self.path = path
         self.identity = identity
@@ -43,11 +55,16 @@ class RunState:
 
     @classmethod
     def open(cls, options: ChecksumOptions, method: str, source: str,
-             replicas: Sequence[str]) -> RunState:
-        ident = json.dumps({"source": source, "replicas": list(replicas), "method": method,
-                            "tables": list(options.tables), "exclude": list(options.exclude)},
-                           sort_keys=True)
-        digest = hashlib.sha256(ident.encode()).hexdigest()[:16]
+             replicas: Sequence[str], endpoints: Sequence[str] = ()) -> RunState:
+        """The state to continue (--resume and a file written for this very run), else a
+        fresh one. `endpoints` are where source and replicas are, in that order: the file
+        is found by the names, so a run of another cluster with the same target names is
+        refused rather than continued."""
+        request = json.dumps({"source": source, "replicas": list(replicas), "method": method,
+                              "tables": list(options.tables),
+                              "exclude": list(options.exclude)}, sort_keys=True)
+        digest = hashlib.sha256(request.encode()).hexdigest()[:16]
+        ident = identity(options, method, [source, *replicas], endpoints)
         if not options.keep_state:
             return cls(None, ident, {"version": _STATE_VERSION, "identity": ident,
                                      "tables": {}}, False)
@@ -57,8 +74,14 @@ class RunState:
                 data = json.loads(path.read_text())
             except (OSError, ValueError):
                 data = {}
-            if data.get("identity") == ident and data.get("version") == _STATE_VERSION \
-                    and not data.get("complete"):
+            if data.get("version") == _STATE_VERSION and not data.get("complete"):
+                differs = mismatch(data.get("identity") or {}, ident)
+                if differs:
+                    raise DriftError(
+                        f"--resume: the state file {path} was written for another run ("
+                        + "; ".join(differs) + "): pass --state-file to keep this run's "
+                        "progress apart, or run without --resume to start afresh (which "
+                        "replaces that progress)")
                 return cls(path, ident, data, True)
         return cls(path, ident, {"version": _STATE_VERSION, "identity": ident, "tables": {}},
                    False)
@@ -111,6 +134,40 @@ class RunState:
         except OSError as exc:
             raise DriftError(f"cannot write the --resume state file {self.path}: "
                              f"{exc.strerror}; pass --state-file") from None
+
+
+def endpoint(target: Target) -> str:
+    """Where a target's data is: protocol, address (host:port or socket) and database."""
+    params = parse_dsn(target.dsn)
+    return f"{params.family}://{params.address}/{params.dbname or ''}"
+
+
+def identity(options: ChecksumOptions, method: str, names: Sequence[str],
+             endpoints: Sequence[str]) -> dict[str, Any]:
+    """What a state file belongs to: the servers by name and address, the method and the
+    options that change the result (JSON-ready)."""
+    arguments = {f.name: getattr(options, f.name) for f in fields(options)
+                 if f.name not in _FREE_OPTIONS}
+    return {"servers": [[n, e] for n, e in zip(names, endpoints, strict=False)],
+            "method": method,
+            "arguments": json.loads(json.dumps(arguments, default=str, sort_keys=True))}
+
+
+def mismatch(saved: Mapping[str, Any], now: Mapping[str, Any]) -> list[str]:
+    """How a saved identity differs from this run's, in words ([] when it does not)."""
+    out: list[str] = []
+    then_servers = {n: e for n, e in saved.get("servers", [])}
+    for name, where in now["servers"]:
+        if then_servers.get(name) != where:
+            out.append(f"{name} was {then_servers.get(name) or 'not part of it'}, now {where}")
+    if saved.get("method") != now["method"]:
+        out.append(f"--method was {saved.get('method')}, now {now['method']}")
+    then_args = saved.get("arguments", {})
+    for key in sorted(set(then_args) | set(now["arguments"])):
+        if then_args.get(key) != now["arguments"].get(key):
+            out.append(f"--{key.replace('_', '-')} was {then_args.get(key)!r}, "
+                       f"now {now['arguments'].get(key)!r}")
+    return out or ([] if saved == now else ["it was written differently"])
 
 
 def result_to_json(result: TableResult) -> dict[str, Any]:

@@ -121,3 +121,57 @@ def test_run_time_holds_during_rechecks_and_resume_finds_the_same_rows(
     assert table["resumed_from_chunk"] == saved["chunks"] + 1
     assert {(d["kind"], tuple(d["key"].values())) for d in table["differences"]} == DRIFTED
     assert table["rows"] == ROWS and not state.exists()  # done: nothing left to resume
+
+
+def _config(sandbox: Sandbox, path: Path, source: str, replica: str) -> Path:
+    """A config naming two sandbox servers `src` and `rep`."""
+    t = targets(sandbox)
+    lines = ["targets:"]
+    for name, server in (("src", source), ("rep", replica)):
+        lines += [f"  - name: {name}", "    kind: mysql", f"    dsn: {t[server].dsn}",
+                  f"    password_file: {sandbox.state.dbgauge_password_file}"]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_resume_is_refused_on_other_servers_with_the_same_names(
+        sandbox: Sandbox, slow_table: str, tmp_path: Path) -> None:
+    """Two configs name different servers `rep`: the state one left is not continued by
+    the other (exit 2, saying what differs), and is by the first."""
+    cluster_a = _config(sandbox, tmp_path / "a.yaml", "mariadb-primary", "mariadb-replica")
+    cluster_b = _config(sandbox, tmp_path / "b.yaml", "mariadb-primary", "mariadb-primary")
+    env = {**os.environ, "XDG_STATE_HOME": str(tmp_path / "state")}  # the default file
+
+    def cli(config: Path, *args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [*DBGAUGE, "checksum", "--config", str(config), "--source", "src", "--replica",
+             "rep", "--tables", slow_table, "--method", "direct", "--whole-table-time", "0",
+             "--retry-delay", "0.05", "--format", "json", *args],
+            capture_output=True, text=True, timeout=120, cwd=REPO, check=False, env=env)
+
+    first = cli(cluster_a, "--chunk-time", "0.0001", "--run-time", "0.05")
+    assert first.returncode == 2 and "continue with --resume" in first.stderr, first.stderr
+    (state,) = (tmp_path / "state" / "dbgauge").glob("checksum-*.json")
+
+    other = cli(cluster_b, "--resume")
+    assert other.returncode == 2, other.stdout + other.stderr
+    replica_port = sandbox.state.port("mariadb-replica")
+    primary_port = sandbox.state.port("mariadb-primary")
+    assert other.stderr.splitlines()[-1] + "\n" == (  # after "rep is not a replica"
+        f"dbgauge: error: --resume: the state file {state} was written for another run (rep "
+        f"was mysql://127.0.0.1:{replica_port}/, now mysql://127.0.0.1:{primary_port}/): "
+        "pass --state-file to keep this run's progress apart, or run without --resume to "
+        "start afresh (which replaces that progress)\n")
+    assert other.stdout == "" and state.exists()
+    # Another result-changing argument is refused too (given that file), and says which.
+    excluded = cli(cluster_a, "--resume", "--exclude", "app.nothing_*", "--state-file",
+                   str(state))
+    assert excluded.returncode == 2 and "--exclude was [], now ['app.nothing_*']" in \
+        excluded.stderr, excluded.stderr
+
+    same = cli(cluster_a, "--resume", "--chunk-time", "0.05")  # pacing may change
+    assert same.returncode == 1, same.stdout + same.stderr
+    table = json.loads(same.stdout)["tables"][0]
+    assert table["resumed_from_chunk"] is not None and table["rows"] == ROWS
+    assert {(d["kind"], tuple(d["key"].values())) for d in table["differences"]} == DRIFTED
+    assert not state.exists()

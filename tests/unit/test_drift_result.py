@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from checks.drift.model import ChecksumOptions, Difference, TableResult
+from checks.drift.model import ChecksumOptions, Difference, DriftError, TableResult
 from checks.drift.normalize import Column
 from checks.drift.repair import literal, repair_script
 from checks.drift.result import checksum_result
@@ -89,15 +89,24 @@ def test_results_survive_the_state_file() -> None:
 def test_state_is_kept_per_arguments(tmp_path: Path) -> None:
     path = tmp_path / "state.json"
     opts = ChecksumOptions(tables=("app.t",), state_file=path)
-    state = RunState.open(opts, "direct", "src", ["r"])
+    state = RunState.open(opts, "direct", "src", ["r"], ["mysql://db1:3306/", "mysql://db2:3306/"])
     state.progress("app.t", (10,), 10, 1, [], 1000)
     state.save(force=True)
     resumed = RunState.open(ChecksumOptions(tables=("app.t",), state_file=path, resume=True),
-                            "direct", "src", ["r"])
+                            "direct", "src", ["r"], ["mysql://db1:3306/", "mysql://db2:3306/"])
     assert resumed.resumed and resumed.table("app.t") is not None
-    other = RunState.open(ChecksumOptions(tables=("app.x",), state_file=path, resume=True),
-                          "direct", "src", ["r"])
-    assert not other.resumed  # other arguments: never continue someone else's run
+    # other arguments, or other servers under the same names: never continue someone
+    # else's run, and say what differs
+    with pytest.raises(DriftError, match=r"written for another run \(--tables was "
+                                         r"\['app.t'\], now \['app.x'\]\): pass --state-file"):
+        RunState.open(ChecksumOptions(tables=("app.x",), state_file=path, resume=True),
+                      "direct", "src", ["r"])
+    with pytest.raises(DriftError, match=r"\(r was mysql://db2:3306/, now mysql://db9:3306/\)"):
+        RunState.open(ChecksumOptions(tables=("app.t",), state_file=path, resume=True),
+                      "direct", "src", ["r"], ["mysql://db1:3306/", "mysql://db9:3306/"])
+    assert RunState.open(ChecksumOptions(tables=("app.t",), state_file=path, resume=True,
+                                         chunk_time=9, retries=1), "direct", "src", ["r"],
+                         ["mysql://db1:3306/", "mysql://db2:3306/"]).resumed  # pacing: free
     resumed.complete()
     done = RunState.open(ChecksumOptions(tables=("app.t",), state_file=path, resume=True),
                          "direct", "src", ["r"])

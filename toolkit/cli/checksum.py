@@ -53,7 +53,7 @@ from toolkit.errors import DbgaugeError
 @click.option("--print-repair", is_flag=True,
               help="Print the statements that would make each replica match (never run).")
 @click.option("--resume", is_flag=True, help="Continue an interrupted run with the same "
-              "arguments.")
+              "servers (by address) and arguments; another run's state is refused.")
 @click.option("--state-file", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
               help="Where progress is kept for --resume (default: ~/.local/state/dbgauge/).")
 @click.option("--run-time",
