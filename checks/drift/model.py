@@ -80,6 +80,33 @@ class Difference:
 
 
 @dataclass(frozen=True)
+class Unnamed:
+    """A table without a usable key that differs on `replica`: it was compared as one
+    chunk, so only its row counts and checksum are known, never which rows differ (counts
+    None: the replicated checksums differed, and the rows matched when re-checked)."""
+
+    replica: str
+    source_rows: int | None
+    replica_rows: int | None
+
+    def detail(self) -> str:
+        if self.source_rows is None or self.replica_rows is None:
+            what = "the checksums computed through replication differ"
+        elif self.source_rows != self.replica_rows:
+            what = (f"{self.source_rows} rows on the source, {self.replica_rows} on "
+                    f"{self.replica}")
+        else:
+            what = f"{self.source_rows} rows on both, checksums differ"
+        return (f"compared as one chunk: {what}; without a primary key or unique NOT NULL "
+                "key its rows cannot be named")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"replica": self.replica, "compared_as": "one chunk",
+                "source_rows": self.source_rows, "replica_rows": self.replica_rows,
+                "detail": self.detail()}
+
+
+@dataclass(frozen=True)
 class TableResult:
     """One table's outcome: status ok, drift or unchecked (with the reason)."""
 
@@ -97,6 +124,7 @@ class TableResult:
     notes: tuple[str, ...] = ()
     rechecked_chunks: int = 0  # differed at first, matched when re-checked: in-flight writes
     whole_table: bool = False  # proven equal by the whole-table pre-check (no chunk walk)
+    unnamed: tuple[Unnamed, ...] = ()  # keyless table: replicas it differs on, rows unnamed
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -109,6 +137,7 @@ class TableResult:
             "resumed_from_chunk": self.resumed_from_chunk,
             "rechecked_chunks": self.rechecked_chunks, "whole_table": self.whole_table,
             "notes": list(self.notes),
+            "unnamed_differences": [u.to_json() for u in self.unnamed],
         }
 
 

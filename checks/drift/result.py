@@ -54,6 +54,9 @@ def checksum_result(method: str, source: str, replicas: Sequence[str],
         if table.status == "unchecked":
             findings.append(Finding(Status.UNKNOWN, source, "checksum/unchecked",
                                     f"{table.table}: {table.reason}"))
+        for u in table.unnamed:
+            findings.append(Finding(Status.CRITICAL, u.replica, "checksum/unnamed",
+                                    f"{table.table}: the table differs ({u.detail()})"))
         for d in table.differences:
             findings.append(Finding(Status.CRITICAL, d.replica, f"checksum/{d.kind}",
                                     f"{table.table}: row {d.key_text()} {d.kind}",

@@ -17,7 +17,13 @@ from pathlib import Path
 from typing import Any
 
 from checks.drift.chunks import Bound, KeyRange, decode_value, encode_bound, encode_value
-from checks.drift.model import ChecksumOptions, Difference, DriftError, TableResult
+from checks.drift.model import (
+    ChecksumOptions,
+    Difference,
+    DriftError,
+    TableResult,
+    Unnamed,
+)
 from toolkit.dsn import parse_dsn
 from toolkit.targets import Target
 
@@ -194,4 +200,6 @@ def result_from_json(doc: Mapping[str, Any]) -> TableResult:
         resumed_from_chunk=doc["resumed_from_chunk"],
         repair=tuple((n, tuple(s)) for n, s in doc["repair"]), notes=tuple(doc["notes"]),
         rechecked_chunks=int(doc.get("rechecked_chunks", 0)),
-        whole_table=bool(doc.get("whole_table", False)))
+        whole_table=bool(doc.get("whole_table", False)),
+        unnamed=tuple(Unnamed(u["replica"], u["source_rows"], u["replica_rows"])
+                      for u in doc.get("unnamed_differences", [])))

@@ -12,7 +12,7 @@ import json
 import time
 
 from checks.drift.chunks import Bound, KeyRange, canonical_key, decode_bound, sort_items
-from checks.drift.model import Difference, DriftError, TableResult
+from checks.drift.model import Difference, DriftError, TableResult, Unnamed
 from checks.drift.plan import TablePlan
 from checks.drift.recheck import KEY_BATCH, Candidates, confirm, locate, recheck
 from checks.drift.repair import repair_script
@@ -59,6 +59,7 @@ def finish_table(run: Session, plan: TablePlan, rows: int, chunks: int, suspects
     # Re-check and bisect every suspect chunk, then confirm all candidate rows of a
     # replica together (the confirmation rounds sleep between re-reads).
     looked: list[tuple[str, KeyRange, bool, Candidates]] = []
+    unnamed: list[Unnamed] = []  # keyless: the replicas it differs on, with counts
     for name, rng in suspects:
         run.check_run_time()  # re-checks and bisection count towards --run-time too
         differing = recheck(run, plan, by_replica[name], rng, delay_first=False)
@@ -68,6 +69,10 @@ def finish_table(run: Session, plan: TablePlan, rows: int, chunks: int, suspects
             candidates = locate(run, plan, by_replica[name], rng,
                                 (int(a[0]["cnt"]), int(b[0]["cnt"])))
         looked.append((name, rng, differing is not None, candidates))
+        if plan.key is None and (differing is not None or replicated):
+            counts = ((int(differing[0][0]["cnt"]), int(differing[1][0]["cnt"]))
+                      if differing is not None else (None, None))
+            unnamed.append(Unnamed(name, *counts))
     confirmed: dict[str, Candidates] = {}
     for name in {name for name, _, _, c in looked if c}:
         everything = {item for n, _, _, c in looked if n == name for item in c}
@@ -85,10 +90,7 @@ def finish_table(run: Session, plan: TablePlan, rows: int, chunks: int, suspects
             differing_chunks[name] = differing_chunks.get(name, 0) + 1
         else:
             rechecked += 1
-        if plan.key is None and (differed or replicated):
-            notes.append(f"{name}: the table differs; without a key its rows cannot be "
-                         "named")
-        elif replicated and not rows_found:
+        if replicated and not rows_found and plan.key is not None:
             notes.append(f"{name}: chunk {rng.describe()} differed when checksummed but "
                          "its rows match now")
     differences: list[Difference] = []
@@ -109,7 +111,7 @@ def finish_table(run: Session, plan: TablePlan, rows: int, chunks: int, suspects
         plan.name, status, rows, chunks, tuple(sorted(differing_chunks.items())),
         tuple(sorted(differing_rows.items())), tuple(differences),
         time.monotonic() - started, None, resumed_from, tuple(repair), tuple(notes),
-        rechecked)
+        rechecked, unnamed=tuple(unnamed))
     run.state.done(plan.name, result)
     return result
 

@@ -28,6 +28,7 @@ from tests.helpers import DBGAUGE, REPO
 from tests.helpers.servers import Sandbox, admin, caught_up, execute, one
 from toolkit.app import load_config
 from toolkit.cli.base import RESULT_EXIT
+from toolkit.render.checksum import render_checksum
 from toolkit.result import CheckResult
 from toolkit.targets import Target
 
@@ -512,11 +513,22 @@ def test_table_without_key_one_chunk_or_unchecked(sandbox: Sandbox, sbr_user: No
         assert "no primary key or unique NOT NULL key" in (table_docs(big)[0]["reason"] or "")
         execute(sandbox, "mariadb-replica", "UPDATE app.drift_nokey SET w = 'y' LIMIT 1",
                 log_bin=False)
+        execute(sandbox, "mariadb-replica", "DELETE FROM app.drift_nokey WHERE v = 7 LIMIT 1",
+                log_bin=False)
         for method in ("direct", "replicated"):
             drift = check(sandbox, method, ("app.drift_nokey",))
             assert exit_code(drift) == 1, method
-            assert table_docs(drift)[0]["differing_chunks"] == {"mariadb-replica": 1}
-            assert "cannot be named" in " ".join(table_docs(drift)[0]["notes"])
+            table = table_docs(drift)[0]
+            assert table["differing_chunks"] == {"mariadb-replica": 1}
+            # What was compared, not a misleading "0 differing rows".
+            (unnamed,) = table["unnamed_differences"]
+            assert (unnamed["replica"], unnamed["compared_as"], unnamed["source_rows"],
+                    unnamed["replica_rows"]) == ("mariadb-replica", "one chunk", 500, 499)
+            assert "cannot be named" in unnamed["detail"]
+            line = render_checksum(drift).splitlines()[2]
+            assert line.split()[:5] == ["app.drift_nokey", "500", "1", "1", "?"], line
+            assert "mariadb-replica: the table differs, compared as one chunk: 500 rows on " \
+                "the source, 499 on mariadb-replica" in render_checksum(drift)
     finally:
         execute(sandbox, "mariadb-primary", "DROP TABLE IF EXISTS app.drift_nokey")
         caught_up(sandbox)

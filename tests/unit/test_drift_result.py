@@ -12,7 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from checks.drift.model import ChecksumOptions, Difference, DriftError, TableResult
+from checks.drift.model import (
+    ChecksumOptions,
+    Difference,
+    DriftError,
+    TableResult,
+    Unnamed,
+)
 from checks.drift.normalize import Column
 from checks.drift.repair import literal, repair_script
 from checks.drift.result import checksum_result
@@ -84,6 +90,9 @@ def test_results_survive_the_state_file() -> None:
         Difference("r", "changed", (("at", dt.datetime(2024, 1, 1)), ("b", b"\x00"))),))
     assert result_from_json(json.loads(json.dumps(result_to_json(table)))) == table
     assert result_from_json(json.loads(json.dumps(result_to_json(CLEAN)))) == CLEAN
+    keyless = TableResult("app.k", "drift", differing_chunks=(("r", 1),),
+                          unnamed=(Unnamed("r", 5, 4), Unnamed("s", None, None)))
+    assert result_from_json(json.loads(json.dumps(result_to_json(keyless)))) == keyless
 
 
 def test_state_is_kept_per_arguments(tmp_path: Path) -> None:
