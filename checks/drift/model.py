@@ -46,6 +46,7 @@ class ChecksumOptions:
     retries: int = 3  # re-checks of a differing chunk/row before it is reported
     retry_delay: float = 0.25
     print_repair: bool = False
+    show_values: bool = False  # changed rows: also each differing column's two values
     resume: bool = False
     state_file: Path | None = None
     keep_state: bool = True  # write progress for --resume (the daemon does not)
@@ -71,6 +72,19 @@ class Difference:
     replica: str
     kind: str
     key: tuple[tuple[str, Any], ...]
+    # changed rows: the replica's columns that differ, and (--show-values only) for each
+    # (column, source value, replica value) as JSON values
+    columns: tuple[str, ...] = ()
+    values: tuple[tuple[str, Any, Any], ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        doc: dict[str, Any] = {"replica": self.replica, "kind": self.kind,
+                               "key": self.key_json()}
+        if self.kind == "changed":
+            doc["columns"] = list(self.columns)
+        if self.values:
+            doc["values"] = {c: {"source": s, "replica": r} for c, s, r in self.values}
+        return doc
 
     def key_json(self) -> dict[str, Any]:
         return {col: json_value(value) for col, value in self.key}
@@ -131,8 +145,7 @@ class TableResult:
             "table": self.table, "status": self.status, "rows": self.rows,
             "chunks": self.chunks, "differing_chunks": dict(self.differing_chunks),
             "differing_rows": dict(self.differing_rows),
-            "differences": [{"replica": d.replica, "kind": d.kind, "key": d.key_json()}
-                            for d in self.differences],
+            "differences": [d.to_json() for d in self.differences],
             "seconds": round(self.seconds, 3), "reason": self.reason,
             "resumed_from_chunk": self.resumed_from_chunk,
             "rechecked_chunks": self.rechecked_chunks, "whole_table": self.whole_table,

@@ -59,7 +59,9 @@ def checksum_result(method: str, source: str, replicas: Sequence[str],
                                     f"{table.table}: the table differs ({u.detail()})"))
         for d in table.differences:
             findings.append(Finding(Status.CRITICAL, d.replica, f"checksum/{d.kind}",
-                                    f"{table.table}: row {d.key_text()} {d.kind}",
+                                    f"{table.table}: row {d.key_text()} {d.kind}"
+                                    + (f" (columns: {', '.join(d.columns)})"
+                                       if d.columns else ""),
                                     {k: str(json_value(v)) for k, v in d.key}))
     drifted = sum(1 for t in tables if t.status == "drift")
     summary = (f"{len(tables)} table(s) compared, {drifted} with drift"

@@ -180,7 +180,8 @@ def result_to_json(result: TableResult) -> dict[str, Any]:
     """A finished table for the state file: key values tagged so they read back exactly."""
     doc = result.to_json()
     doc["differences"] = [{"replica": d.replica, "kind": d.kind,
-                           "key": [[c, encode_value(v)] for c, v in d.key]}
+                           "key": [[c, encode_value(v)] for c, v in d.key],
+                           "columns": list(d.columns), "values": [list(v) for v in d.values]}
                           for d in result.differences]
     doc["repair"] = [[n, list(s)] for n, s in result.repair]
     doc["seconds"] = result.seconds
@@ -194,7 +195,9 @@ def result_from_json(doc: Mapping[str, Any]) -> TableResult:
         differing_chunks=tuple(sorted(doc["differing_chunks"].items())),
         differing_rows=tuple(sorted(doc["differing_rows"].items())),
         differences=tuple(Difference(d["replica"], d["kind"],
-                                     tuple((c, decode_value(v)) for c, v in d["key"]))
+                                     tuple((c, decode_value(v)) for c, v in d["key"]),
+                                     tuple(d.get("columns", [])),
+                                     tuple((c, a, b) for c, a, b in d.get("values", [])))
                           for d in doc["differences"]),
         seconds=float(doc["seconds"]), reason=doc["reason"],
         resumed_from_chunk=doc["resumed_from_chunk"],

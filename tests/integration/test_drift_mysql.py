@@ -202,6 +202,12 @@ def test_each_method_finds_exactly_the_drifted_rows(sandbox: Sandbox, drifted: A
     assert t["app.drift_t"]["rows"] == ROWS + 1 and t["app.drift_c"]["rows"] == 2000
     assert t["app.drift_t"]["chunks"] > 2  # several chunks, so bisection had work to do
     assert t["app.drift_t"]["differing_rows"] == {"mariadb-replica": 9}
+    # changed rows name the columns that differ; values are never shown by default
+    assert {d["key"]["id"]: d["columns"] for d in t["app.drift_t"]["differences"]
+            if d["kind"] == "changed"} == {18: ["name"], 30000: ["name"], 40: ["name"],
+                                           50: ["score"], 52: ["f"], 60: ["payload"]}
+    assert [d["columns"] for d in t["app.drift_c"]["differences"]] == [["v"]]
+    assert not any("values" in d for r in table_docs(result) for d in r["differences"])
     assert outside_dbgauge(written) == []
     if method == "replicated":  # it wrote its chunks, and only there
         assert any("dbgauge.checksums" in w or "checksums" in w for w in written)
@@ -220,7 +226,18 @@ def test_cli_json_and_print_repair_make_the_replica_match(sandbox: Sandbox, drif
     assert doc["status"] == "drift"
     tables = {t["table"]: t for t in doc["tables"]}
     assert tables["app.drift_c"]["differences"] == [
-        {"replica": "mariadb-replica", "kind": "changed", "key": {"a": 3, "b": "b53"}}]
+        {"replica": "mariadb-replica", "kind": "changed", "key": {"a": 3, "b": "b53"},
+         "columns": ["v"]}]
+    shown = subprocess.run(
+        [*DBGAUGE, "checksum", "--config", str(sandbox.config), "--source", "mariadb-primary",
+         "--replica", "mariadb-replica", "--tables", "app.drift_t", "--method", "direct",
+         "--show-values", "--retry-delay", "0.05", "--state-file", str(tmp_path / "s2.json")],
+        capture_output=True, text=True, timeout=120, cwd=REPO, check=False)
+    assert shown.returncode == 1, shown.stderr
+    assert ("  mariadb-replica: changed id=18 (columns: name)\n"
+            '      name: source "name-9", replica "changed"\n') in shown.stdout, shown.stdout
+    assert '      name: source null, replica ""\n' in shown.stdout  # id 30000: NULL vs ''
+    assert '      payload: source "0x' in shown.stdout
     assert {(d["kind"], d["key"]["id"]) for d in tables["app.drift_t"]["differences"]} == {
         (kind, key[0]) for kind, key in drifted["app.drift_t"]}
     assert tables["app.drift_t"]["rows"] == ROWS + 1 and tables["app.drift_t"]["chunks"] >= 1

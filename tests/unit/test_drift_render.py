@@ -43,7 +43,7 @@ WIDE = TableResult(
     differences=(
         Difference("r2", "missing", (("at", dt.datetime(2024, 1, 2, 3, 4, 5, 6)),
                                      ("b", b"\x00\xff"))),
-        Difference("r1", "changed", (("at", dt.datetime(2024, 1, 1)), ("b", b"a"))),
+        Difference("r1", "changed", (("at", dt.datetime(2024, 1, 1)), ("b", b"a")), ("c",)),
         Difference("r1", "extra", (("at", dt.date(2024, 5, 6)), ("b", b""))),
     ),
     seconds=12.345678, reason=None, resumed_from_chunk=17,
@@ -58,7 +58,8 @@ SECOND = TableResult(
     "shop.z", "drift", rows=7, chunks=1, differing_chunks=(("r1", 1), ("r2", 1)),
     differing_rows=(("r1", 1), ("r2", 2)),
     differences=(Difference("r1", "changed", (("k", Decimal("1.50")), ("f", 0.1),
-                                             ("n", None), ("s", "it's"))),
+                                             ("n", None), ("s", "it's")),
+                            ("v", "w"), (("v", "a \"b\"", None), ("w", 1.5, "0x00ff"))),
                  Difference("r2", "extra", (("k", Decimal("2")), ("f", 1e300), ("n", True),
                                             ("s", "")))),
     seconds=0.004,

@@ -52,6 +52,9 @@ from toolkit.errors import DbgaugeError
               show_default=True)
 @click.option("--print-repair", is_flag=True,
               help="Print the statements that would make each replica match (never run).")
+@click.option("--show-values", is_flag=True,
+              help="Also print the source's and the replica's value of each differing "
+                   "column of a changed row (off by default: values may be sensitive).")
 @click.option("--resume", is_flag=True, help="Continue an interrupted run with the same "
               "servers (by address) and arguments; another run's state is refused.")
 @click.option("--state-file", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
@@ -65,7 +68,8 @@ def checksum(source_arg: str, replica_args: tuple[str, ...], config_path: str | 
              tables: tuple[str, ...], exclude: tuple[str, ...], method: str | None,
              chunk_time: float, whole_table_time: float, max_lag: float,
              max_threads_running: int, retries: int,
-             retry_delay: float, fmt: str, print_repair: bool, resume: bool,
+             retry_delay: float, fmt: str, print_repair: bool, show_values: bool,
+             resume: bool,
              state_file: Path | None, run_time: float | None,
              password_file: Path | None) -> None:
     """Compare tables on a source and its replicas chunk by chunk, and name the rows that
@@ -106,7 +110,7 @@ def checksum(source_arg: str, replica_args: tuple[str, ...], config_path: str | 
             method=method, chunk_time=chunk_time, whole_table_time=whole_table_time,
             max_lag=max_lag, max_threads_running=max_threads_running,
             retries=retries, retry_delay=retry_delay, print_repair=print_repair, resume=resume,
-            state_file=state_file, run_time=run_time)
+            state_file=state_file, run_time=run_time, show_values=show_values)
         result = run_checksum(source, replicas, options, reporter)
     except DbgaugeError as exc:
         reporter.clear()

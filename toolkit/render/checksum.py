@@ -54,7 +54,11 @@ def render_checksum(result: CheckResult) -> str:
         lines += [f"  {u['replica']}: the table differs, {u['detail']}" for u in unnamed]
         for d in t["differences"]:
             key = ", ".join(f"{col}={value}" for col, value in d["key"].items())
-            lines.append(f"  {d['replica']}: {d['kind']} {key}")
+            columns = f" (columns: {', '.join(d['columns'])})" if d.get("columns") else ""
+            lines.append(f"  {d['replica']}: {d['kind']} {key}{columns}")
+            lines += [f"      {col}: source {json.dumps(v['source'], ensure_ascii=False)}, "
+                      f"replica {json.dumps(v['replica'], ensure_ascii=False)}"
+                      for col, v in d.get("values", {}).items()]
         shown = dict.fromkeys(t["differing_rows"], 0)
         for d in t["differences"]:
             shown[d["replica"]] = shown.get(d["replica"], 0) + 1
