@@ -506,7 +506,8 @@ def test_run_time_stops_and_resume_continues(sandbox: Sandbox, tmp_path: Path) -
         assert table["resumed_from_chunk"] == saved["chunks"] + 1
         assert table["rows"] == rows and table["chunks"] > saved["chunks"]
         assert table["differences"] == [
-            {"replica": "mariadb-replica", "kind": "changed", "key": {"id": 99000}}]
+            {"replica": "mariadb-replica", "kind": "changed", "key": {"id": 99000},
+             "columns": ["v"]}]
         third = cli(sandbox, *args, "--chunk-time", "0.05", "--resume")  # nothing to resume
         assert third.returncode == 1 and json.loads(third.stdout)["tables"][0][
             "resumed_from_chunk"] is None
