@@ -46,6 +46,7 @@ class ChecksumOptions:
     retries: int = 3  # re-checks of a differing chunk/row before it is reported
     retry_delay: float = 0.25
     print_repair: bool = False
+    show_values: bool = False  # changed rows: also each differing column's two values
     resume: bool = False
     state_file: Path | None = None
     keep_state: bool = True  # write progress for --resume (the daemon does not)
@@ -71,12 +72,52 @@ class Difference:
     replica: str
     kind: str
     key: tuple[tuple[str, Any], ...]
+    # changed rows: the replica's columns that differ, and (--show-values only) for each
+    # (column, source value, replica value) as JSON values
+    columns: tuple[str, ...] = ()
+    values: tuple[tuple[str, Any, Any], ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        doc: dict[str, Any] = {"replica": self.replica, "kind": self.kind,
+                               "key": self.key_json()}
+        if self.kind == "changed":
+            doc["columns"] = list(self.columns)
+        if self.values:
+            doc["values"] = {c: {"source": s, "replica": r} for c, s, r in self.values}
+        return doc
 
     def key_json(self) -> dict[str, Any]:
         return {col: json_value(value) for col, value in self.key}
 
     def key_text(self) -> str:
         return ", ".join(f"{col}={json_value(value)}" for col, value in self.key)
+
+
+@dataclass(frozen=True)
+class Unnamed:
+    """A table without a usable key that differs on `replica`: it was compared as one
+    chunk, so only its row counts and checksum are known, never which rows differ (counts
+    None: the replicated checksums differed, and the rows matched when re-checked)."""
+
+    replica: str
+    source_rows: int | None
+    replica_rows: int | None
+
+    def detail(self) -> str:
+        if self.source_rows is None or self.replica_rows is None:
+            what = "the checksums computed through replication differ"
+        elif self.source_rows != self.replica_rows:
+            what = (f"{self.source_rows} rows on the source, {self.replica_rows} on "
+                    f"{self.replica}")
+        else:
+            what = f"{self.source_rows} rows on both, checksums differ"
+        return (f"compared as one chunk: {what}; without a primary key or unique NOT NULL "
+                "key its rows cannot be named")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"replica": self.replica, "compared_as": "one chunk",
+                "source_rows": self.source_rows, "replica_rows": self.replica_rows,
+                "detail": self.detail()}
 
 
 @dataclass(frozen=True)
@@ -97,18 +138,19 @@ class TableResult:
     notes: tuple[str, ...] = ()
     rechecked_chunks: int = 0  # differed at first, matched when re-checked: in-flight writes
     whole_table: bool = False  # proven equal by the whole-table pre-check (no chunk walk)
+    unnamed: tuple[Unnamed, ...] = ()  # keyless table: replicas it differs on, rows unnamed
 
     def to_json(self) -> dict[str, Any]:
         return {
             "table": self.table, "status": self.status, "rows": self.rows,
             "chunks": self.chunks, "differing_chunks": dict(self.differing_chunks),
             "differing_rows": dict(self.differing_rows),
-            "differences": [{"replica": d.replica, "kind": d.kind, "key": d.key_json()}
-                            for d in self.differences],
+            "differences": [d.to_json() for d in self.differences],
             "seconds": round(self.seconds, 3), "reason": self.reason,
             "resumed_from_chunk": self.resumed_from_chunk,
             "rechecked_chunks": self.rechecked_chunks, "whole_table": self.whole_table,
             "notes": list(self.notes),
+            "unnamed_differences": [u.to_json() for u in self.unnamed],
         }
 
 

@@ -179,6 +179,20 @@ def row_text(flavor: str, columns: Sequence[Column], portable: bool) -> str:
     return f"CONCAT_WS('#', {', '.join(parts)})" if mysql else f"concat_ws('#', {', '.join(parts)})"
 
 
+def column_hashes(flavor: str, columns: Sequence[Column], portable: bool) -> str:
+    """Select list of each column's MD5 (`dbgauge_c0`, ...): of the very text `row_text`
+    joins, so a row whose hash differs has at least one column whose MD5 does (NULL's is
+    NULL)."""
+    mysql = flavor in MYSQL_FAMILY
+    out: list[str] = []
+    for i, col in enumerate(columns):
+        q = quote_ident(col.name, flavor)
+        text = (_mysql_column(flavor, col, q, portable) if mysql
+                else _postgres_column(col, q, portable))
+        out.append(f"{'MD5' if mysql else 'md5'}({text}) AS dbgauge_c{i}")
+    return ", ".join(out)
+
+
 def uses_crc32(flavor: str, portable: bool) -> bool:
     """MySQL-family pairs hash with CRC32 (fast); PostgreSQL and cross-engine with MD5."""
     return flavor in MYSQL_FAMILY and not portable

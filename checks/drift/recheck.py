@@ -16,7 +16,6 @@ values moved are read again after `retry_delay`, up to `retries` times.
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Sequence
 
 from checks.drift.chunks import (
@@ -58,7 +57,8 @@ def recheck(run: Session, plan: TablePlan, replica: Side, rng: KeyRange, attempt
     last: tuple[list[Row], list[Row]] | None = None
     for attempt in range(max(1, attempts)):
         if attempt:
-            time.sleep(run.options.retry_delay)
+            run.pause(run.options.retry_delay)
+        run.check_run_time()
         a, b = run.synced(replica, src_q.chunk(rng), plan.replicas[replica.name].chunk(rng))
         if same(a, b):
             return None
@@ -86,6 +86,7 @@ def locate(run: Session, plan: TablePlan, replica: Side, rng: KeyRange,
         return row_diff(run, plan, replica, rng, seen)
     found: Candidates = []
     for piece in pieces:
+        run.check_run_time()
         # One synchronised look per piece: rows found in the end are re-read anyway.
         differing = recheck(run, plan, replica, piece)
         if differing is not None:
@@ -100,6 +101,7 @@ def row_diff(run: Session, plan: TablePlan, replica: Side, rng: KeyRange, seen: 
     """The rows of `rng` that differ, by key and row hash (one synchronised read)."""
     src_q = plan.source[plan.replicas[replica.name].portable]
     rep_q = plan.replicas[replica.name]
+    run.check_run_time()
     a, b = run.synced(replica, src_q.rows(rng), rep_q.rows(rng))
     return _differing(hash_map(a, src_q.key), hash_map(b, rep_q.key), seen)
 
@@ -127,10 +129,11 @@ def confirm(run: Session, plan: TablePlan, replica: Side, candidates: Candidates
         if not pending:
             break
         if attempt:
-            time.sleep(run.options.retry_delay)
+            run.pause(run.options.retry_delay)
         keys = [key for _, key in pending]
         moved: Candidates = []
         for start in range(0, len(keys), KEY_BATCH):
+            run.check_run_time()
             batch = keys[start:start + KEY_BATCH]
             a, b = run.synced(replica, src_q.hashes(batch), rep_q.hashes(batch))
             now: Seen = {}

@@ -54,9 +54,14 @@ def checksum_result(method: str, source: str, replicas: Sequence[str],
         if table.status == "unchecked":
             findings.append(Finding(Status.UNKNOWN, source, "checksum/unchecked",
                                     f"{table.table}: {table.reason}"))
+        for u in table.unnamed:
+            findings.append(Finding(Status.CRITICAL, u.replica, "checksum/unnamed",
+                                    f"{table.table}: the table differs ({u.detail()})"))
         for d in table.differences:
             findings.append(Finding(Status.CRITICAL, d.replica, f"checksum/{d.kind}",
-                                    f"{table.table}: row {d.key_text()} {d.kind}",
+                                    f"{table.table}: row {d.key_text()} {d.kind}"
+                                    + (f" (columns: {', '.join(d.columns)})"
+                                       if d.columns else ""),
                                     {k: str(json_value(v)) for k, v in d.key}))
     drifted = sum(1 for t in tables if t.status == "drift")
     summary = (f"{len(tables)} table(s) compared, {drifted} with drift"

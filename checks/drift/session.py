@@ -19,7 +19,7 @@ from checks.drift.links import link
 from checks.drift.model import ChecksumOptions, DriftError, Interrupted, Reporter
 from checks.drift.sides import Side
 from checks.drift.sql import Statement
-from checks.drift.state import RunState
+from checks.drift.state import RunState, endpoint
 from toolkit.db import Row, connect
 from toolkit.errors import DbgaugeError
 from toolkit.targets import FanOut, Target, unique_names
@@ -53,7 +53,8 @@ class Session:
         self.whole_table_rate = options.whole_table_rate
         self.current_sizer = ChunkSizer(options.chunk_time, options.initial_chunk_rows)
         self.state = RunState.open(options, self.method, self.source.name,
-                                   [r.name for r in self.replicas])
+                                   [r.name for r in self.replicas],
+                                   [endpoint(t) for t in (source, *replicas)])
         if options.resume and not self.state.resumed:
             reporter.note("nothing to resume (no unfinished run with these arguments): "
                           "starting from the beginning")
@@ -126,6 +127,17 @@ class Session:
             self.check_run_time()
             time.sleep(0.5)
 
+    def remaining(self) -> float | None:
+        """Seconds left before --run-time (None without a limit)."""
+        limit = self.options.run_time
+        return None if limit is None else limit - (time.monotonic() - self.started)
+
+    def pause(self, seconds: float) -> None:
+        """Sleep `seconds` (a re-check's delay), cut short by --run-time, then stop if due."""
+        left = self.remaining()
+        time.sleep(max(0.0, seconds if left is None else min(seconds, left)))
+        self.check_run_time()
+
     def check_run_time(self) -> None:
         """Stop, resumably, once the run has taken --run-time."""
         limit = self.options.run_time
@@ -151,7 +163,12 @@ class Session:
         a = self.source.run(src_stmt)
         follow = self.links[replica.name]
         if follow.follows:
-            follow.wait(self.source.position()[0], self.options.wait_timeout)
+            pos, left = self.source.position()[0], self.remaining()
+            # --run-time may end the wait first (then the run stops, resumably)
+            if left is None or left >= self.options.wait_timeout \
+                    or not follow.wait(pos, max(left, 0.001), fail=False):
+                self.check_run_time()
+                follow.wait(pos, self.options.wait_timeout)
         return a, replica.run(rep_stmt)
 
     def parallel(self, calls: Sequence[Callable[[], Any]]) -> list[Any]:

@@ -19,6 +19,7 @@ from checks.drift.normalize import (
     MYSQL_FAMILY,
     Column,
     chunk_aggregates,
+    column_hashes,
     row_hash,
     row_text,
     select_list,
@@ -107,6 +108,14 @@ class TableQueries:
         """Key columns and `h` of exactly these keys (re-checks of differing rows)."""
         where, params = keys_predicate(self._quoted_keys(), keys)
         return self._with_where("checksum_rows", where, params)
+
+    def column_hashes(self, keys: Sequence[Bound]) -> Statement:
+        """Key columns and each column's MD5 `dbgauge_c<i>` (which columns of a row differ)."""
+        where, params = keys_predicate(self._quoted_keys(), keys)
+        sql = compose(self.flavor, self.version, "checksum_column_hashes", {
+            **self._parts(), "where": where,
+            "column_hashes": column_hashes(self.flavor, self.columns, self.portable)})
+        return sql, params
 
     def fetch(self, keys: Sequence[Bound]) -> Statement:
         """Every column of these keys (the source's values, for --print-repair)."""

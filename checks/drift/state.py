@@ -12,13 +12,30 @@ import json
 import os
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
 from checks.drift.chunks import Bound, KeyRange, decode_value, encode_bound, encode_value
-from checks.drift.model import ChecksumOptions, Difference, DriftError, TableResult
+from checks.drift.model import (
+    ChecksumOptions,
+    Difference,
+    DriftError,
+    TableResult,
+    Unnamed,
+)
+from toolkit.dsn import parse_dsn
+from toolkit.targets import Target
 
-_STATE_VERSION = 1
+_STATE_VERSION = 2  # 1 keyed on target names only
+
+# Options that pace a run or shape its output without changing which rows differ: they
+# may change between a run and its --resume. Every other option is part of the key.
+_FREE_OPTIONS = frozenset({
+    "method", "chunk_time", "max_lag", "max_threads_running", "retries", "retry_delay",
+    "print_repair", "show_values", "resume", "state_file", "keep_state", "run_time",
+    "initial_chunk_rows", "wait_timeout", "max_pause", "whole_table_time", "whole_table_idle",
+    "whole_table_rate", "leaf_rows", "split_factor"})
 
 
 def default_state_dir() -> Path:
@@ -29,11 +46,12 @@ def default_state_dir() -> Path:
 class RunState:
     """Progress of a run in a JSON file, so --resume can continue where it stopped.
 
-    Keyed by what was asked (source, replicas, method, tables): a state file written for
-    other arguments is never used.
+    Keyed by what was asked (source, replicas, method, tables) and by what it reaches
+    (each server's address and database, the arguments that change the result): a state
+    file written for another run is never continued.
     """
 
-    def __init__(self, path: Path | None, identity: str, data: dict[str, Any],
+    def __init__(self, path: Path | None, identity: dict[str, Any], data: dict[str, Any],
                  resumed: bool) -> None:
         self.path = path
         self.identity = identity
@@ -43,11 +61,16 @@ class RunState:
 
     @classmethod
     def open(cls, options: ChecksumOptions, method: str, source: str,
-             replicas: Sequence[str]) -> RunState:
-        ident = json.dumps({"source": source, "replicas": list(replicas), "method": method,
-                            "tables": list(options.tables), "exclude": list(options.exclude)},
-                           sort_keys=True)
-        digest = hashlib.sha256(ident.encode()).hexdigest()[:16]
+             replicas: Sequence[str], endpoints: Sequence[str] = ()) -> RunState:
+        """The state to continue (--resume and a file written for this very run), else a
+        fresh one. `endpoints` are where source and replicas are, in that order: the file
+        is found by the names, so a run of another cluster with the same target names is
+        refused rather than continued."""
+        request = json.dumps({"source": source, "replicas": list(replicas), "method": method,
+                              "tables": list(options.tables),
+                              "exclude": list(options.exclude)}, sort_keys=True)
+        digest = hashlib.sha256(request.encode()).hexdigest()[:16]
+        ident = identity(options, method, [source, *replicas], endpoints)
         if not options.keep_state:
             return cls(None, ident, {"version": _STATE_VERSION, "identity": ident,
                                      "tables": {}}, False)
@@ -57,8 +80,14 @@ class RunState:
                 data = json.loads(path.read_text())
             except (OSError, ValueError):
                 data = {}
-            if data.get("identity") == ident and data.get("version") == _STATE_VERSION \
-                    and not data.get("complete"):
+            if data.get("version") == _STATE_VERSION and not data.get("complete"):
+                differs = mismatch(data.get("identity") or {}, ident)
+                if differs:
+                    raise DriftError(
+                        f"--resume: the state file {path} was written for another run ("
+                        + "; ".join(differs) + "): pass --state-file to keep this run's "
+                        "progress apart, or run without --resume to start afresh (which "
+                        "replaces that progress)")
                 return cls(path, ident, data, True)
         return cls(path, ident, {"version": _STATE_VERSION, "identity": ident, "tables": {}},
                    False)
@@ -113,11 +142,46 @@ class RunState:
                              f"{exc.strerror}; pass --state-file") from None
 
 
+def endpoint(target: Target) -> str:
+    """Where a target's data is: protocol, address (host:port or socket) and database."""
+    params = parse_dsn(target.dsn)
+    return f"{params.family}://{params.address}/{params.dbname or ''}"
+
+
+def identity(options: ChecksumOptions, method: str, names: Sequence[str],
+             endpoints: Sequence[str]) -> dict[str, Any]:
+    """What a state file belongs to: the servers by name and address, the method and the
+    options that change the result (JSON-ready)."""
+    arguments = {f.name: getattr(options, f.name) for f in fields(options)
+                 if f.name not in _FREE_OPTIONS}
+    return {"servers": [[n, e] for n, e in zip(names, endpoints, strict=False)],
+            "method": method,
+            "arguments": json.loads(json.dumps(arguments, default=str, sort_keys=True))}
+
+
+def mismatch(saved: Mapping[str, Any], now: Mapping[str, Any]) -> list[str]:
+    """How a saved identity differs from this run's, in words ([] when it does not)."""
+    out: list[str] = []
+    then_servers = {n: e for n, e in saved.get("servers", [])}
+    for name, where in now["servers"]:
+        if then_servers.get(name) != where:
+            out.append(f"{name} was {then_servers.get(name) or 'not part of it'}, now {where}")
+    if saved.get("method") != now["method"]:
+        out.append(f"--method was {saved.get('method')}, now {now['method']}")
+    then_args = saved.get("arguments", {})
+    for key in sorted(set(then_args) | set(now["arguments"])):
+        if then_args.get(key) != now["arguments"].get(key):
+            out.append(f"--{key.replace('_', '-')} was {then_args.get(key)!r}, "
+                       f"now {now['arguments'].get(key)!r}")
+    return out or ([] if saved == now else ["it was written differently"])
+
+
 def result_to_json(result: TableResult) -> dict[str, Any]:
     """A finished table for the state file: key values tagged so they read back exactly."""
     doc = result.to_json()
     doc["differences"] = [{"replica": d.replica, "kind": d.kind,
-                           "key": [[c, encode_value(v)] for c, v in d.key]}
+                           "key": [[c, encode_value(v)] for c, v in d.key],
+                           "columns": list(d.columns), "values": [list(v) for v in d.values]}
                           for d in result.differences]
     doc["repair"] = [[n, list(s)] for n, s in result.repair]
     doc["seconds"] = result.seconds
@@ -131,10 +195,14 @@ def result_from_json(doc: Mapping[str, Any]) -> TableResult:
         differing_chunks=tuple(sorted(doc["differing_chunks"].items())),
         differing_rows=tuple(sorted(doc["differing_rows"].items())),
         differences=tuple(Difference(d["replica"], d["kind"],
-                                     tuple((c, decode_value(v)) for c, v in d["key"]))
+                                     tuple((c, decode_value(v)) for c, v in d["key"]),
+                                     tuple(d.get("columns", [])),
+                                     tuple((c, a, b) for c, a, b in d.get("values", [])))
                           for d in doc["differences"]),
         seconds=float(doc["seconds"]), reason=doc["reason"],
         resumed_from_chunk=doc["resumed_from_chunk"],
         repair=tuple((n, tuple(s)) for n, s in doc["repair"]), notes=tuple(doc["notes"]),
         rechecked_chunks=int(doc.get("rechecked_chunks", 0)),
-        whole_table=bool(doc.get("whole_table", False)))
+        whole_table=bool(doc.get("whole_table", False)),
+        unnamed=tuple(Unnamed(u["replica"], u["source_rows"], u["replica_rows"])
+                      for u in doc.get("unnamed_differences", [])))

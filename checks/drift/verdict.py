@@ -10,9 +10,17 @@ from __future__ import annotations
 
 import json
 import time
+from typing import Any
 
-from checks.drift.chunks import Bound, KeyRange, canonical_key, decode_bound, sort_items
-from checks.drift.model import Difference, DriftError, TableResult
+from checks.drift.chunks import (
+    Bound,
+    KeyRange,
+    canonical_key,
+    decode_bound,
+    json_value,
+    sort_items,
+)
+from checks.drift.model import Difference, DriftError, TableResult, Unnamed
 from checks.drift.plan import TablePlan
 from checks.drift.recheck import KEY_BATCH, Candidates, Seen, confirm, locate, recheck
 from checks.drift.repair import repair_script
@@ -63,20 +71,26 @@ def finish_table(run: Session, plan: TablePlan, rows: int, chunks: int, suspects
     attempts = 1 if plan.key is not None else run.options.retries
     looked: list[tuple[str, KeyRange, bool, Candidates]] = []
     seen: dict[str, Seen] = {rep.name: {} for rep in run.replicas}
+    unnamed: list[Unnamed] = []  # keyless: the replicas it differs on, with counts
     for name, rng in suspects:
+        run.check_run_time()  # re-checks and bisection count towards --run-time too
         # A direct chunk over an integer key left its differing buckets: only those are
         # read again (a resumed run has not got them and looks at the whole chunk).
-        differed = False
+        last: tuple[list[Row], list[Row]] | None = None
         candidates: Candidates = []
         for piece in run.pieces.get((name, rng), [rng]):
             differing = recheck(run, plan, by_replica[name], piece, attempts)
             if differing is not None:
-                differed = True
+                last = differing
                 if plan.key is not None:
                     a, b = differing
                     candidates += locate(run, plan, by_replica[name], piece,
                                          (int(a[0]["cnt"]), int(b[0]["cnt"])), seen[name])
-        looked.append((name, rng, differed, candidates))
+        looked.append((name, rng, last is not None, candidates))
+        if plan.key is None and (last is not None or replicated):
+            counts = ((int(last[0][0]["cnt"]), int(last[1][0]["cnt"]))
+                      if last is not None else (None, None))
+            unnamed.append(Unnamed(name, *counts))
     confirmed: dict[str, Candidates] = {}
     for name in {name for name, _, _, c in looked if c}:
         everything = {item for n, _, _, c in looked if n == name for item in c}
@@ -94,10 +108,7 @@ def finish_table(run: Session, plan: TablePlan, rows: int, chunks: int, suspects
             differing_chunks[name] = differing_chunks.get(name, 0) + 1
         else:
             rechecked += 1
-        if plan.key is None and (differed or replicated):
-            notes.append(f"{name}: the table differs; without a key its rows cannot be "
-                         "named")
-        elif replicated and not rows_found:
+        if replicated and not rows_found and plan.key is not None:
             notes.append(f"{name}: chunk {rng.describe()} differed when checksummed but "
                          "its rows match now")
     differences: list[Difference] = []
@@ -108,9 +119,13 @@ def finish_table(run: Session, plan: TablePlan, rows: int, chunks: int, suspects
             continue
         differing_rows[name] = len(unique)
         rep_q = plan.replicas[name]
-        for kind, key in unique[:run.options.max_differences]:
-            differences.append(Difference(name, kind, tuple(zip(rep_q.key, key,
-                                                                strict=True))))
+        shown = unique[:run.options.max_differences]
+        columns = changed_columns(run, plan, by_replica[name],
+                                  [key for kind, key in shown if kind == "changed"])
+        for kind, key in shown:
+            cols, values = columns.get(canonical_key(key), ((), ()))
+            differences.append(Difference(name, kind, tuple(zip(rep_q.key, key, strict=True)),
+                                          cols, values))
         if run.options.print_repair:
             repair.append((name, repair_statements(run, plan, by_replica[name], unique)))
     status = "drift" if differing_chunks or differences else "ok"
@@ -118,9 +133,62 @@ def finish_table(run: Session, plan: TablePlan, rows: int, chunks: int, suspects
         plan.name, status, rows, chunks, tuple(sorted(differing_chunks.items())),
         tuple(sorted(differing_rows.items())), tuple(differences),
         time.monotonic() - started, None, resumed_from, tuple(repair), tuple(notes),
-        rechecked)
+        rechecked, unnamed=tuple(unnamed))
     run.state.done(plan.name, result)
     return result
+
+
+_VALUE_CHARS = 200  # --show-values: longer values are cut
+
+
+def changed_columns(run: Session, plan: TablePlan, replica: Side, keys: list[Bound]
+                    ) -> dict[Bound, tuple[tuple[str, ...], tuple[tuple[str, Any, Any], ...]]]:
+    """For changed rows, by key: the replica's columns whose text differs (compared as
+    the row hash compares them, so across engines too), and with --show-values the two
+    values of each (cut at 200 characters). Rows changed again meanwhile may name none."""
+    src_q = plan.source[plan.replicas[replica.name].portable]
+    rep_q = plan.replicas[replica.name]
+    out: dict[Bound, tuple[tuple[str, ...], tuple[tuple[str, Any, Any], ...]]] = {}
+    for start in range(0, len(keys), KEY_BATCH):
+        run.check_run_time()
+        batch = keys[start:start + KEY_BATCH]
+        a, b = run.synced(replica, src_q.column_hashes(batch), rep_q.column_hashes(batch))
+        source = {canonical_key(r[k] for k in src_q.key): r for r in a}
+        differ: dict[Bound, list[int]] = {}
+        for row in b:
+            key = canonical_key(row[k] for k in rep_q.key)
+            if key in source:
+                differ[key] = [i for i in range(len(rep_q.columns))
+                               if _hash(row[f"dbgauge_c{i}"])
+                               != _hash(source[key][f"dbgauge_c{i}"])]
+        values: dict[Bound, tuple[tuple[str, Any, Any], ...]] = {}
+        if run.options.show_values and differ:
+            wanted = list(differ)
+            src_rows = {canonical_key(r[k] for k in src_q.key): r
+                        for r in run.source.run(src_q.fetch(wanted))}
+            rep_rows = {canonical_key(r[k] for k in rep_q.key): r
+                        for r in replica.run(rep_q.fetch(wanted))}
+            for key, idx in differ.items():
+                if key in src_rows and key in rep_rows:
+                    values[key] = tuple(
+                        (rep_q.columns[i].name,
+                         _shown(src_rows[key][src_q.columns[i].name]),
+                         _shown(rep_rows[key][rep_q.columns[i].name])) for i in idx)
+        for key, idx in differ.items():
+            out[key] = (tuple(rep_q.columns[i].name for i in idx), values.get(key, ()))
+    return out
+
+
+def _hash(value: Any) -> str | None:
+    return None if value is None else _text(value)
+
+
+def _shown(value: Any) -> Any:
+    """A value for --show-values: JSON-ready, long texts cut."""
+    shown = json_value(value.tobytes() if isinstance(value, memoryview) else value)
+    if isinstance(shown, str) and len(shown) > _VALUE_CHARS:
+        return f"{shown[:_VALUE_CHARS]}... ({len(shown)} characters)"
+    return shown
 
 
 def repair_statements(run: Session, plan: TablePlan, replica: Side, items: Candidates

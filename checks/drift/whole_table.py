@@ -39,9 +39,11 @@ def whole_table(run: Session, plan: TablePlan, started: float) -> TableResult | 
             and float(idle[0]["idle_seconds"]) < run.options.whole_table_idle:
         return None
     run.throttle()
+    left = run.remaining()
+    bounded = limit if left is None else max(0.001, min(limit, left))  # --run-time too
 
     def side(who: Side, q: TableQueries) -> Callable[[], tuple[Any, int]]:
-        return lambda: who.whole_table(q, limit)
+        return lambda: who.whole_table(q, bounded)
 
     t0 = time.monotonic()
     try:
@@ -49,12 +51,14 @@ def whole_table(run: Session, plan: TablePlan, started: float) -> TableResult | 
             [side(run.source, plan.source[False]),
              *(side(rep, plan.replicas[rep.name]) for rep in run.replicas)])
     except QueryError as exc:
+        run.check_run_time()
         _failed(run, plan, t0)
         log.info("%s: no whole-table checksum (%s): comparing chunks", plan.name, exc)
         return None
     if value is None or rows < 0 or any(v is None for v, _ in others):
         # MariaDB answers NULL rather than an error when max_statement_time strikes
         # while the table is being opened.
+        run.check_run_time()
         _failed(run, plan, t0)
         return None
     run.whole_table_rate = max(rows, 1) / max(time.monotonic() - t0, 1e-3)

@@ -28,6 +28,7 @@ from tests.helpers import DBGAUGE, REPO
 from tests.helpers.servers import Sandbox, admin, caught_up, execute, one
 from toolkit.app import load_config
 from toolkit.cli.base import RESULT_EXIT
+from toolkit.render.checksum import render_checksum
 from toolkit.result import CheckResult
 from toolkit.targets import Target
 
@@ -201,6 +202,12 @@ def test_each_method_finds_exactly_the_drifted_rows(sandbox: Sandbox, drifted: A
     assert t["app.drift_t"]["rows"] == ROWS + 1 and t["app.drift_c"]["rows"] == 2000
     assert t["app.drift_t"]["chunks"] > 2  # several chunks, so bisection had work to do
     assert t["app.drift_t"]["differing_rows"] == {"mariadb-replica": 9}
+    # changed rows name the columns that differ; values are never shown by default
+    assert {d["key"]["id"]: d["columns"] for d in t["app.drift_t"]["differences"]
+            if d["kind"] == "changed"} == {18: ["name"], 30000: ["name"], 40: ["name"],
+                                           50: ["score"], 52: ["f"], 60: ["payload"]}
+    assert [d["columns"] for d in t["app.drift_c"]["differences"]] == [["v"]]
+    assert not any("values" in d for r in table_docs(result) for d in r["differences"])
     assert outside_dbgauge(written) == []
     if method == "replicated":  # it wrote its chunks, and only there
         assert any("dbgauge.checksums" in w or "checksums" in w for w in written)
@@ -219,7 +226,18 @@ def test_cli_json_and_print_repair_make_the_replica_match(sandbox: Sandbox, drif
     assert doc["status"] == "drift"
     tables = {t["table"]: t for t in doc["tables"]}
     assert tables["app.drift_c"]["differences"] == [
-        {"replica": "mariadb-replica", "kind": "changed", "key": {"a": 3, "b": "b53"}}]
+        {"replica": "mariadb-replica", "kind": "changed", "key": {"a": 3, "b": "b53"},
+         "columns": ["v"]}]
+    shown = subprocess.run(
+        [*DBGAUGE, "checksum", "--config", str(sandbox.config), "--source", "mariadb-primary",
+         "--replica", "mariadb-replica", "--tables", "app.drift_t", "--method", "direct",
+         "--show-values", "--retry-delay", "0.05", "--state-file", str(tmp_path / "s2.json")],
+        capture_output=True, text=True, timeout=120, cwd=REPO, check=False)
+    assert shown.returncode == 1, shown.stderr
+    assert ("  mariadb-replica: changed id=18 (columns: name)\n"
+            '      name: source "name-9", replica "changed"\n') in shown.stdout, shown.stdout
+    assert '      name: source null, replica ""\n' in shown.stdout  # id 30000: NULL vs ''
+    assert '      payload: source "0x' in shown.stdout
     assert {(d["kind"], d["key"]["id"]) for d in tables["app.drift_t"]["differences"]} == {
         (kind, key[0]) for kind, key in drifted["app.drift_t"]}
     assert tables["app.drift_t"]["rows"] == ROWS + 1 and tables["app.drift_t"]["chunks"] >= 1
@@ -506,7 +524,8 @@ def test_run_time_stops_and_resume_continues(sandbox: Sandbox, tmp_path: Path) -
         assert table["resumed_from_chunk"] == saved["chunks"] + 1
         assert table["rows"] == rows and table["chunks"] > saved["chunks"]
         assert table["differences"] == [
-            {"replica": "mariadb-replica", "kind": "changed", "key": {"id": 99000}}]
+            {"replica": "mariadb-replica", "kind": "changed", "key": {"id": 99000},
+             "columns": ["v"]}]
         third = cli(sandbox, *args, "--chunk-time", "0.05", "--resume")  # nothing to resume
         assert third.returncode == 1 and json.loads(third.stdout)["tables"][0][
             "resumed_from_chunk"] is None
@@ -530,11 +549,22 @@ def test_table_without_key_one_chunk_or_unchecked(sandbox: Sandbox, sbr_user: No
         assert "no primary key or unique NOT NULL key" in (table_docs(big)[0]["reason"] or "")
         execute(sandbox, "mariadb-replica", "UPDATE app.drift_nokey SET w = 'y' LIMIT 1",
                 log_bin=False)
+        execute(sandbox, "mariadb-replica", "DELETE FROM app.drift_nokey WHERE v = 7 LIMIT 1",
+                log_bin=False)
         for method in ("direct", "replicated"):
             drift = check(sandbox, method, ("app.drift_nokey",))
             assert exit_code(drift) == 1, method
-            assert table_docs(drift)[0]["differing_chunks"] == {"mariadb-replica": 1}
-            assert "cannot be named" in " ".join(table_docs(drift)[0]["notes"])
+            table = table_docs(drift)[0]
+            assert table["differing_chunks"] == {"mariadb-replica": 1}
+            # What was compared, not a misleading "0 differing rows".
+            (unnamed,) = table["unnamed_differences"]
+            assert (unnamed["replica"], unnamed["compared_as"], unnamed["source_rows"],
+                    unnamed["replica_rows"]) == ("mariadb-replica", "one chunk", 500, 499)
+            assert "cannot be named" in unnamed["detail"]
+            line = render_checksum(drift).splitlines()[2]
+            assert line.split()[:5] == ["app.drift_nokey", "500", "1", "1", "?"], line
+            assert "mariadb-replica: the table differs, compared as one chunk: 500 rows on " \
+                "the source, 499 on mariadb-replica" in render_checksum(drift)
     finally:
         execute(sandbox, "mariadb-primary", "DROP TABLE IF EXISTS app.drift_nokey")
         caught_up(sandbox)

@@ -169,6 +169,10 @@ def test_subscriber_drift_is_found_by_key(sandbox: Sandbox) -> None:
         }
         assert exit_code(result) == 1 and table_docs(result)[0]["chunks"] > 2
         assert table_docs(result)[0]["rows"] == 3001
+        assert {d["key"]["id"]: d["columns"] for d in table_docs(result)[0]["differences"]
+                if d["kind"] == "changed"} == {18: ["name"], 30000: ["name"], 40: ["name"],
+                                               50: ["score"], 60: ["payload"], 70: ["flag"]}
+        assert [d["columns"] for d in table_docs(result)[1]["differences"]] == [["v"]]
 
 
 def test_no_privilege_and_stopped_subscription_exit_2(sandbox: Sandbox, tmp_path: Path) -> None:
@@ -321,6 +325,14 @@ def test_mariadb_and_postgres_compare_equal_and_one_changed_row_is_found(
                                                    retry_delay=0.05, keep_state=False))
             assert changed.evidence["method"] == "direct" and exit_code(changed) == 1
             assert found(changed) == {"app.xeng": {("changed", (77,))}}
+            (diff,) = table_docs(changed)[0]["differences"]
+            assert diff["columns"] == ["amount"] and "values" not in diff
+            shown = run_checksum(targets["mariadb-primary"], [targets["pg-primary"]],
+                                 ChecksumOptions(tables=("app.xeng",), show_values=True,
+                                                 retry_delay=0.05, keep_state=False))
+            (diff,) = table_docs(shown)[0]["differences"]
+            values = diff["values"]["amount"]
+            assert Decimal(values["replica"]) - Decimal(values["source"]) == Decimal("0.01")
             ((replica, script),) = table_docs(changed)[0]["repair"]  # one table, one script
             assert replica == "pg-primary"
             assert script[1] == "SET TIME ZONE 'UTC';" and script[2].startswith(

@@ -1,7 +1,7 @@
 """The checksum run's renderings -- JSON report, text, check result, daemon metrics -- are
-byte for byte what they were before `checks/drift` became a package (golden outputs in
-tests/fixtures/drift/renderings.json, produced by the code of commit 049bba7; its `job` label
-since renamed `dbgauge_job`)."""
+byte for byte the golden outputs in tests/fixtures/drift/renderings.json: first produced by
+the code of commit 049bba7 (before `checks/drift` became a package; its `job` label since
+renamed `dbgauge_job`), then changed deliberately where the fixture's provenance says."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from checks.drift.model import Difference, TableResult
+from checks.drift.model import Difference, TableResult, Unnamed
 from checks.drift.result import checksum_result
 from checks.drift.schedule import samples
 from toolkit.render.checksum import render_checksum, render_checksum_json
@@ -43,7 +43,7 @@ WIDE = TableResult(
     differences=(
         Difference("r2", "missing", (("at", dt.datetime(2024, 1, 2, 3, 4, 5, 6)),
                                      ("b", b"\x00\xff"))),
-        Difference("r1", "changed", (("at", dt.datetime(2024, 1, 1)), ("b", b"a"))),
+        Difference("r1", "changed", (("at", dt.datetime(2024, 1, 1)), ("b", b"a")), ("c",)),
         Difference("r1", "extra", (("at", dt.date(2024, 5, 6)), ("b", b""))),
     ),
     seconds=12.345678, reason=None, resumed_from_chunk=17,
@@ -58,7 +58,8 @@ SECOND = TableResult(
     "shop.z", "drift", rows=7, chunks=1, differing_chunks=(("r1", 1), ("r2", 1)),
     differing_rows=(("r1", 1), ("r2", 2)),
     differences=(Difference("r1", "changed", (("k", Decimal("1.50")), ("f", 0.1),
-                                             ("n", None), ("s", "it's"))),
+                                             ("n", None), ("s", "it's")),
+                            ("v", "w"), (("v", "a \"b\"", None), ("w", 1.5, "0x00ff"))),
                  Difference("r2", "extra", (("k", Decimal("2")), ("f", 1e300), ("n", True),
                                             ("s", "")))),
     seconds=0.004,
@@ -68,8 +69,8 @@ NO_REPAIR = TableResult(  # resumed from a run without --print-repair
     differing_rows=(("r1", 1),), differences=(Difference("r1", "missing", (("id", 1),)),),
     seconds=1.0)
 KEYLESS = TableResult("shop.nokey", "drift", rows=500, chunks=1,
-                      differing_chunks=(("r2", 1),),
-                      notes=("r2: the table differs; without a key its rows cannot be named",),
+                      differing_chunks=(("r1", 1), ("r2", 1)),
+                      unnamed=(Unnamed("r1", 500, 500), Unnamed("r2", 500, 499)),
                       seconds=0.25)
 
 CASES: dict[str, dict[str, Any]] = {

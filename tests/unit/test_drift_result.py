@@ -12,7 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from checks.drift.model import ChecksumOptions, Difference, TableResult
+from checks.drift.model import (
+    ChecksumOptions,
+    Difference,
+    DriftError,
+    TableResult,
+    Unnamed,
+)
 from checks.drift.normalize import Column
 from checks.drift.repair import literal, repair_script
 from checks.drift.result import checksum_result
@@ -29,7 +35,7 @@ from toolkit.targets import Target, resolve
 DRIFTED = TableResult(
     "app.t", "drift", rows=100, chunks=3, differing_chunks=(("replica-1", 1),),
     differing_rows=(("replica-1", 2),),
-    differences=(Difference("replica-1", "changed", (("id", 5),)),
+    differences=(Difference("replica-1", "changed", (("id", 5),), ("name", "amount")),
                  Difference("replica-1", "extra", (("id", 7),))),
     seconds=0.5, repair=(("replica-1", ("DELETE FROM `app`.`t` WHERE `id` = 7;",)),))
 CLEAN = TableResult("app.u", "ok", rows=10, chunks=1, whole_table=True)
@@ -65,8 +71,10 @@ def test_json_shape() -> None:
     assert doc["status"] == "drift"
     table = doc["tables"][0]
     assert {"table", "rows", "chunks", "differences"} <= set(table)
-    assert table["differences"][0] == {"replica": "replica-1", "kind": "changed",
-                                       "key": {"id": 5}}
+    assert table["differences"] == [  # columns of changed rows; values never by default
+        {"replica": "replica-1", "kind": "changed", "key": {"id": 5},
+         "columns": ["name", "amount"]},
+        {"replica": "replica-1", "kind": "extra", "key": {"id": 7}}]
     assert doc["repair"] == {"replica-1": ["DELETE FROM `app`.`t` WHERE `id` = 7;"]}
     assert [t["whole_table"] for t in doc["tables"]] == [False, True]
     json.dumps(doc)
@@ -74,30 +82,44 @@ def test_json_shape() -> None:
 
 def test_text_summary() -> None:
     text = render_checksum(result(DRIFTED, UNCHECKED))
-    assert "app.t" in text and "replica-1: changed id=5" in text and "no primary key" in text
+    assert "app.t" in text and "no primary key" in text
+    assert "replica-1: changed id=5 (columns: name, amount)" in text
     assert text.splitlines()[-1].startswith("DRIFT in 1 table(s)")
     assert "DELETE FROM `app`.`t` WHERE `id` = 7;" in text
 
 
 def test_results_survive_the_state_file() -> None:
     table = TableResult("app.t", "drift", differences=(
-        Difference("r", "changed", (("at", dt.datetime(2024, 1, 1)), ("b", b"\x00"))),))
+        Difference("r", "changed", (("at", dt.datetime(2024, 1, 1)), ("b", b"\x00")),
+                   ("v", "w"), (("v", "1.50", None), ("w", "0x00", 3))),))
     assert result_from_json(json.loads(json.dumps(result_to_json(table)))) == table
     assert result_from_json(json.loads(json.dumps(result_to_json(CLEAN)))) == CLEAN
+    keyless = TableResult("app.k", "drift", differing_chunks=(("r", 1),),
+                          unnamed=(Unnamed("r", 5, 4), Unnamed("s", None, None)))
+    assert result_from_json(json.loads(json.dumps(result_to_json(keyless)))) == keyless
 
 
 def test_state_is_kept_per_arguments(tmp_path: Path) -> None:
     path = tmp_path / "state.json"
     opts = ChecksumOptions(tables=("app.t",), state_file=path)
-    state = RunState.open(opts, "direct", "src", ["r"])
+    state = RunState.open(opts, "direct", "src", ["r"], ["mysql://db1:3306/", "mysql://db2:3306/"])
     state.progress("app.t", (10,), 10, 1, [], 1000)
     state.save(force=True)
     resumed = RunState.open(ChecksumOptions(tables=("app.t",), state_file=path, resume=True),
-                            "direct", "src", ["r"])
+                            "direct", "src", ["r"], ["mysql://db1:3306/", "mysql://db2:3306/"])
     assert resumed.resumed and resumed.table("app.t") is not None
-    other = RunState.open(ChecksumOptions(tables=("app.x",), state_file=path, resume=True),
-                          "direct", "src", ["r"])
-    assert not other.resumed  # other arguments: never continue someone else's run
+    # other arguments, or other servers under the same names: never continue someone
+    # else's run, and say what differs
+    with pytest.raises(DriftError, match=r"written for another run \(--tables was "
+                                         r"\['app.t'\], now \['app.x'\]\): pass --state-file"):
+        RunState.open(ChecksumOptions(tables=("app.x",), state_file=path, resume=True),
+                      "direct", "src", ["r"])
+    with pytest.raises(DriftError, match=r"\(r was mysql://db2:3306/, now mysql://db9:3306/\)"):
+        RunState.open(ChecksumOptions(tables=("app.t",), state_file=path, resume=True),
+                      "direct", "src", ["r"], ["mysql://db1:3306/", "mysql://db9:3306/"])
+    assert RunState.open(ChecksumOptions(tables=("app.t",), state_file=path, resume=True,
+                                         chunk_time=9, retries=1), "direct", "src", ["r"],
+                         ["mysql://db1:3306/", "mysql://db2:3306/"]).resumed  # pacing: free
     resumed.complete()
     done = RunState.open(ChecksumOptions(tables=("app.t",), state_file=path, resume=True),
                          "direct", "src", ["r"])

@@ -45,15 +45,19 @@ from toolkit.errors import DbgaugeError
               type=click.IntRange(1), metavar="N", help="Pause while the source runs more "
               "statements than this (Threads_running / active backends).")
 @click.option("--retries", default=3, show_default=True, type=click.IntRange(1, 100),
-              help="Re-checks of a differing chunk or row before it is reported.")
+              help="Most re-reads of a differing row whose values keep moving before it is "
+                   "reported (a row that holds still is reported after one re-read).")
 @click.option("--retry-delay", default="0.25", show_default=True, callback=positive_duration,
               metavar="SECONDS", help="Pause before each re-check.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
               show_default=True)
 @click.option("--print-repair", is_flag=True,
               help="Print the statements that would make each replica match (never run).")
+@click.option("--show-values", is_flag=True,
+              help="Also print the source's and the replica's value of each differing "
+                   "column of a changed row (off by default: values may be sensitive).")
 @click.option("--resume", is_flag=True, help="Continue an interrupted run with the same "
-              "arguments.")
+              "servers (by address) and arguments; another run's state is refused.")
 @click.option("--state-file", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
               help="Where progress is kept for --resume (default: ~/.local/state/dbgauge/).")
 @click.option("--run-time",
@@ -65,7 +69,8 @@ def checksum(source_arg: str, replica_args: tuple[str, ...], config_path: str | 
              tables: tuple[str, ...], exclude: tuple[str, ...], method: str | None,
              chunk_time: float, whole_table_time: float, max_lag: float,
              max_threads_running: int, retries: int,
-             retry_delay: float, fmt: str, print_repair: bool, resume: bool,
+             retry_delay: float, fmt: str, print_repair: bool, show_values: bool,
+             resume: bool,
              state_file: Path | None, run_time: float | None,
              password_file: Path | None) -> None:
     """Compare tables on a source and its replicas chunk by chunk, and name the rows that
@@ -106,7 +111,7 @@ def checksum(source_arg: str, replica_args: tuple[str, ...], config_path: str | 
             method=method, chunk_time=chunk_time, whole_table_time=whole_table_time,
             max_lag=max_lag, max_threads_running=max_threads_running,
             retries=retries, retry_delay=retry_delay, print_repair=print_repair, resume=resume,
-            state_file=state_file, run_time=run_time)
+            state_file=state_file, run_time=run_time, show_values=show_values)
         result = run_checksum(source, replicas, options, reporter)
     except DbgaugeError as exc:
         reporter.clear()

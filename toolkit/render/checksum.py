@@ -44,14 +44,21 @@ def render_checksum(result: CheckResult) -> str:
                  f"{'DIFF_ROWS':>9}  {'TIME':>7}  STATUS")
     for t in tables:
         chunks = sum(t["differing_chunks"].values())
-        rows = sum(t["differing_rows"].values())
+        unnamed = t.get("unnamed_differences", [])
+        # A keyless table's differing rows are unknown, not 0.
+        rows = "?" if unnamed else str(sum(t["differing_rows"].values()))
         lines.append(f"{t['table']:<{width}}  {t['rows']:>10}  {t['chunks']:>6}  "
                      f"{chunks:>11}  {rows:>9}  {t['seconds']:>6.2f}s  {t['status']}")
         if t["reason"]:
             lines.append(f"  {t['reason']}")
+        lines += [f"  {u['replica']}: the table differs, {u['detail']}" for u in unnamed]
         for d in t["differences"]:
             key = ", ".join(f"{col}={value}" for col, value in d["key"].items())
-            lines.append(f"  {d['replica']}: {d['kind']} {key}")
+            columns = f" (columns: {', '.join(d['columns'])})" if d.get("columns") else ""
+            lines.append(f"  {d['replica']}: {d['kind']} {key}{columns}")
+            lines += [f"      {col}: source {json.dumps(v['source'], ensure_ascii=False)}, "
+                      f"replica {json.dumps(v['replica'], ensure_ascii=False)}"
+                      for col, v in d.get("values", {}).items()]
         shown = dict.fromkeys(t["differing_rows"], 0)
         for d in t["differences"]:
             shown[d["replica"]] = shown.get(d["replica"], 0) + 1
