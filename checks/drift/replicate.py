@@ -57,9 +57,11 @@ class ReplicateTable:
         return f"{self.schema}.{self.table}"
 
     def parts(self) -> dict[str, str]:
-        return {"replicate": f"{quote_ident(self.schema, 'mysql')}."
-                             f"{quote_ident(self.table, 'mysql')}",
-                "source_cnt": f"{self.prefix}_cnt", "source_crc": f"{self.prefix}_crc"}
+        # dbgauge's own table keeps the plain name its statements always had in the binlog
+        name = ("dbgauge.checksums" if (self.schema, self.table) == DEFAULT else
+                f"{quote_ident(self.schema, 'mysql')}.{quote_ident(self.table, 'mysql')}")
+        return {"replicate": name, "source_cnt": f"{self.prefix}_cnt",
+                "source_crc": f"{self.prefix}_crc"}
 
     def statement(self, side: Side, name: str, params: tuple[Any, ...] = ()) -> Statement:
         return compose(side.flavor, side.version, name, self.parts()), params

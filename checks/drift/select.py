@@ -61,8 +61,8 @@ def replicate_table(options: ChecksumOptions) -> tuple[str, str] | None:
 def select_tables(found: Found, options: ChecksumOptions, source: str,
                   grant_hint: Callable[[str], str], where: str | None = None
                   ) -> list[tuple[str, str]]:
-    """The (schema, table) pairs to compare, in the source's order (`where` the tables
-    were listed, for messages: on the source by default)."""
+    """The (schema, table) pairs to compare: in the order --tables names them, else in the
+    source's (`where` the tables were listed, for messages: on the source by default)."""
     where = where or f"on source {source}"
     names = list(found)
     schemas = sorted({s for s, _ in names})
@@ -107,6 +107,10 @@ def select_tables(found: Found, options: ChecksumOptions, source: str,
         if (schema, table) == skip:
             continue
         out.append((schema, table))
+    if options.tables:  # in the order asked for (a pattern's matches in the source's)
+        def rank(name: tuple[str, str]) -> int:
+            return next(i for i, p in enumerate(options.tables) if table_matches(p, *name))
+        out.sort(key=rank)
     keep = [*options.databases, *options.tables, options.databases_regex, options.tables_regex]
     if not out and any(k for k in keep):
         raise DriftError(f"no table {where} passes all the filters given "
