@@ -31,6 +31,10 @@ The package, by responsibility:
   that differ and their repair; `state`: the --resume file; `run`: `run_checksum`;
 - pure helpers: `chunks` (key ranges, sizing, row diffs), `normalize` (row text and
   hashes), `sql` (statements), `repair` (repair statements);
+- pt-table-checksum's options: `select` (--databases/--tables filters and patterns),
+  `load` (--max-load), `discover` (--recursion-method), `replicate` (the replicate
+  table: dbgauge.checksums or --replicate DB.TBL in pt's layout), `checkonly`
+  (--replicate-check-only);
 - `schedule`: the daemon's scheduled checksum job and its metrics (imported by
   `toolkit.app` only: it needs the config machinery).
 """

@@ -138,6 +138,16 @@ class ChunkSizer:
         self.rows = int(max(1, min(self.max_rows, rows * 8, max(wanted, rows / 4))))
 
 
+class FixedSizer(ChunkSizer):
+    """--chunk-size: the same number of rows in every chunk, whatever it takes."""
+
+    def __init__(self, rows: int) -> None:
+        super().__init__(0.0, rows, rows)
+
+    def observe(self, rows: int, seconds: float) -> None:
+        pass
+
+
 class IntRangePlanner:
     """Arithmetic ranges over one integer key: no boundary query, width adapts to density,
     and the last ranges shrink so the replicas' final chunk is short."""

@@ -37,8 +37,8 @@ class Interrupted(DriftError):
 class ChecksumOptions:
     """What to compare and how; the CLI and the daemon job both build one."""
 
-    tables: tuple[str, ...] = ()  # schema.table names; empty = every table
-    exclude: tuple[str, ...] = ()  # fnmatch patterns on schema.table
+    tables: tuple[str, ...] = ()  # schema.table, bare table names or patterns; empty = all
+    exclude: tuple[str, ...] = ()  # fnmatch patterns on schema.table (bare: table name)
     method: str | None = None  # None: replicated for MySQL-family replicas, else direct
     chunk_time: float = 0.5
     max_lag: float = 1.0
@@ -63,6 +63,18 @@ class ChecksumOptions:
     whole_table_time: float = 2.0
     whole_table_idle: float = 1.0
     whole_table_rate: float = 1_000_000.0  # rows/s CHECKSUM TABLE is assumed to do until seen
+    # pt-table-checksum's options (checks/drift/select.py, discover.py, replicate.py):
+    databases: tuple[str, ...] = ()  # names or shell patterns; empty = every schema
+    ignore_databases: tuple[str, ...] = ()
+    databases_regex: str | None = None
+    ignore_databases_regex: str | None = None
+    tables_regex: str | None = None  # searched in the table name alone, as pt does
+    ignore_tables_regex: str | None = None
+    chunk_size: int | None = None  # fixed rows per chunk instead of sizing to chunk_time
+    max_load: tuple[tuple[str, float | None], ...] = ()  # status variable, limit (None: +20%)
+    recursion_method: tuple[str, ...] = ()  # processlist, hosts, dsn=D=db,t=tbl, none
+    replicate: str | None = None  # db.tbl of the replicated method (None: dbgauge.checksums)
+    replicate_check_only: bool = False  # report what the replicate table holds, no checksum
 
 
 @dataclass(frozen=True)

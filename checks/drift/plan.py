@@ -10,17 +10,17 @@ have no portable text) becomes an "unchecked" result saying why, and the run goe
 
 from __future__ import annotations
 
-import fnmatch
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from checks.drift.chunks import INT_TYPES, KeyChoice, choose_key
-from checks.drift.model import ChecksumOptions, DriftError, TableResult
+from checks.drift.model import ChecksumOptions, TableResult
 from checks.drift.normalize import Column, portable_problem
+from checks.drift.select import select_tables
 from checks.drift.sides import Side, grant_hint
 from checks.drift.sql import TableQueries
 from toolkit.db.values import text as _text
-from toolkit.errors import ConfigError, DbgaugeError
+from toolkit.errors import DbgaugeError
 from toolkit.sql import quote_ident
 
 # schema, table, estimated rows, readable by the checking user
@@ -59,34 +59,13 @@ def _layout(column: Column) -> tuple[str, str, bool, str | None]:
 
 
 def list_tables(source: Side, options: ChecksumOptions) -> list[TableEntry]:
-    """The tables to compare: those asked for (each must exist and be readable), else
-    every table the source lists; less the excluded ones."""
+    """The tables to compare (`checks.drift.select`): those asked for, by name or pattern
+    (each must match), else every table the source lists; less the ignored ones."""
     rows = source.q("checksum_tables")
     found = {(_text(r["db"]), _text(r["tbl"])): (int(r["rows_estimate"] or 0),
                                                bool(int(r["readable"]))) for r in rows}
-    wanted: list[tuple[str, str]] = []
-    if options.tables:
-        for name in options.tables:
-            schema, dot, table = name.partition(".")
-            if not dot or not schema or not table:
-                raise ConfigError(f"--tables {name!r}: write tables as schema.table")
-            if (schema, table) not in found:
-                raise DriftError(
-                    f"table {name} does not exist on source {source.name} (or the "
-                    f"checking user cannot see it: {grant_hint(source, name)})")
-            if not found[(schema, table)][1]:
-                raise DriftError(f"no privilege to read {name} on source "
-                                 f"{source.name}: {grant_hint(source, name)}")
-            wanted.append((schema, table))
-    else:
-        wanted = list(found)
-    out = []
-    for schema, table in wanted:
-        name = f"{schema}.{table}"
-        if any(fnmatch.fnmatchcase(name, pattern) for pattern in options.exclude):
-            continue
-        out.append((schema, table, *found[(schema, table)]))
-    return out
+    wanted = select_tables(found, options, source.name, lambda n: grant_hint(source, n))
+    return [(schema, table, *found[(schema, table)]) for schema, table in wanted]
 
 
 def plan_table(source: Side, replicas: Sequence[Side], options: ChecksumOptions,

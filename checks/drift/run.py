@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from contextlib import ExitStack
 from dataclasses import replace
 
+from checks.drift.checkonly import check_only
+from checks.drift.discover import discover
 from checks.drift.model import (
     METHODS,
     ChecksumOptions,
@@ -23,6 +25,7 @@ from checks.drift.model import (
     TableResult,
 )
 from checks.drift.plan import TableEntry, list_tables
+from checks.drift.replicate import ReplicateTable, parse_replicate, prepare
 from checks.drift.result import checksum_result
 from checks.drift.session import Session
 from checks.drift.sides import Side, check_kinds, grant_hint
@@ -31,7 +34,6 @@ from toolkit.db.privileges import denied
 from toolkit.errors import ConfigError, QueryError
 from toolkit.redact import redact
 from toolkit.result import CheckResult
-from toolkit.sql import load_sql
 from toolkit.targets import Target
 
 
@@ -39,21 +41,31 @@ def run_checksum(source: Target, replicas: Sequence[Target],
                  options: ChecksumOptions, reporter: Reporter | None = None) -> CheckResult:
     """Compare `replicas` with `source`; raises DbgaugeError when nothing can be checked
     (unreachable server, unknown table, replication stopped, missing privilege)."""
-    if not replicas:
-        raise ConfigError("give at least one --replica")
     if options.method is not None and options.method not in METHODS:
         raise ConfigError(f"--method {options.method!r}: use replicated or direct")
-    check_kinds([source, *replicas])
+    if options.chunk_size is not None and options.chunk_size < 1:
+        raise ConfigError("--chunk-size must be at least 1 row")
     reporter = reporter or LogReporter()
+    if replicas and options.recursion_method:
+        raise ConfigError("give --replica or --recursion-method, not both")
+    if not replicas:  # pt-table-checksum finds them (processlist, hosts, a DSN table)
+        check_kinds([source])
+        replicas = discover(source, options.recursion_method, reporter)
+    check_kinds([source, *replicas])
+    if options.replicate_check_only:
+        return check_only(source, replicas, options, reporter)
     started = time.monotonic()
     with ExitStack() as stack:
         run = Session(source, replicas, options, reporter, stack)
+        if options.replicate is not None and run.method != "replicated":
+            raise ConfigError(f"--replicate {options.replicate}: the table is written by the "
+                              "replicated method only (MySQL/MariaDB replicas of the source)")
         for link in run.links.values():
             link.check()
         # Unknown or unreadable tables fail before anything is written.
         tables = list_tables(run.source, options)
         if run.method == "replicated":
-            _prepare_replicated(run.source)
+            run.replicate = _prepare_replicated(run.source, options.replicate)
         run.started = time.monotonic()  # --run-time counts checking, not connecting
         try:
             results = _check_tables(run, tables)
@@ -85,8 +97,8 @@ def _check_tables(run: Session, tables: list[TableEntry]) -> list[TableResult]:
     return results
 
 
-def _prepare_replicated(source: Side) -> None:
-    """Session binlog_format=STATEMENT and dbgauge.checksums, or a clear error."""
+def _prepare_replicated(source: Side, replicate: str | None) -> ReplicateTable:
+    """Session binlog_format=STATEMENT and the replicate table, or a clear error."""
     try:
         source.q("checksum_binlog_format")
     except QueryError as exc:
@@ -97,12 +109,11 @@ def _prepare_replicated(source: Side) -> None:
                 "SESSION_VARIABLES_ADMIN or SYSTEM_VARIABLES_ADMIN), which this user lacks: "
                 "grant it, or use --method direct (read-only)") from None
         raise
+    name = ".".join(parse_replicate(replicate))
     try:
-        for statement in load_sql("schema", "mysql_checksums").split(";"):
-            if statement.strip():
-                source.run((statement.strip(), ()))
+        return prepare(source, replicate)
     except QueryError as exc:
         raise DriftError(
-            f"cannot create dbgauge.checksums on source {source.name}: {redact(str(exc))}; "
-            "the replicated method needs CREATE, INSERT, UPDATE, DELETE and SELECT on the "
-            "dbgauge schema (or use --method direct)") from None
+            f"cannot create {name} on source {source.name}: {redact(str(exc))}; "
+            f"the replicated method needs CREATE, INSERT, UPDATE, DELETE and SELECT on "
+            f"{name.split('.')[0]}.* (or use --method direct)") from None

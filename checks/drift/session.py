@@ -16,7 +16,9 @@ from typing import Any
 
 from checks.drift.chunks import ChunkSizer, KeyRange
 from checks.drift.links import link
+from checks.drift.load import LoadLimits
 from checks.drift.model import ChecksumOptions, DriftError, Interrupted, Reporter
+from checks.drift.replicate import DEFAULT, ReplicateTable
 from checks.drift.sides import Side
 from checks.drift.sql import Statement
 from checks.drift.state import RunState, endpoint
@@ -45,6 +47,8 @@ class Session:
                 reporter.note(one.detail)
         self.notes: list[str] = [one.detail for one in self.links.values() if one.detail]
         self.method = self._method()
+        self.load = LoadLimits.resolve(self.source, options)  # --max-load names, checked now
+        self.replicate = ReplicateTable(*DEFAULT)  # replicated method: set by run_checksum
         self.pool: FanOut[Callable[[], Any], Any] = stack.enter_context(
             FanOut(1 + len(self.replicas), "checksum"))
         self.last_throttle = 0.0
@@ -110,10 +114,7 @@ class Session:
                                        f"changes of the last {self.options.max_lag:g} s")
                 elif lag is not None and lag > self.options.max_lag:
                     reasons.append(f"{one.replica.name} is {lag:g} s behind")
-            running = self.source.threads_running()
-            if running > self.options.max_threads_running:
-                reasons.append(f"source runs {running} statements "
-                               f"(> {self.options.max_threads_running})")
+            reasons += self.load.over(self.source)
             if not reasons:
                 if paused_at is not None:
                     self.reporter.note("resuming")

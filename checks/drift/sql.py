@@ -145,9 +145,11 @@ class TableQueries:
                 (limit,))
 
     def replicate_chunk(self, rng: KeyRange, chunk: int, lower: str | None,
-                        upper: str | None) -> Statement:
-        """pt-table-checksum's statement: REPLACE the chunk's cnt/crc into
-        dbgauge.checksums, run under binlog_format=STATEMENT so replicas recompute it."""
+                        upper: str | None, into: str = "dbgauge.checksums") -> Statement:
+        """pt-table-checksum's statement: REPLACE the chunk's cnt/crc into the replicate
+        table `into` (quoted), run under binlog_format=STATEMENT so replicas recompute it."""
         where, params = range_predicate(self._quoted_keys(), rng)
         meta = (self.schema, self.table, chunk, self.index, lower, upper)
-        return self._with_where("checksum_replicate_chunk", where, params, before=meta)
+        sql = compose(self.flavor, self.version, "checksum_replicate_chunk",
+                      {**self._parts(), "where": where, "replicate": into})
+        return sql, (*meta, *params)

@@ -37,7 +37,7 @@ def replicated_suspects(run: Session, plan: TablePlan, chunks: int) -> Suspects:
     run.catch_up()
     out: Suspects = []
     for rep in run.replicas:
-        rows = rep.q("checksum_replica_chunks", (plan.schema, plan.table))
+        rows = run.replicate.run(rep, "checksum_replica_chunks", (plan.schema, plan.table))
         if len(rows) < chunks:
             raise DriftError(
                 f"replica {rep.name} has {len(rows)} of the {chunks} chunk rows of "

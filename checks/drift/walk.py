@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator
 from checks.drift.chunks import (
     Bound,
     ChunkSizer,
+    FixedSizer,
     IntRangePlanner,
     KeyRange,
     bucket_range,
@@ -67,7 +68,7 @@ def check_table(run: Session, schema: str, table: str, estimate: int) -> TableRe
     run.catch_up()
     replicated = run.method == "replicated"
     if replicated and not saved:
-        run.source.q("checksum_clear_table", (plan.schema, plan.table))
+        run.replicate.run(run.source, "checksum_clear_table", (plan.schema, plan.table))
     walked = bool(saved and saved.get("walked"))
     for rng, observe, span in ([] if walked else key_ranges(
             run, plan, resume_after, saved.get("chunk_rows") if saved else None)):
@@ -93,7 +94,9 @@ def key_ranges(run: Session, plan: TablePlan, resume_after: Bound | None,
     key the table's lowest and highest keys (what an open-ended range covers)."""
     options = run.options
     initial = chunk_rows or options.initial_chunk_rows
-    if run.method == "replicated":
+    if options.chunk_size:  # pt's --chunk-size: fixed rows, no sizing to chunk_time
+        sizer: ChunkSizer = FixedSizer(options.chunk_size)
+    elif run.method == "replicated":
         # Replicas recompute a chunk only after the source has committed it, so they end
         # about one chunk after the source: many small chunks keep that tail short.
         cap = max(options.initial_chunk_rows, plan.rows_estimate // _REPLICATED_MIN_CHUNKS)
@@ -175,16 +178,17 @@ def direct_chunk(run: Session, plan: TablePlan, rng: KeyRange, span: Span | None
 
 def replicate_chunk(run: Session, plan: TablePlan, rng: KeyRange, chunk: int
                     ) -> tuple[int, float]:
-    """Write `rng`'s checksum into dbgauge.checksums for the replicas to recompute:
+    """Write `rng`'s checksum into the replicate table for the replicas to recompute:
     (source rows, seconds)."""
     q = plan.source[False]
     lower = json.dumps(encode_bound(rng.lower)) if rng.lower is not None else None
     upper = json.dumps(encode_bound(rng.upper)) if rng.upper is not None else None
     t0 = time.monotonic()
-    run.source.run(q.replicate_chunk(rng, chunk, lower, upper))
+    into = run.replicate
+    run.source.run(q.replicate_chunk(rng, chunk, lower, upper, into.parts()["replicate"]))
     seconds = time.monotonic() - t0
-    row = run.source.q("checksum_source_values", (plan.schema, plan.table, chunk))[0]
+    row = into.run(run.source, "checksum_source_values", (plan.schema, plan.table, chunk))[0]
     cnt, crc = int(row["this_cnt"]), _text(row["this_crc"])
-    run.source.q("checksum_update_source",
-                 (round(seconds, 6), cnt, crc, plan.schema, plan.table, chunk))
+    into.run(run.source, "checksum_update_source",
+             (round(seconds, 6), cnt, crc, plan.schema, plan.table, chunk))
     return cnt, seconds

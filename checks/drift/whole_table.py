@@ -65,7 +65,7 @@ def whole_table(run: Session, plan: TablePlan, started: float) -> TableResult | 
     if any(other != (value, rows) for other in others):
         return None
     if run.method == "replicated":  # chunk rows of an earlier run would read as current
-        run.source.q("checksum_clear_table", (plan.schema, plan.table))
+        run.replicate.run(run.source, "checksum_clear_table", (plan.schema, plan.table))
     return TableResult(plan.name, "ok", rows, 1, seconds=time.monotonic() - started,
                        whole_table=True)
 

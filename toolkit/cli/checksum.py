@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
+from click.core import ParameterSource
 
 from toolkit.cli.base import (
     CONFIG_OPTION,
@@ -21,19 +23,37 @@ from toolkit.errors import DbgaugeError
 @click.option("--source", "source_arg", required=True, metavar="SRC",
               help="DSN (mysql://user@host:port/, postgresql://user@host:port/db) or a "
                    "target name from --config.")
-@click.option("--replica", "replica_args", required=True, multiple=True, metavar="DST",
-              help="DSN or target name of a replica or copy (repeatable).")
+@click.option("--replica", "replica_args", multiple=True, metavar="DST",
+              help="DSN or target name of a replica or copy (repeatable). Without it, "
+                   "MySQL-family replicas are found by --recursion-method.")
 @CONFIG_OPTION
 @click.option("--tables", multiple=True, metavar="DB.TBL,...",
-              help="Tables to compare (schema.table; comma-separated, repeatable). Default: "
-                   "every table but system schemas and dbgauge's own.")
-@click.option("--exclude", multiple=True, metavar="PATTERN,...",
-              help="Tables to skip, as shell patterns (app.log_*, archive.*).")
+              help="Tables to compare: schema.table, a bare table name (any schema) or a "
+                   "shell pattern (app.*, app.log_*); comma-separated, repeatable. Each must "
+                   "match a table. Default: every table but system schemas and dbgauge's own.")
+@click.option("--exclude", "--ignore-tables", multiple=True, metavar="PATTERN,...",
+              help="Tables to skip: names or shell patterns (app.log_*, archive.*, bare "
+                   "log_*). --ignore-tables is pt-table-checksum's name.")
+@click.option("--databases", multiple=True, metavar="DB,...",
+              help="Only these schemas (names or shell patterns; each must match one).")
+@click.option("--ignore-databases", multiple=True, metavar="DB,...",
+              help="Skip these schemas (names or shell patterns).")
+@click.option("--databases-regex", metavar="REGEX",
+              help="Only schemas whose name matches this regex (searched, as pt does).")
+@click.option("--ignore-databases-regex", metavar="REGEX",
+              help="Skip schemas whose name matches this regex.")
+@click.option("--tables-regex", metavar="REGEX",
+              help="Only tables whose name (without schema) matches this regex.")
+@click.option("--ignore-tables-regex", metavar="REGEX",
+              help="Skip tables whose name (without schema) matches this regex.")
 @click.option("--method", type=click.Choice(["replicated", "direct"]),
               help="replicated (pt-table-checksum's, MySQL family; default there) or direct "
                    "(any pair, across engines too).")
 @click.option("--chunk-time", default="0.5", show_default=True, callback=positive_duration,
               metavar="SECONDS", help="Target time of one chunk.")
+@click.option("--chunk-size", type=click.IntRange(1), metavar="ROWS",
+              help="Fixed rows per chunk instead of sizing chunks to --chunk-time "
+                   "(pt-table-checksum's --chunk-size; not with --chunk-time).")
 @click.option("--whole-table-time", default="2s", show_default=True,
               callback=lambda _c, _p, v: seconds(v), metavar="SECONDS",
               help="MariaDB pairs: compare a table expected to take at most this long "
@@ -44,6 +64,21 @@ from toolkit.errors import DbgaugeError
 @click.option("--max-threads-running", default=25, show_default=True,
               type=click.IntRange(1), metavar="N", help="Pause while the source runs more "
               "statements than this (Threads_running / active backends).")
+@click.option("--max-load", multiple=True, metavar="VAR=N,...",
+              help="Pause while a SHOW GLOBAL STATUS variable of the source exceeds N "
+                   "(MySQL family; VAR alone: its value at the start + 20%). "
+                   "Threads_running=N is --max-threads-running N.")
+@click.option("--recursion-method", multiple=True, metavar="METHOD",
+              help="Find replicas when no --replica is given (MySQL family): processlist, "
+                   "hosts, dsn=D=db,t=tbl (pt's DSN table), none; comma-separated, tried in "
+                   "order (default processlist,hosts).")
+@click.option("--replicate", metavar="DB.TBL",
+              help="Replicated method: write chunk results to this table in "
+                   "pt-table-checksum's layout (master_crc, master_cnt, ...), created if "
+                   "missing. Default: dbgauge.checksums.")
+@click.option("--replicate-check-only", is_flag=True,
+              help="Only report the differing chunks the replicas' replicate table already "
+                   "records (exit 1 if any); do not checksum.")
 @click.option("--retries", default=3, show_default=True, type=click.IntRange(1, 100),
               help="Most re-reads of a differing row whose values keep moving before it is "
                    "reported (a row that holds still is reported after one re-read).")
@@ -66,9 +101,14 @@ from toolkit.errors import DbgaugeError
 @click.option("--password-file", type=click.Path(dir_okay=False, path_type=Path),
               metavar="FILE", help="Password for DSNs that carry none.")
 def checksum(source_arg: str, replica_args: tuple[str, ...], config_path: str | None,
-             tables: tuple[str, ...], exclude: tuple[str, ...], method: str | None,
-             chunk_time: float, whole_table_time: float, max_lag: float,
-             max_threads_running: int, retries: int,
+             tables: tuple[str, ...], exclude: tuple[str, ...], databases: tuple[str, ...],
+             ignore_databases: tuple[str, ...], databases_regex: str | None,
+             ignore_databases_regex: str | None, tables_regex: str | None,
+             ignore_tables_regex: str | None, method: str | None,
+             chunk_time: float, chunk_size: int | None, whole_table_time: float,
+             max_lag: float, max_threads_running: int, max_load: tuple[str, ...],
+             recursion_method: tuple[str, ...], replicate: str | None,
+             replicate_check_only: bool, retries: int,
              retry_delay: float, fmt: str, print_repair: bool, show_values: bool,
              resume: bool,
              state_file: Path | None, run_time: float | None,
@@ -84,10 +124,15 @@ def checksum(source_arg: str, replica_args: tuple[str, ...], config_path: str | 
           --password-file pw --method direct --tables shop.orders --print-repair
       dbgauge checksum --source postgresql://dbgauge@pg1/app \\
           --replica postgresql://dbgauge@pg2/app --format json
+      dbgauge checksum --source mysql://dbgauge@db1/ --password-file pw \\
+          --recursion-method processlist --replicate percona.checksums --tables 'shop.*'
+      dbgauge checksum --source mysql://dbgauge@db1/ --password-file pw \\
+          --replicate percona.checksums --replicate-check-only
     """
     import signal
 
     from checks.drift import ChecksumOptions, run_checksum
+    from checks.drift.select import split_list
     from toolkit.render.checksum import render_checksum, render_checksum_json
     from toolkit.render.progress import ProgressBar
     from toolkit.targets import resolve, split_names
@@ -98,6 +143,7 @@ def checksum(source_arg: str, replica_args: tuple[str, ...], config_path: str | 
     reporter = ProgressBar()
     signal.signal(signal.SIGTERM, stop)
     try:
+        pt = _pt_options(chunk_size, max_threads_running, max_load, recursion_method)
         configured = None
         if config_path or any("://" not in a for a in (source_arg, *replica_args)):
             from toolkit import app
@@ -111,7 +157,12 @@ def checksum(source_arg: str, replica_args: tuple[str, ...], config_path: str | 
             method=method, chunk_time=chunk_time, whole_table_time=whole_table_time,
             max_lag=max_lag, max_threads_running=max_threads_running,
             retries=retries, retry_delay=retry_delay, print_repair=print_repair, resume=resume,
-            state_file=state_file, run_time=run_time, show_values=show_values)
+            state_file=state_file, run_time=run_time, show_values=show_values,
+            databases=split_list(databases),
+            ignore_databases=split_list(ignore_databases), databases_regex=databases_regex,
+            ignore_databases_regex=ignore_databases_regex, tables_regex=tables_regex,
+            ignore_tables_regex=ignore_tables_regex, chunk_size=chunk_size,
+            replicate=replicate, replicate_check_only=replicate_check_only, **pt)
         result = run_checksum(source, replicas, options, reporter)
     except DbgaugeError as exc:
         reporter.clear()
@@ -122,3 +173,24 @@ def checksum(source_arg: str, replica_args: tuple[str, ...], config_path: str | 
     else:
         click.echo(render_checksum(result))
     finish("checksum", result.status)
+
+
+def _pt_options(chunk_size: int | None, max_threads_running: int, max_load: tuple[str, ...],
+                recursion_method: tuple[str, ...]) -> dict[str, Any]:
+    """pt-table-checksum's options that need checking against dbgauge's own."""
+    from checks.drift.discover import parse_recursion_method
+    from checks.drift.load import THREADS_RUNNING, parse_max_load
+    from toolkit.errors import ConfigError
+
+    ctx = click.get_current_context()
+    given = {name for name in ("chunk_time", "max_threads_running")
+             if ctx.get_parameter_source(name) == ParameterSource.COMMANDLINE}
+    if chunk_size is not None and "chunk_time" in given:
+        raise ConfigError("give --chunk-size ROWS (fixed rows per chunk) or --chunk-time "
+                          "SECONDS (chunks sized to a time), not both")
+    limits = parse_max_load(max_load)
+    if "max_threads_running" in given and any(
+            name.lower() == THREADS_RUNNING.lower() for name, _ in limits):
+        raise ConfigError(f"--max-load {THREADS_RUNNING}=N and --max-threads-running N set the "
+                          "same limit: give one of them")
+    return {"max_load": limits, "recursion_method": parse_recursion_method(recursion_method)}
