@@ -175,6 +175,29 @@ def test_subscriber_drift_is_found_by_key(sandbox: Sandbox) -> None:
         assert [d["columns"] for d in table_docs(result)[1]["differences"]] == [["v"]]
 
 
+CASE_INSENSITIVE = ("CREATE COLLATION IF NOT EXISTS dbgauge_ci (provider = icu, "
+                    "locale = 'und-u-ks-level2', deterministic = false)")
+
+
+def test_a_case_only_change_under_a_case_insensitive_collation_is_drift(
+        sandbox: Sandbox) -> None:
+    """PostgreSQL pairs hash rows with hashtextextended: over bytes (COLLATE "C"), not over
+    a nondeterministic collation's sort key, which would take 'Name' and 'NAME' alike."""
+    for name in ("pg-primary", "pg-subscriber"):
+        with pg(sandbox, name) as conn:
+            conn.execute(CASE_INSENSITIVE)
+    ddl = {"drift_ci": "CREATE TABLE drift_ci (id int PRIMARY KEY, "
+                       "name text COLLATE dbgauge_ci NOT NULL)"}
+    with replicated_tables(sandbox, ddl) as (primary, sub):
+        primary.execute("INSERT INTO drift_ci SELECT g, 'Name ' || g "
+                        "FROM generate_series(1, 2000) g")
+        caught_up(primary, sub)
+        assert exit_code(check(sandbox, ("public.drift_ci",))) == 0
+        sub.execute("UPDATE drift_ci SET name = upper(name) WHERE id = 1234")
+        result = check(sandbox, ("public.drift_ci",))
+        assert found(result) == {"public.drift_ci": {("changed", (1234,))}}, result.evidence
+
+
 def test_no_privilege_and_stopped_subscription_exit_2(sandbox: Sandbox, tmp_path: Path) -> None:
     secret = "CREATE TABLE drift_secret (id int PRIMARY KEY)"
     with replicated_tables(sandbox, {"drift_t": DRIFT_T}) as (primary, sub):
