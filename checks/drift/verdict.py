@@ -22,7 +22,15 @@ from checks.drift.chunks import (
 )
 from checks.drift.model import Difference, DriftError, TableResult, Unnamed
 from checks.drift.plan import TablePlan
-from checks.drift.recheck import KEY_BATCH, Candidates, Seen, confirm, locate, recheck
+from checks.drift.recheck import (
+    KEY_BATCH,
+    Candidates,
+    Seen,
+    confirm,
+    differing_buckets,
+    locate,
+    recheck,
+)
 from checks.drift.repair import repair_script
 from checks.drift.session import Session
 from checks.drift.sides import Side
@@ -57,6 +65,12 @@ def replicated_suspects(run: Session, plan: TablePlan, chunks: int) -> Suspects:
     return out
 
 
+def key_span(run: Session, plan: TablePlan) -> tuple[int, int]:
+    """An integer key's lowest and highest key on the source (what an open range covers)."""
+    row = run.source.run(plan.source[min(plan.source)].key_range())[0]
+    return (0, 0) if row["lo"] is None else (int(row["lo"]), int(row["hi"]))
+
+
 def finish_table(run: Session, plan: TablePlan, rows: int, chunks: int, suspects: Suspects,
                  started: float, resumed_from: int | None) -> TableResult:
     """Re-check the suspects, name the rows, and record the table's result."""
@@ -72,12 +86,18 @@ def finish_table(run: Session, plan: TablePlan, rows: int, chunks: int, suspects
     looked: list[tuple[str, KeyRange, bool, Candidates]] = []
     seen: dict[str, Seen] = {rep.name: {} for rep in run.replicas}
     unnamed: list[Unnamed] = []  # keyless: the replicas it differs on, with counts
+    span: tuple[int, int] | None = None
     for name, rng in suspects:
         run.check_run_time()  # re-checks and bisection count towards --run-time too
         # A direct chunk over an integer key left its differing buckets: only those are
         # read again (a resumed run has not got them and looks at the whole chunk).
         last: tuple[list[Row], list[Row]] | None = None
         candidates: Candidates = []
+        if (name, rng) not in run.pieces and plan.int_key and plan.ranges_safe:
+            # A replicated (or resumed) suspect over an integer key: one read of its bucket
+            # hashes on both sides at once names the buckets to look into.
+            span = span or key_span(run, plan)
+            run.pieces[(name, rng)] = differing_buckets(run, plan, by_replica[name], rng, span)
         for piece in run.pieces.get((name, rng), [rng]):
             differing = recheck(run, plan, by_replica[name], piece, attempts)
             if differing is not None:

@@ -30,6 +30,7 @@ from checks.drift.chunks import (
 )
 from checks.drift.model import TableResult
 from checks.drift.plan import TablePlan, plan_table
+from checks.drift.recheck import bucket_hashes
 from checks.drift.session import Session
 from checks.drift.sides import Side
 from checks.drift.sql import TableQueries
@@ -152,8 +153,8 @@ def direct_chunk(run: Session, plan: TablePlan, rng: KeyRange, span: Span | None
                 row = side.run(q.chunk(rng))[0]
                 result[None] = (int(row["cnt"]), _text(row["crc"]))
             else:
-                for r in side.run(q.chunk_buckets(rng, width)):
-                    result[int(r["dbgauge_bucket"])] = (int(r["cnt"]), _text(r["crc"]))
+                for bucket, value in bucket_hashes(side.run(q.chunk_buckets(rng, width))).items():
+                    result[bucket] = value
             return result, time.monotonic() - t0
         return call
 
