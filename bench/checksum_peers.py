@@ -2,11 +2,12 @@
 
 A sysbench-shaped table of --rows rows (bench/checksum.py's) is made on the sandbox's
 MariaDB primary and replicated; the same rows are copied into pg-primary's `drift`
-database (published FOR ALL TABLES), which pg-subscriber replicates. Three pairs:
+database (published FOR ALL TABLES), which pg-subscriber replicates. Four pairs:
 
 - mariadb-primary -> mariadb-replica: dbgauge direct, dbgauge replicated, reladiff;
 - mariadb-primary -> pg-primary (across engines): dbgauge direct, reladiff;
-- pg-primary -> pg-subscriber (logical replication): dbgauge direct, reladiff.
+- pg-primary -> pg-subscriber (logical replication): dbgauge direct, reladiff;
+- pg-primary -> mariadb-replica (across engines, the other way): dbgauge direct, reladiff.
 
 Each pair is timed clean and with --diffs planted differing rows on its second side
 (a third changed, a third missing, a third extra; written with replication off, so only
@@ -205,7 +206,8 @@ def _skip_space(text: str, at: int) -> int:
 
 PAIRS = (("mariadb-primary", "mariadb-replica", ("direct", "replicated")),
          ("mariadb-primary", "pg-primary", ("direct",)),
-         ("pg-primary", "pg-subscriber", ("direct",)))
+         ("pg-primary", "pg-subscriber", ("direct",)),
+         ("pg-primary", "mariadb-replica", ("direct",)))
 
 
 def measure(contenders: dict[str, Callable[[], set[int]]], expected: set[int], runs: int,
@@ -232,7 +234,7 @@ def main() -> int:
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--diffs", type=int, default=3)
-    parser.add_argument("--pairs", default="all", help="comma list of pair numbers (1-3)")
+    parser.add_argument("--pairs", default="all", help="comma list of pair numbers (1-4)")
     parser.add_argument("--keep-table", action="store_true")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
