@@ -73,6 +73,7 @@ bench: deps venv
 	$(BIN)/python bench/mysql_collectors.py --sandbox-dir $(SANDBOX_DIR)
 	$(BIN)/python bench/postgres_collectors.py --sandbox-dir $(SANDBOX_DIR)
 	$(BIN)/python bench/checksum.py --sandbox-dir $(SANDBOX_DIR)
+	$(BIN)/python bench/checksum_peers.py --sandbox-dir $(SANDBOX_DIR)
 	$(BIN)/python bench/pgtap/run.py --sandbox-dir $(SANDBOX_DIR)
 
 clean: down
