@@ -39,6 +39,8 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
+import pymysql
+import pymysql.cursors
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from checksum import DB, REPO, TABLE, connect, create_table, one
@@ -78,7 +80,7 @@ def copy_to_postgres(state: sb.SandboxState, rows: int) -> None:
             conn.execute(f"GRANT USAGE ON SCHEMA {DB} TO {sb.MONITOR_USER}")
             conn.execute(f"GRANT SELECT ON ALL TABLES IN SCHEMA {DB} TO {sb.MONITOR_USER}")
     with closing(connect(state, "mariadb-primary")) as src, pg(state, "pg-primary") as dst, \
-            src.cursor() as cur, dst.cursor() as out:
+            src.cursor(pymysql.cursors.SSCursor) as cur, dst.cursor() as out:  # streamed
         cur.execute(f"SELECT id, k, c, pad FROM {DB}.{TABLE} ORDER BY id")  # noqa: S608
         with out.copy(f"COPY {DB}.{TABLE} (id, k, c, pad) FROM STDIN") as copy:
             while batch := cur.fetchmany(_COPY_BATCH):
