@@ -69,7 +69,10 @@ def pg(state: sb.SandboxState, name: str) -> psycopg.Connection[Any]:
 
 
 def copy_to_postgres(state: sb.SandboxState, rows: int) -> None:
-    """The MariaDB table's rows into pg-primary, and pg-subscriber subscribed to them."""
+    """The MariaDB table's rows into pg-primary (and an empty copy of the table on
+    pg-subscriber), one COPY per batch: pg-primary's publication is FOR ALL TABLES, and one
+    multi-gigabyte transaction would hold the subscription's slot past the sandbox's
+    max_slot_wal_keep_size (1GB) and lose it."""
     ddl = (f"CREATE TABLE {DB}.{TABLE} (id integer PRIMARY KEY, k integer NOT NULL DEFAULT 0, "
            "c char(120) NOT NULL DEFAULT '', pad char(60) NOT NULL DEFAULT '')")
     for name in ("pg-primary", "pg-subscriber"):
@@ -82,10 +85,14 @@ def copy_to_postgres(state: sb.SandboxState, rows: int) -> None:
     with closing(connect(state, "mariadb-primary")) as src, pg(state, "pg-primary") as dst, \
             src.cursor(pymysql.cursors.SSCursor) as cur, dst.cursor() as out:  # streamed
         cur.execute(f"SELECT id, k, c, pad FROM {DB}.{TABLE} ORDER BY id")  # noqa: S608
-        with out.copy(f"COPY {DB}.{TABLE} (id, k, c, pad) FROM STDIN") as copy:
-            while batch := cur.fetchmany(_COPY_BATCH):
+        while batch := cur.fetchmany(_COPY_BATCH):
+            with out.copy(f"COPY {DB}.{TABLE} (id, k, c, pad) FROM STDIN") as copy:
                 for row in batch:
                     copy.write_row(row)
+
+
+def subscribe(state: sb.SandboxState, rows: int) -> None:
+    """pg-subscriber copies the table (its initial table synchronisation)."""
     with pg(state, "pg-subscriber") as conn:
         conn.execute("ALTER SUBSCRIPTION drift_sub REFRESH PUBLICATION")
     deadline = time.monotonic() + 1800
@@ -97,6 +104,17 @@ def copy_to_postgres(state: sb.SandboxState, rows: int) -> None:
         if time.monotonic() > deadline:
             raise SystemExit("pg-subscriber did not copy the table within 30 minutes")
         time.sleep(1)
+
+
+def count(state: sb.SandboxState, name: str) -> int | None:
+    """Rows of the table on a PostgreSQL instance (None: no table)."""
+    with pg(state, name) as conn:
+        found = conn.execute("SELECT count(*) FROM information_schema.tables WHERE "
+                             "table_schema = %s AND table_name = %s", (DB, TABLE)).fetchone()
+        if not (found and found[0]):
+            return None
+        got = conn.execute(f"SELECT count(*) FROM {DB}.{TABLE}").fetchone()  # noqa: S608
+        return int(got[0]) if got else None
 
 
 # -- planted differences: (side, changed ids, missing ids, extra ids)
@@ -250,17 +268,14 @@ def main() -> int:
         reuse = bool(exists) and one(conn, f"SELECT COUNT(*) FROM {DB}.{TABLE}")[0] == args.rows  # noqa: S608
     if not reuse:
         create_table(state, args.rows)
-    with pg(state, "pg-subscriber") as conn:
-        got = conn.execute("SELECT count(*) FROM information_schema.tables WHERE "
-                           "table_schema = %s AND table_name = %s", (DB, TABLE)).fetchone()
-        pg_ok = bool(got and got[0]) and reuse and conn.execute(
-            f"SELECT count(*) FROM {DB}.{TABLE}").fetchone() == (args.rows,)  # noqa: S608
-    if not pg_ok:
-        copy_to_postgres(state, args.rows)
-    tmp = Path(f"/tmp/dbgauge-bench-peers-{args.rows}")
-    tmp.mkdir(exist_ok=True)
     chosen = range(len(PAIRS)) if args.pairs == "all" else \
         [int(p) - 1 for p in args.pairs.split(",")]
+    if not (reuse and count(state, "pg-primary") == args.rows):
+        copy_to_postgres(state, args.rows)
+    if 2 in chosen and count(state, "pg-subscriber") != args.rows:
+        subscribe(state, args.rows)
+    tmp = Path(f"/tmp/dbgauge-bench-peers-{args.rows}")
+    tmp.mkdir(exist_ok=True)
     report: dict[str, Any] = {"rows": args.rows, "runs": args.runs, "diffs": args.diffs,
                               "pairs": {}}
     lines = []
