@@ -3,10 +3,13 @@ and the target it was opened for (drivers stay behind `toolkit.db.mysql`/`postgr
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from toolkit.db.version import Version, version_text
+from toolkit.errors import QueryError
 
 if TYPE_CHECKING:  # only named in annotations: a connection need not load the fan-out
     from toolkit.targets import Target
@@ -54,3 +57,15 @@ class Connection(Protocol):
 
     @property
     def closed(self) -> bool: ...
+
+
+def read_only(conn: Connection, fetch: Callable[[], list[Row]]) -> list[Row]:
+    """`fetch` inside a read-only transaction that is always rolled back (both drivers'
+    `query_read_only`); on a connection that died meanwhile the transaction died with it."""
+    conn.execute_sql("START TRANSACTION READ ONLY")
+    try:
+        return fetch()
+    finally:
+        if not conn.closed:
+            with contextlib.suppress(QueryError):
+                conn.execute_sql("ROLLBACK")

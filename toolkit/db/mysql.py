@@ -10,7 +10,7 @@ from typing import Any
 import pymysql
 import pymysql.cursors
 
-from toolkit.db.base import Row, ServerInfo
+from toolkit.db.base import Row, ServerInfo, read_only
 from toolkit.db.version import parse_version
 from toolkit.dsn import ConnParams
 from toolkit.errors import AuthError, ConnectError, QueryError
@@ -154,15 +154,7 @@ class MySQLConnection:
     def query_read_only(self, sql: str, max_rows: int) -> list[Row]:
         # PyMySQL sends one statement per call (no CLIENT_MULTI_STATEMENTS), and the
         # unbuffered cursor stops holding rows at max_rows + 1.
-        self.execute_sql("START TRANSACTION READ ONLY")
-        try:
-            return self._fetch_at_most(sql, max_rows)
-        finally:
-            if not self.closed:
-                try:
-                    self.execute_sql("ROLLBACK")
-                except QueryError:
-                    pass
+        return read_only(self, lambda: self._fetch_at_most(sql, max_rows))
 
     def _fetch_at_most(self, sql: str, max_rows: int) -> list[Row]:
         try:

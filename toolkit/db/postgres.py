@@ -12,7 +12,7 @@ from psycopg import generators, waiting
 from psycopg.conninfo import conninfo_attempts, conninfo_to_dict, make_conninfo
 from psycopg.rows import dict_row
 
-from toolkit.db.base import Row, ServerInfo
+from toolkit.db.base import Row, ServerInfo, read_only
 from toolkit.db.version import parse_version
 from toolkit.dsn import ConnParams
 from toolkit.errors import AuthError, ConnectError, QueryError
@@ -135,8 +135,10 @@ class PostgresConnection:
     def query_read_only(self, sql: str, max_rows: int) -> list[Row]:
         # stream() uses the extended protocol, which takes one statement only: text like
         # "SELECT 1; COMMIT; DELETE ..." is refused instead of leaving the transaction.
+        return read_only(self, lambda: self._fetch_at_most(sql, max_rows))
+
+    def _fetch_at_most(self, sql: str, max_rows: int) -> list[Row]:
         rows: list[Row] = []
-        self.execute_sql("BEGIN TRANSACTION READ ONLY")
         try:
             with self._conn.cursor() as cur:
                 for row in cur.stream(sql):
@@ -145,12 +147,6 @@ class PostgresConnection:
                     rows.append(row)
         except psycopg.Error as exc:
             raise self._error(exc) from None
-        finally:
-            if not self.closed:
-                try:
-                    self.execute_sql("ROLLBACK")
-                except QueryError:
-                    pass
         return rows
 
     def close(self) -> None:
