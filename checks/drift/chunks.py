@@ -90,10 +90,11 @@ def split_range(rng: KeyRange, points: Sequence[Bound]) -> list[KeyRange]:
     return pieces
 
 
+Span = tuple[int, int]  # an integer key's lowest and highest key (inclusive)
 BUCKETS = 256  # a direct chunk over an integer key is hashed in this many key buckets
 
 
-def bucket_width(rng: KeyRange, span: tuple[int, int]) -> int:
+def bucket_width(rng: KeyRange, span: Span) -> int:
     """Key width of one bucket of `rng` (an integer key), from the keys it covers (`span`,
     inclusive: the table's lowest and highest keys where the range is open)."""
     low = span[0] if rng.lower is None else int(rng.lower[0]) + 1

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from checks.drift.chunks import (
     Bound,
     KeyRange,
+    Span,
     bucket_range,
     bucket_width,
     canonical_key,
@@ -77,7 +78,7 @@ def bucket_hashes(rows: list[Row]) -> BucketHashes:
 
 
 def differing_buckets(run: Session, plan: TablePlan, replica: Side, rng: KeyRange,
-                      span: tuple[int, int]) -> list[KeyRange]:
+                      span: Span) -> list[KeyRange]:
     """The key buckets of `rng` (an integer key) whose hashes differ, both sides read at
     once: the pieces to re-check in lock-step instead of re-reading and bisecting the whole
     range (none: the range matches now)."""
@@ -86,9 +87,14 @@ def differing_buckets(run: Session, plan: TablePlan, replica: Side, rng: KeyRang
     width = bucket_width(rng, span)
     a, b = run.parallel([lambda: run.source.run(src_q.chunk_buckets(rng, width)),
                          lambda: replica.run(rep_q.chunk_buckets(rng, width))])
-    ha, hb = bucket_hashes(a), bucket_hashes(b)
-    return [bucket_range(x, width, rng) for x in sorted(ha.keys() | hb.keys())
-            if ha.get(x) != hb.get(x)]
+    return differing_ranges(bucket_hashes(a), bucket_hashes(b), width, rng)
+
+
+def differing_ranges(source: BucketHashes, replica: BucketHashes, width: int, rng: KeyRange
+                     ) -> list[KeyRange]:
+    """The key ranges of the buckets of `rng` whose (cnt, crc) differ between the sides."""
+    return [bucket_range(x, width, rng) for x in sorted(source.keys() | replica.keys())
+            if source.get(x) != replica.get(x)]
 
 
 def locate(run: Session, plan: TablePlan, replica: Side, rng: KeyRange,

@@ -15,6 +15,7 @@ from typing import Any
 from checks.drift.chunks import (
     Bound,
     KeyRange,
+    Span,
     canonical_key,
     decode_bound,
     json_value,
@@ -65,7 +66,7 @@ def replicated_suspects(run: Session, plan: TablePlan, chunks: int) -> Suspects:
     return out
 
 
-def key_span(run: Session, plan: TablePlan) -> tuple[int, int]:
+def key_span(run: Session, plan: TablePlan) -> Span:
     """An integer key's lowest and highest key on the source (what an open range covers)."""
     row = run.source.run(plan.source[min(plan.source)].key_range())[0]
     return (0, 0) if row["lo"] is None else (int(row["lo"]), int(row["hi"]))
@@ -86,7 +87,7 @@ def finish_table(run: Session, plan: TablePlan, rows: int, chunks: int, suspects
     looked: list[tuple[str, KeyRange, bool, Candidates]] = []
     seen: dict[str, Seen] = {rep.name: {} for rep in run.replicas}
     unnamed: list[Unnamed] = []  # keyless: the replicas it differs on, with counts
-    span: tuple[int, int] | None = None
+    span: Span | None = None
     for name, rng in suspects:
         run.check_run_time()  # re-checks and bisection count towards --run-time too
         # A direct chunk over an integer key left its differing buckets: only those are

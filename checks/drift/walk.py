@@ -23,14 +23,14 @@ from checks.drift.chunks import (
     FixedSizer,
     IntRangePlanner,
     KeyRange,
-    bucket_range,
+    Span,
     bucket_width,
     decode_bound,
     encode_bound,
 )
 from checks.drift.model import TableResult
 from checks.drift.plan import TablePlan, plan_table
-from checks.drift.recheck import bucket_hashes
+from checks.drift.recheck import BucketHashes, bucket_hashes, differing_ranges
 from checks.drift.session import Session
 from checks.drift.sides import Side
 from checks.drift.sql import TableQueries
@@ -41,8 +41,6 @@ from toolkit.db.values import text as _text
 _REPLICATED_MIN_CHUNKS = 16  # replicated method: a table is cut into at least this many
 
 Observe = Callable[[int, float], None]  # (source rows, seconds) of a chunk: sizes the next
-Span = tuple[int, int]  # an integer key's lowest and highest key when the walk began
-Hashes = dict[int | None, tuple[int, str]]  # bucket (None: the whole chunk): (cnt, crc)
 
 
 def check_table(run: Session, schema: str, table: str, estimate: int) -> TableResult:
@@ -145,16 +143,14 @@ def direct_chunk(run: Session, plan: TablePlan, rng: KeyRange, span: Span | None
     not the chunk again."""
     width = bucket_width(rng, span) if span is not None else None
 
-    def timed(side: Side, q: TableQueries) -> Callable[[], tuple[Hashes, float]]:
-        def call() -> tuple[Hashes, float]:
+    def timed(side: Side, q: TableQueries) -> Callable[[], tuple[BucketHashes, float]]:
+        def call() -> tuple[BucketHashes, float]:
             t0 = time.monotonic()
-            result: Hashes = {}
-            if width is None:
+            if width is None:  # the whole chunk as one bucket
                 row = side.run(q.chunk(rng))[0]
-                result[None] = (int(row["cnt"]), _text(row["crc"]))
+                result = {0: (int(row["cnt"]), _text(row["crc"]))}
             else:
-                for bucket, value in bucket_hashes(side.run(q.chunk_buckets(rng, width))).items():
-                    result[bucket] = value
+                result = bucket_hashes(side.run(q.chunk_buckets(rng, width)))
             return result, time.monotonic() - t0
         return call
 
@@ -166,13 +162,11 @@ def direct_chunk(run: Session, plan: TablePlan, rng: KeyRange, span: Span | None
     differing = []
     for rep, (hashes, _) in zip(run.replicas, results[len(modes):], strict=True):
         source = by_mode[plan.replicas[rep.name].portable][0]
-        buckets = sorted((b for b in source.keys() | hashes.keys()
-                          if source.get(b) != hashes.get(b)), key=lambda b: b or 0)
-        if buckets:
-            differing.append(rep.name)
-            if width is not None:
-                run.pieces[(rep.name, rng)] = [bucket_range(b or 0, width, rng)
-                                               for b in buckets]
+        if source == hashes:
+            continue
+        differing.append(rep.name)
+        if width is not None:
+            run.pieces[(rep.name, rng)] = differing_ranges(source, hashes, width, rng)
     first, seconds = results[0]
     return sum(cnt for cnt, _ in first.values()), seconds, differing
 
