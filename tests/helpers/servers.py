@@ -123,6 +123,21 @@ def pg_admin(sandbox: Sandbox, name: str, **kwargs: Any) -> psycopg.Connection[A
 
 
 @contextmanager
+def mariadb_account(sandbox: Sandbox, user: str, password: str, global_privileges: str,
+                    *databases: str) -> Iterator[None]:
+    """A temporary account on the MariaDB primary (replicated to the replica) with
+    `global_privileges` ON *.* and ALL on each of `databases`; dropped afterwards."""
+    execute(sandbox, "mariadb-primary",
+            f"CREATE OR REPLACE USER {user}@'%' IDENTIFIED BY '{password}'",
+            f"GRANT {global_privileges} ON *.* TO {user}@'%'",
+            *(f"GRANT ALL PRIVILEGES ON {db}.* TO {user}@'%'" for db in databases))
+    try:
+        yield
+    finally:
+        execute(sandbox, "mariadb-primary", f"DROP USER IF EXISTS {user}@'%'")
+
+
+@contextmanager
 def lock_wait(sandbox: Sandbox) -> Iterator[threading.Thread]:
     """One session holds ACCESS EXCLUSIVE on a table; another waits to read it."""
     with pg_admin(sandbox, "pg-primary") as setup:

@@ -25,7 +25,7 @@ import pytest
 
 from checks.drift import ChecksumOptions, run_checksum
 from tests.helpers import DBGAUGE, REPO
-from tests.helpers.servers import Sandbox, admin, caught_up, execute, one
+from tests.helpers.servers import Sandbox, admin, caught_up, execute, mariadb_account, one
 from toolkit.app import load_config
 from toolkit.cli.base import RESULT_EXIT
 from toolkit.render.checksum import render_checksum
@@ -118,15 +118,9 @@ def outside_dbgauge(written: list[str]) -> list[str]:
 
 @pytest.fixture(scope="module")
 def sbr_user(sandbox: Sandbox) -> Iterator[None]:
-    password = f"sbr-{sandbox.state.dbgauge_password}"
-    execute(sandbox, "mariadb-primary",
-            f"CREATE OR REPLACE USER {SBR_USER}@'%' IDENTIFIED BY '{password}'",
-            f"GRANT SELECT, BINLOG ADMIN, SLAVE MONITOR ON *.* TO {SBR_USER}@'%'",
-            f"GRANT ALL PRIVILEGES ON dbgauge.* TO {SBR_USER}@'%'")
-    try:
+    with mariadb_account(sandbox, SBR_USER, f"sbr-{sandbox.state.dbgauge_password}",
+                         "SELECT, BINLOG ADMIN, SLAVE MONITOR", "dbgauge"):
         yield
-    finally:
-        execute(sandbox, "mariadb-primary", f"DROP USER IF EXISTS {SBR_USER}@'%'")
 
 
 DRIFT_T = """CREATE TABLE app.drift_t (

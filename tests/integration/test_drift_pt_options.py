@@ -22,7 +22,7 @@ import pytest
 
 from checks.drift import ChecksumOptions, DriftError, run_checksum
 from tests.helpers import DBGAUGE, REPO
-from tests.helpers.servers import Sandbox, caught_up, execute, pg_admin, run
+from tests.helpers.servers import Sandbox, caught_up, execute, mariadb_account, pg_admin, run
 from toolkit.app import load_config
 from toolkit.targets import Target
 
@@ -73,17 +73,10 @@ def tables_of(d: dict[str, Any]) -> list[str]:
 
 @pytest.fixture(scope="module")
 def pt_user(sandbox: Sandbox) -> Iterator[None]:
-    execute(sandbox, "mariadb-primary",
-            f"CREATE OR REPLACE USER {PT_USER}@'%' IDENTIFIED BY "
-            f"'pt-{sandbox.state.dbgauge_password}'",
-            f"GRANT SELECT, PROCESS, BINLOG ADMIN, SLAVE MONITOR, REPLICATION MASTER ADMIN "
-            f"ON *.* TO {PT_USER}@'%'",
-            f"GRANT ALL PRIVILEGES ON dbgauge.* TO {PT_USER}@'%'",
-            f"GRANT ALL PRIVILEGES ON percona.* TO {PT_USER}@'%'")
-    try:
+    with mariadb_account(sandbox, PT_USER, f"pt-{sandbox.state.dbgauge_password}",
+                         "SELECT, PROCESS, BINLOG ADMIN, SLAVE MONITOR, REPLICATION MASTER ADMIN",
+                         "dbgauge", "percona"):
         yield
-    finally:
-        execute(sandbox, "mariadb-primary", f"DROP USER IF EXISTS {PT_USER}@'%'")
 
 
 @pytest.fixture(scope="module")

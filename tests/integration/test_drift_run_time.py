@@ -21,7 +21,7 @@ import pytest
 
 from checks.drift import ChecksumOptions, Interrupted, run_checksum
 from tests.helpers import DBGAUGE, REPO
-from tests.helpers.servers import Sandbox, admin, caught_up, execute
+from tests.helpers.servers import Sandbox, admin, caught_up, execute, mariadb_account
 from toolkit.app import load_config
 from toolkit.result import CheckResult
 from toolkit.targets import Target
@@ -45,17 +45,12 @@ def found(result: CheckResult) -> set[tuple[str, tuple[Any, ...]]]:
 @pytest.fixture(scope="module")
 def sbr_source(sandbox: Sandbox) -> Iterator[Target]:
     password = f"sbr-{sandbox.state.dbgauge_password}"
-    execute(sandbox, "mariadb-primary",
-            f"CREATE OR REPLACE USER {SBR_USER}@'%' IDENTIFIED BY '{password}'",
-            f"GRANT SELECT, BINLOG ADMIN, SLAVE MONITOR ON *.* TO {SBR_USER}@'%'",
-            f"GRANT ALL PRIVILEGES ON dbgauge.* TO {SBR_USER}@'%'")
     port = sandbox.state.port("mariadb-primary")
-    try:
+    with mariadb_account(sandbox, SBR_USER, password, "SELECT, BINLOG ADMIN, SLAVE MONITOR",
+                         "dbgauge"):
         # Named as the CLI names this DSN, so the CLI can resume what this wrote.
         yield Target(name=f"127.0.0.1:{port}", kind="mysql",
                      dsn=f"mysql://{SBR_USER}:{password}@127.0.0.1:{port}/")
-    finally:
-        execute(sandbox, "mariadb-primary", f"DROP USER IF EXISTS {SBR_USER}@'%'")
 
 
 @pytest.fixture(scope="module")
