@@ -134,30 +134,31 @@ def plant(state: sb.SandboxState, side: str, keys: tuple[list[int], list[int], l
     if side.startswith("mariadb"):
         with closing(connect(state, side)) as conn, conn.cursor() as cur:
             cur.execute("SET SESSION sql_log_bin = 0")
-            _apply(cur, "%s", changed, missing, extra, step, state, side)
+            _apply(cur, changed, missing, extra, step, state)
     else:
         with pg(state, side) as conn, conn.cursor() as cur:
-            _apply(cur, "%s", changed, missing, extra, step, state, side)
+            _apply(cur, changed, missing, extra, step, state)
 
 
-def _apply(cur: Any, ph: str, changed: list[int], missing: list[int], extra: list[int],
-           step: int, state: sb.SandboxState, side: str) -> None:
+def _apply(cur: Any, changed: list[int], missing: list[int], extra: list[int], step: int,
+           state: sb.SandboxState) -> None:
+    """Both drivers take %s placeholders: one body plants (step 1) or removes (-1)."""
     table = f"{DB}.{TABLE}"
     for key in changed:
-        cur.execute(f"UPDATE {table} SET k = k + {ph} WHERE id = {ph}", (step, key))  # noqa: S608
+        cur.execute(f"UPDATE {table} SET k = k + %s WHERE id = %s", (step, key))  # noqa: S608
     for key in extra:
         if step > 0:
-            cur.execute(f"INSERT INTO {table} (id, k, c, pad) VALUES ({ph}, 1, 'x', 'y')",  # noqa: S608
+            cur.execute(f"INSERT INTO {table} (id, k, c, pad) VALUES (%s, 1, 'x', 'y')",  # noqa: S608
                         (key,))
         else:
-            cur.execute(f"DELETE FROM {table} WHERE id = {ph}", (key,))  # noqa: S608
+            cur.execute(f"DELETE FROM {table} WHERE id = %s", (key,))  # noqa: S608
     for key in missing:
         if step > 0:
-            cur.execute(f"DELETE FROM {table} WHERE id = {ph}", (key,))  # noqa: S608
+            cur.execute(f"DELETE FROM {table} WHERE id = %s", (key,))  # noqa: S608
         else:  # the row as the MariaDB primary (the origin of every copy) holds it
             with closing(connect(state, "mariadb-primary")) as src:
                 row = one(src, f"SELECT id, k, c, pad FROM {table} WHERE id = {key}")  # noqa: S608
-            cur.execute(f"INSERT INTO {table} (id, k, c, pad) VALUES ({ph}, {ph}, {ph}, {ph})",  # noqa: S608
+            cur.execute(f"INSERT INTO {table} (id, k, c, pad) VALUES (%s, %s, %s, %s)",  # noqa: S608
                         tuple(row))
 
 
