@@ -1,2 +1,3 @@
--- Sandbox: pg-standby's physical slot on pg-primary (no row: no slot yet).
-SELECT active FROM pg_replication_slots WHERE slot_name = %s;
+-- Sandbox: a slot on pg-primary (pg-standby's physical one, pg-subscriber's logical one);
+-- no row: no such slot. wal_status 'lost': its consumer can never catch up.
+SELECT active, wal_status FROM pg_replication_slots WHERE slot_name = %s;

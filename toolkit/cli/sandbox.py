@@ -26,19 +26,42 @@ DIR_OPTION = click.option("--dir", "directory", default=".sandbox", show_default
                           help="Where the sandbox keeps data, sockets, logs and secrets.")
 
 
+BASE_PORT_OPTION = click.option(
+    "--base-port", default=20000, show_default=True, type=click.IntRange(1024, 59000),
+    help="Ports are BASE+3306, +3307, +5432, +5433, +6432.")
+
+
 @sandbox_group.command("up", short_help="Start or create the sandbox (idempotent).")
 @DIR_OPTION
-@click.option("--base-port", default=20000, show_default=True, type=click.IntRange(1024, 59000),
-              help="Ports are BASE+3306, +3307, +5432, +5433, +6432.")
+@BASE_PORT_OPTION
 def sandbox_up(directory: Path, base_port: int) -> None:
     """Start (or create) the sandbox; idempotent. Prints the dbgauge config it writes."""
     from toolkit import sandbox
 
     try:
-        path = sandbox.up(directory, base_port)
+        path = sandbox.up(directory, base_port, say=_say)
     except DbgaugeError as exc:
         die(exc)
     click.echo(f"sandbox is up; dbgauge config: {path}")
+
+
+def _say(message: str) -> None:
+    click.echo(f"dbgauge: {message}", err=True)
+
+
+@sandbox_group.command("reset", short_help="Wipe the sandbox's data and start afresh.")
+@DIR_OPTION
+@BASE_PORT_OPTION
+def sandbox_reset(directory: Path, base_port: int) -> None:
+    """Stop the sandbox, discard every server's data and create it again (its data is
+    disposable; the generated passwords are kept)."""
+    from toolkit import sandbox
+
+    try:
+        path = sandbox.reset(directory, base_port, say=_say)
+    except DbgaugeError as exc:
+        die(exc)
+    click.echo(f"sandbox was reset and is up; dbgauge config: {path}")
 
 
 @sandbox_group.command("down", short_help="Stop the sandbox's own processes.")

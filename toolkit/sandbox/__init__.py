@@ -16,6 +16,8 @@ with `postgres_setup`, `pgbouncer`) and `engines` (all three together).
 
 from __future__ import annotations
 
+import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 from toolkit.errors import MissingBinaryError, SandboxError
@@ -58,7 +60,7 @@ __all__ = [
     "PUBLICATION", "REPL_USER", "STANDBY_SLOT", "SUBSCRIPTION", "TINY_POOL_DATABASE",
     "TINY_POOL_SIZE", "InstanceInfo", "InstanceStatus", "MariaDBAccess", "MissingBinaryError",
     "PgBouncerAccess", "PostgresAccess", "SandboxError", "SandboxState", "down", "load_state",
-    "rebuild_instance", "start_instance", "status", "stop_instance", "up",
+    "rebuild_instance", "reset", "start_instance", "status", "stop_instance", "up",
 ]
 
 
@@ -70,8 +72,14 @@ def _check_base_port(base_port: int) -> None:
         )
 
 
-def up(directory: Path = DEFAULT_DIR, base_port: int = DEFAULT_BASE_PORT) -> Path:
-    """Create/start whatever is missing or stopped, verify replication; return dbgauge.yaml."""
+def up(directory: Path = DEFAULT_DIR, base_port: int = DEFAULT_BASE_PORT,
+       say: Callable[[str], None] | None = None) -> Path:
+    """Create/start whatever is missing or stopped, verify replication; return dbgauge.yaml.
+
+    A member that diverged from its primary (a promoted standby, a replica with errant
+    transactions, a lost slot, ...) is rebuilt from it; `say` is told which and why
+    (default: a log warning).
+    """
     check_binaries()
     _check_base_port(base_port)
     root = prepare_dir(Path(directory))
@@ -83,7 +91,7 @@ def up(directory: Path = DEFAULT_DIR, base_port: int = DEFAULT_BASE_PORT) -> Pat
                     f"the sandbox in {root} was created with --base-port {previous}: pass "
                     f"--base-port {previous}, or `down` it and remove {root} to change ports"
                 )
-        sandbox = Sandbox(root, base_port, load_secrets(root, create=True))
+        sandbox = Sandbox(root, base_port, load_secrets(root, create=True), say)
         sandbox.check_paths()
         sandbox.write_state()
         sandbox.check_ports()
@@ -103,6 +111,21 @@ def down(directory: Path = DEFAULT_DIR) -> list[str]:
             if layout.stop(name):
                 stopped.append(name)
     return stopped
+
+
+def reset(directory: Path = DEFAULT_DIR, base_port: int = DEFAULT_BASE_PORT,
+          say: Callable[[str], None] | None = None) -> Path:
+    """Stop the sandbox, discard every instance's data and build it afresh (the generated
+    passwords stay); files of others in the directory (a demo's serve.log) are kept."""
+    root = Path(directory).resolve()
+    down(root)
+    if root.is_dir():
+        with locked(root):
+            for name in INSTANCES:
+                shutil.rmtree(Layout(root).home(name), ignore_errors=True)
+            for leftover in ("sandbox.json", "dbgauge.yaml"):
+                (root / leftover).unlink(missing_ok=True)
+    return up(root, base_port, say)
 
 
 def status(directory: Path = DEFAULT_DIR) -> list[InstanceStatus]:

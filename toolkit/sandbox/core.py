@@ -9,8 +9,9 @@ through `toolkit.db`, values bound as parameters and identifiers quoted by
 
 from __future__ import annotations
 
+import logging
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,7 @@ from toolkit.sql import load_sql, quote_ident
 DB_ERRORS = (ConnectError, QueryError)
 
 _MAX_SOCKET_PATH = 100
+log = logging.getLogger("dbgauge.sandbox")
 _PLACEHOLDER = re.compile(r"\{[a-z_]+\}")
 
 
@@ -51,11 +53,15 @@ def run_sql(conn: Connection, name: str, params: Any = None, **identifiers: str)
 class Sandbox:
     """One sandbox directory with its ports and passwords: where each part lives."""
 
-    def __init__(self, root: Path, base_port: int, passwords: Mapping[str, str]) -> None:
+    def __init__(self, root: Path, base_port: int, passwords: Mapping[str, str],
+                 say: Callable[[str], None] | None = None) -> None:
         self.layout = Layout(root)
         self.root = root
         self.base_port = base_port
         self.pw = passwords
+        # How a repair is announced ("pg-standby was promoted: rebuilding it"): the CLI
+        # prints it; by default it is logged.
+        self.say: Callable[[str], None] = say or log.warning
 
     @classmethod
     def open(cls, root: Path) -> Sandbox:

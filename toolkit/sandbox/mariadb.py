@@ -16,6 +16,7 @@ from urllib.parse import quote, urlencode
 
 from toolkit.db import Connection, connect_dsn
 from toolkit.errors import SandboxError
+from toolkit.gtid import errant_mariadb, mariadb_state
 from toolkit.sandbox.binaries import INSTALL_DB, MARIADBD
 from toolkit.sandbox.core import DB_ERRORS, Sandbox, run_sql
 from toolkit.sandbox.model import ADMIN_USER, APP_DATABASE, MONITOR_USER, REPL_USER
@@ -214,7 +215,7 @@ class MariaDB:
                     f"mariadb-replica SQL thread stopped: {st['Last_SQL_Error']}; look at "
                     f"{self.layout.log(REPLICA)}"
                 )
-            if st["Slave_IO_Running"] == "No" and st["Slave_SQL_Running"] == "No" and not started:
+            if "No" in (st["Slave_IO_Running"], st["Slave_SQL_Running"]) and not started:
                 with contextlib.closing(self.root_conn(REPLICA)) as conn:
                     run_sql(conn, "sandbox_start_slave")
                 started = True
@@ -226,12 +227,16 @@ class MariaDB:
                 "mariadb-replica is not replicating after "
                 f"{REPLICATION_TIMEOUT:.0f} s (IO={st.get('Slave_IO_Running')}, "
                 f"SQL={st.get('Slave_SQL_Running')}, last IO error: {st.get('Last_IO_Error')}); "
-                f"look at {self.layout.log(REPLICA)}:\n"
+                f"look at {self.layout.log(REPLICA)} (`dbgauge sandbox reset` starts afresh):\n"
                 f"{tail(self.layout.log(REPLICA))}"
             )
 
     def up(self) -> None:
-        """Create and start whatever is missing, then wait until the replica replicates."""
+        """Create and start whatever is missing, then wait until the replica replicates.
+
+        A replica that diverged (errant transactions, an SQL thread stopped by an error) is
+        rebuilt from the primary, and `say` tells why: its data is disposable.
+        """
         for name in (PRIMARY, REPLICA):
             self.sb.make_home(name)
         if not self.layout.initialised(PRIMARY):
@@ -248,7 +253,37 @@ class MariaDB:
         if self.layout.running_pid(REPLICA) is None:
             self.start_server(REPLICA)
         self.setup(REPLICA)
+        reason = self.divergence()
+        if reason is not None:
+            self.sb.say(f"mariadb-replica {reason}: rebuilding it from mariadb-primary")
+            self.rebuild_replica()
         self.wait_replicating()
+
+    def binlog_state(self, name: str) -> str:
+        with contextlib.closing(self.root_conn(name)) as conn:
+            rows = run_sql(conn, "sandbox_gtid_binlog_state")
+        return str(rows[0]["gtid_binlog_state"] or "") if rows else ""
+
+    def divergence(self) -> str | None:
+        """Why mariadb-replica can no longer follow the primary (None: it can)."""
+        replica = self.binlog_state(REPLICA)  # before the primary's: the primary only grows
+        errant = errant_mariadb(replica, mariadb_state(self.binlog_state(PRIMARY)))
+        if errant:
+            return ("has errant transactions (GTID "
+                    f"{', '.join(str(e.last) for e in errant)} not from the primary)")
+        st = self.slave_status()
+        if st is not None and st["Slave_SQL_Running"] != "Yes" and st["Last_SQL_Errno"]:
+            return f"SQL thread stopped on error {st['Last_SQL_Errno']}: {st['Last_SQL_Error']}"
+        return None
+
+    def rebuild_replica(self) -> None:
+        """A fresh mariadb-replica that replays the primary's binlog from its first GTID."""
+        self.layout.stop(REPLICA)
+        shutil.rmtree(self.layout.datadir(REPLICA), ignore_errors=True)
+        self.layout.setup_mark(REPLICA).unlink(missing_ok=True)
+        self.install(REPLICA)
+        self.start_server(REPLICA)
+        self.setup(REPLICA)
 
     def describe(self, name: str) -> str:
         """One-line account of what a running instance is doing."""

@@ -47,6 +47,8 @@ ARCHIVE_FAIL_FLAG = "archive_fail"
 # Settings that take effect only at server start, and what pg-primary must run with:
 # a primary started by an older sandbox is restarted once to pick them up.
 _RESTART_SETTINGS = {"wal_level": "logical", "archive_mode": "on"}
+# How long `up` lets a standby that looks healthy try to stream before rebuilding it.
+FIRST_TRY_TIMEOUT = 15.0
 
 
 class Postgres:
@@ -244,21 +246,25 @@ class Postgres:
             rows = run_sql(conn, "sandbox_standby_state", (STANDBY,))
         return None if not rows else str(rows[0]["state"])
 
-    def wait_streaming(self) -> None:
+    def wait_streaming(self, timeout: float = REPLICATION_TIMEOUT) -> None:
         def check() -> str | None:
             return "ok" if self.standby_state() == "streaming" else None
 
-        if poll(check, REPLICATION_TIMEOUT, 0.1) is None:
+        if poll(check, timeout, 0.1) is None:
             log = self.layout.log(STANDBY)
             raise SandboxError(
-                f"pg-standby is not streaming from pg-primary after {REPLICATION_TIMEOUT:.0f} s "
+                f"pg-standby is not streaming from pg-primary after {timeout:.0f} s "
                 f"(state: {self.standby_state()}); look at {log}:\n{tail(log)}"
             )
 
     # -- the whole engine
 
     def up(self) -> None:
-        """Create and start whatever is missing; standby streaming, subscriber subscribed."""
+        """Create and start whatever is missing; standby streaming, subscriber subscribed.
+
+        A member that diverged from pg-primary (a promoted standby, a standby that will not
+        stream, a lost slot) is rebuilt from it, and `say` tells why: its data is disposable.
+        """
         for name in (PRIMARY, STANDBY, SUBSCRIBER):
             self.sb.make_home(name)
         self.make_archive_dir()
@@ -270,26 +276,89 @@ class Postgres:
         setup_publication(self.sb)
         if not self.layout.initialised(STANDBY):
             self.init_standby()
-        if self.layout.running_pid(STANDBY) is None:
-            self.start_server(STANDBY)
-        self.wait_streaming()
+        self.up_standby()
         if not self.layout.initialised(SUBSCRIBER):
             self.init_primary(SUBSCRIBER)
+        reason = self.subscriber_divergence()
+        if reason is not None:
+            self.sb.say(f"pg-subscriber {reason}: rebuilding it from pg-primary")
+            self.rebuild_subscriber()
         self.ensure_running(SUBSCRIBER)
         setup_subscriber(self.sb)
         self.wait_subscribed()
 
-    def rebuild_standby(self) -> None:
-        """Discard pg-standby (stopped), renew its slot on the primary, clone it again."""
+    def slot(self, name: str) -> dict[str, object] | None:
+        """pg-primary's replication slot `name` (active, wal_status), None if it has none."""
         with contextlib.closing(local_conn(self.sb, PRIMARY)) as conn:
+            rows = run_sql(conn, "sandbox_replication_slot", (name,))
+        return dict(rows[0]) if rows else None
+
+    def standby_divergence(self) -> str | None:
+        """Why pg-standby can no longer follow pg-primary (None: it can, as far as we see)."""
+        if not (self.layout.datadir(STANDBY) / "standby.signal").exists():
+            return "was promoted (no standby.signal: it is a primary of its own)"
+        slot = self.slot(STANDBY_SLOT)
+        if slot is None:
+            return f"has no slot {STANDBY_SLOT} on pg-primary any more"
+        if slot["wal_status"] == "lost":
+            return f"lost WAL it needs (slot {STANDBY_SLOT} on pg-primary is lost)"
+        return None
+
+    def up_standby(self) -> None:
+        """Start pg-standby and see it stream; rebuild it if it diverged or will not."""
+        reason = self.standby_divergence()
+        if reason is None:
+            if self.layout.running_pid(STANDBY) is None:
+                self.start_server(STANDBY)
+            try:
+                self.wait_streaming(FIRST_TRY_TIMEOUT)
+                return
+            except SandboxError:
+                reason = (f"does not stream from pg-primary after {FIRST_TRY_TIMEOUT:.0f} s "
+                          f"(state: {self.standby_state()})")
+        self.sb.say(f"pg-standby {reason}: rebuilding it from pg-primary")
+        self.layout.stop(STANDBY)
+        self.rebuild_standby()
+
+    def subscriber_divergence(self) -> str | None:
+        """Why pg-subscriber's subscription can no longer stream (None: it can)."""
+        if not self.layout.setup_mark(SUBSCRIBER).exists():
+            return None  # not subscribed yet: setup_subscriber creates the slot
+        slot = self.slot(SUBSCRIPTION)
+        if slot is None:
+            return f"lost its logical slot {SUBSCRIPTION} on pg-primary"
+        if slot["wal_status"] == "lost":
+            return f"cannot catch up (its slot {SUBSCRIPTION} on pg-primary is lost)"
+        return None
+
+    def rebuild_subscriber(self) -> None:
+        """Discard pg-subscriber and its slot; a fresh one subscribes again (setup_subscriber).
+
+        Logical replication copies rows, not DDL: the new subscriber starts without the
+        tables tests created on it.
+        """
+        self.layout.stop(SUBSCRIBER)
+        self.drop_slot(SUBSCRIPTION, DRIFT_DATABASE)  # a logical slot: from its database
+        shutil.rmtree(self.layout.datadir(SUBSCRIBER), ignore_errors=True)
+        self.layout.setup_mark(SUBSCRIBER).unlink(missing_ok=True)
+        self.init_primary(SUBSCRIBER)
+
+    def drop_slot(self, name: str, database: str = "postgres") -> None:
+        """Drop pg-primary's slot `name` once nothing uses it (no-op without one)."""
+        with contextlib.closing(local_conn(self.sb, PRIMARY, database)) as conn:
 
             def slot_free() -> bool | None:
-                rows = run_sql(conn, "sandbox_replication_slot", (STANDBY_SLOT,))
+                rows = run_sql(conn, "sandbox_replication_slot", (name,))
                 return True if not rows or not rows[0]["active"] else None
 
             if poll(slot_free, REPLICATION_TIMEOUT) is None:
-                raise SandboxError(f"slot {STANDBY_SLOT} on pg-primary is still in use")
-            run_sql(conn, "sandbox_drop_slot", (STANDBY_SLOT,))
+                raise SandboxError(f"slot {name} on pg-primary is still in use")
+            run_sql(conn, "sandbox_drop_slot", (name,))
+
+    def rebuild_standby(self) -> None:
+        """Discard pg-standby (stopped), renew its slot on the primary, clone it again."""
+        self.drop_slot(STANDBY_SLOT)
+        with contextlib.closing(local_conn(self.sb, PRIMARY)) as conn:
             run_sql(conn, "sandbox_create_slot", (STANDBY_SLOT,))
         shutil.rmtree(self.layout.datadir(STANDBY), ignore_errors=True)
         self.init_standby()

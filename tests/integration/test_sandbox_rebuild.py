@@ -1,0 +1,71 @@
+"""`dbgauge sandbox up` brings back members that diverged from their primary, on the
+session sandbox: a promoted PostgreSQL standby and a MariaDB replica with an errant
+transaction are rebuilt from their primary, `up` says so, and they replicate again."""
+
+from __future__ import annotations
+
+import subprocess
+import uuid
+
+import psycopg
+import pytest
+
+from tests.conftest import BASE_PORT
+from tests.helpers import DBGAUGE, REPO, wait_for
+from tests.helpers.servers import Sandbox, execute, replica_caught_up, run
+from toolkit import sandbox as sb
+
+pytestmark = pytest.mark.integration
+
+
+def up(sandbox: Sandbox) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run([*DBGAUGE, "sandbox", "up", "--dir", str(sandbox.directory),
+                           "--base-port", str(BASE_PORT)], capture_output=True, text=True,
+                          timeout=300, cwd=REPO, check=False)
+    assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+def detail(sandbox: Sandbox, name: str) -> str:
+    return {s.name: s.detail for s in sb.status(sandbox.directory)}[name]
+
+
+def test_up_rebuilds_a_promoted_standby(sandbox: Sandbox) -> None:
+    with psycopg.connect(sandbox.state.admin_dsn("pg-standby"), autocommit=True) as conn:
+        assert conn.execute("SELECT pg_promote(true, 30)").fetchone() == (True,)
+    assert detail(sandbox, "pg-standby") != "streaming from pg-primary"
+    proc = up(sandbox)
+    assert "pg-standby was promoted" in proc.stderr
+    assert "rebuilding it from pg-primary" in proc.stderr
+    assert detail(sandbox, "pg-standby") == "streaming from pg-primary"
+    token = uuid.uuid4().hex
+    with psycopg.connect(sandbox.state.admin_dsn("pg-primary"), autocommit=True) as conn:
+        conn.execute("CREATE TABLE IF NOT EXISTS sandbox_rebuild (token text)")
+        conn.execute("INSERT INTO sandbox_rebuild VALUES (%s)", (token,))
+        (lsn,) = conn.execute("SELECT pg_current_wal_lsn()::text").fetchone() or ("",)
+    with psycopg.connect(sandbox.state.admin_dsn("pg-standby"), autocommit=True) as conn:
+        wait_for(lambda: conn.execute("SELECT pg_last_wal_replay_lsn() >= %s::pg_lsn",
+                                      (lsn,)).fetchone() == (True,) or None,
+                 what="the rebuilt standby to replay the primary's writes")
+        assert conn.execute("SELECT 1 FROM sandbox_rebuild WHERE token = %s",
+                            (token,)).fetchall() == [(1,)]
+    # A second `up` finds nothing to rebuild.
+    assert "rebuilding" not in up(sandbox).stderr
+
+
+def test_up_rebuilds_a_replica_with_errant_transactions(sandbox: Sandbox) -> None:
+    execute(sandbox, "mariadb-primary",
+            "CREATE TABLE IF NOT EXISTS app.sandbox_rebuild (token varchar(40))")
+    replica_caught_up(sandbox)
+    errant = uuid.uuid4().hex
+    run(sandbox, "mariadb-replica", ("INSERT INTO app.sandbox_rebuild VALUES (%s)", (errant,)))
+    proc = up(sandbox)
+    assert "mariadb-replica has errant transactions (GTID 0-2-" in proc.stderr, proc.stderr
+    assert "rebuilding it from mariadb-primary" in proc.stderr
+    assert detail(sandbox, "mariadb-replica").startswith("replicating from mariadb-primary")
+    token = uuid.uuid4().hex
+    run(sandbox, "mariadb-primary", ("INSERT INTO app.sandbox_rebuild VALUES (%s)", (token,)))
+    replica_caught_up(sandbox)
+    rows = run(sandbox, "mariadb-replica", "SELECT token FROM app.sandbox_rebuild")
+    assert {r["token"] for r in rows} >= {token} and errant not in {r["token"] for r in rows}
+    assert "rebuilding" not in up(sandbox).stderr
