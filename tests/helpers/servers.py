@@ -168,3 +168,41 @@ def pgbouncer_clients(sandbox: Sandbox, n: int) -> Iterator[list[psycopg.Connect
     finally:
         for conn in conns:
             conn.close()
+
+
+ERRANT_TABLE = "app.dbgauge_split_brain"
+ERRANT_INSERT = f"INSERT INTO {ERRANT_TABLE} VALUES (%s, %s)"  # noqa: S608 - a constant
+ERRANT_UNDO = f"DELETE FROM {ERRANT_TABLE} WHERE id = 1"  # noqa: S608
+
+
+def replicating(sandbox: Sandbox) -> bool | None:
+    """True once both replication threads of mariadb-replica run."""
+    (row,) = run(sandbox, "mariadb-replica", "SHOW SLAVE STATUS")
+    ok = row["Slave_IO_Running"] == "Yes" and row["Slave_SQL_Running"] == "Yes"
+    return True if ok else None
+
+
+@contextmanager
+def errant_write(sandbox: Sandbox) -> Iterator[str]:
+    """A write on the replica with read_only off and binlogging on; yields its GTID.
+
+    Reconciliation (what an operator would do to keep the replica): undo the row without
+    binlogging it, RESET MASTER to drop the errant GTID from the binlog state, restart
+    replication (gtid_slave_pos is unchanged), read_only back on.
+    """
+    run(sandbox, "mariadb-primary",
+        f"CREATE TABLE IF NOT EXISTS {ERRANT_TABLE} (id INT PRIMARY KEY, note VARCHAR(40))")
+    replica_caught_up(sandbox)
+    try:
+        rows = run(sandbox, "mariadb-replica", "SET GLOBAL read_only = OFF",
+                   (ERRANT_INSERT, (1, "written on the replica")),
+                   "SELECT @@gtid_binlog_pos AS pos, @@server_id AS sid")
+        pos, sid = str(rows[0]["pos"]), int(rows[0]["sid"])
+        assert pos.split("-")[1] == str(sid)  # the replica's own server_id wrote it
+        yield pos
+    finally:
+        run(sandbox, "mariadb-replica", "STOP SLAVE", "SET SESSION sql_log_bin = 0",
+            ERRANT_UNDO, "RESET MASTER", "START SLAVE",
+            "SET GLOBAL read_only = ON")
+        wait_for(lambda: replicating(sandbox), timeout=30)
+        replica_caught_up(sandbox)

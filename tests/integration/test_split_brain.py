@@ -9,8 +9,6 @@ from __future__ import annotations
 import subprocess
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import psycopg
@@ -19,16 +17,19 @@ import yaml
 
 from tests.helpers import value, wait_for
 from tests.helpers.daemon import Daemon, cfg, check, heartbeat
-from tests.helpers.servers import Sandbox, documented_grants, run
+from tests.helpers.servers import (
+    ERRANT_INSERT,
+    Sandbox,
+    documented_grants,
+    errant_write,
+    run,
+)
 from toolkit import sandbox as sb
 from toolkit.gtid import parse_mariadb_gtids
 from toolkit.heartbeat import format_ts
 
 pytestmark = pytest.mark.integration
 
-TABLE = "app.dbgauge_split_brain"
-INSERT = f"INSERT INTO {TABLE} VALUES (%s, %s)"  # noqa: S608 - a constant table name
-UNDO = f"DELETE FROM {TABLE} WHERE id = 1"  # noqa: S608
 
 
 def _seq_by_domain(position: str) -> dict[int, int]:
@@ -51,38 +52,6 @@ def caught_up(sandbox: Sandbox) -> None:
         return all(replica.get(d, -1) >= seq for d, seq in primary.items())
 
     wait_for(applied, timeout=30, what="the replica to catch up")
-
-
-def replicating(sandbox: Sandbox) -> bool | None:
-    (row,) = run(sandbox, "mariadb-replica", "SHOW SLAVE STATUS")
-    ok = row["Slave_IO_Running"] == "Yes" and row["Slave_SQL_Running"] == "Yes"
-    return True if ok else None
-
-
-@contextmanager
-def errant_write(sandbox: Sandbox) -> Iterator[str]:
-    """A write on the replica with read_only off and binlogging on; yields its GTID.
-
-    Reconciliation (what an operator would do to keep the replica): undo the row without
-    binlogging it, RESET MASTER to drop the errant GTID from the binlog state, restart
-    replication (gtid_slave_pos is unchanged), read_only back on.
-    """
-    run(sandbox, "mariadb-primary",
-        f"CREATE TABLE IF NOT EXISTS {TABLE} (id INT PRIMARY KEY, note VARCHAR(40))")
-    caught_up(sandbox)
-    try:
-        rows = run(sandbox, "mariadb-replica", "SET GLOBAL read_only = OFF",
-                   (INSERT, (1, "written on the replica")),
-                   "SELECT @@gtid_binlog_pos AS pos, @@server_id AS sid")
-        pos, sid = str(rows[0]["pos"]), int(rows[0]["sid"])
-        assert pos.split("-")[1] == str(sid)  # the replica's own server_id wrote it
-        yield pos
-    finally:
-        run(sandbox, "mariadb-replica", "STOP SLAVE", "SET SESSION sql_log_bin = 0",
-            UNDO, "RESET MASTER", "START SLAVE",
-            "SET GLOBAL read_only = ON")
-        wait_for(lambda: replicating(sandbox), timeout=30)
-        caught_up(sandbox)
 
 
 def daemon_config(sandbox: Sandbox, path: Path) -> Path:
@@ -118,7 +87,7 @@ def test_errant_write_on_the_mariadb_replica_then_reconciled(sandbox: Sandbox,
             assert errant["evidence"]["errant_gtids"] == gtid
             assert errant["evidence"]["written_by"].endswith("= this replica")
             assert errant["evidence"]["first_errant_summary"] == \
-                INSERT % ("1", "'written on the replica'")
+                ERRANT_INSERT % ("1", "'written on the replica'")
             assert errant["evidence"]["first_errant_event"].startswith("mariadb-bin.")
             assert "RESET MASTER" in errant["fix"]
             assert findings[("writable-replica", "mariadb-replica")]["severity"] == "WARNING"

@@ -28,6 +28,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "pgtap": ("toolkit.cli.pgtap", "pgtap_group"),
     "sandbox": ("toolkit.cli.sandbox", "sandbox_group"),
     "serve": ("toolkit.cli.serve", "serve"),
+    "status": ("toolkit.cli.status", "status"),
     "validate": ("toolkit.cli.validate", "validate_group"),
 }
 

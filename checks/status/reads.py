@@ -1,0 +1,163 @@
+"""One node's reads for `dbgauge status`: its identity and role, what it replicates from
+(for the links), and what it is doing -- through the collectors' facts, judged by the
+health checks (replication, lag, locks, pgbouncer-pools) so a node's state means the same
+as `dbgauge check` says."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+
+from checks.health import lag, locks, pgbouncer_pools
+from checks.health.model import NodeOutcome
+from checks.health.replication import channel_findings, primary_findings, standby_findings
+from checks.split_brain.model import Address, MySQLNode, PgNode
+from checks.split_brain.reads import mysql_node, pg_node
+from checks.status.model import NodeState
+from collectors.mysql_lock_waits import MySQLLockWaits
+from collectors.mysql_replication import read_channels, read_flags
+from collectors.pgbouncer_databases import PgBouncerDatabases
+from collectors.pgbouncer_pools import PgBouncerPools
+from collectors.postgres_locks import read_summary
+from collectors.postgres_replication import PostgresReplication, Standby
+from toolkit.db import Connection
+from toolkit.db.values import number
+from toolkit.errors import DbgaugeError, QueryError
+from toolkit.result import Finding, Status, perf_label
+from toolkit.targets import Target
+
+
+@dataclass(frozen=True)
+class Subscription:
+    name: str
+    enabled: bool
+    worker: bool
+
+
+@dataclass(frozen=True)
+class Hints:
+    """What links a node to others: its identity, channels, walsenders, pooled servers."""
+
+    address: Address
+    mysql: MySQLNode | None = None
+    pg: PgNode | None = None
+    walsenders: tuple[Standby, ...] = ()  # on a PostgreSQL server: who streams from it
+    subscriptions: tuple[Subscription, ...] = ()
+    pooled: tuple[Address, ...] = ()  # PgBouncer: the servers its databases point at
+    replica_hosts: tuple[tuple[int, str, int], ...] = ()  # SHOW SLAVE HOSTS: id, host, port
+
+
+def _perf(outcome: NodeOutcome, metric: str) -> float | None:
+    label = perf_label(outcome.node, metric)
+    return next((v for k, v in outcome.perfdata if k == label), None)
+
+
+def _lag(node: Target, conn: Connection) -> NodeOutcome:
+    """The lag check's outcome; Seconds_Behind_Source when the heartbeat cannot be read
+    (no table yet, no writer): status shows what it can instead of no node at all."""
+    try:
+        return lag.evaluate(node, conn, None)
+    except DbgaugeError:
+        if node.heartbeat is None:
+            raise
+        return lag.evaluate(replace(node, heartbeat=None), conn, None)
+
+
+def _mysql(node: Target, conn: Connection, address: Address) -> tuple[NodeState, Hints]:
+    state = conn.query("split_brain_state")[0]
+    flags, channels = read_flags(conn), read_channels(conn)
+    me = mysql_node(node.name, address, conn.server.flavor, state, flags, channels)
+    findings = [f for st in channels for f in channel_findings(node.name, st)]
+    lagging = _lag(node, conn) if channels else None
+    waits = locks.evaluate(node, conn, None)
+    trx = MySQLLockWaits().read(conn).transactions
+    hosts: tuple[tuple[int, str, int], ...] = ()
+    try:  # needs REPLICATION MASTER ADMIN (MariaDB) / REPLICATION SLAVE: optional
+        hosts = tuple((int(number(r.get("Server_id")) or 0), str(r.get("Host") or ""),
+                       int(number(r.get("Port")) or 0))
+                      for r in conn.query("checksum_replica_hosts"))
+    except QueryError:
+        pass
+    threads = "; ".join(
+        (f"{st.channel}: " if st.channel else "")
+        + f"IO {st.io_thread}, SQL {'Yes' if st.sql_running else 'No'}" for st in channels)
+    if lagging is not None:
+        findings += [f for f in lagging.findings if f.kind != "lag-unknown" or not findings]
+    findings += waits.findings
+    return NodeState(
+        node.name, node.kind, f"{address[0]}:{address[1]}", True,
+        "replica" if channels else "primary", conn.server.flavor,
+        conn.server.version_text, read_only=not me.writable,
+        lag_seconds=_perf(lagging, lag.METRIC) if lagging else None,
+        replication=threads, oldest_lock_wait_seconds=_perf(waits, locks.METRIC),
+        oldest_transaction_seconds=trx.oldest_seconds, findings=tuple(findings),
+    ), Hints(address, mysql=me, replica_hosts=hosts)
+
+
+def _postgres(node: Target, conn: Connection, address: Address) -> tuple[NodeState, Hints]:
+    me = pg_node(node.name, address, conn.query("split_brain_state")[0])
+    facts = PostgresReplication().read(conn)
+    subs = tuple(Subscription(str(r["subscription"]), bool(r["enabled"]), bool(r["worker"]))
+                 for r in conn.query("status_subscriptions"))
+    summary = read_summary(conn)
+    waits = locks.evaluate(node, conn, None)
+    findings: list[Finding] = []
+    lag_seconds = lag_bytes = None
+    if me.in_recovery:
+        role = "standby"
+        findings += standby_findings(node.name, facts.local)
+        lagging = lag.evaluate(node, conn, None)
+        findings += lagging.findings
+        lag_seconds, lag_bytes = _perf(lagging, lag.METRIC), facts.local.receive_replay_bytes
+        replication = f"WAL receiver {facts.local.wal_receiver_status}"
+    else:
+        role = "subscriber" if subs else "primary"
+        findings += primary_findings(node.name, facts.standbys, facts.slots)
+        replication = ", ".join(
+            f"{s.name}: apply worker {'running' if s.worker else 'not running'}"
+            + ("" if s.enabled else " (disabled)") for s in subs)
+        findings += [Finding(Status.CRITICAL, node.name, "subscription-not-applying",
+                             f"subscription {s.name}'s apply worker is not running"
+                             + ("" if s.enabled else " (the subscription is disabled)"))
+                     for s in subs if not s.worker]
+    findings += waits.findings
+    return NodeState(
+        node.name, node.kind, f"{address[0]}:{address[1]}", True, role, conn.server.flavor,
+        conn.server.version_text, read_only=me.in_recovery, lag_seconds=lag_seconds,
+        lag_bytes=lag_bytes, replication=replication,
+        oldest_lock_wait_seconds=_perf(waits, locks.METRIC),
+        oldest_transaction_seconds=summary.oldest_xact_seconds, findings=tuple(findings),
+    ), Hints(address, pg=me, walsenders=facts.standbys, subscriptions=subs)
+
+
+def _pgbouncer(node: Target, conn: Connection, address: Address) -> tuple[NodeState, Hints]:
+    pools = pgbouncer_pools.evaluate(node, conn, None)
+    waiting = sum(p.clients.get("waiting", 0.0) for p in PgBouncerPools().read(conn).pools)
+    pooled: list[Address] = []
+    for db in PgBouncerDatabases().read(conn).databases:
+        port = number(db.port)
+        where = (db.host or "localhost", int(port) if port is not None else 5432)
+        if db.name != "pgbouncer" and where not in pooled:
+            pooled.append(where)
+    return NodeState(
+        node.name, node.kind, f"{address[0]}:{address[1]}", True, "pooler", "pgbouncer",
+        conn.server.version_text, waiting_clients=waiting, findings=pools.findings,
+    ), Hints(address, pooled=tuple(pooled))
+
+
+def read_node(node: Target, conn: Connection, address: Address) -> tuple[NodeState, Hints]:
+    """Everything `status` shows of one reachable node, and its link hints."""
+    if node.kind == "mysql":
+        return _mysql(node, conn, address)
+    if node.kind == "postgres":
+        return _postgres(node, conn, address)
+    return _pgbouncer(node, conn, address)
+
+
+def down(node: Target, address: Address, error: str,
+         previous: Mapping[str, NodeState]) -> NodeState:
+    """A node that could not be read: CRITICAL, with the last role seen if any."""
+    before = previous.get(node.name)
+    return NodeState(node.name, node.kind, f"{address[0]}:{address[1]}", False,
+                     before.role if before else "unknown",
+                     findings=(Finding(Status.CRITICAL, node.name, "down", error),))

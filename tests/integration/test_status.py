@@ -1,0 +1,114 @@
+"""`dbgauge status` against the session sandbox: the trees it discovers, and what a stopped
+replica, a stopped SQL thread and an errant transaction look like. Every test puts the
+sandbox back as it found it (the replica started again, threads running, the errant GTID
+reconciled), as conftest's `_servers_outlive_the_test` requires."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from typing import Any
+
+import pytest
+
+from tests.helpers import DBGAUGE, REPO, wait_for
+from tests.helpers.servers import Sandbox, errant_write, replicating, run
+from toolkit import sandbox as sb
+
+pytestmark = pytest.mark.integration
+
+
+def status(sandbox: Sandbox, *args: str) -> tuple[int, str]:
+    proc = subprocess.run([*DBGAUGE, "status", "--config", str(sandbox.config), *args],
+                          capture_output=True, text=True, timeout=120, cwd=REPO, check=False)
+    assert not proc.stderr, proc.stderr
+    return proc.returncode, proc.stdout
+
+
+def as_json(sandbox: Sandbox) -> tuple[int, dict[str, Any]]:
+    code, out = status(sandbox, "--format", "json")
+    return code, json.loads(out)
+
+
+def shape(tree: dict[str, Any]) -> tuple[Any, ...]:
+    """A tree as (node, link, (children...)), children in order."""
+    return (tree["node"], tree["link"], tuple(shape(c) for c in tree["children"]))
+
+
+def nodes(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {n["name"]: n for n in doc["nodes"]}
+
+
+def test_trees_of_the_sandbox(sandbox: Sandbox) -> None:
+    code, doc = as_json(sandbox)
+    assert doc["schema"] == "dbgauge.status/1"
+    assert code == 0 and doc["status"] == "OK", json.dumps(doc, indent=2)
+    assert [shape(t) for t in doc["clusters"]] == [
+        ("mariadb-primary", None, (("mariadb-replica", "replica", ()),)),
+        ("pg-primary", None, (("pg-standby", "standby", ()),
+                              ("pg-subscriber", "subscriber", ()),
+                              ("pgbouncer", "pooler", ()))),
+    ]
+    assert doc["apart"] == []
+    by = nodes(doc)
+    assert by["mariadb-primary"]["role"] == "primary" and not by["mariadb-primary"]["read_only"]
+    replica = by["mariadb-replica"]
+    assert replica["role"] == "replica" and replica["read_only"] is True
+    assert replica["replication"] == "IO Yes, SQL Yes" and replica["lag_seconds"] is not None
+    standby = by["pg-standby"]
+    assert standby["role"] == "standby" and standby["replication"] == "WAL receiver streaming"
+    assert standby["lag_bytes"] is not None and standby["read_only"] is True
+    assert by["pg-subscriber"]["role"] == "subscriber"
+    assert "drift_sub: apply worker running" in by["pg-subscriber"]["replication"]
+    assert by["pgbouncer"]["waiting_clients"] == 0
+    assert all(n["up"] and not n["errant"] and n["status"] == "OK" for n in doc["nodes"])
+    _, text = status(sandbox)
+    assert text.startswith("STATUS OK - 6 node(s): 6 OK")
+    assert "\nmariadb-primary [OK] " in text
+    assert "\n└── replica: mariadb-replica [OK] " in text
+    assert "\n├── standby: pg-standby [OK] " in text
+    assert "\n└── pooler: pgbouncer [OK] " in text
+
+
+def test_stopped_replica_is_down_and_critical(sandbox: Sandbox) -> None:
+    sb.stop_instance(sandbox.directory, "mariadb-replica")
+    try:
+        code, doc = as_json(sandbox)
+        replica = nodes(doc)["mariadb-replica"]
+        assert code == 2 and doc["status"] == "CRITICAL"
+        assert not replica["up"] and replica["status"] == "CRITICAL"
+        assert replica["findings"][0]["kind"] == "down"
+        assert "mariadb-replica" in doc["apart"]  # a one-shot run cannot place a dead node
+        assert nodes(doc)["pg-primary"]["status"] == "OK"
+        code, text = status(sandbox)
+        assert code == 2 and "mariadb-replica [CRITICAL] " in text and " - down" in text
+    finally:
+        sb.start_instance(sandbox.directory, "mariadb-replica")
+    wait_for(lambda: replicating(sandbox), timeout=30)
+
+
+def test_stopped_sql_thread_is_shown(sandbox: Sandbox) -> None:
+    run(sandbox, "mariadb-replica", "STOP SLAVE SQL_THREAD")
+    try:
+        code, doc = as_json(sandbox)
+        replica = nodes(doc)["mariadb-replica"]
+        assert code == 2 and replica["up"] and replica["status"] == "CRITICAL"
+        assert replica["replication"] == "IO Yes, SQL No"
+        assert "sql-thread-stopped" in {f["kind"] for f in replica["findings"]}
+    finally:
+        run(sandbox, "mariadb-replica", "START SLAVE SQL_THREAD")
+    wait_for(lambda: replicating(sandbox), timeout=30)
+    assert as_json(sandbox)[0] == 0
+
+
+def test_errant_transaction_is_flagged(sandbox: Sandbox) -> None:
+    with errant_write(sandbox) as gtid:
+        code, doc = as_json(sandbox)
+        replica = nodes(doc)["mariadb-replica"]
+        assert code == 2 and replica["errant"] and replica["status"] == "CRITICAL"
+        errant = [f for f in replica["findings"] if f["kind"] == "errant-transactions"]
+        assert errant and gtid in errant[0]["detail"]
+        assert not nodes(doc)["mariadb-primary"]["errant"]
+        _, text = status(sandbox)
+        assert "SPLIT-BRAIN" in text and "[errant-transactions]" in text
+    assert as_json(sandbox)[0] == 0
