@@ -10,8 +10,8 @@ happen inside the functions, so a command pays only for what it uses.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from toolkit.config import Catalog, Config
 from toolkit.config import load_config as _load_config
@@ -19,8 +19,9 @@ from toolkit.config import parse_config as _parse_config
 
 if TYPE_CHECKING:  # the daemon's parts: a one-shot command that loads a config needs none
     from toolkit.exporter.wiring import Wiring
-    from toolkit.jobs import Job
+    from toolkit.jobs import Job, JobSnapshot
     from toolkit.metrics import Registry
+    from toolkit.targets import Target
 
 
 def registry() -> Registry:
@@ -77,9 +78,22 @@ def checksum_jobs(config: Config) -> list[Job]:
     return build(config)
 
 
+def status_view(targets: Sequence[Target], previous: object,
+                jobs: Sequence[JobSnapshot]) -> tuple[dict[str, Any], object]:
+    """The status page's document (schema dbgauge.status/1) and the topology to hand back
+    as `previous` next time (a node that went down keeps its place); checksum verdicts
+    come from the scheduled jobs' last runs."""
+    from checks.status.checksums import with_checksums
+    from checks.status.model import Topology
+    from checks.status.run import discover
+
+    topology = discover(targets, previous if isinstance(previous, Topology) else None)
+    return with_checksums(topology, jobs).doc(), topology
+
+
 def wiring() -> Wiring:
     """Everything the daemon needs from the layers above the core."""
     from toolkit.exporter.wiring import Wiring
 
     return Wiring(load_config=load_config, registry=registry(),
-                  job_builders=(check_jobs, checksum_jobs))
+                  job_builders=(check_jobs, checksum_jobs), status=status_view)

@@ -188,6 +188,9 @@ class DaemonConfig(_Model):
     max_requests: int = Field(default=32, ge=1, le=1024)
     # Time a client gets to send a whole request's headers (TLS handshake included).
     header_timeout: Duration = 10.0
+    # The status page (/, /status.json) reads the targets at most once per this interval,
+    # however many views it gets; the page reloads itself as often.
+    status_refresh: Duration = 10.0
     log_format: Literal["text", "json"] = "text"
     log_level: Literal["debug", "info", "warning", "error"] = "info"
     # TLS and basic auth, in the Prometheus exporter-toolkit web-config format

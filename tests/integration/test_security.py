@@ -175,7 +175,7 @@ def test_tls_and_basic_auth_401_then_200_and_no_secret_leaks(
     ctx = _context(pki)
     bodies: list[str] = []
     for auth in (None, ("prometheus", WRONG), ("nobody", PASSWORD), ("prometheus", "")):
-        for path in ("/metrics", "/probe?target=pg-primary", "/"):
+        for path in ("/metrics", "/probe?target=pg-primary", "/", "/status.json"):
             status, headers, body = _get(d.port, path, ctx, auth)
             assert status == 401, (auth, path, status)
             assert headers["www-authenticate"].startswith("Basic"), headers
@@ -188,6 +188,12 @@ def test_tls_and_basic_auth_401_then_200_and_no_secret_leaks(
     for target in ("mariadb-primary", "mariadb-replica", "pg-primary", "pg-standby", "pgbouncer"):
         assert value(m, "dbgauge_up", target=target) == 1.0, d.log_text()
     bodies.append(body)
+    # the status page and its JSON are behind the same TLS and basic auth
+    for path in ("/", "/status.json"):
+        status, _headers, body = _get(d.port, path, ctx, ("prometheus", PASSWORD))
+        assert status == 200, body
+        assert 'data-node="pg-primary"' in body or '"name": "pg-primary"' in body, body
+        bodies.append(body)
     # /healthz needs no credentials (liveness probes), and says nothing else
     assert _get(d.port, "/healthz", ctx)[::2] == (200, "ok\n")
     # plain HTTP on the TLS port gets no metrics

@@ -1,4 +1,4 @@
-"""The HTTP daemon: /metrics, /probe, /healthz and an index page.
+"""The HTTP daemon: /metrics, /probe, /healthz and the status page (/, /status.json).
 
 Built on the standard library's HTTP server: the daemon's work is waiting on databases,
 not serving HTTP, and this keeps the dependency list short. TLS and basic auth come from
@@ -17,6 +17,7 @@ from __future__ import annotations
 import gc
 import gzip
 import io
+import json
 import logging
 import resource
 import signal
@@ -35,7 +36,7 @@ from toolkit.exporter.connections import Connections
 from toolkit.exporter.state import Exporter
 from toolkit.exporter.wiring import Wiring
 from toolkit.logs import setup_logging
-from toolkit.render.page import index_page
+from toolkit.render.page import status_page
 from toolkit.render.prometheus import encode
 
 log = logging.getLogger("dbgauge.serve")
@@ -136,12 +137,19 @@ class Handler(BaseHTTPRequestHandler):
                 self._metrics(exporter, names, query)
             elif url.path == "/healthz":
                 self._send(200, b"ok\n")
-            elif url.path == "/":
-                page = index_page([(name, runner.cfg.kind, [c.name for c in runner.collectors])
-                                   for name, runner in exporter.scraper.runners.items()])
+            elif url.path in ("/", "/status.json"):
+                doc = exporter.status()
+                if url.path == "/status.json":
+                    self._send(200, json.dumps(doc, indent=2).encode() + b"\n",
+                               "application/json")
+                    return
+                page = status_page(doc, exporter.config.daemon.status_refresh,
+                                   [(name, runner.cfg.kind, [c.name for c in runner.collectors])
+                                    for name, runner in exporter.scraper.runners.items()])
                 self._send(200, page.encode(), "text/html; charset=utf-8")
             else:
-                self._send(404, b"not found: try /metrics, /probe?target=NAME or /healthz\n")
+                self._send(404, b"not found: try /, /status.json, /metrics, /probe?target=NAME "
+                                b"or /healthz\n")
         except (BrokenPipeError, ConnectionResetError, ssl.SSLError, TimeoutError):
             self.close_connection = True
 

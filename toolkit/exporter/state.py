@@ -6,11 +6,12 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from typing import Protocol
+from typing import Any, Protocol
 
 from toolkit.config import Config
 from toolkit.errors import DbgaugeError
 from toolkit.exporter.scrape import Scraper, TargetResult
+from toolkit.exporter.status import StatusCache
 from toolkit.exporter.webconfig import load_web_config
 from toolkit.exporter.wiring import Wiring
 from toolkit.heartbeat import HeartbeatWriter
@@ -44,6 +45,18 @@ class Exporter:
         self.scraper = Scraper(config, wiring.registry)
         self._writers: dict[str, tuple[Target, BackgroundTask]] = {}
         self._jobs: list[JobRunner] = []
+        self._status = StatusCache(wiring.status) if wiring.status is not None else None
+
+    def status(self) -> dict[str, Any]:
+        """The status page's document: cached, refreshed at most once per
+        daemon.status_refresh (a page view adds no queries within the interval)."""
+        config = self.config
+        if self._status is None:
+            return {"schema": "dbgauge.status/1", "status": "UNKNOWN", "exit_code": 3,
+                    "taken_at": "", "clusters": [], "apart": [], "links": [], "nodes": [],
+                    "error": "this daemon was started without topology discovery"}
+        return self._status.get(config.all_targets(), config.daemon.status_refresh,
+                                self.job_snapshots)
 
     def start(self) -> None:
         """Start heartbeat writers and scheduled jobs: only once the listener is bound, so
