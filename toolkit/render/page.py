@@ -28,8 +28,8 @@ h1{font-size:1.3rem;margin:.3rem 0}h2{font-size:1.05rem;margin:1rem 0 .4rem}
 .s-OK>.card .state,.state.s-OK{background:var(--ok)}
 .s-WARNING>.card .state,.state.s-WARNING{background:var(--warning)}
 .s-CRITICAL>.card .state,.state.s-CRITICAL{background:var(--critical)}
-ul.tree,ul.tree ul{list-style:none;margin:0;padding:0}
-ul.tree ul{margin-left:1.1rem;padding-left:.7rem;border-left:2px solid var(--line)}
+ul.tree,ul.children{list-style:none;margin:0;padding:0}
+ul.children{margin-left:1.1rem;padding-left:.7rem;border-left:2px solid var(--line)}
 .card{background:#fff;border:1px solid var(--line);border-left:6px solid var(--unknown);
  border-radius:6px;padding:.45rem .6rem;margin:.35rem 0}
 .s-OK>.card{border-left-color:var(--ok)}.s-WARNING>.card{border-left-color:var(--warning)}
@@ -40,7 +40,7 @@ ul.tree ul{margin-left:1.1rem;padding-left:.7rem;border-left:2px solid var(--lin
  list-style:none;font-size:.9rem}
 .findings{margin:.3rem 0 0;padding-left:1.1rem;font-size:.88rem}
 footer{color:#57606a;font-size:.85rem}a{color:#0969da}
-@media (max-width:600px){body{font-size:14px}ul.tree ul{margin-left:.4rem;
+@media (max-width:600px){body{font-size:14px}ul.children{margin-left:.4rem;
  padding-left:.45rem}header,main,footer{padding:.5rem .6rem}}
 """
 
@@ -69,7 +69,8 @@ def _item(node: Mapping[str, Any], link: str | None, children: str = "") -> str:
 
 def _tree(tree: Mapping[str, Any], nodes: Mapping[str, Mapping[str, Any]]) -> str:
     children = "".join(_tree(c, nodes) for c in tree["children"])
-    return _item(nodes[tree["node"]], tree["link"], f"<ul>{children}</ul>" if children else "")
+    below = f'<ul class="children">{children}</ul>' if children else ""
+    return _item(nodes[tree["node"]], tree["link"], below)
 
 
 def status_page(doc: Mapping[str, Any], refresh: float,
