@@ -69,3 +69,21 @@ def test_up_rebuilds_a_replica_with_errant_transactions(sandbox: Sandbox) -> Non
     rows = run(sandbox, "mariadb-replica", "SELECT token FROM app.sandbox_rebuild")
     assert {r["token"] for r in rows} >= {token} and errant not in {r["token"] for r in rows}
     assert "rebuilding" not in up(sandbox).stderr
+
+
+def test_up_rebuilds_a_subscriber_whose_slot_is_gone(sandbox: Sandbox) -> None:
+    sb.stop_instance(sandbox.directory, "pg-subscriber")
+    try:
+        with psycopg.connect(sandbox.state.admin_dsn("pg-primary", sb.DRIFT_DATABASE),
+                             autocommit=True) as conn:
+            wait_for(lambda: conn.execute(
+                "SELECT NOT active FROM pg_replication_slots WHERE slot_name = %s",
+                (sb.SUBSCRIPTION,)).fetchone() == (True,) or None,
+                what="the subscription's slot to be released")
+            conn.execute("SELECT pg_drop_replication_slot(%s)", (sb.SUBSCRIPTION,))
+    finally:
+        proc = up(sandbox)
+    assert f"pg-subscriber has no slot {sb.SUBSCRIPTION} on pg-primary" in proc.stderr
+    assert "rebuilding it from pg-primary" in proc.stderr
+    assert detail(sandbox, "pg-subscriber").endswith("apply worker running)")
+    assert "rebuilding" not in up(sandbox).stderr

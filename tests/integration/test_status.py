@@ -6,16 +6,31 @@ reconciled), as conftest's `_servers_outlive_the_test` requires."""
 from __future__ import annotations
 
 import json
+import os
+import pty
+import select
+import signal
 import subprocess
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from tests.helpers import DBGAUGE, REPO, wait_for
+from tests.helpers.daemon import heartbeat
 from tests.helpers.servers import Sandbox, errant_write, replicating, run
 from toolkit import sandbox as sb
+from toolkit.cli.status import CLEAR
 
 pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(autouse=True)
+def _heartbeat_writer(sandbox: Sandbox) -> Iterator[None]:
+    """The replica's lag is read from the heartbeat table (the sandbox's config says so):
+    a writer runs on the primary, as the daemon's would, or the row's age is the lag."""
+    with heartbeat(sandbox):
+        yield
 
 
 def status(sandbox: Sandbox, *args: str) -> tuple[int, str]:
@@ -39,8 +54,14 @@ def nodes(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {n["name"]: n for n in doc["nodes"]}
 
 
+def settled(sandbox: Sandbox) -> tuple[int, dict[str, Any]]:
+    """The first all-OK answer (the heartbeat row just written may not have replicated)."""
+    return wait_for(lambda: (lambda r: r if r[0] == 0 else None)(as_json(sandbox)),
+                    timeout=30, what="every node to be OK")
+
+
 def test_trees_of_the_sandbox(sandbox: Sandbox) -> None:
-    code, doc = as_json(sandbox)
+    code, doc = settled(sandbox)
     assert doc["schema"] == "dbgauge.status/1"
     assert code == 0 and doc["status"] == "OK", json.dumps(doc, indent=2)
     assert [shape(t) for t in doc["clusters"]] == [
@@ -98,7 +119,7 @@ def test_stopped_sql_thread_is_shown(sandbox: Sandbox) -> None:
     finally:
         run(sandbox, "mariadb-replica", "START SLAVE SQL_THREAD")
     wait_for(lambda: replicating(sandbox), timeout=30)
-    assert as_json(sandbox)[0] == 0
+    settled(sandbox)
 
 
 def test_errant_transaction_is_flagged(sandbox: Sandbox) -> None:
@@ -111,4 +132,43 @@ def test_errant_transaction_is_flagged(sandbox: Sandbox) -> None:
         assert not nodes(doc)["mariadb-primary"]["errant"]
         _, text = status(sandbox)
         assert "SPLIT-BRAIN" in text and "[errant-transactions]" in text
-    assert as_json(sandbox)[0] == 0
+    settled(sandbox)
+
+
+def test_watch_redraws_in_place_and_keeps_a_dead_node_in_its_tree(sandbox: Sandbox) -> None:
+    """On a terminal, --watch clears and redraws; a replica stopped meanwhile stays under
+    its primary (as last seen), down; Ctrl-C exits with the last state (2)."""
+    main, child = pty.openpty()
+    proc = subprocess.Popen([*DBGAUGE, "status", "--config", str(sandbox.config),
+                             "--watch", "1"], stdout=child, stderr=child, cwd=REPO)
+    os.close(child)
+    seen = bytearray()
+
+    def frame_with(text: str) -> str | None:
+        while select.select([main], [], [], 0.2)[0]:
+            try:
+                seen.extend(os.read(main, 65536))
+            except OSError:
+                break
+        frames = seen.decode(errors="replace").split(CLEAR)
+        done = frames[:-1] if len(frames) > 2 else []  # the last frame may be half written
+        return next((f for f in reversed(done) if text in f), None)
+
+    try:
+        first = wait_for(lambda: frame_with("└── replica: mariadb-replica [OK]"), timeout=30)
+        assert first.startswith("STATUS OK")
+        sb.stop_instance(sandbox.directory, "mariadb-replica")
+        try:
+            down = wait_for(lambda: frame_with("└── replica: mariadb-replica [CRITICAL]"),
+                            timeout=30)
+            assert " - down" in down and "In no tree" not in down
+        finally:
+            sb.start_instance(sandbox.directory, "mariadb-replica")
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(30) in (0, 2)  # the state of the last frame drawn
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        os.close(main)
+    wait_for(lambda: replicating(sandbox), timeout=30)

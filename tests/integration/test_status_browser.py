@@ -52,8 +52,8 @@ return Array.from(document.querySelectorAll('li.node')).map(li => {
 def tree(driver: Any) -> dict[str, tuple[str | None, str, str]]:
     """Every node on the page: name -> (parent node, link kind, state word shown), read in
     one script run so a reload in between cannot tear it."""
-    return {name: (parent, link, shown)
-            for name, parent, link, shown in driver.execute_script(_TREE_JS)}
+    rows = wait_for(lambda: _read(driver, _TREE_JS), what="the page to load")
+    return {name: (parent, link, shown) for name, parent, link, shown in rows}
 
 
 def _read(driver: Any, script: str) -> Any:
@@ -66,10 +66,9 @@ def _read(driver: Any, script: str) -> Any:
 
 def replica_shown(driver: Any) -> str | None:
     """The replica's state word, None while the page is reloading."""
-    try:
-        return tree(driver).get("mariadb-replica", (None, "", ""))[2] or None
-    except WebDriverException:
-        return None
+    rows = _read(driver, _TREE_JS) or []
+    return next((shown for name, _parent, _link, shown in rows if name == "mariadb-replica"),
+                None)
 
 
 def test_status_page_in_chromium(browser: Any, sandbox: Sandbox, tmp_path: Path) -> None:
@@ -77,7 +76,9 @@ def test_status_page_in_chromium(browser: Any, sandbox: Sandbox, tmp_path: Path)
                tmp_path / "serve.log")
     try:
         browser.get(d.url + "/")
-        assert browser.title == "dbgauge: OK"
+        # The daemon's heartbeat writer starts with it: OK once its first row replicated.
+        wait_for(lambda: _read(browser, "return document.title === 'dbgauge: OK' || null"),
+                 timeout=30, what="the page to show every node OK")
         assert tree(browser) == {
             "mariadb-primary": (None, "", "OK"),
             "mariadb-replica": ("mariadb-primary", "replica", "OK"),

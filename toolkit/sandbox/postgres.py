@@ -297,11 +297,15 @@ class Postgres:
         """Why pg-standby can no longer follow pg-primary (None: it can, as far as we see)."""
         if not (self.layout.datadir(STANDBY) / "standby.signal").exists():
             return "was promoted (no standby.signal: it is a primary of its own)"
-        slot = self.slot(STANDBY_SLOT)
+        return self.slot_trouble(STANDBY_SLOT)
+
+    def slot_trouble(self, name: str) -> str | None:
+        """Why the consumer of pg-primary's slot `name` cannot stream from it, or None."""
+        slot = self.slot(name)
         if slot is None:
-            return f"has no slot {STANDBY_SLOT} on pg-primary any more"
+            return f"has no slot {name} on pg-primary any more"
         if slot["wal_status"] == "lost":
-            return f"lost WAL it needs (slot {STANDBY_SLOT} on pg-primary is lost)"
+            return f"cannot catch up (slot {name} on pg-primary lost WAL it needs)"
         return None
 
     def up_standby(self) -> None:
@@ -324,12 +328,7 @@ class Postgres:
         """Why pg-subscriber's subscription can no longer stream (None: it can)."""
         if not self.layout.setup_mark(SUBSCRIBER).exists():
             return None  # not subscribed yet: setup_subscriber creates the slot
-        slot = self.slot(SUBSCRIPTION)
-        if slot is None:
-            return f"lost its logical slot {SUBSCRIPTION} on pg-primary"
-        if slot["wal_status"] == "lost":
-            return f"cannot catch up (its slot {SUBSCRIPTION} on pg-primary is lost)"
-        return None
+        return self.slot_trouble(SUBSCRIPTION)
 
     def rebuild_subscriber(self) -> None:
         """Discard pg-subscriber and its slot; a fresh one subscribes again (setup_subscriber).
