@@ -73,9 +73,10 @@ def _mysql(node: Target, conn: Connection, address: Address) -> tuple[NodeState,
     trx = MySQLLockWaits().read(conn).transactions
     hosts: tuple[tuple[int, str, int], ...] = ()
     try:  # needs REPLICATION MASTER ADMIN (MariaDB) / REPLICATION SLAVE: optional
-        hosts = tuple((int(number(r.get("Server_id")) or 0), str(r.get("Host") or ""),
-                       int(number(r.get("Port")) or 0))
-                      for r in conn.query("checksum_replica_hosts"))
+        rows = [{str(k).lower(): v for k, v in r.items()}  # Server_id / Server_Id (8.0.22+)
+                for r in conn.query("checksum_replica_hosts")]
+        hosts = tuple((int(number(r.get("server_id")) or 0), str(r.get("host") or ""),
+                       int(number(r.get("port")) or 0)) for r in rows)
     except QueryError:
         pass
     threads = "; ".join(

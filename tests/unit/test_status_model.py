@@ -60,3 +60,54 @@ def test_worst_node_decides_and_down_nodes_keep_their_links() -> None:
     before = [Link("p", "r", "replica"), Link("p", "x", "replica")]
     assert kept_links(before, {"r"}, []) == [Link("p", "r", "replica")]
     assert kept_links(before, {"r"}, [Link("p", "r", "replica")]) == []
+
+
+def test_links_from_channels_replica_hosts_walsenders_and_pools() -> None:
+    from checks.split_brain.model import Channel, MySQLNode, PgNode
+    from checks.status.reads import Hints, Subscription
+    from checks.status.topology import find_links, with_roles
+    from collectors.postgres_replication import Standby
+
+    a, b, c = ("10.0.0.1", 3306), ("10.0.0.2", 3306), ("10.0.0.3", 3306)
+    pa, ps, sub, bouncer = (("10.0.1.1", 5432), ("10.0.1.2", 5432), ("10.0.1.3", 5432),
+                            ("10.0.1.9", 6432))
+    hints = {
+        "a": Hints(a, mysql=MySQLNode("a", a, "mariadb", 1, True),
+                   replica_hosts=((3, "10.0.9.3", 3306),)),
+        # b names its source by an address no target has, but by a unique server_id
+        "b": Hints(b, mysql=MySQLNode("b", b, "mariadb", 2, False, (
+            Channel("", "10.0.9.1", 3306, 1, ""),))),
+        # c's channel names nothing known; a's SHOW SLAVE HOSTS lists its server_id
+        "c": Hints(c, mysql=MySQLNode("c", c, "mariadb", 3, False, (
+            Channel("", "10.0.9.2", 3307, None, ""),))),
+        "pa": Hints(pa, pg=PgNode("pa", pa, "42", False, 1, 100, 100), walsenders=(
+            Standby("ps", "streaming", "async"),
+            Standby("sub1", "streaming", "async", replay_lag_bytes=64.0))),
+        "ps": Hints(ps, pg=PgNode("ps", ps, "42", True, 1, 100, 100, "streaming", pa)),
+        "sub": Hints(sub, pg=PgNode("sub", sub, "77", False, 1, 5, 5),
+                     subscriptions=(Subscription("sub1", True, True),)),
+        "bouncer": Hints(bouncer, pooled=(pa, ("10.9.9.9", 5432))),
+    }
+    nodes = [NodeState(n, "postgres" if n.startswith(("p", "s")) else "mysql", "", True,
+                       "subscriber" if n == "sub" else "primary") for n in hints]
+    nodes[-1] = NodeState("bouncer", "pgbouncer", "", True, "pooler")
+    links = find_links(nodes, hints)
+    assert sorted((x.upstream, x.node, x.kind) for x in links) == [
+        ("a", "b", "replica"), ("a", "c", "replica"), ("pa", "bouncer", "pooler"),
+        ("pa", "ps", "standby"), ("pa", "sub", "subscriber")]
+    roles = {n.name: (n.role, n.lag_bytes) for n in with_roles(nodes, links, hints)}
+    assert roles["sub"] == ("subscriber", 64.0) and roles["a"][0] == "primary"
+
+
+def test_status_without_a_config_is_one_line_and_exit_2() -> None:
+    from click.testing import CliRunner
+
+    from toolkit.cli import cli
+
+    runner = CliRunner()
+    got = runner.invoke(cli, ["status"], env={"DBGAUGE_CONFIG": ""})
+    assert got.exit_code == 2
+    assert got.output == "dbgauge: error: no config: pass --config FILE or set DBGAUGE_CONFIG\n"
+    got = runner.invoke(cli, ["status", "--config", "/nonexistent/dbgauge.yaml"])
+    assert got.exit_code == 2 and got.output.startswith("dbgauge: error: ")
+    assert "Traceback" not in got.output and len(got.output.splitlines()) == 1
