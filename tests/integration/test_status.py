@@ -11,6 +11,7 @@ import pty
 import select
 import signal
 import subprocess
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -18,7 +19,14 @@ import pytest
 
 from tests.helpers import DBGAUGE, REPO, wait_for
 from tests.helpers.daemon import heartbeat
-from tests.helpers.servers import Sandbox, errant_write, replicating, run
+from tests.helpers.servers import (
+    Sandbox,
+    errant_write,
+    lock_wait,
+    pgbouncer_clients,
+    replicating,
+    run,
+)
 from toolkit import sandbox as sb
 from toolkit.cli.status import CLEAR
 
@@ -172,3 +180,30 @@ def test_watch_redraws_in_place_and_keeps_a_dead_node_in_its_tree(sandbox: Sandb
             proc.wait()
         os.close(main)
     wait_for(lambda: replicating(sandbox), timeout=30)
+
+
+def test_lock_wait_old_transaction_and_waiting_clients_are_shown(sandbox: Sandbox) -> None:
+    with lock_wait(sandbox) as waiting:
+        def waited() -> dict[str, Any] | None:
+            node = nodes(as_json(sandbox)[1])["pg-primary"]
+            return node if (node["oldest_lock_wait_seconds"] or 0) >= 1 else None
+
+        primary = wait_for(waited, what="pg-primary's lock wait to last a second")
+        assert primary["oldest_transaction_seconds"] >= 1  # the lock holder's
+        assert waiting.is_alive()
+        _, text = status(sandbox)
+        assert "oldest lock wait " in text and "oldest transaction " in text
+    with pgbouncer_clients(sandbox, sb.TINY_POOL_SIZE + 1) as conns:
+        holders, queued = conns[:sb.TINY_POOL_SIZE], conns[sb.TINY_POOL_SIZE]
+        for conn in holders:
+            conn.execute("SELECT 1")  # each holds one of the tiny pool's server connections
+        thread = threading.Thread(target=lambda: queued.execute("SELECT 1"), daemon=True)
+        thread.start()
+        try:
+            bouncer = wait_for(lambda: (lambda n: n if n["waiting_clients"] == 1 else None)(
+                nodes(as_json(sandbox)[1])["pgbouncer"]), what="a client to wait in a pool")
+            assert bouncer["role"] == "pooler"
+        finally:
+            for conn in holders:
+                conn.rollback()
+            thread.join(15)
