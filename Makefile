@@ -54,7 +54,7 @@ demo: deps venv
 	@curl -fsS http://$(LISTEN)/healthz >/dev/null || { echo "exporter did not start; see $(SANDBOX_DIR)/serve.log"; tail -5 $(SANDBOX_DIR)/serve.log; exit 1; }
 	@echo
 	@echo "dbgauge is running:"
-	@echo "  index     http://$(LISTEN)/"
+	@echo "  status    http://$(LISTEN)/               (the topology; or: $(BIN)/dbgauge status --config $(SANDBOX_DIR)/dbgauge.yaml)"
 	@echo "  metrics   http://$(LISTEN)/metrics        (every sandbox target)"
 	@echo "  one       http://$(LISTEN)/probe?target=pg-primary"
 	@echo "  config    $(SANDBOX_DIR)/dbgauge.yaml"
