@@ -303,6 +303,28 @@ def test_up_restarts_a_stopped_instance(built: Built) -> None:
     assert by_name(built.directory)["pg-standby"].detail == "streaming from pg-primary"
 
 
+def test_reset_starts_afresh(built: Built) -> None:
+    """`reset` discards every server's data and builds the sandbox again, same ports and
+    passwords; what was written before is gone, replication runs."""
+    token = uuid.uuid4().hex
+    conn = mysql(built.state, "mariadb-primary")
+    try:
+        conn.cursor().execute("CREATE TABLE IF NOT EXISTS app.reset_probe (t varchar(40))")
+        conn.cursor().execute("INSERT INTO app.reset_probe VALUES (%s)", (token,))
+    finally:
+        conn.close()
+    said: list[str] = []
+    assert sb.reset(built.directory, BASE_PORT, said.append) == built.config
+    assert said == []  # nothing to rebuild: everything was new
+    assert sb.load_state(built.directory) == built.state
+    rows = by_name(built.directory)
+    assert all(s.running for s in rows.values())
+    assert rows["pg-standby"].detail == "streaming from pg-primary"
+    assert rows["mariadb-replica"].detail.startswith("replicating from mariadb-primary")
+    query = "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_NAME = 'reset_probe'"
+    assert mysql_one(built.state, "mariadb-primary", query)[0] == 0
+
+
 def test_down_then_foreign_port_blocks_up(built: Built) -> None:
     directory = built.directory
     assert sb.down(directory) == list(reversed(sb.INSTANCES))
