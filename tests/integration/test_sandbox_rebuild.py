@@ -87,3 +87,24 @@ def test_up_rebuilds_a_subscriber_whose_slot_is_gone(sandbox: Sandbox) -> None:
     assert "rebuilding it from pg-primary" in proc.stderr
     assert detail(sandbox, "pg-subscriber").endswith("apply worker running)")
     assert "rebuilding" not in up(sandbox).stderr
+
+
+def test_up_rebuilds_a_replica_whose_sql_thread_failed(sandbox: Sandbox) -> None:
+    execute(sandbox, "mariadb-primary",
+            "CREATE TABLE IF NOT EXISTS app.sandbox_rebuild_pk (id int PRIMARY KEY)")
+    replica_caught_up(sandbox)
+    key = uuid.uuid4().int % 1_000_000_000
+    # A row only the replica has, kept out of its binlog: no errant GTID, but the primary's
+    # insert of the same key stops the SQL thread with a duplicate-key error.
+    insert = ("INSERT INTO app.sandbox_rebuild_pk VALUES (%s)", (key,))
+    run(sandbox, "mariadb-replica", "SET SESSION sql_log_bin = 0", insert)
+    run(sandbox, "mariadb-primary", insert)
+    wait_for(lambda: run(sandbox, "mariadb-replica", "SHOW SLAVE STATUS")[0][
+        "Slave_SQL_Running"] == "No" or None, what="the SQL thread to stop on the duplicate")
+    proc = up(sandbox)
+    assert "mariadb-replica SQL thread stopped on error 1062" in proc.stderr, proc.stderr
+    assert detail(sandbox, "mariadb-replica").startswith("replicating from mariadb-primary")
+    replica_caught_up(sandbox)
+    rows = run(sandbox, "mariadb-replica",
+               ("SELECT COUNT(*) AS n FROM app.sandbox_rebuild_pk WHERE id = %s", (key,)))
+    assert rows[0]["n"] == 1
