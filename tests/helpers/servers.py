@@ -170,6 +170,24 @@ def pgbouncer_clients(sandbox: Sandbox, n: int) -> Iterator[list[psycopg.Connect
             conn.close()
 
 
+@contextmanager
+def waiting_pgbouncer_client(sandbox: Sandbox) -> Iterator[threading.Thread]:
+    """The tiny pool's server connections all held, one more client queued (cl_waiting 1)
+    until the context ends; yields the queued client's thread."""
+    with pgbouncer_clients(sandbox, sb.TINY_POOL_SIZE + 1) as conns:
+        holders, queued = conns[:sb.TINY_POOL_SIZE], conns[sb.TINY_POOL_SIZE]
+        for conn in holders:
+            conn.execute("SELECT 1")  # each holds one of the tiny pool's server connections
+        thread = threading.Thread(target=lambda: queued.execute("SELECT 1"), daemon=True)
+        thread.start()
+        try:
+            yield thread
+        finally:
+            for conn in holders:
+                conn.rollback()
+            thread.join(15)
+
+
 ERRANT_TABLE = "app.dbgauge_split_brain"
 ERRANT_INSERT = f"INSERT INTO {ERRANT_TABLE} VALUES (%s, %s)"  # noqa: S608 - a constant
 ERRANT_UNDO = f"DELETE FROM {ERRANT_TABLE} WHERE id = 1"  # noqa: S608

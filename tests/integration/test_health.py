@@ -5,14 +5,13 @@ servers, lock holders, pool clients) in a `finally` block."""
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 
 import pytest
 
 from tests.helpers import free_port, wait_for
 from tests.helpers.daemon import cfg, check, heartbeat
-from tests.helpers.servers import Sandbox, lock_wait, pgbouncer_clients, run
+from tests.helpers.servers import Sandbox, lock_wait, run, waiting_pgbouncer_client
 from toolkit import sandbox as sb
 
 pytestmark = pytest.mark.integration
@@ -115,21 +114,11 @@ def test_connections_locks_and_pool_waits_by_threshold(sandbox: Sandbox) -> None
             what="the lock wait to reach the 1 s warning")
         assert "oldest lock wait" in got.first and "1 waiting, 1 root blocker" in got.first
         assert waiting.is_alive()
-    with pgbouncer_clients(sandbox, sb.TINY_POOL_SIZE + 1) as conns:
-        holders, queued = conns[:sb.TINY_POOL_SIZE], conns[sb.TINY_POOL_SIZE]
-        for conn in holders:
-            conn.execute("SELECT 1")  # each holds one of the tiny pool's server connections
-        thread = threading.Thread(target=lambda: queued.execute("SELECT 1"), daemon=True)
-        thread.start()
-        try:
-            got = wait_for(lambda: (lambda g: g if g.code == 2 else None)(
-                check("pgbouncer-pools", *cfg(sandbox, "--critical", "1"))),
-                what="the queued client to wait past the 1 s critical")
-            assert f"pool {sb.TINY_POOL_DATABASE}/sandbox_admin (1 waiting)" in got.first
-        finally:
-            for conn in holders:
-                conn.rollback()
-            thread.join(15)
+    with waiting_pgbouncer_client(sandbox):
+        got = wait_for(lambda: (lambda g: g if g.code == 2 else None)(
+            check("pgbouncer-pools", *cfg(sandbox, "--critical", "1"))),
+            what="the queued client to wait past the 1 s critical")
+        assert f"pool {sb.TINY_POOL_DATABASE}/sandbox_admin (1 waiting)" in got.first
     assert check("pgbouncer-pools", *cfg(sandbox)).code == 0
 
 

@@ -11,7 +11,6 @@ import pty
 import select
 import signal
 import subprocess
-import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -23,9 +22,9 @@ from tests.helpers.servers import (
     Sandbox,
     errant_write,
     lock_wait,
-    pgbouncer_clients,
     replicating,
     run,
+    waiting_pgbouncer_client,
 )
 from toolkit import sandbox as sb
 from toolkit.cli.status import CLEAR
@@ -193,17 +192,7 @@ def test_lock_wait_old_transaction_and_waiting_clients_are_shown(sandbox: Sandbo
         assert waiting.is_alive()
         _, text = status(sandbox)
         assert "oldest lock wait " in text and "oldest transaction " in text
-    with pgbouncer_clients(sandbox, sb.TINY_POOL_SIZE + 1) as conns:
-        holders, queued = conns[:sb.TINY_POOL_SIZE], conns[sb.TINY_POOL_SIZE]
-        for conn in holders:
-            conn.execute("SELECT 1")  # each holds one of the tiny pool's server connections
-        thread = threading.Thread(target=lambda: queued.execute("SELECT 1"), daemon=True)
-        thread.start()
-        try:
-            bouncer = wait_for(lambda: (lambda n: n if n["waiting_clients"] == 1 else None)(
-                nodes(as_json(sandbox)[1])["pgbouncer"]), what="a client to wait in a pool")
-            assert bouncer["role"] == "pooler"
-        finally:
-            for conn in holders:
-                conn.rollback()
-            thread.join(15)
+    with waiting_pgbouncer_client(sandbox):
+        bouncer = wait_for(lambda: (lambda n: n if n["waiting_clients"] == 1 else None)(
+            nodes(as_json(sandbox)[1])["pgbouncer"]), what="a client to wait in a pool")
+        assert bouncer["role"] == "pooler"
