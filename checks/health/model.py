@@ -9,6 +9,7 @@ from typing import Protocol
 
 from toolkit.db import Connection
 from toolkit.errors import ConfigError, ConnectError, DbgaugeError
+from toolkit.ranges import Range, parse_range
 from toolkit.redact import redact
 from toolkit.result import Finding, Status, perf_label, worst
 from toolkit.targets import Target
@@ -16,34 +17,65 @@ from toolkit.targets import Target
 
 @dataclass(frozen=True)
 class Thresholds:
-    """Warning/critical levels of a check whose value is worse when higher."""
+    """Warning/critical ranges of a check (monitoring-plugin range syntax, toolkit.ranges):
+    CRITICAL when the critical range alerts, else WARNING when the warning range does."""
 
-    warning: float
-    critical: float
+    warning: Range
+    critical: Range
+
+    @classmethod
+    def above(cls, warning: float, critical: float) -> Thresholds:
+        """Alert above these levels (`-w 30 -c 120`): a value that is worse when higher."""
+        return cls(Range(end=warning), Range(end=critical))
+
+    @classmethod
+    def below(cls, warning: float, critical: float) -> Thresholds:
+        """Alert below these levels (`-w 600: -c 300:`): worse when lower (uptime)."""
+        return cls(Range(start=warning), Range(start=critical))
 
     def status(self, value: float) -> Status:
-        if value >= self.critical:
+        if self.critical.alerts(value):
             return Status.CRITICAL
-        if value >= self.warning:
+        if self.warning.alerts(value):
             return Status.WARNING
         return Status.OK
 
-    def override(self, warning: float | None, critical: float | None) -> Thresholds:
-        """These defaults with the user's values; a default that would contradict the one
+    def override(self, warning: Range | str | float | None,
+                 critical: Range | str | float | None) -> Thresholds:
+        """These defaults with the user's ranges; a default that would contradict the one
         value given follows it (--critical 1 alone also means warning at 1)."""
-        w = self.warning if warning is None else warning
-        c = self.critical if critical is None else critical
-        if warning is None and w > c:
-            w = c
-        if critical is None and c < w:
-            c = w
+        w = self.warning if warning is None else _as_range(warning)
+        c = self.critical if critical is None else _as_range(critical)
+        if _contradict(w, c):
+            if warning is None:
+                w = c
+            elif critical is None:
+                c = w
         return Thresholds(w, c)
 
     def validate(self, what: str) -> Thresholds:
-        if self.warning > self.critical:
-            raise ConfigError(f"{what}: --warning {self.warning:g} is above --critical "
-                              f"{self.critical:g}")
+        if _contradict(self.warning, self.critical):
+            raise ConfigError(f"{what}: --warning {self.warning} is less strict than "
+                              f"--critical {self.critical} (it would never warn)")
         return self
+
+
+def _as_range(value: Range | str | float) -> Range:
+    if isinstance(value, Range):
+        return value
+    try:
+        return parse_range(value)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+
+
+def _contradict(warning: Range, critical: Range) -> bool:
+    """A warning range that alerts later than the critical one (plain forms only)."""
+    if warning.upper is not None and critical.upper is not None:
+        return warning.upper > critical.upper
+    if warning.lower is not None and critical.lower is not None:
+        return warning.lower < critical.lower
+    return False
 
 
 @dataclass(frozen=True)
@@ -103,7 +135,7 @@ def judged(node: Target, limits: Thresholds, measured: Measured, *, kind: str, m
     if status is not Status.OK:
         level = limits.critical if status is Status.CRITICAL else limits.warning
         findings = (Finding(status, node.name, kind,
-                            f"{measured.text} (threshold {level:g})",
+                            f"{measured.text} (threshold {level})",
                             dict(measured.evidence)),)
     perf = ((perf_label(node.name, metric), measured.value),
             *((perf_label(node.name, m), v) for m, v in extra))
