@@ -32,8 +32,9 @@ SPLIT_BRAIN_FINDINGS = MetricSpec(
     "dbgauge_split_brain_findings", "gauge",
     "Split-brain findings per node and kind (errant-transactions, writable-replica, "
     "multiple-primaries, timeline-divergence, concurrent-heartbeat-writers, unreachable, "
-    "query-failed, check-failed); 0 when none. Cached from the split-brain job's last run; "
-    "`dbgauge check split-brain` prints the GTIDs and evidence.", ("kind", "node"))
+    "auth-failed, query-failed, check-failed); 0 when none. Cached from the split-brain "
+    "job's last run; `dbgauge check split-brain` prints the GTIDs and evidence.",
+    ("kind", "node"))
 SPLIT_BRAIN_ERRANT = MetricSpec(
     "dbgauge_split_brain_errant_transactions", "gauge",
     "Errant transactions found on the node at the split-brain job's last run (cached); 0 "

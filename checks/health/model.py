@@ -3,12 +3,12 @@ is judged. Pure: the checks' reads are in their own modules, the run in `run`.""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
 from toolkit.db import Connection
-from toolkit.errors import ConfigError, ConnectError, DbgaugeError
+from toolkit.errors import AuthError, ConfigError, ConnectError, DbgaugeError
 from toolkit.ranges import Range, parse_range
 from toolkit.redact import redact
 from toolkit.result import Finding, Status, perf_label, worst
@@ -93,8 +93,11 @@ class NodeOutcome:
 
 
 def failure(node: str, exc: BaseException) -> NodeOutcome:
-    """An UNKNOWN outcome that says which node and why (never a password)."""
-    if isinstance(exc, ConnectError):  # its message says "cannot connect to host:port: why"
+    """An UNKNOWN outcome that says which node and why (never a password): a rejected
+    password is `auth-failed` with what to check, not `unreachable` -- the server is up."""
+    if isinstance(exc, AuthError):  # "authentication failed for user 'u' at h:p: check ..."
+        kind, detail = "auth-failed", str(exc)
+    elif isinstance(exc, ConnectError):  # its message says "cannot connect to host:port: why"
         kind, detail = "unreachable", str(exc)
     elif isinstance(exc, DbgaugeError):
         kind, detail = "query-failed", f"could not be checked: {exc}"
@@ -105,17 +108,49 @@ def failure(node: str, exc: BaseException) -> NodeOutcome:
 
 
 class HealthCheck(Protocol):
-    """One `dbgauge check NAME` health check (a module with these attributes)."""
+    """One `dbgauge check NAME` health check (a module with these attributes, or a
+    `Measure`)."""
 
-    NAME: str
-    HELP: str
-    KINDS: frozenset[str]
-    DEFAULTS: Thresholds | None  # None: the check takes no --warning/--critical
-    METRIC: str  # the perfdata metric the thresholds apply to, unit in its suffix
+    @property
+    def NAME(self) -> str: ...  # module constants satisfy it
+
+    @property
+    def HELP(self) -> str: ...
+
+    @property
+    def KINDS(self) -> frozenset[str]: ...
+
+    @property
+    def DEFAULTS(self) -> Thresholds | None: ...  # None: no -w/-c
+
+    @property
+    def METRIC(self) -> str: ...  # thresholded; unit in its suffix
 
     def evaluate(self, node: Target, conn: Connection, limits: Thresholds | None
                  ) -> NodeOutcome:
         ...
+
+
+@dataclass(frozen=True)
+class Measure:
+    """A thresholded check given as data, for modules that hold several (last-vacuum and
+    last-analyze share their statement): `read` turns one node into a Measured value."""
+
+    NAME: str
+    HELP: str
+    KINDS: frozenset[str]
+    DEFAULTS: Thresholds
+    METRIC: str
+    KIND: str  # the finding kind when a threshold is crossed
+    read: Callable[[Target, Connection], Measured | NodeOutcome]
+
+    def evaluate(self, node: Target, conn: Connection, limits: Thresholds | None
+                 ) -> NodeOutcome:
+        measured = self.read(node, conn)
+        if isinstance(measured, NodeOutcome):
+            return measured
+        return judged(node, limits or self.DEFAULTS, measured, kind=self.KIND,
+                      metric=self.METRIC, extra=measured.extra)
 
 
 @dataclass(frozen=True)
@@ -125,18 +160,20 @@ class Measured:
     value: float
     text: str  # e.g. "lag 0.31 s (heartbeat)"
     evidence: Mapping[str, str] = field(default_factory=dict)
+    extra: Sequence[tuple[str, float]] = ()  # more perfdata (metric, value) of the node
+    findings: tuple[Finding, ...] = ()  # problems beyond the threshold (a failing command)
 
 
 def judged(node: Target, limits: Thresholds, measured: Measured, *, kind: str, metric: str,
            extra: Sequence[tuple[str, float]] = ()) -> NodeOutcome:
     """A NodeOutcome for one thresholded value: a finding only when it is not OK."""
     status = limits.status(measured.value)
-    findings: tuple[Finding, ...] = ()
+    findings = measured.findings
     if status is not Status.OK:
         level = limits.critical if status is Status.CRITICAL else limits.warning
-        findings = (Finding(status, node.name, kind,
-                            f"{measured.text} (threshold {level})",
-                            dict(measured.evidence)),)
+        findings += (Finding(status, node.name, kind,
+                             f"{measured.text} (threshold {level})",
+                             dict(measured.evidence)),)
     perf = ((perf_label(node.name, metric), measured.value),
             *((perf_label(node.name, m), v) for m, v in extra))
     return NodeOutcome(node.name, findings, perf, measured.text)

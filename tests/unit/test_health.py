@@ -271,7 +271,7 @@ def test_daemon_samples_and_job_config() -> None:
                 if s.name == "dbgauge_split_brain_findings"}
     assert findings[("errant-transactions", "r")] == 1
     assert findings[("unreachable", "q")] == 1 and findings[("multiple-primaries", "p")] == 0
-    assert len(findings) == 3 * 8  # every kind for every node: no series comes and goes
+    assert len(findings) == 3 * 9  # every kind for every node: no series comes and goes
     errant = {s.labels["node"]: s.value for s in samples
               if s.name == "dbgauge_split_brain_errant_transactions"}
     assert errant == {"p": 0, "r": 2, "q": 0}
