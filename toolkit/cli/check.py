@@ -118,11 +118,12 @@ def check_group() -> None:
 
     \b
     Exit codes: 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN (an unreachable node, a bad
-    option or config). Nodes: configured targets (--config, --target) or DSNs (--node
-    [NAME=]DSN; the DSN's password, else --password-file or --password-env).
+    option or config, no result within -t). Nodes: configured targets (--config,
+    --target) or DSNs (--node [NAME=]DSN; the DSN's password, else --password-file or
+    --password-env). Thresholds: -w/-c RANGE (10, 10:, ~:10, 10:20, @10:20).
     Examples:
       dbgauge check split-brain --config /etc/dbgauge/dbgauge.yaml
-      dbgauge check lag --config dbgauge.yaml --target orders-replica --warning 10
+      dbgauge check lag --config dbgauge.yaml --target orders-replica -w 10 -c 60
       dbgauge check replication --node mysql://dbgauge@db2:3306/ --password-file pw
     """
 
