@@ -146,7 +146,7 @@ def replication_name(version: Version, new: str) -> str:
 def port_of(address: str) -> int | None:
     """The port of 'host:port' (None without one): local addresses, Router ports."""
     host, _, port = address.strip().rpartition(":")
-    return int(port) if host and port.isdigit() else None
+    return int(port) if host and port.isascii() and port.isdigit() and len(port) < 8 else None
 
 
 def norm_addr(address: str) -> str:

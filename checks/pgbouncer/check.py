@@ -42,6 +42,7 @@ RULES: dict[str, str] = {
     "pgbouncer/tls": "TLS setup that cannot work",
     "pgbouncer/sizing": "Connection and file-descriptor sizing",
     "pgbouncer/path": "Relative path",
+    "pgbouncer/files": "Files the config names: which were read, which are not available here",
     "pgbouncer/drift": "Running value differs from the file (RELOAD pending)",
     "pgbouncer/restart-pending": "Restart-only key differs from the file (restart pending)",
     "pgbouncer/live-databases": "Databases in the running pooler differ from the file",
@@ -64,5 +65,5 @@ def check_pgbouncer(cfg: PgbConfig, env: Environment) -> list[Finding]:
     check_pooling(cfg, out, v, dbs)
     check_tls(cfg, env, out)
     check_sizing(cfg, env, out, dbs)
-    check_paths(cfg, out)
+    check_paths(cfg, env, out)
     return out.items

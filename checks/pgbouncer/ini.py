@@ -117,8 +117,8 @@ def _read_key(line: str) -> tuple[str, int, str | None]:
     return m.group(0), m.end(), None
 
 
-Resolver = Callable[[str, str], "tuple[str, str] | str"]
-"""(include path, including source) -> (text, resolved source), or an error message."""
+Resolver = Callable[[Include], "tuple[str, str] | str"]
+"""%include (path, including source, line) -> (text, resolved source), or an error message."""
 
 
 @dataclass(frozen=True)
@@ -160,15 +160,16 @@ def flatten(parsed: ParsedIni, resolve: Resolver,
                     problems.append(Problem(f"%include nested deeper than {MAX_INCLUDE_DEPTH}",
                                             item.source, item.line))
                     continue
-                got = resolve(item.path, item.source)
+                got = resolve(item)
                 if isinstance(got, str):
                     problems.append(Problem(f"%include {item.path}: {got}", item.source,
                                             item.line))
                     continue
                 text, resolved = got
                 if resolved in stack:
-                    problems.append(Problem(f"%include {item.path} includes itself "
-                                            "(include loop)", item.source, item.line))
+                    problems.append(Problem(f"%include {item.path}: {resolved} is already being "
+                                            "read (include loop)", item.source, item.line,
+                                            unreadable=True))
                     continue
                 sources.append(resolved)
                 walk(parse(text, resolved), depth + 1, (*stack, resolved))

@@ -88,6 +88,10 @@ class Environment:
     hba_file: HbaFile | str | None = None
     existing_paths: frozenset[str] = frozenset()  # resolved paths that exist
     resolve: Callable[[str], str] = field(default=lambda p: p)
+    # (key, path as written): absolute paths absent on this host, not judged at all
+    not_here: tuple[tuple[str, str], ...] = ()
+    read_from: tuple[tuple[str, str], ...] = ()  # (key, file actually read)
+    root: str | None = None  # --root: absolute paths were looked up under it
 
 
 def strtol(text: str) -> int | None:

@@ -49,7 +49,7 @@ def check_databases(cfg: PgbConfig, out: Out, v: Version) -> list[Db]:
                         f"{name!r}: connection parameter {k!r} needs PgBouncer "
                         f"{version_text(since)}+", file=e.source, line=e.line, key=name)
                 bad = True
-            elif k == "port" and not (val.isdigit() and 0 < int(val) < 65536):
+            elif k == "port" and not (val.isascii() and val.isdigit() and 0 < int(val) < 65536):
                 out.add(Severity.ERROR, "pgbouncer/database",
                         f"{name!r}: invalid port {val!r}", file=e.source, line=e.line, key=name)
                 bad = True
@@ -116,7 +116,7 @@ def check_users(cfg: PgbConfig, out: Out, v: Version) -> None:
 def check_peers(cfg: PgbConfig, out: Out, v: Version) -> None:
     """Every [peers] entry: a numeric peer id, host/port/pool_size only, a host."""
     for name, e in cfg.peers.items():
-        if not (name.isdigit() and 1 <= int(name) <= 65535):
+        if not (name.isascii() and name.isdigit() and 1 <= int(name) <= 65535):
             out.add(Severity.ERROR, "pgbouncer/peer",
                     f"peer id {name!r} must be a number from 1 to 65535", file=e.source,
                     line=e.line, key=name)

@@ -1,7 +1,8 @@
 """Rules on how the pooler will serve: pooling modes, TLS, connection sizing and paths.
 
 Transaction and statement pooling break session state that clients may rely on; TLS
-files that are missing stop PgBouncer at startup; pools that add up to more than
+files that are missing stop PgBouncer at startup (client side; server TLS files
+only fail the server connections); pools that add up to more than
 PostgreSQL's max_connections, or clients plus servers above the open-files limit, fail
 under load; relative paths depend on PgBouncer's working directory.
 """
@@ -83,11 +84,21 @@ def check_tls(cfg: PgbConfig, env: Environment, out: Out) -> None:
         key_k, cert_k, ca_k = (f"{side}_tls_key_file", f"{side}_tls_cert_file",
                                f"{side}_tls_ca_file")
         key, cert, ca = (cfg.value(key_k, v), cfg.value(cert_k, v), cfg.value(ca_k, v))
+        not_here = dict(env.not_here)
         for k, path in ((key_k, key), (cert_k, cert), (ca_k, ca)):
-            if path and env.resolve(path) not in env.existing_paths:
+            if not path or k in not_here or env.resolve(path) in env.existing_paths:
+                continue
+            if side == "client" and mode != "disable":
                 out.at(Severity.ERROR, "pgbouncer/tls", k,
-                       f"{path} does not exist (or is not readable): TLS setup fails and "
-                       "PgBouncer does not start", "fix the path")
+                       f"{path} does not exist (or is not readable): with client_tls_sslmode "
+                       f"{mode} TLS setup fails and PgBouncer does not start", "fix the path")
+            elif side == "server" and mode != "disable":
+                # PgBouncer 1.18 starts without its server TLS files (tested): only the
+                # TLS connections to PostgreSQL fail.
+                out.at(Severity.WARNING, "pgbouncer/tls", k,
+                       f"{path} does not exist (or is not readable): PgBouncer starts, but "
+                       f"with server_tls_sslmode {mode} its TLS connections to PostgreSQL "
+                       "cannot use it", "fix the path")
         if side == "client" and mode != "disable":
             for k, path in ((key_k, key), (cert_k, cert)):
                 if not path:
@@ -156,8 +167,19 @@ def check_sizing(cfg: PgbConfig, env: Environment, out: Out, dbs: Sequence[Db]) 
 
 
 
-def check_paths(cfg: PgbConfig, out: Out) -> None:
-    """Relative paths and includes, which depend on PgBouncer's working directory."""
+def check_paths(cfg: PgbConfig, env: Environment, out: Out) -> None:
+    """Relative paths and includes, which depend on PgBouncer's working directory; which
+    named files were read, and which are not available on this host."""
+    for key, target in env.read_from:
+        where = f" (under --root {env.root})" if env.root else " on this host"
+        out.at(Severity.INFO, "pgbouncer/files", key,
+               f"{key}: read {target}{where}")
+    if env.not_here:
+        listed = ", ".join(f"{k} {p}" for k, p in env.not_here)
+        out.add(Severity.INFO, "pgbouncer/files",
+                f"not available here: {listed}; these files were not checked (absolute "
+                "paths of the config's own host)", line=None,
+                fix="copy the host's files under a directory and pass --root DIR")
     for key in PATH_KEYS:
         e = cfg.settings.get(key)
         if e and e.value and not e.value.startswith(("/", "@", "~")):
