@@ -35,6 +35,7 @@ RULES: dict[str, str] = {
     "gr/seeds": "group_replication_group_seeds coverage",
     "gr/size": "Number of voting members",
     "gr/read-replica": "Read replica configuration",
+    "gr/not-innodb-cluster": "Files that configure Galera, or no Group Replication at all",
     "router/config": "MySQL Router routing configuration",
     "live/not-mysql": "Server is not MySQL",
     "live/members": "replication_group_members state",

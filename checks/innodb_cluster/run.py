@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from checks.innodb_cluster.group_rules import check_group
+from checks.innodb_cluster.group_rules import check_group, check_kind
 from checks.innodb_cluster.live import live_member
 from checks.innodb_cluster.member_rules import check_member
 from checks.innodb_cluster.model import NAME, READ_REPLICA, Member, member_from_file
@@ -92,9 +92,12 @@ def validate_innodb_cluster(files: Sequence[str], opts: ClusterOptions) -> Check
         member, live = live_member(dsn, opts.password)
         members.append(member)
         findings += live
-    for m in members:
-        findings += check_member(m)
-    findings += check_group(members)
+    kind, applies = check_kind(members)
+    findings += kind
+    if applies:
+        for m in members:
+            findings += check_member(m)
+        findings += check_group(members)
     if opts.router:
         findings += check_router(load_cnf(opts.router), members)
     target = ", ".join([*files, *opts.read_replicas, *opts.live]) or "-"

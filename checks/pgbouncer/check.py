@@ -40,6 +40,7 @@ RULES: dict[str, str] = {
     "pgbouncer/pool-mode": "Pooling mode caveat",
     "pgbouncer/prepared-statements": "Protocol-level prepared statements",
     "pgbouncer/tls": "TLS setup that cannot work",
+    "pgbouncer/client-tls": "Password logins from other hosts without client TLS",
     "pgbouncer/sizing": "Connection and file-descriptor sizing",
     "pgbouncer/path": "Relative path",
     "pgbouncer/files": "Files the config names: which were read, which are not available here",

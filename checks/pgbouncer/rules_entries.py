@@ -17,6 +17,9 @@ from checks.validation import did_you_mean
 from toolkit.db.version import Version, version_text
 from toolkit.result import Severity
 
+# `key= next=...`: cstr_get_value skips the blank after '=' and reads the next word.
+_EMPTY_VALUE = re.compile(r"(?:^|\s)(?P<key>[a-z_]+)=[ \t]+(?=[^\s'])")
+
 
 def check_databases(cfg: PgbConfig, out: Out, v: Version) -> list[Db]:
     """Every [databases] entry; the valid ones (and the `*` fallback) as `Db`s."""
@@ -35,6 +38,15 @@ def check_databases(cfg: PgbConfig, out: Out, v: Version) -> list[Db]:
                     fix="write key=value pairs separated by spaces; quote values with '...'")
             continue
         bad = False
+        for m in _EMPTY_VALUE.finditer(e.value):
+            k = m.group("key")
+            taken = cs.get(k)
+            out.add(Severity.ERROR, "pgbouncer/database",
+                    f"{name!r}: {k}= is empty, and PgBouncer does not read it as empty: it "
+                    f"skips the space and takes the next word {taken!r} as the {k}",
+                    file=e.source, line=e.line, key=name,
+                    fix=f"write {k}=VALUE, or remove {k}= (host: no host means the Unix "
+                        "socket)")
         for k, val in cs.pairs:
             since = DATABASE_KEYS.get(k)
             if since is None:
@@ -64,10 +76,7 @@ def check_databases(cfg: PgbConfig, out: Out, v: Version) -> list[Db]:
                 out.add(Severity.WARNING, "pgbouncer/database",
                         f"{name!r}: {k}={val!r} is not an integer; PgBouncer reads it as 0",
                         file=e.source, line=e.line, key=name)
-        if bad or name == "*":
-            if name == "*" and not bad:
-                dbs.append(Db(name, e, cs.get("host"), int_or_none(cs.get("port")) or 5432,
-                               cs.get("user"), None, None, None, None, cs.get("auth_user")))
+        if bad:
             continue
         pool_size = int_or_none(cs.get("pool_size"))
         mode = cs.get("pool_mode")

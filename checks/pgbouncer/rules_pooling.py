@@ -14,10 +14,21 @@ from collections.abc import Sequence
 
 from checks.pgbouncer.authfile import AuthFile
 from checks.pgbouncer.connstr import parse_connstr
-from checks.pgbouncer.model import PATH_KEYS, Db, Environment, Out, PgbConfig, split_list, strtol
+from checks.pgbouncer.model import (
+    PATH_KEYS,
+    Db,
+    Environment,
+    Out,
+    PgbConfig,
+    split_list,
+    strtol,
+)
 from toolkit.db.version import Version, version_text
 from toolkit.result import Severity
 
+# Session pooling: a client holds its server connection until it disconnects, so
+# max_client_conn this many times the servers' total means nearly everyone queues.
+SESSION_QUEUE_RATIO = 100
 TRANSACTION_BREAKS = ("SET/RESET", "LISTEN/NOTIFY", "WITH HOLD cursors", "SQL-level PREPARE",
                       "session advisory locks", "temporary tables")
 
@@ -121,19 +132,26 @@ def check_tls(cfg: PgbConfig, env: Environment, out: Out) -> None:
 
 
 def check_sizing(cfg: PgbConfig, env: Environment, out: Out, dbs: Sequence[Db]) -> None:
-    """Worst-case server connections per backend vs max_connections; descriptors vs the limit."""
+    """Worst-case server connections per backend vs max_connections; descriptors vs the
+    limit; session pools far smaller than the clients allowed in.
+
+    The `*` fallback counts as one database (each database name a client asks for gets
+    its own pools, so it is a lower bound), at default_pool_size unless it says otherwise.
+    """
     v = env.version
     default_pool = strtol(cfg.value("default_pool_size", v) or "20") or 0
     reserve_default = strtol(cfg.value("reserve_pool_size", v) or "0") or 0
     global_max_db = strtol(cfg.value("max_db_connections", v) or "0") or 0
+    global_mode = (cfg.value("pool_mode", v) or "session").lower()
     auth = env.auth_file if isinstance(env.auth_file, AuthFile) else None
     known_users = ({u.name for u in auth.users} if auth else set()) | set(cfg.users)
     n_users = max(1, len(known_users))
     by_backend: dict[str, int] = {}
     pool_total = 0
+    session_served = 0
+    wildcard = False
     for db in dbs:
-        if db.name == "*":
-            continue
+        wildcard = wildcard or db.name == "*"
         size = db.pool_size if db.pool_size is not None else default_pool
         reserve = db.reserve if db.reserve is not None else reserve_default
         pools = 1 if db.forced_user else n_users
@@ -142,16 +160,21 @@ def check_sizing(cfg: PgbConfig, env: Environment, out: Out, dbs: Sequence[Db]) 
         if cap:
             worst = min(worst, cap)
         pool_total += pools * size
+        if (db.pool_mode or global_mode) == "session":
+            session_served += worst
         backend = f"{db.host or 'unix socket'}:{db.port}"
         by_backend[backend] = by_backend.get(backend, 0) + worst
+    at_least = " at least" if wildcard else ""
     if env.max_connections is not None:
         limit = env.max_connections - env.reserved_connections
         for backend, worst in sorted(by_backend.items()):
             if worst > limit:
                 out.add(Severity.ERROR, "pgbouncer/sizing",
-                        f"up to {worst} server connections to {backend} (pool size + reserve "
-                        f"per pool, {n_users} user(s) per database without a forced user), "
-                        f"but PostgreSQL allows {env.max_connections} - "
+                        f"up to{at_least} {worst} server connections to {backend} (pool size "
+                        f"+ reserve per pool, {n_users} user(s) per database without a forced "
+                        "user" + (", the '*' fallback counted as one database" if wildcard
+                                  else "") +
+                        f"), but PostgreSQL allows {env.max_connections} - "
                         f"{env.reserved_connections} reserved = {limit}: clients will get "
                         "'too many clients'", line=None,
                         fix="lower default_pool_size / reserve_pool_size, cap with "
@@ -164,7 +187,13 @@ def check_sizing(cfg: PgbConfig, env: Environment, out: Out, dbs: Sequence[Db]) 
                f"{need} file descriptors, above the limit {env.fd_limit} "
                f"({env.fd_limit_source}): connections fail with 'Too many open files'",
                "raise LimitNOFILE (systemd) / ulimit -n, or lower max_client_conn")
-
+    if session_served and max_client >= SESSION_QUEUE_RATIO * session_served and \
+            global_mode == "session":
+        out.at(Severity.WARNING, "pgbouncer/sizing", "max_client_conn",
+               f"session pooling serves at most {session_served} clients at once (one server "
+               f"connection each for the whole session), but max_client_conn admits "
+               f"{max_client}: the rest wait, and fail after query_wait_timeout",
+               "use transaction pooling, raise the pool sizes, or lower max_client_conn")
 
 
 def check_paths(cfg: PgbConfig, env: Environment, out: Out) -> None:

@@ -214,8 +214,7 @@ def test_live_variables_use_the_same_rules() -> None:
     got = sorted((severity_of(f).value, f.key) for f in check_member(bad))
     assert got == [("error", "enforce_gtid_consistency"), ("error", "gtid_mode"),
                    ("error", "log_bin"), ("error", "replica_preserve_commit_order"),
-                   ("warning", "disabled_storage_engines"), ("warning", "report_host"),
-                   ("warning", "server_id")]
+                   ("warning", "disabled_storage_engines"), ("warning", "server_id")]
     assert all(f.file is None for f in check_member(bad))
     dup = member_from_variables(_variables("global_variables_8.0.36_constructed.txt"),
                                 (8, 0, 36), "db9:3306")
