@@ -205,10 +205,11 @@ def check_paths(cfg: PgbConfig, env: Environment, out: Out) -> None:
                f"{key}: read {target}{where}")
     if env.not_here:
         listed = ", ".join(f"{k} {p}" for k, p in env.not_here)
+        where = f"under --root {env.root}" if env.root else "on this host"
         out.add(Severity.INFO, "pgbouncer/files",
-                f"not available here: {listed}; these files were not checked (absolute "
-                "paths of the config's own host)", line=None,
-                fix="copy the host's files under a directory and pass --root DIR")
+                f"not available here: {listed}; absent {where}, so not checked",
+                line=None, fix="copy the pooler host's files under a directory and pass "
+                               "--root DIR")
     for key in PATH_KEYS:
         e = cfg.settings.get(key)
         if e and e.value and not e.value.startswith(("/", "@", "~")):

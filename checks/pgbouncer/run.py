@@ -23,7 +23,7 @@ from checks.pgbouncer.connstr import parse_connstr
 from checks.pgbouncer.hba import parse_hba
 from checks.pgbouncer.ini import Entry, Include, flatten, parse_pgbouncer_ini
 from checks.pgbouncer.live import live_findings, postgres_limits
-from checks.pgbouncer.model import PATH_KEYS, Environment, PgbConfig, build_config
+from checks.pgbouncer.model import PATH_KEYS, READ_KEYS, Environment, PgbConfig, build_config
 from checks.pgbouncer.params import KNOWN_VERSIONS, LATEST
 from checks.validation import refuse_long_numbers
 from toolkit.db.version import Version, version_text
@@ -52,8 +52,10 @@ class Where:
         return os.path.normpath(self.base / os.path.expanduser(path))
 
     def not_here(self, path: str, resolved: str) -> bool:
-        """An absolute path of another host, absent here: nothing to judge."""
-        return self.root is None and os.path.isabs(path) and not os.path.lexists(resolved)
+        """An absolute path absent here (or under --root, which may be a partial copy):
+        it belongs to the config's own host, so there is nothing to judge. A relative
+        path is the config's own bundle: absent next to it is a finding."""
+        return os.path.isabs(path) and not os.path.lexists(resolved)
 
 
 def _read(path: str, what: str, limit: int, named_by: str, line: int | None) -> str:
@@ -128,7 +130,8 @@ def environment_for(cfg: PgbConfig, version: Version, *, max_connections: int | 
             continue
         target = where.resolve(value)
         if where.not_here(value, target):
-            not_here[key] = value
+            if key in READ_KEYS and key in cfg.settings:
+                not_here[key] = value
         elif os.access(target, os.R_OK):
             existing.add(target)
     fd_source = "--fd-limit"
