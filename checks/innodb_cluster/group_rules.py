@@ -147,7 +147,9 @@ def _check_report_hosts(voting: Sequence[Member], add: Any) -> None:
     hosts = [norm_addr(m.text("group_replication_local_address") or "").rpartition(":")[0]
              for m in bare]
     if all(h and not _is_ip(h) for h in hosts):
-        return
+        return  # they reach each other by name already
+    if all(h and _is_ip(h) and ipaddress.ip_address(h.strip("[]")).is_loopback for h in hosts):
+        return  # one host (a lab): its hostname is everybody's hostname
     names = ", ".join(m.label for m in bare)
     add(bare[0], Severity.WARNING, "gr/report-address", "report_host",
         f"report_host is not set on {names}: MySQL Shell and Router will know "
@@ -192,7 +194,10 @@ def check_kind(members: Sequence[Member]) -> tuple[list[Finding], bool]:
                             "docs); this command checks Group Replication members")], False
     if any(has_group_replication(m) for m in files) or any(m.live for m in members):
         return [], True
-    return [finding(Severity.WARNING, "gr/not-innodb-cluster",
+    # Members with GTIDs on are prepared the way dba.configureInstance() leaves them, and
+    # MySQL Shell persists the group's own settings to mysqld-auto.cnf: worth a note only.
+    prepared = all((m.text("gtid_mode") or "").upper() == "ON" for m in files)
+    return [finding(Severity.INFO if prepared else Severity.WARNING, "gr/not-innodb-cluster",
                     f"none of the {len(files)} file(s) configures Group Replication (no "
                     "plugin_load_add=group_replication.so, no group_replication_* option): "
                     "as written this is not an InnoDB Cluster, unless MySQL Shell sets the "

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from checks.innodb_cluster.group_rules import check_group, check_kind
@@ -68,6 +68,27 @@ def load_cnf(path: str) -> CnfFile:
     return cnf
 
 
+MERGED_RULES = ("gr/requirement", "gr/recommendation", "mycnf/deprecated")
+
+
+def merge_repeats(findings: Sequence[Finding]) -> list[Finding]:
+    """The same finding on several members (a requirement every file misses, a deprecated
+    option every file repeats) once, at the first member, naming the others. Errors that
+    stop a server (a removed option, a bad value) stay one per file."""
+    groups: dict[tuple[object, ...], list[Finding]] = {}
+    for i, f in enumerate(findings):
+        merge = f.kind in MERGED_RULES
+        groups.setdefault((f.severity, f.kind, f.key, f.detail) if merge else (i,), []).append(f)
+    out = []
+    for same in groups.values():
+        first = same[0]
+        others = [f.node for f in same[1:] if f.node != first.node]
+        if others:
+            first = replace(first, detail=f"{first.detail} (also in {', '.join(others)})")
+        out.append(first)
+    return out
+
+
 @dataclass(frozen=True)
 class ClusterOptions:
     """What the command line asks for besides the member files."""
@@ -95,8 +116,7 @@ def validate_innodb_cluster(files: Sequence[str], opts: ClusterOptions) -> Check
     kind, applies = check_kind(members)
     findings += kind
     if applies:
-        for m in members:
-            findings += check_member(m)
+        findings += merge_repeats([f for m in members for f in check_member(m)])
         findings += check_group(members)
     if opts.router:
         findings += check_router(load_cnf(opts.router), members)

@@ -9,7 +9,12 @@ from __future__ import annotations
 
 from checks.pgbouncer.model import Environment, Out, PgbConfig
 from checks.pgbouncer.rules_auth import check_auth
-from checks.pgbouncer.rules_entries import check_databases, check_peers, check_users
+from checks.pgbouncer.rules_entries import (
+    check_databases,
+    check_min_pool,
+    check_peers,
+    check_users,
+)
 from checks.pgbouncer.rules_params import (
     check_duplicates,
     check_params,
@@ -60,6 +65,7 @@ def check_pgbouncer(cfg: PgbConfig, env: Environment) -> list[Finding]:
     check_params(cfg, out, v)
     check_duplicates(cfg, out)
     dbs = check_databases(cfg, out, v)
+    check_min_pool(cfg, out, v)
     check_users(cfg, out, v)
     check_peers(cfg, out, v)
     check_auth(cfg, env, out, dbs)

@@ -29,7 +29,7 @@ PATH_KEYS = ("auth_file", "auth_hba_file", "auth_ident_file", "client_tls_ca_fil
              "client_tls_cert_file", "client_tls_key_file", "server_tls_ca_file",
              "server_tls_cert_file", "server_tls_key_file", "logfile", "pidfile",
              "resolv_conf", "unix_socket_dir")
-READ_KEYS = PATH_KEYS[:9] + ("resolv_conf",)  # files PgBouncer reads (not log/pid/socket)
+READ_KEYS = (*PATH_KEYS[:9], "resolv_conf")  # files PgBouncer reads (not log/pid/socket)
 
 
 @dataclass(frozen=True)

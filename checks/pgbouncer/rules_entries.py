@@ -95,6 +95,16 @@ def check_databases(cfg: PgbConfig, out: Out, v: Version) -> list[Db]:
     return dbs
 
 
+def check_min_pool(cfg: PgbConfig, out: Out, v: Version) -> None:
+    """The global min_pool_size above default_pool_size: pools never grow that far."""
+    min_pool = int_or_none(cfg.value("min_pool_size", v))
+    pool = int_or_none(cfg.value("default_pool_size", v))
+    if min_pool and pool is not None and min_pool > pool and "min_pool_size" in cfg.settings:
+        out.at(Severity.WARNING, "pgbouncer/database", "min_pool_size",
+               f"min_pool_size {min_pool} is larger than default_pool_size {pool}: pools "
+               f"stop at {pool}", "lower min_pool_size or raise default_pool_size")
+
+
 def check_users(cfg: PgbConfig, out: Out, v: Version) -> None:
     """Every [users] entry: known per-user keys in this version, a valid pool_mode."""
     for name, e in cfg.users.items():

@@ -21,14 +21,30 @@ from checks.validation import did_you_mean
 from toolkit.db.version import Version, version_text
 from toolkit.result import Severity
 
+SYNTAX_SHOWN = 3  # bad lines reported one by one per file; the rest are one finding
+
 
 def check_syntax(cfg: PgbConfig, out: Out) -> None:
-    """Lines the ini reader could not parse (fatal ones stop PgBouncer)."""
+    """Lines the ini reader could not parse (fatal ones stop PgBouncer). PgBouncer stops at
+    the first one, so past SYNTAX_SHOWN lines of a file the rest are one finding, not
+    one each (a pasted shell script is one mistake, not forty)."""
+    shown_per_file: dict[str, int] = {}
+    rest: dict[str, list[int]] = {}
     for p in cfg.flat.problems:
+        if p.fatal and shown_per_file.get(p.source, 0) >= SYNTAX_SHOWN:
+            rest.setdefault(p.source, []).append(p.line)
+            continue
+        if p.fatal:
+            shown_per_file[p.source] = shown_per_file.get(p.source, 0) + 1
         out.add(Severity.ERROR if p.fatal else Severity.WARNING, "pgbouncer/syntax", p.message,
                 file=p.source, line=p.line,
                 fix=None if not p.fatal else "PgBouncer refuses to start (or a RELOAD fails) "
                                              "until this line is fixed")
+    for source, lines in rest.items():
+        shown = ", ".join(map(str, lines[:5])) + (", ..." if len(lines) > 5 else "")
+        out.add(Severity.ERROR, "pgbouncer/syntax",
+                f"{len(lines)} more line(s) PgBouncer cannot parse: {shown}", file=source,
+                line=lines[0])
 
 
 def check_sections(cfg: PgbConfig, out: Out, v: Version) -> None:

@@ -54,7 +54,8 @@ def check_pooling(cfg: PgbConfig, out: Out, v: Version, dbs: Sequence[Db]) -> No
                f"{'/'.join(sorted(pooled))} pooling: clients must not rely on "
                f"{', '.join(TRANSACTION_BREAKS)} across transactions")
         reset = cfg.settings.get("server_reset_query")
-        if reset is not None and reset.value and not always and "session" not in modes:
+        if reset is not None and reset.value and not always and "session" not in modes \
+                and reset.value.strip().upper() != "DISCARD ALL":  # the default: no surprise
             out.at(Severity.WARNING, "pgbouncer/pool-mode", "server_reset_query",
                    "server_reset_query runs only in session pooling (unless "
                    "server_reset_query_always = 1); with transaction pooling it is ignored",
