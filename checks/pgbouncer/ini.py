@@ -37,6 +37,7 @@ class Entry:
     source: str
     line: int
     section: str | None = None
+    header: int = 0  # which section header (1st, 2nd, ...) it follows; set by `flatten`
 
 
 @dataclass(frozen=True)
@@ -141,17 +142,19 @@ def flatten(parsed: ParsedIni, resolve: Resolver,
     sources: list[str] = [parsed.source]
     includes: list[Include] = []
     current: list[str | None] = [None]
+    headers = [0]
 
     def walk(doc: ParsedIni, depth: int, stack: tuple[str, ...]) -> None:
         for item in doc.items:
             if isinstance(item, Section):
                 current[0] = item.name
+                headers[0] += 1
                 sections.append(item)
             elif isinstance(item, Entry):
                 if current[0] is None:
                     problems.append(Problem(f"{item.key!r} is set before any [section]",
                                             item.source, item.line))
-                entries.append(replace(item, section=current[0]))
+                entries.append(replace(item, section=current[0], header=headers[0]))
             elif isinstance(item, Problem):
                 problems.append(item)
             else:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from checks.pgbouncer.authfile import AuthFile
 from checks.pgbouncer.hba import HbaFile
-from checks.pgbouncer.ini import Entry, Flattened
+from checks.pgbouncer.ini import Entry, Flattened, Section
 from checks.pgbouncer.params import LATEST, PARAMS, Param
 from checks.validation import did_you_mean
 from toolkit.db.version import Version
@@ -43,6 +43,8 @@ class PgbConfig:
     users: Mapping[str, Entry]
     peers: Mapping[str, Entry]
     duplicates: tuple[tuple[Entry, Entry], ...]  # (overridden, winner)
+    # Settings a later [pgbouncer] header reset to their defaults: (lost entry, header)
+    reset: tuple[tuple[Entry, Section], ...] = ()
 
     def value(self, key: str, version: Version) -> str | None:
         entry = self.settings.get(key)
@@ -61,10 +63,18 @@ class PgbConfig:
 
 
 def build_config(main: str, flat: Flattened) -> PgbConfig:
-    """Group entries by section; later entries win, as in PgBouncer."""
+    """Group entries by section; later entries win, as in PgBouncer. Each [pgbouncer]
+    header starts from the defaults again (PgBouncer 1.18, tested): settings above the
+    last one are lost."""
     maps: dict[str, dict[str, Entry]] = {s: {} for s in SECTIONS}
     dups: list[tuple[Entry, Entry]] = []
+    headers = [i for i, s in enumerate(flat.sections, start=1) if s.name == "pgbouncer"]
+    last = headers[-1] if headers else 0
+    reset = [(e, flat.sections[last - 1]) for e in flat.entries
+             if e.section == "pgbouncer" and e.header < last]
     for entry in flat.entries:
+        if entry.section == "pgbouncer" and entry.header < last:
+            continue
         target = maps.get(entry.section or "")
         if target is None:
             continue
@@ -73,7 +83,7 @@ def build_config(main: str, flat: Flattened) -> PgbConfig:
             dups.append((old, entry))
         target[entry.key] = entry
     return PgbConfig(main, flat, maps["pgbouncer"], maps["databases"], maps["users"],
-                     maps["peers"], tuple(dups))
+                     maps["peers"], tuple(dups), tuple(reset))
 
 
 @dataclass(frozen=True)

@@ -68,8 +68,12 @@ def check_sections(cfg: PgbConfig, out: Out, v: Version) -> None:
 
 
 def check_params(cfg: PgbConfig, out: Out, v: Version) -> None:
-    """Every [pgbouncer] key: known, in this version, a value PgBouncer accepts."""
-    for key, e in cfg.settings.items():
+    """Every [pgbouncer] line: known, in this version, a value PgBouncer accepts (each
+    line is parsed when read, even one a later duplicate or header overrides)."""
+    for e in cfg.flat.entries:
+        if e.section != "pgbouncer":
+            continue
+        key = e.key
         param = PARAMS.get(key)
         if key in WINDOWS_ONLY:
             out.add(Severity.ERROR, "pgbouncer/unknown-key",
@@ -140,7 +144,17 @@ def check_params(cfg: PgbConfig, out: Out, v: Version) -> None:
 
 
 def check_duplicates(cfg: PgbConfig, out: Out) -> None:
-    """Keys set twice in one section: the later value wins."""
+    """Keys set twice in one section: the later value wins. A second [pgbouncer] header
+    is worse: every setting above it goes back to its default."""
+    if cfg.reset:
+        header = cfg.reset[0][1]
+        keys = sorted({e.key for e, _ in cfg.reset})
+        shown = ", ".join(keys[:6]) + (", ..." if len(keys) > 6 else "")
+        out.add(Severity.ERROR, "pgbouncer/duplicate",
+                f"[pgbouncer] again: PgBouncer resets every setting to its default at this "
+                f"header, so the {len(cfg.reset)} setting(s) above it are lost ({shown})",
+                file=header.source, line=header.line,
+                fix="keep one [pgbouncer] section (or repeat the settings after the last one)")
     for old, new in cfg.duplicates:
         out.add(Severity.WARNING, "pgbouncer/duplicate",
                 f"[{new.section}] {new.key} is also set at {old.source}:{old.line}; "

@@ -175,3 +175,15 @@ def test_galera_and_no_group_replication_sets(tmp_path: Path) -> None:
     kinds = [f for f in _cnf(tmp_path, plain) if f.kind == "gr/not-innodb-cluster"]
     assert len(kinds) == 1 and "none of the 3 file(s) configures Group Replication" in \
         kinds[0].detail
+
+
+def test_a_second_pgbouncer_header_resets_the_settings_above(tmp_path: Path) -> None:
+    found = _pgb(tmp_path, "[pgbouncer]\nlisten_addr = 127.0.0.1\nauth_type = trust\n"
+                 "auth_file = users\n[databases]\napp = host=db\n[pgbouncer]\n"
+                 "admin_users = ops\n")
+    (reset,) = [f for f in found if f.kind == "pgbouncer/duplicate"]
+    assert severity_of(reset) == Severity.ERROR and reset.line == 7
+    assert "the 3 setting(s) above it are lost (auth_file, auth_type, listen_addr)" in \
+        reset.detail
+    # what is left is judged: md5 (the default) without auth_file
+    assert ("error", "pgbouncer/auth", "auth_type") in _rules(found)
