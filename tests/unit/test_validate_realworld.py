@@ -16,7 +16,7 @@ import pytest
 from checks.innodb_cluster import ClusterOptions, validate_innodb_cluster, version_for
 from checks.pgbouncer import PgbouncerOptions, validate_pgbouncer
 from checks.pgbouncer.params import table_version
-from tests.helpers.validate import FIXTURES, finding_lines
+from tests.helpers.validate import FIXTURES, finding_lines, read_expected
 from toolkit.result import Finding
 
 REAL = FIXTURES / "realworld"
@@ -24,20 +24,6 @@ PGB_CASES = sorted(p.name for p in (REAL / "pgbouncer").iterdir())
 CNF_CASES = sorted(p.name for p in (REAL / "innodb").iterdir())
 # The one info finding that is a verdict on a whole set, so the corpus pins it too.
 VERDICT_INFO = ("gr/not-innodb-cluster",)
-
-
-def read_reviewed(directory: Path) -> tuple[dict[str, str], list[str]]:
-    """(options, expected lines) of a reviewed expected.txt: every line carries a why."""
-    options: dict[str, str] = {}
-    lines = []
-    for raw in (directory / "expected.txt").read_text().splitlines():
-        if raw.startswith("# options:"):
-            options = dict(part.split("=", 1) for part in raw.split(":", 1)[1].split())
-        elif raw.strip() and not raw.startswith("#"):
-            line, sep, why = raw.partition(" -- ")
-            assert sep and why.strip(), f"{directory.name}: no reason given for {raw!r}"
-            lines.append(line.strip())
-    return options, sorted(lines)
 
 
 def corpus_lines(findings: tuple[Finding, ...], base: Path) -> list[str]:
@@ -51,7 +37,7 @@ def corpus_lines(findings: tuple[Finding, ...], base: Path) -> list[str]:
 
 def run_pgbouncer(case: str) -> tuple[list[str], list[str]]:
     d = REAL / "pgbouncer" / case
-    options, expected = read_reviewed(d)
+    options, expected = read_expected(d, reviewed=True)
     opts = PgbouncerOptions(version=table_version(options.get("version", "1.18")),
                             max_connections=int(options["max_connections"])
                             if "max_connections" in options else None,
@@ -64,7 +50,7 @@ def run_pgbouncer(case: str) -> tuple[list[str], list[str]]:
 
 def run_innodb(case: str) -> tuple[list[str], list[str]]:
     d = REAL / "innodb" / case
-    options, expected = read_reviewed(d)
+    options, expected = read_expected(d, reviewed=True)
     files = sorted(str(p) for p in d.glob("m*.cnf"))
     result = validate_innodb_cluster(files, ClusterOptions(
         version=version_for(options.get("version", "8.0"))))
