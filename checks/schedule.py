@@ -16,6 +16,7 @@ from checks.health import health_checks, run_health
 from checks.split_brain.model import KINDS
 from checks.split_brain.run import check_split_brain
 from toolkit.config import CheckJobConfig, Config
+from toolkit.errors import ConfigError
 from toolkit.jobs import Job
 from toolkit.metrics import MetricSpec, Sample
 from toolkit.result import CheckResult, Status, worst
@@ -31,8 +32,9 @@ SPLIT_BRAIN_FINDINGS = MetricSpec(
     "dbgauge_split_brain_findings", "gauge",
     "Split-brain findings per node and kind (errant-transactions, writable-replica, "
     "multiple-primaries, timeline-divergence, concurrent-heartbeat-writers, unreachable, "
-    "query-failed, check-failed); 0 when none. Cached from the split-brain job's last run; "
-    "`dbgauge check split-brain` prints the GTIDs and evidence.", ("kind", "node"))
+    "auth-failed, query-failed, check-failed); 0 when none. Cached from the split-brain "
+    "job's last run; `dbgauge check split-brain` prints the GTIDs and evidence.",
+    ("kind", "node"))
 SPLIT_BRAIN_ERRANT = MetricSpec(
     "dbgauge_split_brain_errant_transactions", "gauge",
     "Errant transactions found on the node at the split-brain job's last run (cached); 0 "
@@ -46,7 +48,8 @@ def check_names() -> tuple[str, ...]:
     return (SPLIT_BRAIN, *health_checks())
 
 
-def validate_check_job(check: str, warning: float | None, critical: float | None) -> None:
+def validate_check_job(check: str, warning: float | str | None,
+                       critical: float | str | None) -> None:
     """Config-time validation of a `checks:` entry (raises ValueError for pydantic)."""
     names = check_names()
     if check not in names:
@@ -55,9 +58,10 @@ def validate_check_job(check: str, warning: float | None, critical: float | None
     if defaults is None and (warning is not None or critical is not None):
         raise ValueError(f"check {check} takes no warning/critical thresholds")
     if defaults is not None:
-        limits = defaults.override(warning, critical)
-        if limits.warning > limits.critical:
-            raise ValueError(f"warning {limits.warning:g} is above critical {limits.critical:g}")
+        try:
+            defaults.override(warning, critical).validate(f"check {check}")
+        except ConfigError as exc:
+            raise ValueError(str(exc)) from None
 
 
 def node_statuses(result: CheckResult, nodes: Sequence[str]) -> dict[str, Status]:

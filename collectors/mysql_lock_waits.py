@@ -132,6 +132,11 @@ def summarize_transactions(rows: Iterable[Mapping[str, Any]]) -> TrxSummary:
     return TrxSummary(by_state, oldest, oldest_wait)
 
 
+def read_transactions(conn: Connection) -> TrxSummary:
+    """INNODB_TRX by state alone (`check txn-time`): one statement."""
+    return summarize_transactions(query(conn, "innodb_trx_summary", PROCESS))
+
+
 @dataclass(frozen=True)
 class MetadataLocks:
     """Metadata lock waits, from performance_schema or (not instrumented) the processlist."""
@@ -197,7 +202,7 @@ class MySQLLockWaits(Collector[LockWaitFacts]):
                MDL_OLDEST)
 
     def read(self, conn: Connection) -> LockWaitFacts:
-        trx = summarize_transactions(query(conn, "innodb_trx_summary", PROCESS))
+        trx = read_transactions(conn)
         graph = summarize_lock_waits([])
         if trx.waiting:  # nobody waits: no wait graph to read (the common case)
             needs = PS_SELECT if conn.server.flavor == "mysql" else PROCESS

@@ -116,11 +116,35 @@ RECEIVER_AGE = MetricSpec(
     "On a standby: seconds since the WAL receiver last heard from its upstream (keepalives "
     "included); absent when no receiver runs.")
 
+SUBSCRIPTIONS = MetricSpec(
+    _P + "subscriptions", "gauge",
+    "Logical-replication subscriptions of the connected database (this server subscribes).")
+SUB_ENABLED = MetricSpec(
+    _P + "subscription_enabled", "gauge",
+    "1 if the subscription is enabled (ALTER SUBSCRIPTION ... ENABLE), else 0.",
+    ("subscription",))
+SUB_WORKER = MetricSpec(
+    _P + "subscription_worker_running", "gauge",
+    "1 if the subscription's apply worker runs, else 0 (disabled, or failing to start: see "
+    "the subscriber's log).", ("subscription",))
+SUB_LAG_SECONDS = MetricSpec(
+    _P + "subscription_lag_seconds", "gauge",
+    "Seconds since the subscription was last known caught up with its publisher (the "
+    "walsender's last reported WAL end, pg_stat_subscription latest_end_time); 0 when "
+    "nothing arrived since, so an idle publisher shows none. Absent while the apply worker "
+    "does not run.", ("subscription",))
+SUB_LAG_BYTES = MetricSpec(
+    _P + "subscription_lag_bytes", "gauge",
+    "WAL the subscription received since it was last known caught up (received_lsn - "
+    "latest_end_lsn): a lower bound of its backlog, which the publisher's slot shows in "
+    "full. Absent while the apply worker does not run.", ("subscription",))
+
 METRICS: tuple[MetricSpec, ...] = (
     CONFIGURED, IN_RECOVERY, STANDBYS, SLOTS, STANDBY_STATE, STANDBY_SYNC,
     *_LAG_BYTES.values(), *_LAG_SECONDS.values(),
     SLOT_ACTIVE, SLOT_RETAINED, SLOT_SAFE, SLOT_WAL_STATUS,
     RECEIVE_REPLAY, LAST_REPLAY, LAG_SECONDS, REPLAY_PAUSED, RECEIVER_STATUS, RECEIVER_AGE,
+    SUBSCRIPTIONS, SUB_ENABLED, SUB_WORKER, SUB_LAG_SECONDS, SUB_LAG_BYTES,
 )
 
 Row = Mapping[str, Any]
@@ -138,6 +162,7 @@ class LocalReplication:
     in_recovery: bool
     standbys: float
     slots: float
+    subscriptions: float = 0.0
     receive_replay_bytes: float | None = None
     last_replay_timestamp: float | None = None  # Unix seconds
     lag_seconds: float | None = None  # 0 when everything received is replayed
@@ -183,6 +208,18 @@ class Slot:
 
 
 @dataclass(frozen=True)
+class Subscription:
+    """One logical-replication subscription of the connected database (the subscriber's
+    side); lag values None while its apply worker does not run."""
+
+    name: str
+    enabled: bool
+    worker_running: bool
+    lag_bytes: float | None = None
+    lag_seconds: float | None = None
+
+
+@dataclass(frozen=True)
 class PgReplicationFacts:
     """The facts: the local row, then every standby and slot (read only when the local
     row counts some, else empty). Standbys are as PostgreSQL lists them: two walsenders
@@ -191,6 +228,7 @@ class PgReplicationFacts:
     local: LocalReplication
     standbys: tuple[Standby, ...] = ()
     slots: tuple[Slot, ...] = ()
+    subscriptions: tuple[Subscription, ...] = ()
 
 
 def parse_local(row: Row) -> LocalReplication:
@@ -198,6 +236,7 @@ def parse_local(row: Row) -> LocalReplication:
     return LocalReplication(
         in_recovery=_flag(row.get("in_recovery")), standbys=number(row.get("standbys")) or 0.0,
         slots=number(row.get("slots")) or 0.0,
+        subscriptions=number(row.get("subscriptions")) or 0.0,
         receive_replay_bytes=number(row.get("receive_replay_bytes")),
         last_replay_timestamp=number(row.get("last_replay_timestamp")),
         lag_seconds=number(row.get("lag_seconds")),
@@ -229,6 +268,13 @@ def parse_slots(rows: Iterable[Row]) -> tuple[Slot, ...]:
                       str(row.get("wal_status") or "")) for row in rows)
 
 
+def parse_subscriptions(rows: Iterable[Row]) -> tuple[Subscription, ...]:
+    """`replication_subscriptions` rows -> Subscription."""
+    return tuple(Subscription(str(row["subname"]), _flag(row.get("enabled")),
+                              _flag(row.get("worker_running")), number(row.get("lag_bytes")),
+                              number(row.get("lag_seconds"))) for row in rows)
+
+
 def read_local(conn: Connection) -> LocalReplication:
     """The local row alone: one statement."""
     return parse_local(conn.query("replication_local")[0])
@@ -237,11 +283,12 @@ def read_local(conn: Connection) -> LocalReplication:
 def local_samples(local: LocalReplication) -> Iterator[Sample]:
     """Role, counts and the standby-side values."""
     in_recovery = 1.0 if local.in_recovery else 0.0
-    yield Sample(CONFIGURED.name,
-                 1.0 if in_recovery or local.standbys or local.slots else 0.0)
+    yield Sample(CONFIGURED.name, 1.0 if in_recovery or local.standbys or local.slots
+                 or local.subscriptions else 0.0)
     yield Sample(IN_RECOVERY.name, in_recovery)
     yield Sample(STANDBYS.name, local.standbys)
     yield Sample(SLOTS.name, local.slots)
+    yield Sample(SUBSCRIPTIONS.name, local.subscriptions)
     if not local.in_recovery:
         return
     for spec, value in ((RECEIVE_REPLAY, local.receive_replay_bytes),
@@ -302,11 +349,23 @@ def slot_samples(slots: Iterable[Slot]) -> Iterator[Sample]:
                          {**labels, "wal_status": known})
 
 
+def subscription_samples(subscriptions: Iterable[Subscription]) -> Iterator[Sample]:
+    """Per-subscription series."""
+    for sub in subscriptions:
+        labels = {"subscription": sub.name}
+        yield Sample(SUB_ENABLED.name, 1.0 if sub.enabled else 0.0, labels)
+        yield Sample(SUB_WORKER.name, 1.0 if sub.worker_running else 0.0, labels)
+        for spec, value in ((SUB_LAG_SECONDS, sub.lag_seconds), (SUB_LAG_BYTES, sub.lag_bytes)):
+            if value is not None:
+                yield Sample(spec.name, value, labels)
+
+
 class PostgresReplication(Collector[PgReplicationFacts]):
     name = "postgres_replication"
     help = ("Streaming replication: per-standby state and lag (bytes and seconds), slots and "
             "retained WAL on a primary; receive-vs-replay lag, replay timestamp, lag seconds "
-            "(0 when caught up) and WAL receiver status on a standby.")
+            "(0 when caught up) and WAL receiver status on a standby; state and lag of "
+            "logical-replication subscriptions on a subscriber.")
     kind = "postgres"
     flavors = frozenset({"postgres"})
     min_versions = {"postgres": (13,)}
@@ -316,9 +375,12 @@ class PostgresReplication(Collector[PgReplicationFacts]):
         local = read_local(conn)
         standbys = parse_standbys(conn.query("replication_standbys")) if local.standbys else ()
         slots = parse_slots(conn.query("replication_slots")) if local.slots else ()
-        return PgReplicationFacts(local, standbys, slots)
+        subscriptions = parse_subscriptions(conn.query("replication_subscriptions")) \
+            if local.subscriptions else ()
+        return PgReplicationFacts(local, standbys, slots, subscriptions)
 
     def samples(self, facts: PgReplicationFacts) -> Iterable[Sample]:
         yield from local_samples(facts.local)
         yield from standby_samples(facts.standbys)
         yield from slot_samples(facts.slots)
+        yield from subscription_samples(facts.subscriptions)

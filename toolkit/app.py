@@ -39,7 +39,8 @@ def _collector_options(name: str, options: Mapping[str, object]) -> None:
     registry()[name].check_options(options)
 
 
-def _check_job(check: str, warning: float | None, critical: float | None) -> None:
+def _check_job(check: str, warning: float | str | None,
+               critical: float | str | None) -> None:
     from checks.schedule import validate_check_job
 
     validate_check_job(check, warning, critical)

@@ -62,7 +62,7 @@ class Catalog:
     # (collector name, options) -> raises ValueError naming a bad option or value.
     collector_options: Callable[[str, Mapping[str, object]], None]
     # Raises ValueError when a `checks:` entry names an unknown check or bad thresholds.
-    check_job: Callable[[str, float | None, float | None], None]
+    check_job: Callable[[str, float | str | None, float | str | None], None]
 
 
 def _catalog(info: ValidationInfo) -> Catalog:
@@ -222,8 +222,8 @@ class CheckJobConfig(_Model):
     check: str
     targets: list[str] | None = None  # default: every target the check applies to
     interval: Interval = 60.0
-    warning: float | None = None
-    critical: float | None = None
+    warning: float | str | None = None  # a monitoring-plugin range: 10, 10:, ~:10, @10:20
+    critical: float | str | None = None
 
     @model_validator(mode="after")
     def _known_check(self, info: ValidationInfo) -> CheckJobConfig:

@@ -13,13 +13,34 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from checks.health import connections, lag, locks, pgbouncer_pools, replication
+from checks.health import (
+    activity,
+    archiver,
+    connections,
+    group_replication,
+    history_list,
+    lag,
+    locks,
+    maintenance,
+    pgbouncer_pools,
+    replication,
+    sequence,
+    uptime,
+    wraparound,
+)
 from checks.health.model import HealthCheck, Thresholds
 from checks.health.run import run_health
 
 __all__ = ["HealthCheck", "Thresholds", "health_checks", "run_health"]
 
-_CHECKS: tuple[HealthCheck, ...] = (replication, lag, connections, pgbouncer_pools, locks)
+_CHECKS: tuple[HealthCheck, ...] = (
+    replication, lag, connections, pgbouncer_pools, locks,
+    # PostgreSQL, as check_postgres names them
+    wraparound.CHECK, maintenance.VACUUM, maintenance.ANALYZE, sequence.CHECK, archiver.CHECK,
+    activity.QUERY_TIME, activity.TXN_IDLE, activity.TXN_TIME,
+    # both engines / MySQL-family
+    uptime.CHECK, history_list.CHECK, group_replication,
+)
 
 
 def health_checks() -> Mapping[str, HealthCheck]:

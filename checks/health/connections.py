@@ -22,7 +22,7 @@ NAME = "connections"
 HELP = ("Connections in use against the limit, in percent (max_connections; PostgreSQL "
         "minus reserved slots; PgBouncer max_client_conn).")
 KINDS = frozenset({"mysql", "postgres", "pgbouncer"})
-DEFAULTS: Thresholds | None = Thresholds(warning=80.0, critical=95.0)
+DEFAULTS: Thresholds | None = Thresholds.above(80.0, 95.0)
 METRIC = "connections_percent"
 
 

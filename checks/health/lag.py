@@ -24,7 +24,7 @@ NAME = "lag"
 HELP = ("Replication lag in seconds: heartbeat when configured, else Seconds_Behind_Source "
         "(MySQL/MariaDB); replay lag of a PostgreSQL standby.")
 KINDS = frozenset({"mysql", "postgres"})
-DEFAULTS: Thresholds | None = Thresholds(warning=30.0, critical=120.0)
+DEFAULTS: Thresholds | None = Thresholds.above(30.0, 120.0)
 METRIC = "lag_seconds"
 
 

@@ -16,7 +16,7 @@ from toolkit.targets import Target
 NAME = "locks"
 HELP = "The oldest current lock wait in seconds (row and metadata locks; PostgreSQL locks)."
 KINDS = frozenset({"mysql", "postgres"})
-DEFAULTS: Thresholds | None = Thresholds(warning=10.0, critical=30.0)
+DEFAULTS: Thresholds | None = Thresholds.above(10.0, 30.0)
 METRIC = "lock_wait_seconds"
 
 

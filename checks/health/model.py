@@ -3,12 +3,13 @@ is judged. Pure: the checks' reads are in their own modules, the run in `run`.""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
 from toolkit.db import Connection
-from toolkit.errors import ConfigError, ConnectError, DbgaugeError
+from toolkit.errors import AuthError, ConfigError, ConnectError, DbgaugeError
+from toolkit.ranges import Range, parse_range
 from toolkit.redact import redact
 from toolkit.result import Finding, Status, perf_label, worst
 from toolkit.targets import Target
@@ -16,34 +17,65 @@ from toolkit.targets import Target
 
 @dataclass(frozen=True)
 class Thresholds:
-    """Warning/critical levels of a check whose value is worse when higher."""
+    """Warning/critical ranges of a check (monitoring-plugin range syntax, toolkit.ranges):
+    CRITICAL when the critical range alerts, else WARNING when the warning range does."""
 
-    warning: float
-    critical: float
+    warning: Range
+    critical: Range
+
+    @classmethod
+    def above(cls, warning: float, critical: float) -> Thresholds:
+        """Alert above these levels (`-w 30 -c 120`): a value that is worse when higher."""
+        return cls(Range(end=warning), Range(end=critical))
+
+    @classmethod
+    def below(cls, warning: float, critical: float) -> Thresholds:
+        """Alert below these levels (`-w 600: -c 300:`): worse when lower (uptime)."""
+        return cls(Range(start=warning), Range(start=critical))
 
     def status(self, value: float) -> Status:
-        if value >= self.critical:
+        if self.critical.alerts(value):
             return Status.CRITICAL
-        if value >= self.warning:
+        if self.warning.alerts(value):
             return Status.WARNING
         return Status.OK
 
-    def override(self, warning: float | None, critical: float | None) -> Thresholds:
-        """These defaults with the user's values; a default that would contradict the one
+    def override(self, warning: Range | str | float | None,
+                 critical: Range | str | float | None) -> Thresholds:
+        """These defaults with the user's ranges; a default that would contradict the one
         value given follows it (--critical 1 alone also means warning at 1)."""
-        w = self.warning if warning is None else warning
-        c = self.critical if critical is None else critical
-        if warning is None and w > c:
-            w = c
-        if critical is None and c < w:
-            c = w
+        w = self.warning if warning is None else _as_range(warning)
+        c = self.critical if critical is None else _as_range(critical)
+        if _contradict(w, c):
+            if warning is None:
+                w = c
+            elif critical is None:
+                c = w
         return Thresholds(w, c)
 
     def validate(self, what: str) -> Thresholds:
-        if self.warning > self.critical:
-            raise ConfigError(f"{what}: --warning {self.warning:g} is above --critical "
-                              f"{self.critical:g}")
+        if _contradict(self.warning, self.critical):
+            raise ConfigError(f"{what}: --warning {self.warning} is less strict than "
+                              f"--critical {self.critical} (it would never warn)")
         return self
+
+
+def _as_range(value: Range | str | float) -> Range:
+    if isinstance(value, Range):
+        return value
+    try:
+        return parse_range(value)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+
+
+def _contradict(warning: Range, critical: Range) -> bool:
+    """A warning range that alerts later than the critical one (plain forms only)."""
+    if warning.upper is not None and critical.upper is not None:
+        return warning.upper > critical.upper
+    if warning.lower is not None and critical.lower is not None:
+        return warning.lower < critical.lower
+    return False
 
 
 @dataclass(frozen=True)
@@ -61,8 +93,11 @@ class NodeOutcome:
 
 
 def failure(node: str, exc: BaseException) -> NodeOutcome:
-    """An UNKNOWN outcome that says which node and why (never a password)."""
-    if isinstance(exc, ConnectError):  # its message says "cannot connect to host:port: why"
+    """An UNKNOWN outcome that says which node and why (never a password): a rejected
+    password is `auth-failed` with what to check, not `unreachable` -- the server is up."""
+    if isinstance(exc, AuthError):  # "authentication failed for user 'u' at h:p: check ..."
+        kind, detail = "auth-failed", str(exc)
+    elif isinstance(exc, ConnectError):  # its message says "cannot connect to host:port: why"
         kind, detail = "unreachable", str(exc)
     elif isinstance(exc, DbgaugeError):
         kind, detail = "query-failed", f"could not be checked: {exc}"
@@ -73,17 +108,49 @@ def failure(node: str, exc: BaseException) -> NodeOutcome:
 
 
 class HealthCheck(Protocol):
-    """One `dbgauge check NAME` health check (a module with these attributes)."""
+    """One `dbgauge check NAME` health check (a module with these attributes, or a
+    `Measure`)."""
 
-    NAME: str
-    HELP: str
-    KINDS: frozenset[str]
-    DEFAULTS: Thresholds | None  # None: the check takes no --warning/--critical
-    METRIC: str  # the perfdata metric the thresholds apply to, unit in its suffix
+    @property
+    def NAME(self) -> str: ...  # module constants satisfy it
+
+    @property
+    def HELP(self) -> str: ...
+
+    @property
+    def KINDS(self) -> frozenset[str]: ...
+
+    @property
+    def DEFAULTS(self) -> Thresholds | None: ...  # None: no -w/-c
+
+    @property
+    def METRIC(self) -> str: ...  # thresholded; unit in its suffix
 
     def evaluate(self, node: Target, conn: Connection, limits: Thresholds | None
                  ) -> NodeOutcome:
         ...
+
+
+@dataclass(frozen=True)
+class Measure:
+    """A thresholded check given as data, for modules that hold several (last-vacuum and
+    last-analyze share their statement): `read` turns one node into a Measured value."""
+
+    NAME: str
+    HELP: str
+    KINDS: frozenset[str]
+    DEFAULTS: Thresholds
+    METRIC: str
+    KIND: str  # the finding kind when a threshold is crossed
+    read: Callable[[Target, Connection], Measured | NodeOutcome]
+
+    def evaluate(self, node: Target, conn: Connection, limits: Thresholds | None
+                 ) -> NodeOutcome:
+        measured = self.read(node, conn)
+        if isinstance(measured, NodeOutcome):
+            return measured
+        return judged(node, limits or self.DEFAULTS, measured, kind=self.KIND,
+                      metric=self.METRIC, extra=measured.extra)
 
 
 @dataclass(frozen=True)
@@ -93,18 +160,20 @@ class Measured:
     value: float
     text: str  # e.g. "lag 0.31 s (heartbeat)"
     evidence: Mapping[str, str] = field(default_factory=dict)
+    extra: Sequence[tuple[str, float]] = ()  # more perfdata (metric, value) of the node
+    findings: tuple[Finding, ...] = ()  # problems beyond the threshold (a failing command)
 
 
 def judged(node: Target, limits: Thresholds, measured: Measured, *, kind: str, metric: str,
            extra: Sequence[tuple[str, float]] = ()) -> NodeOutcome:
     """A NodeOutcome for one thresholded value: a finding only when it is not OK."""
     status = limits.status(measured.value)
-    findings: tuple[Finding, ...] = ()
+    findings = measured.findings
     if status is not Status.OK:
         level = limits.critical if status is Status.CRITICAL else limits.warning
-        findings = (Finding(status, node.name, kind,
-                            f"{measured.text} (threshold {level:g})",
-                            dict(measured.evidence)),)
+        findings += (Finding(status, node.name, kind,
+                             f"{measured.text} (threshold {level})",
+                             dict(measured.evidence)),)
     perf = ((perf_label(node.name, metric), measured.value),
             *((perf_label(node.name, m), v) for m, v in extra))
     return NodeOutcome(node.name, findings, perf, measured.text)

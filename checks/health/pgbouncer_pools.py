@@ -15,7 +15,7 @@ from toolkit.targets import Target
 NAME = "pgbouncer-pools"
 HELP = "Clients waiting for a server connection in PgBouncer pools, and the longest wait."
 KINDS = frozenset({"pgbouncer"})
-DEFAULTS: Thresholds | None = Thresholds(warning=1.0, critical=5.0)
+DEFAULTS: Thresholds | None = Thresholds.above(1.0, 5.0)
 METRIC = "maxwait_seconds"
 
 

@@ -15,7 +15,13 @@ from collections.abc import Sequence
 
 from checks.health.model import NodeOutcome, Thresholds, not_applicable
 from collectors.mysql_replication import ReplicaStatus, read_channels
-from collectors.postgres_replication import LocalReplication, PostgresReplication, Slot, Standby
+from collectors.postgres_replication import (
+    LocalReplication,
+    PostgresReplication,
+    Slot,
+    Standby,
+    Subscription,
+)
 from toolkit.db import Connection
 from toolkit.result import Finding, Status, perf_label
 from toolkit.targets import Target
@@ -98,20 +104,63 @@ def primary_findings(node: str, standbys: Sequence[Standby],
     return out
 
 
+def subscription_findings(node: str, subscriptions: Sequence[Subscription]) -> list[Finding]:
+    """Problems of a logical-replication subscriber: a subscription disabled or without
+    its apply worker receives nothing (the publisher's slot keeps WAL meanwhile)."""
+    out = []
+    for sub in subscriptions:
+        if not sub.enabled:
+            out.append(Finding(Status.CRITICAL, node, "subscription-disabled",
+                               f"subscription {sub.name} is disabled",
+                               fix=f"ALTER SUBSCRIPTION {sub.name} ENABLE (on {node})"))
+        elif not sub.worker_running:
+            out.append(Finding(Status.CRITICAL, node, "subscription-not-running",
+                               f"subscription {sub.name} is enabled but its apply worker "
+                               "is not running (see the subscriber's log: an apply error "
+                               "or an unreachable publisher)"))
+    return out
+
+
+def _subscriptions_note(subscriptions: Sequence[Subscription]) -> str:
+    running = [s for s in subscriptions if s.enabled and s.worker_running]
+    note = f"subscriber, {len(running)} of {len(subscriptions)} subscription(s) streaming"
+    lags = [s for s in running if s.lag_seconds is not None]
+    if lags:
+        worst = max(lags, key=lambda s: s.lag_seconds or 0.0)
+        note += (f" (lag {worst.lag_seconds:.1f} s, {worst.lag_bytes or 0.0:.0f} bytes in "
+                 f"{worst.name})")
+    return note
+
+
+def _subscription_perf(node: str, subscriptions: Sequence[Subscription]
+                       ) -> list[tuple[str, float]]:
+    perf = []
+    for sub in subscriptions:
+        for metric, value in (("subscription_lag_seconds", sub.lag_seconds),
+                              ("subscription_lag_bytes", sub.lag_bytes)):
+            if value is not None:
+                perf.append((perf_label(node, f"{sub.name}:{metric}"), value))
+    return perf
+
+
 def _postgres(node: Target, conn: Connection) -> NodeOutcome:
     facts = PostgresReplication().read(conn)
     if facts.local.in_recovery:
         findings = standby_findings(node.name, facts.local)
         perf = ((perf_label(node.name, METRIC), 0.0 if findings else 1.0),)
         return NodeOutcome(node.name, tuple(findings), perf, "standby, streaming")
-    standbys, slots = facts.standbys, facts.slots
-    if not standbys and not slots:
-        return not_applicable(node, "not replicating (no standby, no slot)")
+    standbys, slots, subscriptions = facts.standbys, facts.slots, facts.subscriptions
+    if not standbys and not slots and not subscriptions:
+        return not_applicable(node, "not replicating (no standby, no slot, no subscription)")
     findings = primary_findings(node.name, standbys, slots)
+    findings += subscription_findings(node.name, subscriptions)
     streaming = sum(1 for st in standbys if st.state == "streaming")
-    perf = ((perf_label(node.name, METRIC), float(streaming)),)
-    return NodeOutcome(node.name, tuple(findings), perf,
-                       f"primary, {streaming} standby(s) streaming")
+    notes = [f"primary, {streaming} standby(s) streaming"] if standbys or slots else []
+    values = [(perf_label(node.name, METRIC), float(streaming))] if standbys or slots else []
+    if subscriptions:
+        notes.append(_subscriptions_note(subscriptions))
+        values += _subscription_perf(node.name, subscriptions)
+    return NodeOutcome(node.name, tuple(findings), tuple(values), "; ".join(notes))
 
 
 def evaluate(node: Target, conn: Connection, limits: Thresholds | None) -> NodeOutcome:

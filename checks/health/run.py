@@ -4,7 +4,10 @@ node and the reason -- never an OK."""
 
 from __future__ import annotations
 
+import logging
+import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 from checks.health.model import HealthCheck, NodeOutcome, Thresholds, failure
 from toolkit.db import Connection, connect
@@ -12,16 +15,23 @@ from toolkit.errors import ConfigError
 from toolkit.result import CheckResult, Finding, Status, plugin_result
 from toolkit.targets import Selection, Target, fan_out
 
+log = logging.getLogger(__name__)
+
 
 def each_node(nodes: Sequence[Target], work: Callable[[Target, Connection], NodeOutcome]
               ) -> list[NodeOutcome]:
     """Run `work` on every node with its own connection, in parallel, in node order."""
     def one(node: Target) -> NodeOutcome:
+        started = time.monotonic()
         conn = connect(node)
+        connected = time.monotonic()
         try:
             return work(node, conn)
         finally:
             conn.close()
+            log.debug("node %s (%s %s): connected in %.3f s, checked in %.3f s", node.name,
+                      conn.server.flavor, conn.server.version_text, connected - started,
+                      time.monotonic() - connected)
 
     return [r if isinstance(r, NodeOutcome) else failure(n.name, r)
             for n, r in zip(nodes, fan_out(nodes, one, name="check"), strict=True)]
@@ -65,4 +75,6 @@ def summarize(name: str, outcomes: Sequence[NodeOutcome]) -> CheckResult:
     parts = [f"{o.node}: {o.findings[0].detail}" + (
         f" (+{len(o.findings) - 1} more)" if len(o.findings) > 1 else "") for o in bad]
     parts += [f"{o.node}: {o.note}" if o.note else o.node for o in good]
-    return plugin_result(name, findings, "; ".join(parts), perf)
+    nodes = [{"node": o.node, "status": o.status.name, "note": o.note or "-"} for o in outcomes]
+    return replace(plugin_result(name, findings, "; ".join(parts), perf),
+                   evidence={"nodes": nodes})

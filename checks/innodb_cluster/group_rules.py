@@ -6,6 +6,7 @@ apart), from files or live servers alike.
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Sequence
 from typing import Any
 
@@ -39,6 +40,7 @@ def check_group(members: Sequence[Member]) -> list[Finding]:
             else:
                 seen[val] = m
 
+    _check_report_hosts(voting, add)
     unique("server_id", lambda m: m.text("server_id"), "server_id", members)
     unique("report_host", lambda m: m.address, "report address", members)
     unique("group_replication_local_address",
@@ -125,3 +127,79 @@ def _check_seeds(voting: Sequence[Member], add: Any) -> None:
         if locals_[m.label] and locals_[m.label] not in union:
             add(m, Severity.WARNING, "gr/seeds", "group_replication_local_address",
                 f"{locals_[m.label]} is in no member's group_replication_group_seeds")
+
+
+def _is_ip(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return False
+    return True
+
+
+def _check_report_hosts(voting: Sequence[Member], add: Any) -> None:
+    """One finding for the set at most: members without report_host are known by their
+    hostname, which is fine where the members already reach each other by name (their
+    local addresses are host names, so those resolve there)."""
+    bare = [m for m in voting if not m.text("report_host")]
+    if not bare:
+        return
+    hosts = [norm_addr(m.text("group_replication_local_address") or "").rpartition(":")[0]
+             for m in bare]
+    if all(h and not _is_ip(h) for h in hosts):
+        return  # they reach each other by name already
+    if all(h and _is_ip(h) and ipaddress.ip_address(h.strip("[]")).is_loopback for h in hosts):
+        return  # one host (a lab): its hostname is everybody's hostname
+    names = ", ".join(m.label for m in bare)
+    add(bare[0], Severity.WARNING, "gr/report-address", "report_host",
+        f"report_host is not set on {names}: MySQL Shell and Router will know "
+        f"{'this member' if len(bare) == 1 else 'these members'} by the system hostname, "
+        "which must resolve from every other member and Router host",
+        "set report_host to the address the other members use")
+
+
+def galera_options(m: Member) -> list[str]:
+    """The wsrep_* options that make a member a Galera node, in file order."""
+    return sorted((k for k in m.values if k.startswith("wsrep_")),
+                  key=lambda k: (m.values[k].source or "", m.values[k].line or 0))
+
+
+def has_group_replication(m: Member) -> bool:
+    """Group Replication configured in the files: its plugin or any of its options."""
+    return any(k.startswith("group_replication") for k in m.values) or any(
+        "group_replication" in (m.text(k) or "") for k in ("plugin_load_add", "plugin_load"))
+
+
+def check_kind(members: Sequence[Member]) -> tuple[list[Finding], bool]:
+    """(findings, whether the InnoDB Cluster rules apply): a Galera set gets one finding
+    instead of dozens about Group Replication it never meant to use; a set with no Group
+    Replication at all gets one finding saying so (the other rules still run: MySQL Shell
+    may configure the group itself)."""
+    files = [m for m in members if not m.live and m.role == MEMBER]
+    if not files:
+        return [], True
+    galera = [m for m in files if galera_options(m)]
+    first = files[0]
+    if galera:
+        m = galera[0]
+        opts = galera_options(m)
+        file, line = m.where(opts[0])
+        shown = ", ".join(opts[:3]) + (", ..." if len(opts) > 3 else "")
+        return [finding(Severity.ERROR, "gr/not-innodb-cluster",
+                        f"{len(galera)} of {len(files)} file(s) configure Galera ({shown}): "
+                        "that is MariaDB Galera Cluster / Percona XtraDB Cluster, not InnoDB "
+                        "Cluster (Group Replication); its rules were not applied",
+                        node=m.label, file=file, line=line, key=opts[0],
+                        fix="validate Galera with its own tools (e.g. galera_new_cluster "
+                            "docs); this command checks Group Replication members")], False
+    if any(has_group_replication(m) for m in files) or any(m.live for m in members):
+        return [], True
+    # Members with GTIDs on are prepared the way dba.configureInstance() leaves them, and
+    # MySQL Shell persists the group's own settings to mysqld-auto.cnf: worth a note only.
+    prepared = all((m.text("gtid_mode") or "").upper() == "ON" for m in files)
+    return [finding(Severity.INFO if prepared else Severity.WARNING, "gr/not-innodb-cluster",
+                    f"none of the {len(files)} file(s) configures Group Replication (no "
+                    "plugin_load_add=group_replication.so, no group_replication_* option): "
+                    "as written this is not an InnoDB Cluster, unless MySQL Shell sets the "
+                    "group up itself (dba.createCluster persists it to mysqld-auto.cnf)",
+                    node=first.label, file=first.label, line=None)], True

@@ -24,6 +24,7 @@ from checks.innodb_cluster.options import (
     DEPRECATED,
     DISABLED_ENGINES_RECOMMENDED,
     GR_VARIABLES,
+    PLUGIN_ACTIVATION,
     REMOVED,
     RENAMED,
     RENAMED_SINCE,
@@ -189,19 +190,17 @@ def _check_server_id(m: Member, out: _Out) -> None:
     elif sid == 0:
         out.add(Severity.ERROR, "gr/server-id", "server_id",
                 "server_id 0 disables replication", "set a unique non-zero server_id")
-    elif sid == 1:
+    elif sid == 1 and m.live:
+        # A file that says server_id = 1 set it explicitly, which MySQL Shell accepts
+        # (that it differs from the other members' is check_group's business); a live
+        # value of 1 may be the compiled default, which MySQL Shell rejects.
         out.add(Severity.WARNING, "gr/server-id", "server_id",
-                "server_id 1 is the compiled default: MySQL Shell rejects it unless set "
-                "explicitly, and copies of a default config all collide on it",
-                "use a distinctive value, e.g. 1000 + member number")
+                "server_id is 1, the compiled default: unless it was set explicitly, MySQL "
+                "Shell rejects the instance", "set a unique server_id in the option file")
 
 
 def _check_report(m: Member, out: _Out) -> None:
-    if not m.text("report_host"):
-        out.add(Severity.WARNING, "gr/report-address", "report_host",
-                "report_host is not set: members and Router will use this server's "
-                "hostname, which must resolve from every other host",
-                "set report_host to the address other members use")
+    # A missing report_host is judged once for the whole set (group_rules.check_group).
     rp = m.text("report_port")
     if rp and as_int(rp) not in (None, 0) and as_int(rp) != m.port:
         out.add(Severity.ERROR, "gr/report-address", "report_port",
@@ -258,7 +257,22 @@ def _check_gr_options(m: Member, out: _Out) -> None:
         return
     gr = {k: s for k, s in m.values.items() if k.startswith("group_replication")}
     plugin = _gr_plugin_loaded(m)
+    activation = m.get("group_replication")
+    if activation is not None and activation.option is not None:
+        value = (activation.value or "ON").strip().upper()
+        if value not in PLUGIN_ACTIVATION:
+            out.add(Severity.ERROR, "mycnf/bad-value", "group_replication",
+                    f"group_replication={activation.value}: the plugin-activation option "
+                    f"takes {', '.join(PLUGIN_ACTIVATION)}; mysqld refuses to start")
+        elif not plugin and not activation.option.loose:
+            out.add(Severity.ERROR, "mycnf/plugin", "group_replication",
+                    f"group_replication={value} (plugin activation) without "
+                    "plugin_load_add=group_replication.so: mysqld refuses to start ('unknown "
+                    "variable') unless the plugin is installed", "add plugin_load_add = "
+                    "group_replication.so, or write loose-group_replication")
     for name, s in gr.items():
+        if name == "group_replication":
+            continue
         if name not in GR_VARIABLES:
             near = did_you_mean(name, GR_VARIABLES)
             loose = bool(s.option and s.option.loose)

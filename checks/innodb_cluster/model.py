@@ -35,6 +35,7 @@ RULES: dict[str, str] = {
     "gr/seeds": "group_replication_group_seeds coverage",
     "gr/size": "Number of voting members",
     "gr/read-replica": "Read replica configuration",
+    "gr/not-innodb-cluster": "Files that configure Galera, or no Group Replication at all",
     "router/config": "MySQL Router routing configuration",
     "live/not-mysql": "Server is not MySQL",
     "live/members": "replication_group_members state",
@@ -146,7 +147,7 @@ def replication_name(version: Version, new: str) -> str:
 def port_of(address: str) -> int | None:
     """The port of 'host:port' (None without one): local addresses, Router ports."""
     host, _, port = address.strip().rpartition(":")
-    return int(port) if host and port.isdigit() else None
+    return int(port) if host and port.isascii() and port.isdigit() and len(port) < 8 else None
 
 
 def norm_addr(address: str) -> str:

@@ -30,6 +30,7 @@ class CnfProblem:
     source: str
     line: int
     fatal: bool = True
+    unreadable: bool = False  # dbgauge cannot validate past it (an include loop)
 
 
 @dataclass(frozen=True)
@@ -171,9 +172,9 @@ def parse_mycnf(text: str, source: str) -> ParsedCnf:
     return ParsedCnf(source, tuple(items))
 
 
-Resolver = Callable[[str, str, str], "Sequence[tuple[str, str]] | str"]
-"""(kind, path, including source) -> [(text, source), ...] (includedir: *.cnf in order),
-or an error message."""
+Resolver = Callable[[CnfDirective], "Sequence[tuple[str, str]] | str"]
+"""!include/!includedir -> [(text, source), ...] (includedir: *.cnf in order), or an
+error message."""
 
 
 @dataclass(frozen=True)
@@ -230,16 +231,16 @@ def flatten_mycnf(text: str, source: str, resolve: Resolver,
                     problems.append(CnfProblem("includes nested too deeply", item.source,
                                                item.line))
                     continue
-                got = resolve(item.kind, item.path, item.source)
+                got = resolve(item)
                 if isinstance(got, str):
                     problems.append(CnfProblem(f"!{item.kind} {item.path}: {got}",
                                                item.source, item.line, fatal=False))
                     continue
                 for sub_text, sub_source in got:
                     if sub_source in stack:
-                        problems.append(CnfProblem(f"!{item.kind} {item.path} includes "
-                                                   f"{sub_source} again (loop)", item.source,
-                                                   item.line))
+                        problems.append(CnfProblem(f"!{item.kind} {item.path}: {sub_source} "
+                                                   "is already being read (include loop)",
+                                                   item.source, item.line, unreadable=True))
                         continue
                     sources.append(sub_source)
                     markers.extend(markers_in(sub_text, sub_source))

@@ -124,6 +124,10 @@ GR_VARIABLES = frozenset({
     "timeout", "group_replication_view_change_uuid",
 })
 
+# --group_replication=VALUE: how the plugin loads (the plugin-load option every plugin
+# has), not a Group Replication system variable.
+PLUGIN_ACTIVATION = ("ON", "OFF", "FORCE", "FORCE_PLUS_PERMANENT")
+
 # Options mysqld parses as booleans: any other value makes it refuse to start.
 BOOLEANS = frozenset({
     "log_replica_updates", "log_slave_updates", "replica_preserve_commit_order",

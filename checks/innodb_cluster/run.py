@@ -9,48 +9,84 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from checks.innodb_cluster.group_rules import check_group
+from checks.innodb_cluster.group_rules import check_group, check_kind
 from checks.innodb_cluster.live import live_member
 from checks.innodb_cluster.member_rules import check_member
 from checks.innodb_cluster.model import NAME, READ_REPLICA, Member, member_from_file
-from checks.innodb_cluster.mycnf import CnfFile, flatten_mycnf, parse_mycnf
+from checks.innodb_cluster.mycnf import CnfDirective, CnfFile, flatten_mycnf, parse_mycnf
 from checks.innodb_cluster.options import LATEST_PATCH
 from checks.innodb_cluster.router import check_router
+from checks.validation import refuse_long_numbers
 from toolkit.db.version import Version, version_text
-from toolkit.errors import CheckFailed
+from toolkit.errors import ConfigError
+from toolkit.files import read_text
 from toolkit.result import CheckResult, Finding, config_result
 
+MAX_CNF_BYTES = 1 << 20  # 1 MiB: an option file is a few KiB
 
-def _read(path: Path) -> str:
-    return path.read_bytes().decode("utf-8", errors="replace")
+
+def _read(path: str, what: str, named_by: CnfDirective | None = None) -> str:
+    """A regular UTF-8 file of sensible size, or one ConfigError saying where it is named."""
+    try:
+        return read_text(path, what, MAX_CNF_BYTES)
+    except ConfigError as exc:
+        if named_by is None:
+            raise
+        raise ConfigError(f"!{named_by.kind} {path}: {exc.detail}", source=named_by.source,
+                          line=named_by.line) from None
 
 
 def load_cnf(path: str) -> CnfFile:
     """One option file with its includes, read the way mysqld reads them.
 
-    An unreadable main file is a `CheckFailed` (nothing to validate); an unreadable
-    include becomes a finding, as mysqld only warns about it.
+    An unreadable main file, an include that is not a regular UTF-8 file, an include
+    loop or a number longer than any option takes stop the run (ConfigError, exit 2);
+    a missing include becomes a finding, as mysqld only warns about it.
     """
-    p = Path(path)
-    try:
-        text = _read(p)
-    except OSError as exc:
-        raise CheckFailed(f"cannot read {path}: {exc.strerror or exc}") from None
+    text = _read(path, "option file")
 
-    def resolve(kind: str, inc: str, src: str) -> list[tuple[str, str]] | str:
-        target = Path(inc) if os.path.isabs(inc) else Path(src).parent / inc
-        try:
-            if kind == "includedir":
+    def resolve(d: CnfDirective) -> list[tuple[str, str]] | str:
+        target = Path(d.path) if os.path.isabs(d.path) else Path(d.source).parent / d.path
+        if d.kind == "includedir":
+            try:
                 files = sorted(f for f in target.iterdir() if f.suffix == ".cnf")
-                return [(_read(f), str(f)) for f in files]
-            return [(_read(target), str(target))]
-        except OSError as exc:
-            return f"cannot read {target}: {exc.strerror or exc}; mysqld skips it"
+            except OSError as exc:
+                return f"cannot read {target}: {exc.strerror or exc}; mysqld skips it"
+            return [(_read(str(f), "option file", d), str(f)) for f in files]
+        if not os.path.lexists(target):
+            return f"cannot read {target}: not found; mysqld skips it"
+        return [(_read(str(target), "option file", d), str(target))]
 
-    return flatten_mycnf(text, path, resolve, parse_mycnf)
+    cnf = flatten_mycnf(text, path, resolve, parse_mycnf)
+    stop = next((p for p in cnf.problems if p.unreadable), None)
+    if stop is not None:
+        raise ConfigError(stop.message, source=stop.source, line=stop.line)
+    refuse_long_numbers((o.raw, o.value or "", o.source, o.line) for o in cnf.options)
+    return cnf
+
+
+MERGED_RULES = ("gr/requirement", "gr/recommendation", "mycnf/deprecated")
+
+
+def merge_repeats(findings: Sequence[Finding]) -> list[Finding]:
+    """The same finding on several members (a requirement every file misses, a deprecated
+    option every file repeats) once, at the first member, naming the others. Errors that
+    stop a server (a removed option, a bad value) stay one per file."""
+    groups: dict[tuple[object, ...], list[Finding]] = {}
+    for i, f in enumerate(findings):
+        merge = f.kind in MERGED_RULES
+        groups.setdefault((f.severity, f.kind, f.key, f.detail) if merge else (i,), []).append(f)
+    out = []
+    for same in groups.values():
+        first = same[0]
+        others = [f.node for f in same[1:] if f.node != first.node]
+        if others:
+            first = replace(first, detail=f"{first.detail} (also in {', '.join(others)})")
+        out.append(first)
+    return out
 
 
 @dataclass(frozen=True)
@@ -77,9 +113,11 @@ def validate_innodb_cluster(files: Sequence[str], opts: ClusterOptions) -> Check
         member, live = live_member(dsn, opts.password)
         members.append(member)
         findings += live
-    for m in members:
-        findings += check_member(m)
-    findings += check_group(members)
+    kind, applies = check_kind(members)
+    findings += kind
+    if applies:
+        findings += merge_repeats([f for m in members for f in check_member(m)])
+        findings += check_group(members)
     if opts.router:
         findings += check_router(load_cnf(opts.router), members)
     target = ", ".join([*files, *opts.read_replicas, *opts.live]) or "-"

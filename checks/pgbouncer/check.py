@@ -9,7 +9,12 @@ from __future__ import annotations
 
 from checks.pgbouncer.model import Environment, Out, PgbConfig
 from checks.pgbouncer.rules_auth import check_auth
-from checks.pgbouncer.rules_entries import check_databases, check_peers, check_users
+from checks.pgbouncer.rules_entries import (
+    check_databases,
+    check_min_pool,
+    check_peers,
+    check_users,
+)
 from checks.pgbouncer.rules_params import (
     check_duplicates,
     check_params,
@@ -40,8 +45,10 @@ RULES: dict[str, str] = {
     "pgbouncer/pool-mode": "Pooling mode caveat",
     "pgbouncer/prepared-statements": "Protocol-level prepared statements",
     "pgbouncer/tls": "TLS setup that cannot work",
+    "pgbouncer/client-tls": "Password logins from other hosts without client TLS",
     "pgbouncer/sizing": "Connection and file-descriptor sizing",
     "pgbouncer/path": "Relative path",
+    "pgbouncer/files": "Files the config names: which were read, which are not available here",
     "pgbouncer/drift": "Running value differs from the file (RELOAD pending)",
     "pgbouncer/restart-pending": "Restart-only key differs from the file (restart pending)",
     "pgbouncer/live-databases": "Databases in the running pooler differ from the file",
@@ -58,11 +65,12 @@ def check_pgbouncer(cfg: PgbConfig, env: Environment) -> list[Finding]:
     check_params(cfg, out, v)
     check_duplicates(cfg, out)
     dbs = check_databases(cfg, out, v)
+    check_min_pool(cfg, out, v)
     check_users(cfg, out, v)
     check_peers(cfg, out, v)
     check_auth(cfg, env, out, dbs)
     check_pooling(cfg, out, v, dbs)
     check_tls(cfg, env, out)
     check_sizing(cfg, env, out, dbs)
-    check_paths(cfg, out)
+    check_paths(cfg, env, out)
     return out.items

@@ -156,7 +156,8 @@ def _network(addr: str, mask: str | None) -> tuple[str, str | None, bool]:
         except ValueError:
             return "", f"invalid netmask {mask!r}", False
     elif prefix:
-        if not prefix.isdigit() or int(prefix) > ip.max_prefixlen:
+        if not (prefix.isascii() and prefix.isdigit()) or len(prefix) > 3 or \
+                int(prefix) > ip.max_prefixlen:
             return "", f"invalid prefix length /{prefix}", False
         bits = int(prefix)
     net = ipaddress.ip_network(f"{ip}/{bits}", strict=False)

@@ -37,6 +37,7 @@ class Entry:
     source: str
     line: int
     section: str | None = None
+    header: int = 0  # which section header (1st, 2nd, ...) it follows; set by `flatten`
 
 
 @dataclass(frozen=True)
@@ -117,8 +118,8 @@ def _read_key(line: str) -> tuple[str, int, str | None]:
     return m.group(0), m.end(), None
 
 
-Resolver = Callable[[str, str], "tuple[str, str] | str"]
-"""(include path, including source) -> (text, resolved source), or an error message."""
+Resolver = Callable[[Include], "tuple[str, str] | str"]
+"""%include (path, including source, line) -> (text, resolved source), or an error message."""
 
 
 @dataclass(frozen=True)
@@ -141,17 +142,19 @@ def flatten(parsed: ParsedIni, resolve: Resolver,
     sources: list[str] = [parsed.source]
     includes: list[Include] = []
     current: list[str | None] = [None]
+    headers = [0]
 
     def walk(doc: ParsedIni, depth: int, stack: tuple[str, ...]) -> None:
         for item in doc.items:
             if isinstance(item, Section):
                 current[0] = item.name
+                headers[0] += 1
                 sections.append(item)
             elif isinstance(item, Entry):
                 if current[0] is None:
                     problems.append(Problem(f"{item.key!r} is set before any [section]",
                                             item.source, item.line))
-                entries.append(replace(item, section=current[0]))
+                entries.append(replace(item, section=current[0], header=headers[0]))
             elif isinstance(item, Problem):
                 problems.append(item)
             else:
@@ -160,15 +163,16 @@ def flatten(parsed: ParsedIni, resolve: Resolver,
                     problems.append(Problem(f"%include nested deeper than {MAX_INCLUDE_DEPTH}",
                                             item.source, item.line))
                     continue
-                got = resolve(item.path, item.source)
+                got = resolve(item)
                 if isinstance(got, str):
                     problems.append(Problem(f"%include {item.path}: {got}", item.source,
                                             item.line))
                     continue
                 text, resolved = got
                 if resolved in stack:
-                    problems.append(Problem(f"%include {item.path} includes itself "
-                                            "(include loop)", item.source, item.line))
+                    problems.append(Problem(f"%include {item.path}: {resolved} is already being "
+                                            "read (include loop)", item.source, item.line,
+                                            unreadable=True))
                     continue
                 sources.append(resolved)
                 walk(parse(text, resolved), depth + 1, (*stack, resolved))

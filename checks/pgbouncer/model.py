@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from checks.pgbouncer.authfile import AuthFile
 from checks.pgbouncer.hba import HbaFile
-from checks.pgbouncer.ini import Entry, Flattened
+from checks.pgbouncer.ini import Entry, Flattened, Section
 from checks.pgbouncer.params import LATEST, PARAMS, Param
 from checks.validation import did_you_mean
 from toolkit.db.version import Version
@@ -29,6 +29,7 @@ PATH_KEYS = ("auth_file", "auth_hba_file", "auth_ident_file", "client_tls_ca_fil
              "client_tls_cert_file", "client_tls_key_file", "server_tls_ca_file",
              "server_tls_cert_file", "server_tls_key_file", "logfile", "pidfile",
              "resolv_conf", "unix_socket_dir")
+READ_KEYS = (*PATH_KEYS[:9], "resolv_conf")  # files PgBouncer reads (not log/pid/socket)
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,8 @@ class PgbConfig:
     users: Mapping[str, Entry]
     peers: Mapping[str, Entry]
     duplicates: tuple[tuple[Entry, Entry], ...]  # (overridden, winner)
+    # Settings a later [pgbouncer] header reset to their defaults: (lost entry, header)
+    reset: tuple[tuple[Entry, Section], ...] = ()
 
     def value(self, key: str, version: Version) -> str | None:
         entry = self.settings.get(key)
@@ -60,10 +63,18 @@ class PgbConfig:
 
 
 def build_config(main: str, flat: Flattened) -> PgbConfig:
-    """Group entries by section; later entries win, as in PgBouncer."""
+    """Group entries by section; later entries win, as in PgBouncer. Each [pgbouncer]
+    header starts from the defaults again (PgBouncer 1.18, tested): settings above the
+    last one are lost."""
     maps: dict[str, dict[str, Entry]] = {s: {} for s in SECTIONS}
     dups: list[tuple[Entry, Entry]] = []
+    headers = [i for i, s in enumerate(flat.sections, start=1) if s.name == "pgbouncer"]
+    last = headers[-1] if headers else 0
+    reset = [(e, flat.sections[last - 1]) for e in flat.entries
+             if e.section == "pgbouncer" and e.header < last]
     for entry in flat.entries:
+        if entry.section == "pgbouncer" and entry.header < last:
+            continue
         target = maps.get(entry.section or "")
         if target is None:
             continue
@@ -72,7 +83,7 @@ def build_config(main: str, flat: Flattened) -> PgbConfig:
             dups.append((old, entry))
         target[entry.key] = entry
     return PgbConfig(main, flat, maps["pgbouncer"], maps["databases"], maps["users"],
-                     maps["peers"], tuple(dups))
+                     maps["peers"], tuple(dups), tuple(reset))
 
 
 @dataclass(frozen=True)
@@ -88,6 +99,10 @@ class Environment:
     hba_file: HbaFile | str | None = None
     existing_paths: frozenset[str] = frozenset()  # resolved paths that exist
     resolve: Callable[[str], str] = field(default=lambda p: p)
+    # (key, path as written): absolute paths absent on this host, not judged at all
+    not_here: tuple[tuple[str, str], ...] = ()
+    read_from: tuple[tuple[str, str], ...] = ()  # (key, file actually read)
+    root: str | None = None  # --root: absolute paths were looked up under it
 
 
 def strtol(text: str) -> int | None:

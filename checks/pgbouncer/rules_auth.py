@@ -59,14 +59,17 @@ def check_auth(cfg: PgbConfig, env: Environment, out: Out, dbs: Sequence[Db]) ->
     uses_file = auth_type in ("trust", "plain", "md5", "cert", "hba", "scram-sha-256")
 
     if auth_type in ("trust", "any") and listeners:
+        console = (", and every client is admin on the console" if auth_type == "any"
+                   else "")
         out.at(Severity.ERROR, "pgbouncer/auth-open", "auth_type",
                f"auth_type {auth_type} with listen_addr {', '.join(listeners)}: anyone who "
-               "can reach the port logs in without a password",
+               f"can reach the port logs in without a password{console}",
                "listen on 127.0.0.1 / a Unix socket only, or use scram-sha-256")
-    if auth_type == "any":
+    elif auth_type == "any":
         out.at(Severity.WARNING, "pgbouncer/auth", "auth_type",
                "auth_type any: no authentication at all, and every client is admin on the "
                "console", "use scram-sha-256 (or hba with peer for local users)")
+    if auth_type == "any":
         for db in dbs:
             if not db.forced_user:
                 out.add(Severity.ERROR, "pgbouncer/auth",
@@ -90,6 +93,17 @@ def check_auth(cfg: PgbConfig, env: Environment, out: Out, dbs: Sequence[Db]) ->
     password_methods = auth_type in PASSWORD_AUTH or (
         auth_type == "hba" and hba is not None and
         any(r.method in HBA_PASSWORD_METHODS for r in hba.rules))
+    tls_mode = (cfg.value("client_tls_sslmode", v) or "disable").lower()
+    if password_methods and listeners and tls_mode in ("disable", "allow", "prefer"):
+        what = ("passwords in clear text" if auth_type == "plain" else
+                "password hashes (md5 is open to offline cracking)" if auth_type == "md5"
+                else "logins")
+        optional = "" if tls_mode == "disable" else " (TLS is offered, not required)"
+        out.at(Severity.WARNING, "pgbouncer/client-tls", "client_tls_sslmode",
+               f"listen_addr {', '.join(listeners)} with {auth_type} authentication and "
+               f"client_tls_sslmode {tls_mode}{optional}: {what} and all query data cross "
+               "the network unencrypted", "set client_tls_sslmode = require with "
+               "client_tls_key_file/client_tls_cert_file, or listen on 127.0.0.1 only")
     if password_methods and not auth_file_path and not auth_user and not db_auth_users:
         out.at(Severity.ERROR, "pgbouncer/auth", "auth_type",
                f"auth_type {auth_type} needs passwords, but neither auth_file nor auth_user "
@@ -151,7 +165,8 @@ def _check_admin(cfg: PgbConfig, out: Out, v: Version, auth_type: str,
     """Who can reach the admin console: admin_users set, and (with an auth_file) listed in it."""
     admins = split_list(cfg.value("admin_users", v))
     if not admins and auth_type != "any":
-        out.at(Severity.WARNING, "pgbouncer/admin", "admin_users",
+        # Works as designed (the OS user still has the Unix socket): worth knowing only.
+        out.at(Severity.INFO, "pgbouncer/admin", "admin_users",
                "no admin_users: nobody can run RELOAD, PAUSE or SHOW on the admin console "
                "over TCP (only the OS user running PgBouncer, via the Unix socket)",
                "list the operators' database users in admin_users")

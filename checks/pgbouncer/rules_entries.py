@@ -17,6 +17,9 @@ from checks.validation import did_you_mean
 from toolkit.db.version import Version, version_text
 from toolkit.result import Severity
 
+# `key= next=...`: cstr_get_value skips the blank after '=' and reads the next word.
+_EMPTY_VALUE = re.compile(r"(?:^|\s)(?P<key>[a-z_]+)=[ \t]+(?=[^\s'])")
+
 
 def check_databases(cfg: PgbConfig, out: Out, v: Version) -> list[Db]:
     """Every [databases] entry; the valid ones (and the `*` fallback) as `Db`s."""
@@ -35,6 +38,15 @@ def check_databases(cfg: PgbConfig, out: Out, v: Version) -> list[Db]:
                     fix="write key=value pairs separated by spaces; quote values with '...'")
             continue
         bad = False
+        for m in _EMPTY_VALUE.finditer(e.value):
+            k = m.group("key")
+            taken = cs.get(k)
+            out.add(Severity.ERROR, "pgbouncer/database",
+                    f"{name!r}: {k}= is empty, and PgBouncer does not read it as empty: it "
+                    f"skips the space and takes the next word {taken!r} as the {k}",
+                    file=e.source, line=e.line, key=name,
+                    fix=f"write {k}=VALUE, or remove {k}= (host: no host means the Unix "
+                        "socket)")
         for k, val in cs.pairs:
             since = DATABASE_KEYS.get(k)
             if since is None:
@@ -49,7 +61,7 @@ def check_databases(cfg: PgbConfig, out: Out, v: Version) -> list[Db]:
                         f"{name!r}: connection parameter {k!r} needs PgBouncer "
                         f"{version_text(since)}+", file=e.source, line=e.line, key=name)
                 bad = True
-            elif k == "port" and not (val.isdigit() and 0 < int(val) < 65536):
+            elif k == "port" and not (val.isascii() and val.isdigit() and 0 < int(val) < 65536):
                 out.add(Severity.ERROR, "pgbouncer/database",
                         f"{name!r}: invalid port {val!r}", file=e.source, line=e.line, key=name)
                 bad = True
@@ -64,10 +76,7 @@ def check_databases(cfg: PgbConfig, out: Out, v: Version) -> list[Db]:
                 out.add(Severity.WARNING, "pgbouncer/database",
                         f"{name!r}: {k}={val!r} is not an integer; PgBouncer reads it as 0",
                         file=e.source, line=e.line, key=name)
-        if bad or name == "*":
-            if name == "*" and not bad:
-                dbs.append(Db(name, e, cs.get("host"), int_or_none(cs.get("port")) or 5432,
-                               cs.get("user"), None, None, None, None, cs.get("auth_user")))
+        if bad:
             continue
         pool_size = int_or_none(cs.get("pool_size"))
         mode = cs.get("pool_mode")
@@ -84,6 +93,16 @@ def check_databases(cfg: PgbConfig, out: Out, v: Version) -> list[Db]:
                     f"{name!r}: min_pool_size {min_pool} is larger than its pool size "
                     f"{effective}", file=e.source, line=e.line, key=name)
     return dbs
+
+
+def check_min_pool(cfg: PgbConfig, out: Out, v: Version) -> None:
+    """The global min_pool_size above default_pool_size: pools never grow that far."""
+    min_pool = int_or_none(cfg.value("min_pool_size", v))
+    pool = int_or_none(cfg.value("default_pool_size", v))
+    if min_pool and pool is not None and min_pool > pool and "min_pool_size" in cfg.settings:
+        out.at(Severity.WARNING, "pgbouncer/database", "min_pool_size",
+               f"min_pool_size {min_pool} is larger than default_pool_size {pool}: pools "
+               f"stop at {pool}", "lower min_pool_size or raise default_pool_size")
 
 
 def check_users(cfg: PgbConfig, out: Out, v: Version) -> None:
@@ -116,7 +135,7 @@ def check_users(cfg: PgbConfig, out: Out, v: Version) -> None:
 def check_peers(cfg: PgbConfig, out: Out, v: Version) -> None:
     """Every [peers] entry: a numeric peer id, host/port/pool_size only, a host."""
     for name, e in cfg.peers.items():
-        if not (name.isdigit() and 1 <= int(name) <= 65535):
+        if not (name.isascii() and name.isdigit() and 1 <= int(name) <= 65535):
             out.add(Severity.ERROR, "pgbouncer/peer",
                     f"peer id {name!r} must be a number from 1 to 65535", file=e.source,
                     line=e.line, key=name)

@@ -21,14 +21,30 @@ from checks.validation import did_you_mean
 from toolkit.db.version import Version, version_text
 from toolkit.result import Severity
 
+SYNTAX_SHOWN = 3  # bad lines reported one by one per file; the rest are one finding
+
 
 def check_syntax(cfg: PgbConfig, out: Out) -> None:
-    """Lines the ini reader could not parse (fatal ones stop PgBouncer)."""
+    """Lines the ini reader could not parse (fatal ones stop PgBouncer). PgBouncer stops at
+    the first one, so past SYNTAX_SHOWN lines of a file the rest are one finding, not
+    one each (a pasted shell script is one mistake, not forty)."""
+    shown_per_file: dict[str, int] = {}
+    rest: dict[str, list[int]] = {}
     for p in cfg.flat.problems:
+        if p.fatal and shown_per_file.get(p.source, 0) >= SYNTAX_SHOWN:
+            rest.setdefault(p.source, []).append(p.line)
+            continue
+        if p.fatal:
+            shown_per_file[p.source] = shown_per_file.get(p.source, 0) + 1
         out.add(Severity.ERROR if p.fatal else Severity.WARNING, "pgbouncer/syntax", p.message,
                 file=p.source, line=p.line,
                 fix=None if not p.fatal else "PgBouncer refuses to start (or a RELOAD fails) "
                                              "until this line is fixed")
+    for source, lines in rest.items():
+        shown = ", ".join(map(str, lines[:5])) + (", ..." if len(lines) > 5 else "")
+        out.add(Severity.ERROR, "pgbouncer/syntax",
+                f"{len(lines)} more line(s) PgBouncer cannot parse: {shown}", file=source,
+                line=lines[0])
 
 
 def check_sections(cfg: PgbConfig, out: Out, v: Version) -> None:
@@ -52,8 +68,12 @@ def check_sections(cfg: PgbConfig, out: Out, v: Version) -> None:
 
 
 def check_params(cfg: PgbConfig, out: Out, v: Version) -> None:
-    """Every [pgbouncer] key: known, in this version, a value PgBouncer accepts."""
-    for key, e in cfg.settings.items():
+    """Every [pgbouncer] line: known, in this version, a value PgBouncer accepts (each
+    line is parsed when read, even one a later duplicate or header overrides)."""
+    for e in cfg.flat.entries:
+        if e.section != "pgbouncer":
+            continue
+        key = e.key
         param = PARAMS.get(key)
         if key in WINDOWS_ONLY:
             out.add(Severity.ERROR, "pgbouncer/unknown-key",
@@ -124,7 +144,17 @@ def check_params(cfg: PgbConfig, out: Out, v: Version) -> None:
 
 
 def check_duplicates(cfg: PgbConfig, out: Out) -> None:
-    """Keys set twice in one section: the later value wins."""
+    """Keys set twice in one section: the later value wins. A second [pgbouncer] header
+    is worse: every setting above it goes back to its default."""
+    if cfg.reset:
+        header = cfg.reset[0][1]
+        keys = sorted({e.key for e, _ in cfg.reset})
+        shown = ", ".join(keys[:6]) + (", ..." if len(keys) > 6 else "")
+        out.add(Severity.ERROR, "pgbouncer/duplicate",
+                f"[pgbouncer] again: PgBouncer resets every setting to its default at this "
+                f"header, so the {len(cfg.reset)} setting(s) above it are lost ({shown})",
+                file=header.source, line=header.line,
+                fix="keep one [pgbouncer] section (or repeat the settings after the last one)")
     for old, new in cfg.duplicates:
         out.add(Severity.WARNING, "pgbouncer/duplicate",
                 f"[{new.section}] {new.key} is also set at {old.source}:{old.line}; "

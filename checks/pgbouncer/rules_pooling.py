@@ -1,7 +1,8 @@
 """Rules on how the pooler will serve: pooling modes, TLS, connection sizing and paths.
 
 Transaction and statement pooling break session state that clients may rely on; TLS
-files that are missing stop PgBouncer at startup; pools that add up to more than
+files that are missing stop PgBouncer at startup (client side; server TLS files
+only fail the server connections); pools that add up to more than
 PostgreSQL's max_connections, or clients plus servers above the open-files limit, fail
 under load; relative paths depend on PgBouncer's working directory.
 """
@@ -13,10 +14,21 @@ from collections.abc import Sequence
 
 from checks.pgbouncer.authfile import AuthFile
 from checks.pgbouncer.connstr import parse_connstr
-from checks.pgbouncer.model import PATH_KEYS, Db, Environment, Out, PgbConfig, split_list, strtol
+from checks.pgbouncer.model import (
+    PATH_KEYS,
+    Db,
+    Environment,
+    Out,
+    PgbConfig,
+    split_list,
+    strtol,
+)
 from toolkit.db.version import Version, version_text
 from toolkit.result import Severity
 
+# Session pooling: a client holds its server connection until it disconnects, so
+# max_client_conn this many times the servers' total means nearly everyone queues.
+SESSION_QUEUE_RATIO = 100
 TRANSACTION_BREAKS = ("SET/RESET", "LISTEN/NOTIFY", "WITH HOLD cursors", "SQL-level PREPARE",
                       "session advisory locks", "temporary tables")
 
@@ -42,7 +54,8 @@ def check_pooling(cfg: PgbConfig, out: Out, v: Version, dbs: Sequence[Db]) -> No
                f"{'/'.join(sorted(pooled))} pooling: clients must not rely on "
                f"{', '.join(TRANSACTION_BREAKS)} across transactions")
         reset = cfg.settings.get("server_reset_query")
-        if reset is not None and reset.value and not always and "session" not in modes:
+        if reset is not None and reset.value and not always and "session" not in modes \
+                and reset.value.strip().upper() != "DISCARD ALL":  # the default: no surprise
             out.at(Severity.WARNING, "pgbouncer/pool-mode", "server_reset_query",
                    "server_reset_query runs only in session pooling (unless "
                    "server_reset_query_always = 1); with transaction pooling it is ignored",
@@ -83,11 +96,21 @@ def check_tls(cfg: PgbConfig, env: Environment, out: Out) -> None:
         key_k, cert_k, ca_k = (f"{side}_tls_key_file", f"{side}_tls_cert_file",
                                f"{side}_tls_ca_file")
         key, cert, ca = (cfg.value(key_k, v), cfg.value(cert_k, v), cfg.value(ca_k, v))
+        not_here = dict(env.not_here)
         for k, path in ((key_k, key), (cert_k, cert), (ca_k, ca)):
-            if path and env.resolve(path) not in env.existing_paths:
+            if not path or k in not_here or env.resolve(path) in env.existing_paths:
+                continue
+            if side == "client" and mode != "disable":
                 out.at(Severity.ERROR, "pgbouncer/tls", k,
-                       f"{path} does not exist (or is not readable): TLS setup fails and "
-                       "PgBouncer does not start", "fix the path")
+                       f"{path} does not exist (or is not readable): with client_tls_sslmode "
+                       f"{mode} TLS setup fails and PgBouncer does not start", "fix the path")
+            elif side == "server" and mode != "disable":
+                # PgBouncer 1.18 starts without its server TLS files (tested): only the
+                # TLS connections to PostgreSQL fail.
+                out.at(Severity.WARNING, "pgbouncer/tls", k,
+                       f"{path} does not exist (or is not readable): PgBouncer starts, but "
+                       f"with server_tls_sslmode {mode} its TLS connections to PostgreSQL "
+                       "cannot use it", "fix the path")
         if side == "client" and mode != "disable":
             for k, path in ((key_k, key), (cert_k, cert)):
                 if not path:
@@ -110,19 +133,26 @@ def check_tls(cfg: PgbConfig, env: Environment, out: Out) -> None:
 
 
 def check_sizing(cfg: PgbConfig, env: Environment, out: Out, dbs: Sequence[Db]) -> None:
-    """Worst-case server connections per backend vs max_connections; descriptors vs the limit."""
+    """Worst-case server connections per backend vs max_connections; descriptors vs the
+    limit; session pools far smaller than the clients allowed in.
+
+    The `*` fallback counts as one database (each database name a client asks for gets
+    its own pools, so it is a lower bound), at default_pool_size unless it says otherwise.
+    """
     v = env.version
     default_pool = strtol(cfg.value("default_pool_size", v) or "20") or 0
     reserve_default = strtol(cfg.value("reserve_pool_size", v) or "0") or 0
     global_max_db = strtol(cfg.value("max_db_connections", v) or "0") or 0
+    global_mode = (cfg.value("pool_mode", v) or "session").lower()
     auth = env.auth_file if isinstance(env.auth_file, AuthFile) else None
     known_users = ({u.name for u in auth.users} if auth else set()) | set(cfg.users)
     n_users = max(1, len(known_users))
     by_backend: dict[str, int] = {}
     pool_total = 0
+    session_served = 0
+    wildcard = False
     for db in dbs:
-        if db.name == "*":
-            continue
+        wildcard = wildcard or db.name == "*"
         size = db.pool_size if db.pool_size is not None else default_pool
         reserve = db.reserve if db.reserve is not None else reserve_default
         pools = 1 if db.forced_user else n_users
@@ -131,16 +161,21 @@ def check_sizing(cfg: PgbConfig, env: Environment, out: Out, dbs: Sequence[Db]) 
         if cap:
             worst = min(worst, cap)
         pool_total += pools * size
+        if (db.pool_mode or global_mode) == "session":
+            session_served += worst
         backend = f"{db.host or 'unix socket'}:{db.port}"
         by_backend[backend] = by_backend.get(backend, 0) + worst
+    at_least = " at least" if wildcard else ""
     if env.max_connections is not None:
         limit = env.max_connections - env.reserved_connections
         for backend, worst in sorted(by_backend.items()):
             if worst > limit:
                 out.add(Severity.ERROR, "pgbouncer/sizing",
-                        f"up to {worst} server connections to {backend} (pool size + reserve "
-                        f"per pool, {n_users} user(s) per database without a forced user), "
-                        f"but PostgreSQL allows {env.max_connections} - "
+                        f"up to{at_least} {worst} server connections to {backend} (pool size "
+                        f"+ reserve per pool, {n_users} user(s) per database without a forced "
+                        "user" + (", the '*' fallback counted as one database" if wildcard
+                                  else "") +
+                        f"), but PostgreSQL allows {env.max_connections} - "
                         f"{env.reserved_connections} reserved = {limit}: clients will get "
                         "'too many clients'", line=None,
                         fix="lower default_pool_size / reserve_pool_size, cap with "
@@ -153,11 +188,29 @@ def check_sizing(cfg: PgbConfig, env: Environment, out: Out, dbs: Sequence[Db]) 
                f"{need} file descriptors, above the limit {env.fd_limit} "
                f"({env.fd_limit_source}): connections fail with 'Too many open files'",
                "raise LimitNOFILE (systemd) / ulimit -n, or lower max_client_conn")
+    if session_served and max_client >= SESSION_QUEUE_RATIO * session_served and \
+            global_mode == "session":
+        out.at(Severity.WARNING, "pgbouncer/sizing", "max_client_conn",
+               f"session pooling serves at most {session_served} clients at once (one server "
+               f"connection each for the whole session), but max_client_conn admits "
+               f"{max_client}: the rest wait, and fail after query_wait_timeout",
+               "use transaction pooling, raise the pool sizes, or lower max_client_conn")
 
 
-
-def check_paths(cfg: PgbConfig, out: Out) -> None:
-    """Relative paths and includes, which depend on PgBouncer's working directory."""
+def check_paths(cfg: PgbConfig, env: Environment, out: Out) -> None:
+    """Relative paths and includes, which depend on PgBouncer's working directory; which
+    named files were read, and which are not available on this host."""
+    for key, target in env.read_from:
+        where = f" (under --root {env.root})" if env.root else " on this host"
+        out.at(Severity.INFO, "pgbouncer/files", key,
+               f"{key}: read {target}{where}")
+    if env.not_here:
+        listed = ", ".join(f"{k} {p}" for k, p in env.not_here)
+        where = f"under --root {env.root}" if env.root else "on this host"
+        out.add(Severity.INFO, "pgbouncer/files",
+                f"not available here: {listed}; absent {where}, so not checked",
+                line=None, fix="copy the pooler host's files under a directory and pass "
+                               "--root DIR")
     for key in PATH_KEYS:
         e = cfg.settings.get(key)
         if e and e.value and not e.value.startswith(("/", "@", "~")):

@@ -12,76 +12,128 @@ from __future__ import annotations
 
 import os
 import resource
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from checks.pgbouncer.authfile import parse_auth_file
 from checks.pgbouncer.check import check_pgbouncer
+from checks.pgbouncer.connstr import parse_connstr
 from checks.pgbouncer.hba import parse_hba
-from checks.pgbouncer.ini import flatten, parse_pgbouncer_ini
+from checks.pgbouncer.ini import Entry, Include, flatten, parse_pgbouncer_ini
 from checks.pgbouncer.live import live_findings, postgres_limits
-from checks.pgbouncer.model import PATH_KEYS, Environment, PgbConfig, build_config
+from checks.pgbouncer.model import PATH_KEYS, READ_KEYS, Environment, PgbConfig, build_config
 from checks.pgbouncer.params import KNOWN_VERSIONS, LATEST
+from checks.validation import refuse_long_numbers
 from toolkit.db.version import Version, version_text
-from toolkit.errors import CheckFailed
+from toolkit.errors import ConfigError
+from toolkit.files import read_text
 from toolkit.result import CheckResult, Finding, config_result
 
 NAME = "validate pgbouncer"
+MAX_INI_BYTES = 4 << 20  # 4 MiB: a pgbouncer.ini with 10,000 databases is about 1 MiB
+MAX_AUX_BYTES = 16 << 20  # auth_file / HBA file: 100,000 SCRAM users fit
 
 
-def _read_text(path: Path) -> str:
-    """A file's text; bytes that are not UTF-8 are replaced, not fatal."""
-    return path.read_bytes().decode("utf-8", errors="replace")
+@dataclass(frozen=True)
+class Where:
+    """Where the files a configuration names are looked for: relative paths next to the
+    config, absolute ones on this host or, with --root, under that directory."""
+
+    base: Path
+    root: Path | None = None
+
+    def resolve(self, path: str) -> str:
+        if os.path.isabs(path):
+            if self.root is None:
+                return os.path.normpath(path)
+            return os.path.normpath(os.path.join(self.root, path.lstrip("/")))
+        return os.path.normpath(self.base / os.path.expanduser(path))
+
+    def not_here(self, path: str, resolved: str) -> bool:
+        """An absolute path absent here (or under --root, which may be a partial copy):
+        it belongs to the config's own host, so there is nothing to judge. A relative
+        path is the config's own bundle: absent next to it is a finding."""
+        return os.path.isabs(path) and not os.path.lexists(resolved)
 
 
-def load_config(path: str) -> PgbConfig:
-    """Read and flatten the main file and its includes (CheckFailed if unreadable)."""
-    path = os.path.normpath(path)
-    p = Path(path)
+def _read(path: str, what: str, limit: int, named_by: str, line: int | None) -> str:
+    """A file a configuration names: anything but a readable regular UTF-8 file of
+    sensible size stops the run with one error at the line that names it."""
     try:
-        text = _read_text(p)
-    except OSError as exc:
-        raise CheckFailed(f"cannot read {path}: {exc.strerror or exc}") from None
-    base = p.parent
+        return read_text(path, what, limit)
+    except ConfigError as exc:
+        raise ConfigError(f"{what} {path}: {exc.detail}"
+                          + (f" (line {exc.line})" if exc.line else ""),
+                          source=named_by, line=line) from None
 
-    def resolve(inc: str, _src: str) -> tuple[str, str] | str:
-        target = Path(os.path.normpath(inc if os.path.isabs(inc) else base / inc))
-        try:
-            return _read_text(target), str(target)
-        except OSError as exc:
-            return f"cannot read {target}: {exc.strerror or exc}"
+
+def load_config(path: str, root: str | None = None) -> PgbConfig:
+    """Read and flatten the main file and its includes (ConfigError if unreadable)."""
+    path = os.path.normpath(path)
+    text = read_text(path, "pgbouncer.ini", MAX_INI_BYTES)
+    where = Where(Path(path).parent, Path(root) if root else None)
+
+    def resolve(inc: Include) -> tuple[str, str] | str:
+        target = Where(Path(inc.source).parent, where.root).resolve(inc.path)
+        if not os.path.lexists(target):
+            return f"{target} not found: PgBouncer refuses to start"
+        return _read(target, "%include", MAX_INI_BYTES, inc.source, inc.line), target
 
     flat = flatten(parse_pgbouncer_ini(text, path), resolve)
+    stop = next((p for p in flat.problems if p.unreadable), None)
+    if stop is not None:
+        raise ConfigError(stop.message, source=stop.source, line=stop.line)
+    refuse_long_numbers(_numbers(flat.entries))
     return build_config(path, flat)
 
 
-def environment_for(cfg: PgbConfig, version: Version, *, max_connections: int | None = None,
-                    reserved_connections: int = 0, fd_limit: int | None = None) -> Environment:
-    """Read the files the configuration points at; resolve relative paths next to it."""
-    base = Path(cfg.main).parent
+def _numbers(entries: tuple[Entry, ...]) -> Iterator[tuple[str, str, str, int]]:
+    """Every value a rule may read as a number: settings, connection-string values, ids."""
+    for e in entries:
+        yield e.key, e.key, e.source, e.line
+        if e.section in ("databases", "users", "peers"):
+            for k, v in parse_connstr(e.value).pairs:
+                yield f"{e.key}: {k}", v, e.source, e.line
+        else:
+            yield e.key, e.value, e.source, e.line
 
-    def resolve(p: str) -> str:
-        q = Path(os.path.expanduser(p))
-        return str(q if q.is_absolute() else base / q)
+
+def environment_for(cfg: PgbConfig, version: Version, *, max_connections: int | None = None,
+                    reserved_connections: int = 0, fd_limit: int | None = None,
+                    root: str | None = None) -> Environment:
+    """Read the files the configuration points at: relative paths next to it, absolute
+    ones on this host (or under `root`); absent absolute ones are "not available here"."""
+    where = Where(Path(cfg.main).parent, Path(root) if root else None)
+    not_here: dict[str, str] = {}
+    read_from: dict[str, str] = {}
 
     def read(key: str, parse: Callable[[str, str], Any]) -> Any:
         value = cfg.value(key, version)
         if not value:
             return None
-        target = resolve(value)
-        try:
-            return parse(_read_text(Path(target)), target)
-        except OSError as exc:
-            return str(exc.strerror or exc)
+        target = where.resolve(value)
+        if where.not_here(value, target):
+            return None
+        if not os.path.lexists(target):
+            return "not found"
+        read_from[key] = target
+        return parse(_read(target, key, MAX_AUX_BYTES, cfg.source_of(key), cfg.line_of(key)),
+                     target)
 
     auth_type = (cfg.value("auth_type", version) or "").lower()
     existing = set()
     for key in PATH_KEYS:
         value = cfg.value(key, version)
-        if value and os.access(resolve(value), os.R_OK):
-            existing.add(resolve(value))
+        if not value:
+            continue
+        target = where.resolve(value)
+        if where.not_here(value, target):
+            if key in READ_KEYS and key in cfg.settings:
+                not_here[key] = value
+        elif os.access(target, os.R_OK):
+            existing.add(target)
     fd_source = "--fd-limit"
     if fd_limit is None:
         fd_limit = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
@@ -94,7 +146,9 @@ def environment_for(cfg: PgbConfig, version: Version, *, max_connections: int | 
         fd_limit_source=fd_source,
         auth_file=read("auth_file", parse_auth_file),
         hba_file=read("auth_hba_file", parse_hba) if auth_type == "hba" else None,
-        existing_paths=frozenset(existing), resolve=resolve)
+        existing_paths=frozenset(existing), resolve=where.resolve,
+        not_here=tuple(sorted(not_here.items())), read_from=tuple(sorted(read_from.items())),
+        root=root)
 
 
 @dataclass(frozen=True)
@@ -108,11 +162,12 @@ class PgbouncerOptions:
     reserved_connections: int = 0
     fd_limit: int | None = None
     password: str | None = None
+    root: str | None = None  # absolute paths of the config are looked up under this
 
 
 def validate_pgbouncer(path: str, opts: PgbouncerOptions) -> CheckResult:
     """The whole `dbgauge validate pgbouncer`: offline checks, then the live ones."""
-    cfg = load_config(path)
+    cfg = load_config(path, opts.root)
     findings: list[Finding] = []
     version = opts.version
     if opts.live_dsn:
@@ -126,6 +181,7 @@ def validate_pgbouncer(path: str, opts: PgbouncerOptions) -> CheckResult:
     if opts.postgres_dsn:
         max_conn, reserved = postgres_limits(opts.postgres_dsn, opts.password)
     env = environment_for(cfg, version, max_connections=max_conn,
-                          reserved_connections=reserved, fd_limit=opts.fd_limit)
+                          reserved_connections=reserved, fd_limit=opts.fd_limit,
+                          root=opts.root)
     findings = check_pgbouncer(cfg, env) + findings
     return config_result(f"{NAME} {path} (PgBouncer {version_text(version)})", findings)

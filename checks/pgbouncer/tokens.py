@@ -13,12 +13,17 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Problem:
-    """Something PgBouncer would reject (fatal) or only log (not fatal), with its place."""
+    """Something PgBouncer would reject (fatal) or only log (not fatal), with its place.
+
+    `unreadable`: dbgauge cannot validate past it (an include loop); the run stops there
+    with one error instead of findings.
+    """
 
     message: str
     source: str
     line: int
     fatal: bool = True
+    unreadable: bool = False
 
 
 def is_space(ch: str) -> bool:

@@ -20,7 +20,7 @@ TIMELINE = "timeline-divergence"
 HEARTBEAT = "concurrent-heartbeat-writers"
 # Every kind a split-brain finding can have: the daemon's metric label values.
 KINDS = (ERRANT, WRITABLE_REPLICA, PRIMARIES, TIMELINE, HEARTBEAT, "unreachable",
-         "query-failed", "check-failed")
+         "auth-failed", "query-failed", "check-failed")
 
 Address = tuple[str, int]
 

@@ -10,7 +10,12 @@ from dataclasses import dataclass, replace
 
 from checks.health import lag, locks, pgbouncer_pools
 from checks.health.model import NodeOutcome
-from checks.health.replication import channel_findings, primary_findings, standby_findings
+from checks.health.replication import (
+    channel_findings,
+    primary_findings,
+    standby_findings,
+    subscription_findings,
+)
 from checks.split_brain.model import Address, MySQLNode, PgNode
 from checks.split_brain.reads import mysql_node, pg_node
 from checks.status.model import NodeState
@@ -19,19 +24,12 @@ from collectors.mysql_replication import read_channels, read_flags
 from collectors.pgbouncer_databases import PgBouncerDatabases
 from collectors.pgbouncer_pools import PgBouncerPools
 from collectors.postgres_locks import read_summary
-from collectors.postgres_replication import PostgresReplication, Standby
+from collectors.postgres_replication import PostgresReplication, Standby, Subscription
 from toolkit.db import Connection
 from toolkit.db.values import number
 from toolkit.errors import DbgaugeError, QueryError
 from toolkit.result import Finding, Status, perf_label
 from toolkit.targets import Target
-
-
-@dataclass(frozen=True)
-class Subscription:
-    name: str
-    enabled: bool
-    worker: bool
 
 
 @dataclass(frozen=True)
@@ -98,8 +96,7 @@ def _mysql(node: Target, conn: Connection, address: Address) -> tuple[NodeState,
 def _postgres(node: Target, conn: Connection, address: Address) -> tuple[NodeState, Hints]:
     me = pg_node(node.name, address, conn.query("split_brain_state")[0])
     facts = PostgresReplication().read(conn)
-    subs = tuple(Subscription(str(r["subscription"]), bool(r["enabled"]), bool(r["worker"]))
-                 for r in conn.query("status_subscriptions"))
+    subs = facts.subscriptions
     summary = read_summary(conn)
     waits = locks.evaluate(node, conn, None)
     findings: list[Finding] = []
@@ -114,13 +111,14 @@ def _postgres(node: Target, conn: Connection, address: Address) -> tuple[NodeSta
     else:
         role = "subscriber" if subs else "primary"
         findings += primary_findings(node.name, facts.standbys, facts.slots)
+        findings += subscription_findings(node.name, subs)
         replication = ", ".join(
-            f"{s.name}: apply worker {'running' if s.worker else 'not running'}"
+            f"{s.name}: apply worker {'running' if s.worker_running else 'not running'}"
             + ("" if s.enabled else " (disabled)") for s in subs)
-        findings += [Finding(Status.CRITICAL, node.name, "subscription-not-applying",
-                             f"subscription {s.name}'s apply worker is not running"
-                             + ("" if s.enabled else " (the subscription is disabled)"))
-                     for s in subs if not s.worker]
+        running = [s for s in subs if s.worker_running]
+        if running:  # the subscription furthest behind
+            worst = max(running, key=lambda s: (s.lag_seconds or 0.0, s.lag_bytes or 0.0))
+            lag_seconds, lag_bytes = worst.lag_seconds, worst.lag_bytes
     findings += waits.findings
     return NodeState(
         node.name, node.kind, f"{address[0]}:{address[1]}", True, role, conn.server.flavor,

@@ -65,7 +65,7 @@ def discover(targets: Sequence[Target], previous: Topology | None = None) -> Top
     if previous is not None:
         gone = {n.name for n in states if not n.up}
         links += kept_links(previous.links, gone, links)
-    return Topology(tuple(with_roles(states, links, hints)), tuple(links))
+    return Topology(tuple(with_roles(states, links)), tuple(links))
 
 
 def _split_brain(targets: Sequence[Target], states: list[NodeState],

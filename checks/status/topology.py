@@ -63,22 +63,13 @@ def find_links(nodes: Sequence[NodeState], hints: Mapping[str, Hints]) -> list[L
     return links
 
 
-def with_roles(nodes: Sequence[NodeState], links: Sequence[Link],
-               hints: Mapping[str, Hints]) -> list[NodeState]:
-    """A primary with nothing linked below it is `standalone`; a subscriber's lag in bytes
-    is what its upstream's walsender has not had replayed."""
+def with_roles(nodes: Sequence[NodeState], links: Sequence[Link]) -> list[NodeState]:
+    """A primary with nothing replicating from it is `standalone`."""
     out = []
     for n in nodes:
         below = [link for link in links if link.upstream == n.name and link.kind != POOLER]
         if n.up and n.role == "primary" and not below:
             n = replace(n, role="standalone")
-        for link in links:
-            if link.node == n.name and link.kind == SUBSCRIBER and n.lag_bytes is None:
-                sub_names = {s.name for s in hints[n.name].subscriptions}
-                sent = [w.replay_lag_bytes for w in hints[link.upstream].walsenders
-                        if w.application_name in sub_names]
-                if sent and sent[0] is not None:
-                    n = replace(n, lag_bytes=sent[0])
         out.append(n)
     return out
 

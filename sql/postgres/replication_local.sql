@@ -21,7 +21,9 @@ SELECT
   GREATEST(0, EXTRACT(EPOCH FROM now() - w.last_msg_receipt_time))
     AS wal_receiver_last_message_age_seconds,
   (SELECT count(*) FROM pg_stat_get_wal_senders() s WHERE s.state <> 'backup') AS standbys,
-  (SELECT count(*) FROM pg_replication_slots) AS slots
+  (SELECT count(*) FROM pg_replication_slots) AS slots,
+  (SELECT count(*) FROM pg_subscription s JOIN pg_database d ON d.oid = s.subdbid
+    WHERE d.datname = current_database()) AS subscriptions
 FROM (SELECT pg_is_in_recovery() AS in_recovery,
              pg_last_wal_receive_lsn() AS receive_lsn,
              pg_last_wal_replay_lsn() AS replay_lsn,

@@ -14,14 +14,20 @@ from toolkit.result import Finding, Severity, severity_of
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "validate"
 
 
-def read_expected(directory: Path) -> tuple[dict[str, str], list[str]]:
-    """(options from the '# options:' header, sorted expected lines) of expected.txt."""
+def read_expected(directory: Path, reviewed: bool = False) -> tuple[dict[str, str], list[str]]:
+    """(options from the '# options:' header, sorted expected lines) of expected.txt.
+
+    A line may end in ' -- why it is true'; with `reviewed` every line must.
+    """
     options: dict[str, str] = {}
     lines = []
-    for line in (directory / "expected.txt").read_text().splitlines():
-        if line.startswith("# options:"):
-            options = dict(part.split("=", 1) for part in line.split(":", 1)[1].split())
-        elif line.strip() and not line.startswith("#"):
+    for raw in (directory / "expected.txt").read_text().splitlines():
+        if raw.startswith("# options:"):
+            options = dict(part.split("=", 1) for part in raw.split(":", 1)[1].split())
+        elif raw.strip() and not raw.startswith("#"):
+            line, sep, why = raw.partition(" -- ")
+            assert not reviewed or (sep and why.strip()), f"{directory.name}: no reason " \
+                f"given for {raw!r}"
             lines.append(line.strip())
     return options, sorted(lines)
 

@@ -105,7 +105,7 @@ def test_unreachable_node_is_unknown_naming_it_and_why(sandbox: Sandbox) -> None
 
 
 def test_connections_locks_and_pool_waits_by_threshold(sandbox: Sandbox) -> None:
-    got = check("connections", *cfg(sandbox, "--target", "pg-primary", "--warning", "0.5",
+    got = check("connections", *cfg(sandbox, "--target", "pg-primary", "--warning", "0.1",
                                     "--critical", "99"))
     assert got.code == 1 and "WARNING pg-primary [connections]" in got.out, got.out
     with lock_wait(sandbox) as waiting:

@@ -30,6 +30,7 @@ from checks.drift.chunks import (
     sort_items,
     split_range,
 )
+from checks.drift.walk import plain_pays
 
 
 def test_range_predicate_single_column() -> None:
@@ -228,3 +229,10 @@ def test_bucket_width_spreads_a_chunk_over_the_buckets() -> None:
     assert bucket_width(KeyRange((0,), (BUCKETS * 100,)), (1, 10**6)) == 100
     assert bucket_width(KeyRange(None, (BUCKETS * 10,)), (1, 10**6)) == 10  # from the low key
     assert bucket_width(KeyRange((10**6 - 1,), None), (1, 10**6)) == 1  # a one-key tail
+
+
+def test_plain_hashing_pays_only_once_a_re_read_is_small_against_the_walk() -> None:
+    assert not plain_pays(0.0, 0.5)  # the first chunks: one re-read would weigh
+    assert not plain_pays(1.9, 0.5)
+    assert plain_pays(2.0, 0.5)  # a re-read costs at most a quarter of the walk so far
+    assert plain_pays(60.0, 0.5)

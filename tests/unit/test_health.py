@@ -24,6 +24,7 @@ from toolkit.cli import cli
 from toolkit.cli.check import HEALTH_CHECKS
 from toolkit.db import ServerInfo
 from toolkit.errors import ConfigError
+from toolkit.ranges import parse_range
 from toolkit.render.plugin import render_plugin, render_plugin_json
 from toolkit.result import CheckResult, Finding, Status, perf_label, plugin_result, worst
 from toolkit.targets import Selection, select, target_from_dsn
@@ -134,15 +135,28 @@ def test_postgres_replication_rows() -> None:
 
 
 def test_thresholds_and_state_order() -> None:
-    limits = Thresholds(30, 120)
-    assert [limits.status(v) for v in (0, 29.9, 30, 119, 120)] == [
-        Status.OK, Status.OK, Status.WARNING, Status.WARNING, Status.CRITICAL]
-    with pytest.raises(ConfigError, match="above --critical"):
-        Thresholds(5, 1).validate("lag")
-    assert limits.override(None, 1) == Thresholds(1, 1)
-    assert limits.override(200, None) == Thresholds(200, 200)
-    assert limits.override(5, None) == Thresholds(5, 120)
-    assert limits.override(50, 10) == Thresholds(50, 10)  # both given: left to validate()
+    limits = Thresholds.above(30, 120)
+    # the guidelines' `N`: alert above N (N itself is still fine)
+    assert [limits.status(v) for v in (0, 30, 30.1, 120, 120.5, -1)] == [
+        Status.OK, Status.OK, Status.WARNING, Status.WARNING, Status.CRITICAL, Status.CRITICAL]
+    with pytest.raises(ConfigError, match="less strict than --critical 1"):
+        Thresholds.above(5, 1).validate("lag")
+    assert limits.override(None, 1) == Thresholds.above(1, 1)
+    assert limits.override(200, None) == Thresholds.above(200, 200)
+    assert limits.override("5", None) == Thresholds.above(5, 120)
+    assert limits.override(50, 10) == Thresholds.above(50, 10)  # both given: left to validate()
+    uptime = Thresholds.below(3600, 300)
+    assert [uptime.status(v) for v in (10, 300, 301, 3600, 9000)] == [
+        Status.CRITICAL, Status.WARNING, Status.WARNING, Status.OK,
+        Status.OK]
+    assert uptime.override(None, "4000:") == Thresholds.below(4000, 4000)
+    with pytest.raises(ConfigError, match="less strict"):
+        Thresholds.below(10, 300).validate("restart")
+    inside = limits.override("@10:20", "~:100")  # other forms are taken as given
+    assert [inside.status(v) for v in (5, 15, 101)] == [
+        Status.OK, Status.WARNING, Status.CRITICAL]
+    with pytest.raises(ConfigError, match="is not a range"):
+        limits.override("ten", None)
     assert worst([Status.OK, Status.WARNING, Status.UNKNOWN]) is Status.UNKNOWN
     assert worst([Status.UNKNOWN, Status.CRITICAL]) is Status.CRITICAL
     assert worst([]) is Status.OK
@@ -157,10 +171,11 @@ def test_plugin_text_and_json() -> None:
         [(perf_label("r1", "lag_seconds"), 40.0), (perf_label("r1", "channels"), 1.0),
          (perf_label("r1", "connections_percent"), 12.5)])
     assert result.status is Status.UNKNOWN and result.findings[0].node == "r2"
-    text = render_plugin(result, {"lag_seconds": (30, 120)})
+    text = render_plugin(result, {"lag_seconds": ("30", "120")})
     first, second, third, fourth = text.splitlines()[:4]
     assert first == ("LAG UNKNOWN - r2: cannot connect; r1: lag 40.00 s | "
-                     "'r1:lag_seconds'=40s;30;120 'r1:channels'=1 'r1:connections_percent'=12.5%")
+                     "'r1:lag_seconds'=40s;30;120 'r1:channels'=1 "
+                     "'r1:connections_percent'=12.5%;;;0;100")
     assert second.startswith("UNKNOWN r2 [unreachable] cannot connect")
     assert third == "    fix (not run by dbgauge): start it"
     assert fourth.startswith("WARNING r1 [lag] lag 40.00 s")
@@ -169,6 +184,13 @@ def test_plugin_text_and_json() -> None:
     assert [set(f) >= {"severity", "node", "kind", "detail"} for f in doc["findings"]] == [
         True, True]
     assert doc["findings"][1]["severity"] == "WARNING"
+    assert render_plugin_json(result) != render_plugin_json(result, {"lag_seconds": ("1", "2")})
+    doc = json.loads(render_plugin_json(result, {"lag_seconds": ("30", "120")}))
+    assert doc["perfdata"]["r1:lag_seconds"] == {
+        "value": 40.0, "unit": "s", "warn": "30", "crit": "120", "min": None, "max": None}
+    assert doc["perfdata"]["r1:connections_percent"] == {
+        "value": 12.5, "unit": "%", "warn": None, "crit": None, "min": 0.0, "max": 100.0}
+    assert doc["perfdata"]["r1:channels"]["unit"] == ""
 
 
 def test_summary_names_problem_nodes_first() -> None:
@@ -220,7 +242,8 @@ def test_cli_defaults_match_the_checks() -> None:
             continue
         assert shown is not None
         warning, _, critical, _ = shown.split()
-        assert (float(warning), float(critical)) == (defaults.warning, defaults.critical)
+        assert (parse_range(warning), parse_range(critical)) == (defaults.warning,
+                                                                 defaults.critical)
         assert CliRunner().invoke(cli, ["check", name, "--help"]).exit_code == 0
 
 
@@ -248,7 +271,7 @@ def test_daemon_samples_and_job_config() -> None:
                 if s.name == "dbgauge_split_brain_findings"}
     assert findings[("errant-transactions", "r")] == 1
     assert findings[("unreachable", "q")] == 1 and findings[("multiple-primaries", "p")] == 0
-    assert len(findings) == 3 * 8  # every kind for every node: no series comes and goes
+    assert len(findings) == 3 * 9  # every kind for every node: no series comes and goes
     errant = {s.labels["node"]: s.value for s in samples
               if s.name == "dbgauge_split_brain_errant_transactions"}
     assert errant == {"p": 0, "r": 2, "q": 0}
@@ -256,9 +279,12 @@ def test_daemon_samples_and_job_config() -> None:
         validate_check_job("lagg", None, None)
     with pytest.raises(ValueError, match="no warning"):
         validate_check_job("split-brain", 1, None)
-    with pytest.raises(ValueError, match="above critical"):
+    with pytest.raises(ValueError, match="less strict than --critical"):
         validate_check_job("lag", 200, 100)
     validate_check_job("lag", 200, None)  # critical follows: 200/200
+    validate_check_job("lag", "@10:20", "~:300")  # ranges, as on the command line
+    with pytest.raises(ValueError, match="'x' is not a range"):
+        validate_check_job("lag", "x", None)
     config = parse_config("targets:\n  - {name: a, kind: mysql, dsn: 'mysql://u@h:1/'}\n"
                           "checks:\n  - {check: lag}\n  - {check: lag, warning: 5}\n"
                           "  - {check: split-brain}\n")

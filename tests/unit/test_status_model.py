@@ -64,9 +64,9 @@ def test_worst_node_decides_and_down_nodes_keep_their_links() -> None:
 
 def test_links_from_channels_replica_hosts_walsenders_and_pools() -> None:
     from checks.split_brain.model import Channel, MySQLNode, PgNode
-    from checks.status.reads import Hints, Subscription
+    from checks.status.reads import Hints
     from checks.status.topology import find_links, with_roles
-    from collectors.postgres_replication import Standby
+    from collectors.postgres_replication import Standby, Subscription
 
     a, b, c = ("10.0.0.1", 3306), ("10.0.0.2", 3306), ("10.0.0.3", 3306)
     pa, ps, sub, bouncer = (("10.0.1.1", 5432), ("10.0.1.2", 5432), ("10.0.1.3", 5432),
@@ -95,8 +95,10 @@ def test_links_from_channels_replica_hosts_walsenders_and_pools() -> None:
     assert sorted((x.upstream, x.node, x.kind) for x in links) == [
         ("a", "b", "replica"), ("a", "c", "replica"), ("pa", "bouncer", "pooler"),
         ("pa", "ps", "standby"), ("pa", "sub", "subscriber")]
-    roles = {n.name: (n.role, n.lag_bytes) for n in with_roles(nodes, links, hints)}
-    assert roles["sub"] == ("subscriber", 64.0) and roles["a"][0] == "primary"
+    roles = {n.name: n.role for n in with_roles(nodes, links)}
+    assert roles["sub"] == "subscriber" and roles["a"] == "primary"
+    alone = with_roles([NodeState("x", "mysql", "", True, "primary")], [])
+    assert alone[0].role == "standalone"
 
 
 def test_status_without_a_config_is_one_line_and_exit_2() -> None:

@@ -165,7 +165,7 @@ def test_ini_parser_never_raises_and_locates_problems(text: str) -> None:
     nlines = text.count("\n") + 1
     for item in parsed.items:
         assert 1 <= item.line <= nlines
-    flat = flatten(parsed, lambda path, src: "not found")
+    flat = flatten(parsed, lambda include: "not found")
     cfg = build_config("f.ini", flat)
     findings = check_pgbouncer(cfg, Environment(auth_file="missing"))
     for f in findings:

@@ -3,33 +3,111 @@ monitoring-plugin output and exit codes."""
 
 from __future__ import annotations
 
+import os
+import sys
+import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 import click
 
-from toolkit.cli.base import CONFIG_OPTION, finish
+from toolkit import ENV_CONFIG
+from toolkit.cli.base import finish
 from toolkit.errors import DbgaugeError
+from toolkit.ranges import Range, parse_range
 from toolkit.result import CheckResult, Finding, Status, plugin_result
 
 if TYPE_CHECKING:
     from toolkit.targets import Selection
 
-
-class _PluginUsageError(click.UsageError):
-    exit_code = 3
+# `-c` is --critical here, as in every monitoring plugin: --config has no short form.
+CHECK_CONFIG_OPTION = click.option(
+    "--config", "config_path", envvar=ENV_CONFIG, metavar="FILE",
+    help=f"YAML config file (default: ${ENV_CONFIG}).")
 
 
 class _PluginGroup(click.Group):
-    """`dbgauge check`: usage errors exit 3 (UNKNOWN), as monitoring plugins must."""
+    """`dbgauge check`: a usage error is one `NAME UNKNOWN - ...` line on stdout, exit 3,
+    as the monitoring-plugins guidelines ask (the monitor shows stdout)."""
 
     def invoke(self, ctx: click.Context) -> object:
         try:
             return super().invoke(ctx)
         except click.UsageError as exc:
-            if isinstance(exc, _PluginUsageError):
-                raise
-            raise _PluginUsageError(exc.format_message(), exc.ctx) from None
+            command = exc.ctx.command if exc.ctx is not None else None
+            name = command.name if command is not None and command is not self else "check"
+            message = " ".join(exc.format_message().split())
+            click.echo(f"{(name or 'check').upper()} UNKNOWN - {message} (see --help)")
+            ctx.exit(3)
+
+
+class RangeType(click.ParamType):  # type: ignore[type-arg]  # generic only from click 8.3
+    """A monitoring-plugin threshold range: 10, 10:, ~:10, 10:20, @10:20."""
+
+    name = "range"
+
+    def convert(self, value: object, param: click.Parameter | None,
+                ctx: click.Context | None) -> Range:
+        if isinstance(value, Range):
+            return value
+        try:
+            return parse_range(str(value))
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
+
+
+# One output at a time: the result, or the timeout's UNKNOWN line, never both.
+_OUTPUT = threading.Lock()
+_EMITTED = threading.Event()
+
+
+def _plugin_options(f: click.decorators.FC) -> click.decorators.FC:
+    """-t/--timeout and -v/--verbose, as every monitoring plugin takes them."""
+    f = click.option("-v", "--verbose", "verbosity", count=True,
+                     help="-v each node's reading, -vv also the thresholds, -vvv also "
+                          "debug logs on stderr.")(f)
+    return click.option("-t", "--timeout", default=10.0, show_default=True,
+                        type=click.FloatRange(min=0, min_open=True), metavar="SECONDS",
+                        help="UNKNOWN (exit 3) when the check has no result by then, "
+                             "also when a server stops answering mid-query.")(f)
+
+
+def _bounded(name: str, fmt: str, timeout: float, verbosity: int,
+             work: Callable[[], CheckResult]) -> CheckResult:
+    """`work()`, or one UNKNOWN line and exit 3 after `timeout` seconds: a thread blocked
+    on a server that stopped answering cannot be interrupted, so the process ends."""
+    if verbosity >= 3:
+        from toolkit.logs import setup_logging
+
+        setup_logging("text", "debug")
+
+    def expire() -> None:
+        if _EMITTED.wait(timeout):
+            return
+        with _OUTPUT:
+            if _EMITTED.is_set():
+                return
+            detail = (f"no result within {timeout:g} s (-t/--timeout): a server did not "
+                      "answer in time")
+            result = plugin_result(name, [Finding(Status.UNKNOWN, "", "timeout", detail)],
+                                   detail)
+            click.echo(_rendered(result, fmt, None, 0).splitlines()[0] if fmt == "text"
+                       else _rendered(result, fmt, None, 0), nl=fmt == "text")
+            sys.stdout.flush()
+            os._exit(3)
+
+    threading.Thread(target=expire, name="check-timeout", daemon=True).start()
+    return work()
+
+
+def _rendered(result: CheckResult, fmt: str, thresholds: dict[str, tuple[str, str]] | None,
+              verbosity: int) -> str:
+    from toolkit.render.plugin import render_plugin, render_plugin_json
+
+    if fmt == "json":
+        return render_plugin_json(result, thresholds)
+    return render_plugin(result, thresholds, verbosity)
 
 
 @click.group("check", cls=_PluginGroup,
@@ -40,11 +118,12 @@ def check_group() -> None:
 
     \b
     Exit codes: 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN (an unreachable node, a bad
-    option or config). Nodes: configured targets (--config, --target) or DSNs (--node
-    [NAME=]DSN; the DSN's password, else --password-file or --password-env).
+    option or config, no result within -t). Nodes: configured targets (--config,
+    --target) or DSNs (--node [NAME=]DSN; the DSN's password, else --password-file or
+    --password-env). Thresholds: -w/-c RANGE (10, 10:, ~:10, 10:20, @10:20).
     Examples:
       dbgauge check split-brain --config /etc/dbgauge/dbgauge.yaml
-      dbgauge check lag --config dbgauge.yaml --target orders-replica --warning 10
+      dbgauge check lag --config dbgauge.yaml --target orders-replica -w 10 -c 60
       dbgauge check replication --node mysql://dbgauge@db2:3306/ --password-file pw
     """
 
@@ -64,7 +143,7 @@ def _check_nodes_options(f: click.decorators.FC) -> click.decorators.FC:
         click.option("--target", "--targets", "targets", multiple=True, metavar="NAME[,NAME]",
                      help="Configured target(s) to check (repeatable or comma-separated; "
                           "default: every target of a kind the check applies to)."),
-        CONFIG_OPTION,
+        CHECK_CONFIG_OPTION,
     )
     for option in options:
         f = option(f)
@@ -72,11 +151,12 @@ def _check_nodes_options(f: click.decorators.FC) -> click.decorators.FC:
 
 
 def _check_emit(result: CheckResult, fmt: str,
-                thresholds: dict[str, tuple[float, float]] | None = None) -> NoReturn:
-    from toolkit.render.plugin import render_plugin, render_plugin_json
-
-    text = render_plugin_json(result) if fmt == "json" else render_plugin(result, thresholds)
-    click.echo(text, nl=False)
+                thresholds: dict[str, tuple[str, str]] | None = None,
+                verbosity: int = 0) -> NoReturn:
+    text = _rendered(result, fmt, thresholds, verbosity)
+    with _OUTPUT:
+        _EMITTED.set()
+        click.echo(text, nl=False)
     finish("check", result.status)
 
 
@@ -104,6 +184,7 @@ def _selection(config_path: str | None, targets: tuple[str, ...],
 
 @check_group.command("split-brain", short_help="Errant GTIDs, writable replicas, two primaries.")
 @_check_nodes_options
+@_plugin_options
 @click.option("--heartbeat-table", default="dbgauge.heartbeat", show_default=True,
               metavar="SCHEMA.TABLE", help="Heartbeat table of --node MySQL-family servers.")
 @click.option("--heartbeat-wait", default=2.0, show_default=True,
@@ -112,7 +193,7 @@ def _selection(config_path: str | None, targets: tuple[str, ...],
 def check_split_brain_cmd(config_path: str | None, targets: tuple[str, ...],
                           node_dsns: tuple[str, ...], password_file: Path | None,
                           password_env: str | None, fmt: str, heartbeat_table: str,
-                          heartbeat_wait: float) -> None:
+                          heartbeat_wait: float, timeout: float, verbosity: int) -> None:
     """Detect writes accepted by a node that is not its topology's one primary: errant
     transactions on replicas (MySQL GTID sets, MariaDB domain-server-seq), writable
     replicas, two writable MySQL-family primaries, two PostgreSQL primaries of one
@@ -128,13 +209,16 @@ def check_split_brain_cmd(config_path: str | None, targets: tuple[str, ...],
     """
     from checks.split_brain import NAME, check_split_brain
 
-    try:
+    def work() -> CheckResult:
         nodes = _selection(config_path, targets, node_dsns, password_file, password_env)
-        result = check_split_brain(nodes, heartbeat_wait=heartbeat_wait,
-                                   heartbeat_table=heartbeat_table)
+        return check_split_brain(nodes, heartbeat_wait=heartbeat_wait,
+                                 heartbeat_table=heartbeat_table)
+
+    try:
+        result = _bounded(NAME, fmt, timeout, verbosity, work)
     except DbgaugeError as exc:
         _check_failed(NAME, exc, fmt)
-    _check_emit(result, fmt)
+    _check_emit(result, fmt, verbosity=verbosity)
 
 
 # name, short help, default thresholds shown in --help (tests compare them with the code)
@@ -145,29 +229,55 @@ HEALTH_CHECKS: tuple[tuple[str, str, str | None], ...] = (
     ("pgbouncer-pools", "Clients waiting in PgBouncer pools: the longest wait.",
      "1 and 5 seconds"),
     ("locks", "The oldest current lock wait, in seconds.", "10 and 30 seconds"),
+    ("txn-wraparound", "Transaction-ID age per database, percent of 2^31 (PostgreSQL).",
+     "50 and 75 percent"),
+    ("last-vacuum", "Seconds since the least recently vacuumed table (PostgreSQL).",
+     "86400 and 172800 seconds"),
+    ("last-analyze", "Seconds since the least recently analyzed table (PostgreSQL).",
+     "86400 and 172800 seconds"),
+    ("sequence", "The sequence nearest its end, percent used (PostgreSQL).",
+     "85 and 95 percent"),
+    ("archiver", "WAL segments waiting to be archived; a failing archive_command.",
+     "10 and 50 files"),
+    ("query-time", "The longest-running statement, in seconds (PostgreSQL).",
+     "120 and 300 seconds"),
+    ("txn-idle", "The oldest session idle in transaction, in seconds (PostgreSQL).",
+     "60 and 300 seconds"),
+    ("txn-time", "The oldest open transaction, in seconds.", "300 and 1800 seconds"),
+    ("uptime", "Seconds since the server started: a restart alerts (lower bounds).",
+     "600: and 300: seconds"),
+    ("history-list", "InnoDB history list length (MySQL/MariaDB).",
+     "100000 and 1000000 entries"),
+    ("group-replication", "Group Replication members online, quorum kept (MySQL 8).", None),
 )
 
 
 def _health_command(name: str, short: str, defaults: str | None) -> None:
     def command(config_path: str | None, targets: tuple[str, ...],
                 node_dsns: tuple[str, ...], password_file: Path | None,
-                password_env: str | None, fmt: str, warning: float | None = None,
-                critical: float | None = None, heartbeat_table: str | None = None) -> None:
+                password_env: str | None, fmt: str, timeout: float, verbosity: int,
+                warning: Range | None = None, critical: Range | None = None,
+                heartbeat_table: str | None = None) -> None:
         from checks.health import Thresholds, health_checks, run_health
 
-        try:
-            check = health_checks()[name]
-            limits = None
-            if warning is not None or critical is not None:
-                limits = (check.DEFAULTS or Thresholds(0.0, 0.0)).override(warning, critical)
+        check = health_checks()[name]
+        limits = None
+        if warning is not None or critical is not None:
+            limits = (check.DEFAULTS or Thresholds.above(0.0, 0.0)).override(warning, critical)
+
+        def work() -> CheckResult:
             nodes = _selection(config_path, targets, node_dsns, password_file,
                                password_env, heartbeat_table)
-            result = run_health(check, nodes, limits)
+            return run_health(check, nodes, limits)
+
+        try:
+            result = _bounded(name, fmt, timeout, verbosity, work)
         except DbgaugeError as exc:
             _check_failed(name, exc, fmt)
         chosen = limits or check.DEFAULTS
         _check_emit(result, fmt,
-                    {check.METRIC: (chosen.warning, chosen.critical)} if chosen else None)
+                    {check.METRIC: (str(chosen.warning), str(chosen.critical))}
+                    if chosen else None, verbosity)
 
     command.__doc__ = (
         f"{short.rstrip('.')}: see docs/checks.md for what is measured on each kind of "
@@ -177,18 +287,19 @@ def _health_command(name: str, short: str, defaults: str | None) -> None:
         + f"Example: dbgauge check {name} --config dbgauge.yaml --target NAME"
         + (" --warning W --critical C" if defaults else ""))
     if defaults:
-        command = click.option("--critical", type=float, metavar="N",
-                               help=f"CRITICAL at or above N (default: {defaults.split()[2]}).")(
-            command)
-        command = click.option("--warning", type=float, metavar="N",
-                               help=f"WARNING at or above N (default: {defaults.split()[0]}).")(
-            command)
+        command = click.option("-c", "--critical", type=RangeType(), metavar="RANGE",
+                               help="CRITICAL when the value is outside RANGE (10: above 10; "
+                                    f"10: below; @10:20 inside; default {defaults.split()[2]})."
+                               )(command)
+        command = click.option("-w", "--warning", type=RangeType(), metavar="RANGE",
+                               help="WARNING when the value is outside RANGE (default "
+                                    f"{defaults.split()[0]}).")(command)
     if name == "lag":
         command = click.option("--heartbeat-table", metavar="SCHEMA.TABLE",
                                help="Read lag from this heartbeat table on --node servers "
                                     "(configured targets use their heartbeat settings).")(
             command)
-    check_group.command(name, short_help=short)(_check_nodes_options(command))
+    check_group.command(name, short_help=short)(_plugin_options(_check_nodes_options(command)))
 
 
 for _name, _short, _defaults in HEALTH_CHECKS:

@@ -72,13 +72,17 @@ def _pgbouncer_version(_ctx: click.Context, _param: click.Parameter,
               help="PgBouncer's open-files limit (default: this shell's soft limit).")
 @click.option("--pgbouncer-version", callback=_pgbouncer_version, metavar="X.Y",
               help="Parameter table to use (default: the live server's, else the latest).")
+@click.option("--root", type=click.Path(file_okay=False, path_type=str), metavar="DIR",
+              help="Look up the config's absolute paths (auth_file, TLS files, %include) "
+                   "under DIR, e.g. a copy of the pooler host's files.")
 @VALIDATE_PASSWORD
 @VALIDATE_FORMAT
 @VALIDATE_STRICT
 def validate_pgbouncer_cmd(file: str, live_dsn: str | None, postgres_dsn: str | None,
                            max_connections: int | None, reserved_connections: int,
                            fd_limit: int | None, pgbouncer_version: tuple[int, ...] | None,
-                           password_file: Path | None, fmt: str, strict: bool) -> None:
+                           root: str | None, password_file: Path | None, fmt: str,
+                           strict: bool) -> None:
     """Check FILE the way PgBouncer reads it: syntax, every parameter against the
     version's table, auth/pooling/TLS/sizing cross-checks; with --live, drift against
     the running pooler (restart-only keys that differ mean a pending restart).
@@ -87,6 +91,7 @@ def validate_pgbouncer_cmd(file: str, live_dsn: str | None, postgres_dsn: str | 
     Examples:
       dbgauge validate pgbouncer /etc/pgbouncer/pgbouncer.ini --pgbouncer-version 1.18
       dbgauge validate pgbouncer pgbouncer.ini --max-connections 200 --format sarif
+      dbgauge validate pgbouncer host1/etc/pgbouncer/pgbouncer.ini --root host1
       dbgauge validate pgbouncer pgbouncer.ini \\
           --live postgresql://admin@127.0.0.1:6432/pgbouncer --password-file pw.txt
     """
@@ -97,7 +102,7 @@ def validate_pgbouncer_cmd(file: str, live_dsn: str | None, postgres_dsn: str | 
             version=pgbouncer_version, live_dsn=live_dsn, postgres_dsn=postgres_dsn,
             max_connections=max_connections,
             reserved_connections=reserved_connections if max_connections else 0,
-            fd_limit=fd_limit, password=read_password(password_file))
+            fd_limit=fd_limit, password=read_password(password_file), root=root)
         result = validate_pgbouncer(file, opts)
     except DbgaugeError as exc:
         die(exc)

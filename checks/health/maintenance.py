@@ -1,0 +1,46 @@
+"""check last-vacuum / last-analyze: how long since the least recently vacuumed (or
+analyzed) user table of the connected database was last vacuumed (analyzed), by hand or
+by autovacuum, in seconds (check_postgres' last_vacuum / last_analyze).
+
+Statistics are per database: give a node per database to watch. Tables never vacuumed
+(analyzed) have no age; they are counted in the message and perfdata, not judged (a
+fresh or tiny table may never need it).
+"""
+
+from __future__ import annotations
+
+from checks.health.model import Measure, Measured, NodeOutcome, Thresholds, not_applicable
+from toolkit.db import Connection
+from toolkit.db.values import number
+from toolkit.targets import Target
+
+DAY = 86400.0
+
+
+def _read(what: str, node: Target, conn: Connection) -> Measured | NodeOutcome:
+    row = conn.query("check_maintenance")[0]
+    tables = number(row.get("tables")) or 0.0
+    never = number(row.get(f"{what}_never")) or 0.0
+    age = number(row.get(f"{what}_age"))
+    verb = "vacuumed" if what == "vacuum" else "analyzed"
+    if age is None:
+        return not_applicable(node, f"no user table {verb} yet ({tables:.0f} table(s))")
+    days = age / DAY
+    text = (f"{row.get(f'{what}_table')} {verb} {age:.0f} s ago"
+            + (f" ({days:.1f} days)" if days >= 1 else "")
+            + f"; {never:.0f} of {tables:.0f} table(s) never {verb}")
+    return Measured(age, text, extra=((f"never_{verb}", never),))
+
+
+def _check(what: str) -> Measure:
+    verb = "vacuumed" if what == "vacuum" else "analyzed"
+    return Measure(
+        NAME=f"last-{what}",
+        HELP=f"Seconds since the least recently {verb} table was {verb} (by hand or auto).",
+        KINDS=frozenset({"postgres"}), DEFAULTS=Thresholds.above(DAY, 2 * DAY),
+        METRIC=f"{what}_age_seconds", KIND=f"{what}-age",
+        read=lambda node, conn: _read(what, node, conn))
+
+
+VACUUM = _check("vacuum")
+ANALYZE = _check("analyze")

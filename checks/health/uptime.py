@@ -1,0 +1,33 @@
+"""check uptime: a restart shows as an uptime below the threshold (check_mysql_health's
+uptime). MySQL/MariaDB: the Uptime status variable (the mysql_status collector's facts);
+PostgreSQL: now() - pg_postmaster_start_time(), read on the server so that clocks do not
+matter. The thresholds are lower bounds: `-w 600: -c 300:` warns when the server started
+less than ten minutes ago.
+"""
+
+from __future__ import annotations
+
+from checks.health.model import Measure, Measured, NodeOutcome, Thresholds
+from collectors.mysql_status import MySQLStatus
+from toolkit.db import Connection
+from toolkit.db.values import number
+from toolkit.errors import CheckFailed
+from toolkit.targets import Target
+
+
+def _read(node: Target, conn: Connection) -> Measured | NodeOutcome:
+    if node.kind == "mysql":
+        seconds = MySQLStatus().read(conn).uptime
+    else:
+        seconds = number(conn.query("check_uptime")[0].get("uptime_seconds"))
+    if seconds is None:
+        raise CheckFailed("the server did not report its uptime")
+    days = seconds / 86400
+    return Measured(seconds, f"up {seconds:.0f} s" + (f" ({days:.1f} days)" if days >= 1
+                                                      else ""))
+
+
+CHECK = Measure(
+    NAME="uptime", HELP="Seconds since the server started: low after a restart.",
+    KINDS=frozenset({"mysql", "postgres"}), DEFAULTS=Thresholds.below(600.0, 300.0),
+    METRIC="uptime_seconds", KIND="restarted", read=_read)

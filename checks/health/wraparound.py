@@ -1,0 +1,49 @@
+"""check txn-wraparound: transaction-ID age per database, in percent of the 2^31 limit.
+
+`age(datfrozenxid)` grows until (auto)vacuum freezes a database's oldest rows; near 2^31
+PostgreSQL stops assigning transaction IDs (the forced shutdown for wraparound). The
+threshold applies to the oldest database's percentage of 2^31; each database's
+percentage, and the oldest one's against autovacuum_freeze_max_age (past 100 an
+anti-wraparound autovacuum is due, and not yet done), are in the message and perfdata.
+The postgres_server collector's facts, so a check and a scrape agree.
+"""
+
+from __future__ import annotations
+
+from checks.health.model import Measure, Measured, NodeOutcome, Thresholds
+from collectors.postgres_server import PostgresServer
+from toolkit.db import Connection
+from toolkit.errors import CheckFailed
+from toolkit.targets import Target
+
+WRAP_LIMIT = 2.0 ** 31  # transaction IDs a database may be behind before wraparound
+
+
+def _read(node: Target, conn: Connection) -> Measured | NodeOutcome:
+    facts = PostgresServer().read(conn)
+    ages = {db.name: db.xid_age for db in facts.databases if db.xid_age is not None}
+    if not ages:
+        raise CheckFailed("the server reported no database's age(datfrozenxid)")
+    oldest = max(ages, key=lambda name: (ages[name], name))
+    percent = 100.0 * ages[oldest] / WRAP_LIMIT
+    text = (f"database {oldest}: xid age {ages[oldest]:.0f}, {percent:.2f}% of the "
+            "wraparound limit 2^31")
+    extra = [(f"{name}:xid_wraparound_percent", 100.0 * age / WRAP_LIMIT)
+             for name, age in sorted(ages.items())]
+    evidence = {"xid_age": f"{ages[oldest]:.0f}"}
+    if facts.freeze_max_age:
+        freeze = 100.0 * ages[oldest] / facts.freeze_max_age
+        text += f", {freeze:.0f}% of autovacuum_freeze_max_age {facts.freeze_max_age:.0f}"
+        extra.append(("xid_freeze_max_age_percent", freeze))
+        if freeze >= 100:
+            evidence["hint"] = ("past autovacuum_freeze_max_age: an anti-wraparound "
+                                "autovacuum is due; check it runs (pg_stat_progress_vacuum) "
+                                "and that no old transaction or slot holds back the horizon")
+    return Measured(percent, text, evidence, extra)
+
+
+CHECK = Measure(
+    NAME="txn-wraparound",
+    HELP="Transaction-ID age of the oldest database, percent of the 2^31 wraparound limit.",
+    KINDS=frozenset({"postgres"}), DEFAULTS=Thresholds.above(50.0, 75.0),
+    METRIC="xid_wraparound_percent", KIND="xid-wraparound", read=_read)

@@ -1,0 +1,103 @@
+"""Monitoring-plugin conventions of `dbgauge check` against the real sandbox: -t/--timeout
+on a server that stops answering (SIGSTOP, before and in the middle of a query), range
+thresholds with -w/-c, perfdata and -v levels, run as a monitoring system runs them."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Iterator
+from contextlib import closing, contextmanager
+
+import pytest
+
+from tests.helpers import DBGAUGE, REPO, wait_for
+from tests.helpers.daemon import cfg, check, heartbeat
+from tests.helpers.servers import Sandbox, admin
+from toolkit.sandbox.layout import Layout
+
+pytestmark = pytest.mark.integration
+
+
+@contextmanager
+def stopped(sandbox: Sandbox, name: str) -> Iterator[None]:
+    """The server frozen with SIGSTOP (its sockets stay open), continued afterwards."""
+    pid = Layout(sandbox.directory.resolve()).running_pid(name)
+    assert pid is not None, f"{name} is not running"
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        yield
+    finally:
+        os.kill(pid, signal.SIGCONT)
+
+
+def test_timeout_on_a_stopped_server_is_one_unknown_line(sandbox: Sandbox) -> None:
+    target = cfg(sandbox, "--target", "mariadb-replica")
+    with stopped(sandbox, "mariadb-replica"):  # stopped before: the handshake never ends
+        started = time.monotonic()
+        got = check("replication", *target, "-t", "2")
+        took = time.monotonic() - started
+    assert got.code == 3, got.out + got.err
+    assert got.out == ("REPLICATION UNKNOWN - no result within 2 s (-t/--timeout): a server "
+                       "did not answer in time\n")
+    assert took < 5, took  # before the 5 s connect timeout: the -t bound ended it
+    assert check("replication", *target).code == 0
+
+
+def test_timeout_when_the_server_stops_mid_query(sandbox: Sandbox) -> None:
+    """The lag check's heartbeat SELECT waits on a table lock; the server is frozen while
+    the statement runs, so neither its lock_wait_timeout nor an error can end it."""
+    target = cfg(sandbox, "--target", "mariadb-replica")
+    with heartbeat(sandbox):
+        wait_for(lambda: True if check("lag", *target).code == 0 else None)
+    with closing(admin(sandbox, "mariadb-replica", database=None)) as holder:
+        holder.cursor().execute("LOCK TABLES dbgauge.heartbeat WRITE")
+        proc = subprocess.Popen([*DBGAUGE, "check", "lag", *target, "-t", "3"], cwd=REPO,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            def waiting() -> bool | None:
+                with closing(admin(sandbox, "mariadb-replica", database=None)) as conn:
+                    cur = conn.cursor()
+                    cur.execute("SELECT COUNT(*) FROM information_schema.processlist "
+                                "WHERE user = 'dbgauge' AND state LIKE '%lock%' "
+                                "AND info LIKE '%heartbeat%'")
+                    return True if cur.fetchone()[0] else None
+
+            wait_for(waiting, timeout=10, interval=0.02,
+                     what="the check's heartbeat query to wait on the lock")
+            with stopped(sandbox, "mariadb-replica"):
+                out, err = proc.communicate(timeout=20)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            holder.cursor().execute("UNLOCK TABLES")
+    assert proc.returncode == 3, out + err
+    assert out == ("LAG UNKNOWN - no result within 3 s (-t/--timeout): a server did not "
+                   "answer in time\n")
+
+
+def test_ranges_perfdata_and_verbosity(sandbox: Sandbox) -> None:
+    target = cfg(sandbox, "--target", "pg-primary")
+    # '@0:100': alert INSIDE 0..100 percent -- any reading is WARNING; '~:100' never alerts
+    got = check("connections", *target, "-w", "@0:100", "-c", "~:100")
+    assert got.code == 1, got.out
+    assert got.first.startswith("CONNECTIONS WARNING - pg-primary: ")
+    assert "(threshold @0:100)" in got.first
+    assert ";@0:100;~:100;0;100" in got.first  # ranges and min/max of a percentage
+    got = check("connections", *target, "-w", "99:", "-c", "98:")  # below 98 %: critical
+    assert got.code == 2 and "(threshold 98:)" in got.first, got.out
+    got = check("connections", *target, "-w", "90:", "-c", "95:")  # warning could never fire
+    assert got.code == 3 and "--warning 90: is less strict than --critical 95:" in got.first
+    got = check("connections", *target, "-vv")
+    assert got.code == 0
+    lines = got.out.splitlines()
+    assert lines[1].startswith("node pg-primary: OK, ") and "connections in use" in lines[1]
+    assert lines[2] == "thresholds connections_percent: warning 80, critical 95"
+    doc = check("connections", *target, "-w", "50", "--format", "json").json()
+    perf = doc["perfdata"]["pg-primary:connections_percent"]  # type: ignore[index]
+    assert perf["unit"] == "%" and perf["warn"] == "50" and perf["crit"] == "95"
+    assert (perf["min"], perf["max"]) == (0, 100)
+    got = check("connections", *target, "-vvv")
+    assert got.code == 0 and "DEBUG" in got.err.upper()

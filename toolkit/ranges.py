@@ -1,0 +1,83 @@
+"""Threshold ranges as the monitoring-plugins development guidelines define them.
+
+`-w/--warning` and `-c/--critical` take `[@]start:end`: `10` alerts outside 0..10, `10:`
+below 10, `~:10` above 10, `10:20` outside 10..20 and `@10:20` inside it (endpoints
+belong to the range). Pure: parsed and rendered here so that a check, its perfdata and
+the daemon's `checks:` entries agree on what a threshold means.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Range:
+    """An alert range; `alerts(value)` says whether a value lies where it should not."""
+
+    start: float = 0.0
+    end: float = math.inf
+    inside: bool = False  # '@': alert inside start..end instead of outside
+
+    def alerts(self, value: float) -> bool:
+        within = self.start <= value <= self.end
+        return within if self.inside else not within
+
+    @property
+    def upper(self) -> float | None:
+        """N for the plain form `N` (alert above N), else None."""
+        simple = not self.inside and self.start == 0 and math.isfinite(self.end)
+        return self.end if simple else None
+
+    @property
+    def lower(self) -> float | None:
+        """N for the form `N:` (alert below N), else None."""
+        simple = not self.inside and self.end == math.inf and math.isfinite(self.start)
+        return self.start if simple else None
+
+    def __str__(self) -> str:
+        """The canonical guideline form, as perfdata carries it."""
+        prefix = "@" if self.inside else ""
+        if self.upper is not None:
+            return f"{prefix}{_num(self.end)}"
+        start = "~" if self.start == -math.inf else _num(self.start)
+        end = "" if self.end == math.inf else _num(self.end)
+        return f"{prefix}{start}:{end}"
+
+
+def _num(value: float) -> str:
+    return f"{value:.6f}".rstrip("0").rstrip(".") or "0"
+
+
+def _number(text: str, spec: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise ValueError(f"{spec!r} is not a range: {text!r} is not a number (forms: 10, "
+                         "10:, ~:10, 10:20, @10:20)") from None
+    if not math.isfinite(value):
+        raise ValueError(f"{spec!r} is not a range: {text!r} is not a finite number")
+    return value
+
+
+def parse_range(spec: str | float) -> Range:
+    """`10`, `10:`, `~:10`, `10:20`, `@10:20` (a number is the plain form)."""
+    if isinstance(spec, int | float):
+        spec = _num(float(spec))
+    text = spec.strip()
+    inside = text.startswith("@")
+    body = text[1:] if inside else text
+    if not body:
+        raise ValueError(f"{spec!r} is not a range: it is empty (forms: 10, 10:, ~:10, "
+                         "10:20, @10:20)")
+    if ":" in body:
+        first, _, second = body.partition(":")
+        start = -math.inf if first == "~" else _number(first, spec) if first else 0.0
+        end = _number(second, spec) if second else math.inf
+    else:
+        start, end = 0.0, _number(body, spec)
+    if start > end:
+        raise ValueError(f"{spec!r} is not a range: its start {_num(start)} is above its end "
+                         f"{_num(end)}")
+    return Range(start, end, inside)
