@@ -80,7 +80,7 @@ def finish(family: str, status: Status) -> NoReturn:
 
 
 def seconds(value: str) -> float:
-    """A duration option ('0.5', '500ms', '2s', '1m') in seconds."""
+    """A duration option ('0.5', '500ms', '2s', '1m30s', '2d') in seconds."""
     try:
         return float(parse_duration(value))
     except ValueError as exc:
@@ -105,3 +105,9 @@ def read_password(path: Path | None, option: str = "--password-file") -> str | N
         raise ConfigError(f"cannot read {option} {path}: {exc.strerror}") from None
     register_secret(secret)
     return secret
+
+
+def optional_positive_duration(ctx: click.Context, param: click.Parameter,
+                               value: str | None) -> float | None:
+    """click callback: a duration above 0, or None when the option is not given."""
+    return None if value is None else positive_duration(ctx, param, value)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, NoReturn
 import click
 
 from toolkit import ENV_CONFIG
-from toolkit.cli.base import finish
+from toolkit.cli.base import finish, seconds
 from toolkit.errors import DbgaugeError
 from toolkit.ranges import Range, parse_range
 from toolkit.result import CheckResult, Finding, Status, plugin_result
@@ -187,8 +187,8 @@ def _selection(config_path: str | None, targets: tuple[str, ...],
 @_plugin_options
 @click.option("--heartbeat-table", default="dbgauge.heartbeat", show_default=True,
               metavar="SCHEMA.TABLE", help="Heartbeat table of --node MySQL-family servers.")
-@click.option("--heartbeat-wait", default=2.0, show_default=True,
-              type=click.FloatRange(min=0), metavar="SECONDS",
+@click.option("--heartbeat-wait", default="2s", show_default=True,
+              callback=lambda _c, _p, v: seconds(v), metavar="DURATION",
               help="Time between the two heartbeat reads (0: skip the heartbeat test).")
 def check_split_brain_cmd(config_path: str | None, targets: tuple[str, ...],
                           node_dsns: tuple[str, ...], password_file: Path | None,

@@ -12,6 +12,7 @@ from toolkit.cli.base import (
     CONFIG_OPTION,
     die,
     finish,
+    optional_positive_duration,
     positive_duration,
     read_password,
     seconds,
@@ -96,8 +97,9 @@ from toolkit.errors import DbgaugeError
 @click.option("--state-file", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
               help="Where progress is kept for --resume (default: ~/.local/state/dbgauge/).")
 @click.option("--run-time",
-              callback=lambda c, p, v: None if v is None else positive_duration(c, p, v),
-              metavar="SECONDS", help="Stop after this long, resumably (--resume continues).")
+              callback=optional_positive_duration,
+              metavar="DURATION",
+              help="Stop after this long (1h, 2h30m), resumably (--resume continues).")
 @click.option("--password-file", type=click.Path(dir_okay=False, path_type=Path),
               metavar="FILE", help="Password for DSNs that carry none.")
 def checksum(source_arg: str, replica_args: tuple[str, ...], config_path: str | None,

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from toolkit.cli.base import die, finish
+from toolkit.cli.base import die, finish, optional_positive_duration
 from toolkit.errors import ConfigError, DbgaugeError
 from toolkit.result import Status
 
@@ -56,8 +56,9 @@ def pgtap_group() -> None:
 @click.option("--install-pgtap", is_flag=True,
               help="If the database lacks the pgtap extension, create it for the run and "
                    "drop it afterwards.")
-@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS",
-              help="Kill a file's psql after this many seconds (the file fails).")
+@click.option("--timeout", callback=optional_positive_duration,
+              metavar="DURATION",
+              help="Kill a file's psql after this long (30, 1m30s; the file fails).")
 @click.option("--psql", "psql_bin", metavar="PATH",
               help="psql binary (default: psql on PATH; on Debian/Ubuntu the newest "
                    "/usr/lib/postgresql/*/bin/psql, which is what pg_wrapper would run).")
