@@ -35,6 +35,14 @@ class ConnParams:
     dbname: str | None
     password: str | None = field(default=None, repr=False)
     options: tuple[tuple[str, str], ...] = ()
+    # MySQL: the password of the client option files, used when neither the DSN nor
+    # --password-file/--password-env gives one.
+    fallback_password: str | None = field(default=None, repr=False)
+
+    @property
+    def login_password(self) -> str | None:
+        """The password to send: the given one, else the option files'."""
+        return self.password if self.password is not None else self.fallback_password
 
     def with_password(self, password: str | None) -> ConnParams:
         return replace(self, password=password)
@@ -109,32 +117,64 @@ def parse_dsn(dsn: str) -> ConnParams:
             f"DSN {shown!r} has unsupported scheme {scheme!r}: use mysql:// (MySQL, MariaDB) "
             "or postgresql:// (PostgreSQL, PgBouncer)"
         )
-    family = "mysql"
+    return _parse_mysql(dsn, shown)
+
+
+MYSQL_PARAMETERS = ("read_default_file", "ssl_ca", "unix_socket")
+
+
+def _parse_mysql(dsn: str, shown: str) -> ConnParams:
+    """A MySQL-family DSN; what it leaves out (user, password, host or socket, port,
+    database, ssl-ca) comes from the client option files, as for the mysql client:
+    `read_default_file=` names the one file to read (--defaults-file), else the global
+    files and ~/.my.cnf. A password from a file is only a fallback: --password-file and
+    --password-env win over it."""
     try:
         parts = urlsplit(dsn)
         port_value = parts.port
     except ValueError as exc:
         raise ConfigError(f"DSN {shown!r} is malformed: {exc}") from None
-    options = tuple(parse_qsl(parts.query, keep_blank_values=True))
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    unknown = sorted({k for k, _ in query} - set(MYSQL_PARAMETERS))
+    if unknown:
+        raise ConfigError(f"DSN {shown!r}: unknown parameter{'s' if len(unknown) > 1 else ''} "
+                          f"{', '.join(unknown)}: a mysql:// DSN takes "
+                          f"{', '.join(MYSQL_PARAMETERS)}")
+    options = dict(query)
     host = unquote(parts.hostname or "")
-    socket = dict(options).get("unix_socket", "")
+    user = unquote(parts.username or "")
+    password = unquote(parts.password) if parts.password is not None else None
+    dbname = unquote(parts.path.lstrip("/")) or None
+    cnf: dict[str, str] = {}
+    if "read_default_file" in options or not (user and host and password is not None):
+        from toolkit.clientcnf import client_settings
+
+        cnf = client_settings(options.get("read_default_file"))
+    socket = options.get("unix_socket", "")
+    if not socket and not host:  # the option files' host, or their socket for localhost
+        host = cnf.get("host", "")
+        if host in ("", "localhost"):
+            socket = cnf.get("socket", "")
     if socket:  # an explicit socket wins over the (often "localhost") host part
         host = socket
-    if not host:
-        raise ConfigError(f"DSN {shown!r} names no host")
-    user = unquote(parts.username or "")
+    user = user or cnf.get("user", "")
     if not user:
-        raise ConfigError(f"DSN {shown!r} names no user: add user@ before the host")
-    dbname = unquote(parts.path.lstrip("/")) or None
-    password = unquote(parts.password) if parts.password is not None else None
+        raise ConfigError(f"DSN {shown!r} names no user: add user@ before the host, or "
+                          "user= under [client] in ~/.my.cnf (or the read_default_file)")
+    port_text = cnf.get("port", "") if port_value is None else str(port_value)
+    if port_text and (not port_text.isdigit() or not 0 < int(port_text) < 65536):
+        raise ConfigError(f"DSN {shown!r}: port {port_text!r} from the option file is not a "
+                          "TCP port")
+    ssl_ca = options.get("ssl_ca") or cnf.get("ssl_ca")
     return ConnParams(
-        family=family,
-        host=host,
-        port=port_value or DEFAULT_PORTS[family],
+        family="mysql",
+        host=host or "localhost",
+        port=int(port_text) if port_text else DEFAULT_PORTS["mysql"],
         user=user,
-        dbname=dbname,
+        dbname=dbname or cnf.get("database") or None,
         password=password,
-        options=tuple((k, v) for k, v in options if k not in {"unix_socket", "host"}),
+        options=(("ssl_ca", ssl_ca),) if ssl_ca else (),
+        fallback_password=cnf.get("password") if password is None else None,
     )
 
 

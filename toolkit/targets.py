@@ -16,6 +16,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Generic, TypeVar
+from urllib.parse import quote
 
 from toolkit.dsn import (
     ConnParams,
@@ -111,9 +112,19 @@ def split_named(spec: str) -> tuple[str | None, str]:
     return None, spec
 
 
+def with_defaults_file(dsn: str, defaults_file: str | None) -> str:
+    """A mysql:// DSN reading `defaults_file` (--defaults-file) unless it names its own
+    read_default_file; other DSNs unchanged."""
+    if defaults_file is None or dsn.split("://", 1)[0].lower() not in ("mysql", "mariadb") \
+            or "read_default_file=" in dsn:
+        return dsn
+    return f"{dsn}{'&' if '?' in dsn else '?'}read_default_file={quote(defaults_file, safe='/')}"
+
+
 def target_from_dsn(spec: str, *, password_file: Path | None = None,
                     password_env: str | None = None,
-                    heartbeat_table: str | None = None) -> Target:
+                    heartbeat_table: str | None = None,
+                    defaults_file: str | None = None) -> Target:
     """'[NAME=]DSN' from the command line -> Target (named by its address without NAME).
 
     The kind follows the scheme (a postgresql:// DSN to the database `pgbouncer` is
@@ -124,6 +135,7 @@ def target_from_dsn(spec: str, *, password_file: Path | None = None,
     if password_file is not None and password_env is not None:
         raise ConfigError(redact(f"--node {spec}: set password_env or password_file, not both"))
     name, dsn = split_named(spec)
+    dsn = with_defaults_file(dsn, defaults_file)
     params = parse_dsn(dsn)
     heartbeat = None
     if heartbeat_table is not None and params.kind == "mysql":
@@ -167,13 +179,18 @@ def needs_config(names: Sequence[str], dsns: Sequence[str]) -> bool:
 
 def select(names: Sequence[str], dsns: Sequence[str],
            configured: Sequence[Target] | None, *, password_file: Path | None = None,
-           password_env: str | None = None, heartbeat_table: str | None = None) -> Selection:
+           password_env: str | None = None, heartbeat_table: str | None = None,
+           defaults_file: str | None = None) -> Selection:
     """The servers of a command line: the --target names among `configured` (every
     configured target when none is named), then the --node DSNs. Named ones (DSNs and
-    --target names) are the Selection's `named`."""
+    --target names) are the Selection's `named`. With `defaults_file` (--defaults-file)
+    and nothing else, the one MySQL server that file describes."""
     wanted = split_names(names)
+    if defaults_file is not None and not dsns and not wanted and configured is None:
+        dsns = ["mysql://"]
     nodes = [target_from_dsn(d, password_file=password_file, password_env=password_env,
-                             heartbeat_table=heartbeat_table) for d in dsns]
+                             heartbeat_table=heartbeat_table, defaults_file=defaults_file)
+             for d in dsns]
     named = {n.name for n in nodes} | set(wanted)
     if wanted or not nodes:
         if configured is None:

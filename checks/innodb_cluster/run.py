@@ -7,7 +7,6 @@ rules in `member_rules`, `group_rules` and `router`; `--live` members come from 
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,9 +15,10 @@ from checks.innodb_cluster.group_rules import check_group
 from checks.innodb_cluster.live import live_member
 from checks.innodb_cluster.member_rules import check_member
 from checks.innodb_cluster.model import NAME, READ_REPLICA, Member, member_from_file
-from checks.innodb_cluster.mycnf import CnfFile, flatten_mycnf, parse_mycnf
+from checks.innodb_cluster.mycnf import CnfFile
 from checks.innodb_cluster.options import LATEST_PATCH
 from checks.innodb_cluster.router import check_router
+from toolkit.clientcnf import load_option_file
 from toolkit.db.version import Version, version_text
 from toolkit.errors import CheckFailed
 from toolkit.result import CheckResult, Finding, config_result
@@ -34,23 +34,10 @@ def load_cnf(path: str) -> CnfFile:
     An unreadable main file is a `CheckFailed` (nothing to validate); an unreadable
     include becomes a finding, as mysqld only warns about it.
     """
-    p = Path(path)
     try:
-        text = _read(p)
+        return load_option_file(path, _read)
     except OSError as exc:
         raise CheckFailed(f"cannot read {path}: {exc.strerror or exc}") from None
-
-    def resolve(kind: str, inc: str, src: str) -> list[tuple[str, str]] | str:
-        target = Path(inc) if os.path.isabs(inc) else Path(src).parent / inc
-        try:
-            if kind == "includedir":
-                files = sorted(f for f in target.iterdir() if f.suffix == ".cnf")
-                return [(_read(f), str(f)) for f in files]
-            return [(_read(target), str(target))]
-        except OSError as exc:
-            return f"cannot read {target}: {exc.strerror or exc}; mysqld skips it"
-
-    return flatten_mycnf(text, path, resolve, parse_mycnf)
 
 
 @dataclass(frozen=True)

@@ -138,6 +138,11 @@ def _check_nodes_options(f: click.decorators.FC) -> click.decorators.FC:
         click.option("--password-file", type=click.Path(dir_okay=False, path_type=Path),
                      metavar="FILE", help="File holding the password of --node DSNs that "
                                           "carry none."),
+        click.option("--defaults-file", metavar="FILE", expose_value=False,
+                     callback=lambda ctx, _p, v: ctx.meta.__setitem__("defaults_file", v),
+                     help="MySQL option file for mysql:// --node DSNs, read instead of "
+                          "/etc/my.cnf and ~/.my.cnf ([client] settings; alone: the one "
+                          "server it describes)."),
         click.option("--node", "node_dsns", multiple=True, metavar="[NAME=]DSN",
                      help="A server to check (repeatable), e.g. replica=mysql://u@db2:3306/."),
         click.option("--target", "--targets", "targets", multiple=True, metavar="NAME[,NAME]",
@@ -179,7 +184,8 @@ def _selection(config_path: str | None, targets: tuple[str, ...],
 
         configured = app.load_config(config_path).all_targets()
     return select(targets, node_dsns, configured, password_file=password_file,
-                  password_env=password_env, heartbeat_table=heartbeat_table)
+                  password_env=password_env, heartbeat_table=heartbeat_table,
+                  defaults_file=click.get_current_context().meta.get("defaults_file"))
 
 
 @check_group.command("split-brain", short_help="Errant GTIDs, writable replicas, two primaries.")
