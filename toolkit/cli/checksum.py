@@ -10,6 +10,8 @@ from click.core import ParameterSource
 
 from toolkit.cli.base import (
     CONFIG_OPTION,
+    PROGRESS_OPTION,
+    QUIET_OPTION,
     die,
     finish,
     optional_positive_duration,
@@ -102,6 +104,8 @@ from toolkit.errors import DbgaugeError
               help="Stop after this long (1h, 2h30m), resumably (--resume continues).")
 @click.option("--password-file", type=click.Path(dir_okay=False, path_type=Path),
               metavar="FILE", help="Password for DSNs that carry none.")
+@PROGRESS_OPTION
+@QUIET_OPTION
 def checksum(source_arg: str, replica_args: tuple[str, ...], config_path: str | None,
              tables: tuple[str, ...], exclude: tuple[str, ...], databases: tuple[str, ...],
              ignore_databases: tuple[str, ...], databases_regex: str | None,
@@ -114,7 +118,7 @@ def checksum(source_arg: str, replica_args: tuple[str, ...], config_path: str | 
              retry_delay: float, fmt: str, print_repair: bool, show_values: bool,
              resume: bool,
              state_file: Path | None, run_time: float | None,
-             password_file: Path | None) -> None:
+             password_file: Path | None, progress: float, quiet: bool) -> None:
     """Compare tables on a source and its replicas chunk by chunk, and name the rows that
     differ (missing, extra or changed) by key. Exit status: 0 no drift, 1 drift found,
     2 could not check (the reason is printed).
@@ -136,13 +140,13 @@ def checksum(source_arg: str, replica_args: tuple[str, ...], config_path: str | 
     from checks.drift import ChecksumOptions, run_checksum
     from checks.drift.select import split_list
     from toolkit.render.checksum import render_checksum, render_checksum_json
-    from toolkit.render.progress import ProgressBar
+    from toolkit.render.progress import Progress
     from toolkit.targets import resolve, split_names
 
     def stop(_signum: int, _frame: object) -> None:
         raise KeyboardInterrupt
 
-    reporter = ProgressBar()
+    reporter = Progress("table", interval=progress, quiet=quiet)
     signal.signal(signal.SIGTERM, stop)
     try:
         pt = _pt_options(chunk_size, max_threads_running, max_load, recursion_method)

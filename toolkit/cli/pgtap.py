@@ -6,7 +6,13 @@ from pathlib import Path
 
 import click
 
-from toolkit.cli.base import die, finish, optional_positive_duration
+from toolkit.cli.base import (
+    PROGRESS_OPTION,
+    QUIET_OPTION,
+    die,
+    finish,
+    optional_positive_duration,
+)
 from toolkit.errors import ConfigError, DbgaugeError
 from toolkit.result import Status
 
@@ -88,12 +94,14 @@ def pgtap_group() -> None:
 @click.option("--psql", "psql_bin", metavar="PATH",
               help="psql binary (default: psql on PATH; on Debian/Ubuntu the newest "
                    "/usr/lib/postgresql/*/bin/psql, which is what pg_wrapper would run).")
+@PROGRESS_OPTION
+@QUIET_OPTION
 def pgtap_run(paths: tuple[str, ...], dsn: str | None, host: str | None, port: str | None,
               username: str | None, dbname: str | None, parallel: int, ext: tuple[str, ...],
               runtests: bool, schema: str | None, match: str | None,
               variables: tuple[str, ...], psets: tuple[str, ...], junit_path: Path | None,
               raw_tap: bool, install_pgtap: bool, timeout: float | None,
-              psql_bin: str | None) -> None:
+              psql_bin: str | None, progress: float, quiet: bool) -> None:
     """Run pgTAP tests, one psql session per file (pg_prove's psql flags, so \\i, \\ir,
     \\set, \\pset, ON_ERROR_STOP and ON_ERROR_ROLLBACK behave as under pg_prove).
 
@@ -116,6 +124,9 @@ def pgtap_run(paths: tuple[str, ...], dsn: str | None, host: str | None, port: s
     from toolkit.pgtap import files, runner
     from toolkit.pgtap.psql import find_psql, psql_target
     from toolkit.render import pgtap as report
+    from toolkit.render.progress import Progress
+
+    bar = Progress("file", interval=progress, quiet=quiet, sequential=False)
 
     try:
         dsn = _dsn(dsn, host, port, username, dbname)
@@ -135,8 +146,16 @@ def pgtap_run(paths: tuple[str, ...], dsn: str | None, host: str | None, port: s
         width = report.name_width([j.name for j in jobs])
         done: dict[int, runner.FileResult] = {}
         next_out = [0]
+        bar.plan([(j.name, 1) for j in jobs])
 
         def on_done(index: int, result: runner.FileResult) -> None:
+            bar.clear()
+            try:
+                _print_done(index, result)
+            finally:
+                bar.progress(result.name, 1, 1)
+
+        def _print_done(index: int, result: runner.FileResult) -> None:
             if not raw_tap:
                 click.echo(report.file_line(result, width))
                 return
@@ -152,7 +171,7 @@ def pgtap_run(paths: tuple[str, ...], dsn: str | None, host: str | None, port: s
 
         run = runner.execute(dsn, options, jobs, parallel, install_pgtap=install_pgtap,
                              on_done=on_done,
-                             on_note=lambda text: click.echo(f"dbgauge: {text}", err=True))
+                             on_note=bar.note)
         if junit_path is not None:
             from toolkit.render import junit as junit_xml
 
@@ -161,7 +180,9 @@ def pgtap_run(paths: tuple[str, ...], dsn: str | None, host: str | None, port: s
             except OSError as exc:
                 raise ConfigError(f"cannot write --junit {junit_path}: {exc.strerror}") from None
     except DbgaugeError as exc:
+        bar.clear()
         die(exc)
+    bar.clear()
     click.echo(report.summary(run.results, run.wall, parallel, run.facts), err=raw_tap)
     finish("pgtap", Status.OK if run.passed else Status.CRITICAL)
 
