@@ -93,6 +93,15 @@ def test_pg_prove_flags_and_a_key_value_dsn(sandbox: Sandbox, tmp_path: Path,
     assert "authentication failed" in bad.stdout
     assert secret not in bad.stdout + bad.stderr
 
+    # checksum's --source/--replica take key=value DSNs too (no config needed)
+    sub = sandbox.state.port("pg-subscriber")
+    drift = dbgauge(tmp_path, password, "checksum", "--method", "direct", "-q",
+                    "--source", f"src=host=127.0.0.1 port={port} user={MONITOR_USER} dbname=drift",
+                    "--replica", f"sub=host=127.0.0.1 port={sub} user={MONITOR_USER} dbname=drift",
+                    "--state-file", str(tmp_path / "state.json"))
+    assert drift.returncode == 0, drift.stdout + drift.stderr
+    assert drift.stdout.startswith("checksum of sub against src (method direct)"), drift.stdout
+
     typo = dbgauge(tmp_path, {}, "check", "connections", "--node",
                    f"{kv} sslmod=require password={secret}")
     assert typo.returncode == 3, typo.stdout

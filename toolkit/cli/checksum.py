@@ -139,6 +139,7 @@ def checksum(source_arg: str, replica_args: tuple[str, ...], config_path: str | 
 
     from checks.drift import ChecksumOptions, run_checksum
     from checks.drift.select import split_list
+    from toolkit.dsn import is_dsn
     from toolkit.render.checksum import render_checksum, render_checksum_json
     from toolkit.render.progress import Progress
     from toolkit.targets import resolve, split_names
@@ -151,7 +152,7 @@ def checksum(source_arg: str, replica_args: tuple[str, ...], config_path: str | 
     try:
         pt = _pt_options(chunk_size, max_threads_running, max_load, recursion_method)
         configured = None
-        if config_path or any("://" not in a for a in (source_arg, *replica_args)):
+        if config_path or not all(is_dsn(a) for a in (source_arg, *replica_args)):
             from toolkit import app
 
             configured = {t.name: t for t in app.load_config(config_path).all_targets()}
