@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, NoReturn
 import click
 
 from toolkit import ENV_CONFIG
-from toolkit.cli.base import finish, seconds
+from toolkit.cli.base import finish, positive_duration, seconds
 from toolkit.errors import DbgaugeError
 from toolkit.ranges import Range, parse_range
 from toolkit.result import CheckResult, Finding, Status, plugin_result
@@ -67,8 +67,8 @@ def _plugin_options(f: click.decorators.FC) -> click.decorators.FC:
     f = click.option("-v", "--verbose", "verbosity", count=True,
                      help="-v each node's reading, -vv also the thresholds, -vvv also "
                           "debug logs on stderr.")(f)
-    return click.option("-t", "--timeout", default=10.0, show_default=True,
-                        type=click.FloatRange(min=0, min_open=True), metavar="SECONDS",
+    return click.option("-t", "--timeout", default="10", show_default=True,
+                        callback=positive_duration, metavar="SECONDS",
                         help="UNKNOWN (exit 3) when the check has no result by then, "
                              "also when a server stops answering mid-query.")(f)
 
