@@ -15,21 +15,13 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import DBGAUGE, REPO, wait_for
-from tests.helpers.servers import Sandbox, caught_up, execute, run
+from tests.helpers.servers import Sandbox, admin_cnf, caught_up, execute, run
 from toolkit.sandbox.model import MONITOR_USER
 
 pytestmark = pytest.mark.integration
 
-PT_TABLE = "pt_heartbeat"
+PT_TABLE = "pt_heartbeat_cli"  # not test_mysql_heartbeat's pt_heartbeat
 LINE = re.compile(r"^replica: +(\d+\.\d\d)s \[ .* \]$", re.MULTILINE)
-
-
-def admin_cnf(sandbox: Sandbox, tmp_path: Path) -> Path:
-    path = tmp_path / "admin.cnf"
-    path.write_text(f"[client]\nuser={sandbox.state.mariadb.admin_user}\n"
-                    f"password={sandbox.state.mariadb.admin_password}\n")
-    path.chmod(0o600)
-    return path
 
 
 def node(sandbox: Sandbox, name: str) -> str:
