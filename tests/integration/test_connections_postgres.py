@@ -57,7 +57,13 @@ def test_pgtap_run_and_a_check_with_only_pg_variables(sandbox: Sandbox, tmp_path
     assert f"127.0.0.1:{port}" in check.stdout  # named by the address libpq resolved
     assert sandbox.state.dbgauge_password not in check.stdout + check.stderr
 
-    # Without PGPASSWORD the server refuses: an authentication failure, password unshown.
+    # PGSSLMODE too: the sandbox's server has no TLS, so "require" cannot connect.
+    tls = dbgauge(tmp_path, pg_env(sandbox, PGSSLMODE="require"), "check", "connections",
+                  "--node", "postgresql://")
+    assert tls.returncode == 3, tls.stdout
+    assert "server does not support SSL, but SSL was required" in tls.stdout, tls.stdout
+
+    # A wrong PGPASSWORD: the server refuses: an authentication failure, password unshown.
     wrong = dbgauge(tmp_path, pg_env(sandbox, PGPASSWORD="not-the-password-4711"),
                     "check", "connections", "--node", "postgresql://")
     assert wrong.returncode == 3, wrong.stdout

@@ -66,7 +66,9 @@ def test_checksum_status_lines_bar_and_quiet(sandbox: Sandbox, tables: str,
     lines = re.findall(r"^dbgauge: table (\d) of 3 \((app\.progress_[abc])\): (\d+)% done, "
                        r"\S+ elapsed(?:, about \S+ left)?$", logged.stderr, re.MULTILINE)
     assert {n for n, _, _ in lines} == {"1", "2", "3"}, logged.stderr
-    assert ("3", "app.progress_c", "100") in lines, logged.stderr
+    shares = [int(p) for _, _, p in lines]
+    # by estimated rows: once on table 3 of 3, the two before it are done
+    assert shares == sorted(shares) and shares[-1] >= 66, logged.stderr
     assert "\r" not in logged.stderr  # no bar in a log
 
     quiet = subprocess.run(checksum(sandbox, tables, tmp_path, "--progress", "time,1ms",
