@@ -114,7 +114,8 @@ def server_label(conn: Connection) -> str | None:
     if conn.target is None:
         return None
     params = parse_dsn(conn.target.dsn)
-    return f"{params.host}:{params.port}"
+    # a service= DSN leaves host and port to libpq: the service names the server then
+    return f"{params.host}:{params.port}" if params.port else params.address
 
 
 def read_queries(conn: Connection, path: str, max_rows: int, state: QueriesState,

@@ -1,12 +1,17 @@
-"""Parse connection strings into driver-neutral parameters (pure, no I/O).
+"""Parse connection strings into driver-neutral parameters.
 
 Accepted forms: ``mysql://user[:pass]@host[:port][/db][?unix_socket=...]`` (``mariadb://``
-too) and ``postgresql://user[:pass]@host[:port][/db][?sslmode=...]`` (``postgres://``).
+too) and, for PostgreSQL and PgBouncer, whatever libpq takes: a ``postgresql://`` URI
+(``postgres://``), ``key=value`` pairs (``host=db1 dbname=app sslmode=require``),
+``service=NAME`` (pg_service.conf), with what they leave out taken from the PG*
+environment as libpq does. libpq reads those (`toolkit.db.conninfo`); MySQL DSNs are
+parsed here, without I/O.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from urllib.parse import parse_qsl, unquote, urlsplit
@@ -24,12 +29,20 @@ class ConnParams:
     """Where and as whom to connect; `password` is never part of repr()."""
 
     family: str  # "mysql" or "postgres" (the wire protocol)
-    host: str
-    port: int
-    user: str
+    host: str  # PostgreSQL: "" when libpq decides (service=, default socket)
+    port: int  # PostgreSQL: 0 when libpq decides
+    user: str  # PostgreSQL: "" when the service names it
     dbname: str | None
     password: str | None = field(default=None, repr=False)
     options: tuple[tuple[str, str], ...] = ()
+    # MySQL: the password of the client option files, used when neither the DSN nor
+    # --password-file/--password-env gives one.
+    fallback_password: str | None = field(default=None, repr=False)
+
+    @property
+    def login_password(self) -> str | None:
+        """The password to send: the given one, else the option files'."""
+        return self.password if self.password is not None else self.fallback_password
 
     def with_password(self, password: str | None) -> ConnParams:
         return replace(self, password=password)
@@ -41,8 +54,14 @@ class ConnParams:
 
     @property
     def address(self) -> str:
-        """host:port (or socket path) for messages: never includes credentials."""
-        return self.host if self.host.startswith("/") else f"{self.host}:{self.port}"
+        """host:port (or socket path, or the libpq service) for messages: never includes
+        credentials."""
+        if not self.host:  # PostgreSQL: libpq decides (a service, or its default socket)
+            service = self.option("service")
+            return f"service {service}" if service else "the default socket"
+        if self.host.startswith("/") or not self.port:
+            return self.host
+        return f"{self.host}:{self.port}"
 
     @property
     def kind(self) -> str:
@@ -59,50 +78,157 @@ class ConnParams:
         return None
 
 
+_CONNINFO = re.compile(r"^\s*[A-Za-z_]+\s*=")
+
+
+def is_dsn(text: str) -> bool:
+    """Whether a command-line argument is a DSN rather than a target name (names have
+    neither '://' nor '=')."""
+    return "://" in text or "=" in text
+
+
+def looks_like_conninfo(text: str) -> bool:
+    """A libpq key=value string (host=db1 dbname=app, service=NAME)."""
+    return "://" not in text and bool(_CONNINFO.match(text))
+
+
+def is_libpq_keyword(word: str) -> bool:
+    """host, port, service...: a word that cannot be a target's NAME in NAME=DSN."""
+    from toolkit.db.conninfo import is_keyword
+
+    return is_keyword(word)
+
+
 def parse_dsn(dsn: str) -> ConnParams:
     """Parse a DSN, raising ConfigError (password redacted) when it is not usable."""
     shown = redact(dsn)
+    if looks_like_conninfo(dsn):
+        return _parse_libpq(dsn, shown)
     if "://" not in dsn:
         raise ConfigError(
-            f"DSN {shown!r} has no scheme: use mysql://user@host:port/db or "
-            "postgresql://user@host:port/db"
+            f"DSN {shown!r} has no scheme: use mysql://user@host:port/db, "
+            "postgresql://user@host:port/db or libpq's host=... dbname=... / service=NAME"
         )
+    scheme = dsn.split("://", 1)[0].strip().lower()
+    if scheme in POSTGRES_SCHEMES:
+        return _parse_libpq(dsn, shown)
+    if scheme not in MYSQL_SCHEMES:
+        raise ConfigError(
+            f"DSN {shown!r} has unsupported scheme {scheme!r}: use mysql:// (MySQL, MariaDB) "
+            "or postgresql:// (PostgreSQL, PgBouncer)"
+        )
+    return _parse_mysql(dsn, shown)
+
+
+MYSQL_PARAMETERS = ("read_default_file", "ssl_ca", "unix_socket")
+
+
+def _parse_mysql(dsn: str, shown: str) -> ConnParams:
+    """A MySQL-family DSN; what it leaves out (user, password, host or socket, port,
+    database, ssl-ca) comes from the client option files, as for the mysql client:
+    `read_default_file=` names the one file to read (--defaults-file), else the global
+    files and ~/.my.cnf. A password from a file is only a fallback: --password-file and
+    --password-env win over it."""
     try:
         parts = urlsplit(dsn)
         port_value = parts.port
     except ValueError as exc:
         raise ConfigError(f"DSN {shown!r} is malformed: {exc}") from None
-    scheme = parts.scheme.lower()
-    if scheme in MYSQL_SCHEMES:
-        family = "mysql"
-    elif scheme in POSTGRES_SCHEMES:
-        family = "postgres"
-    else:
-        raise ConfigError(
-            f"DSN {shown!r} has unsupported scheme {scheme!r}: use mysql:// (MySQL, MariaDB) "
-            "or postgresql:// (PostgreSQL, PgBouncer)"
-        )
-    options = tuple(parse_qsl(parts.query, keep_blank_values=True))
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    unknown = sorted({k for k, _ in query} - set(MYSQL_PARAMETERS))
+    if unknown:
+        raise ConfigError(f"DSN {shown!r}: unknown parameter{'s' if len(unknown) > 1 else ''} "
+                          f"{', '.join(unknown)}: a mysql:// DSN takes "
+                          f"{', '.join(MYSQL_PARAMETERS)}")
+    options = dict(query)
     host = unquote(parts.hostname or "")
-    socket = dict(options).get("unix_socket" if family == "mysql" else "host", "")
+    user = unquote(parts.username or "")
+    password = unquote(parts.password) if parts.password is not None else None
+    dbname = unquote(parts.path.lstrip("/")) or None
+    cnf: dict[str, str] = {}
+    if "read_default_file" in options or not (user and host and password is not None):
+        from toolkit.clientcnf import client_settings
+
+        cnf = client_settings(options.get("read_default_file"))
+    socket = options.get("unix_socket", "")
+    if not socket and not host:  # the option files' host, or their socket for localhost
+        host = cnf.get("host", "")
+        if host in ("", "localhost"):
+            socket = cnf.get("socket", "")
     if socket:  # an explicit socket wins over the (often "localhost") host part
         host = socket
-    if not host:
-        raise ConfigError(f"DSN {shown!r} names no host")
-    user = unquote(parts.username or "")
+    user = user or cnf.get("user", "")
     if not user:
-        raise ConfigError(f"DSN {shown!r} names no user: add user@ before the host")
-    dbname = unquote(parts.path.lstrip("/")) or None
-    password = unquote(parts.password) if parts.password is not None else None
+        raise ConfigError(f"DSN {shown!r} names no user: add user@ before the host, or "
+                          "user= under [client] in ~/.my.cnf (or the read_default_file)")
+    port_text = cnf.get("port", "") if port_value is None else str(port_value)
+    if port_text and (not port_text.isdigit() or not 0 < int(port_text) < 65536):
+        raise ConfigError(f"DSN {shown!r}: port {port_text!r} from the option file is not a "
+                          "TCP port")
+    ssl_ca = options.get("ssl_ca") or cnf.get("ssl_ca")
     return ConnParams(
-        family=family,
-        host=host,
-        port=port_value or DEFAULT_PORTS[family],
+        family="mysql",
+        host=host or "localhost",
+        port=int(port_text) if port_text else DEFAULT_PORTS["mysql"],
         user=user,
-        dbname=dbname,
+        dbname=dbname or cnf.get("database") or None,
         password=password,
-        options=tuple((k, v) for k, v in options if k not in {"unix_socket", "host"}),
+        options=(("ssl_ca", ssl_ca),) if ssl_ca else (),
+        fallback_password=cnf.get("password") if password is None else None,
     )
+
+
+_LIBPQ_FIELDS = ("host", "port", "user", "dbname", "password")
+
+
+def _parse_libpq(dsn: str, shown: str) -> ConnParams:
+    """A PostgreSQL DSN as libpq reads it. Without service=, what the string leaves out
+    comes from libpq's defaults (PG* variables, PGSERVICE, the OS user) and is written
+    into the parameters, so messages name the real address; with service=, libpq reads
+    pg_service.conf when it connects, and the message names the service."""
+    from toolkit.db.conninfo import libpq_defaults, parse_conninfo
+
+    try:
+        given = parse_conninfo(dsn)
+    except ValueError as exc:
+        raise ConfigError(f"DSN {shown!r} is not a libpq connection string: "
+                          f"{redact(str(exc))}") from None
+    password = given.pop("password", None)
+    register_secret(password)
+    register_secret(os.environ.get("PGPASSWORD"))
+    values = dict(given) if "service" in given else {**libpq_defaults(), **given}
+    port_text = values.get("port", "") or "0"  # 0: libpq decides (the service's port)
+    if not port_text.isdigit() or not 0 <= int(port_text) < 65536:
+        raise ConfigError(f"DSN {shown!r}: port {port_text!r} is not a TCP port "
+                          "(one server per DSN)")
+    return ConnParams(
+        family="postgres",
+        host=values.get("host", ""),
+        port=int(port_text),
+        user=values.get("user", ""),
+        dbname=values.get("dbname") or None,
+        password=password,
+        options=tuple((k, v) for k, v in given.items() if k not in _LIBPQ_FIELDS),
+    )
+
+
+def libpq_dsn(dsn: str | None, **keywords: str | None) -> str:
+    """A PostgreSQL DSN with libpq keywords set over it (pg_prove's -h -p -U -d over
+    --dsn); without either, "postgresql://": everything from the PG* environment."""
+    from toolkit.db.conninfo import merge_conninfo
+
+    chosen = {k: v for k, v in keywords.items() if v is not None}
+    base = dsn if dsn is not None else "postgresql://"
+    if not chosen:
+        return base
+    if base and not looks_like_conninfo(base) and \
+            base.split("://", 1)[0].lower() not in POSTGRES_SCHEMES:
+        raise ConfigError(f"DSN {redact(base)!r} is not a PostgreSQL DSN: "
+                          "-h, -p, -U and -d are libpq's")
+    try:
+        return merge_conninfo(base, **chosen)
+    except ValueError as exc:
+        raise ConfigError(f"DSN {redact(base)!r}: {redact(str(exc))}") from None
 
 
 def resolve_password(params: ConnParams, owner: str, password_env: str | None,

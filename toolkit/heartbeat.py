@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
 from toolkit.db import Connection, connect
@@ -87,7 +87,8 @@ class HeartbeatWriter:
     into the daemon.
     """
 
-    def __init__(self, target: Target, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, target: Target, clock: Callable[[], float] = time.time, *,
+                 create_table: bool = True) -> None:
         if target.heartbeat is None:
             raise ConfigError(f"target {target.name} has no heartbeat settings")
         self.target = target
@@ -95,6 +96,7 @@ class HeartbeatWriter:
         self.table = target.heartbeat.table
         split_table(self.table)  # fail now, not in the thread, on a bad name
         self._clock = clock
+        self._create_table = create_table
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._conn: Connection | None = None
@@ -111,6 +113,15 @@ class HeartbeatWriter:
         self._thread.start()
         log.info("heartbeat writer for %s started: %s every %.3g s", self.target.name,
                  self.table, self.interval, extra={"target": self.target.name})
+
+    def run(self) -> None:
+        """The write loop in the calling thread until `request_stop()` (the foreground
+        `dbgauge heartbeat update`, e.g. under systemd)."""
+        self._run()
+
+    def request_stop(self) -> None:
+        """Ask the loop to end after the current write (safe in a signal handler)."""
+        self._stop.set()
 
     @property
     def running(self) -> bool:
@@ -171,6 +182,10 @@ class HeartbeatWriter:
         rows = conn.query("heartbeat_table_exists", (schema, name))
         if rows and int(rows[0]["found"]):
             return
+        if not self._create_table:
+            raise ConfigError(f"heartbeat table {self.table} does not exist on "
+                              f"{self.target.name}: pass --create-table (CREATE privilege on "
+                              "its schema) or create it as pt-heartbeat --create-table does")
         for statement in heartbeat_sql("schema", "mysql_heartbeat", self.table):
             conn.execute_sql(statement)
         log.info("created heartbeat table %s on %s", self.table, self.target.name,
@@ -189,3 +204,17 @@ class HeartbeatWriter:
         conn, self._conn = self._conn, None
         if conn is not None:
             conn.close()
+
+
+FRAMES = (60.0, 300.0, 900.0)  # pt-heartbeat --monitor's default --frames 1m,5m,15m
+
+
+def frame_averages(samples: Sequence[tuple[float, float]], now: float,
+                   frames: Sequence[float] = FRAMES) -> list[float | None]:
+    """pt-heartbeat --monitor's moving averages: the mean lag of the (time, lag) samples
+    within each frame before `now` (None for a frame without samples)."""
+    out: list[float | None] = []
+    for frame in frames:
+        inside = [lag for at, lag in samples if now - at <= frame]
+        out.append(sum(inside) / len(inside) if inside else None)
+    return out

@@ -16,8 +16,16 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Generic, TypeVar
+from urllib.parse import quote
 
-from toolkit.dsn import ConnParams, parse_dsn, resolve_password
+from toolkit.dsn import (
+    ConnParams,
+    is_dsn,
+    is_libpq_keyword,
+    looks_like_conninfo,
+    parse_dsn,
+    resolve_password,
+)
 from toolkit.errors import ConfigError
 from toolkit.redact import redact
 
@@ -28,7 +36,7 @@ KINDS = ("mysql", "postgres", "pgbouncer")
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$"
 TABLE_PATTERN = r"^[A-Za-z0-9_$]{1,63}\.[A-Za-z0-9_$]{1,63}$"
 DEFAULT_HEARTBEAT_TABLE = "dbgauge.heartbeat"
-_NAMED_DSN = re.compile(r"^(?P<name>[A-Za-z0-9][A-Za-z0-9_.:-]{0,62})=(?P<dsn>[a-z]+://.*)$")
+_NAMED_DSN = re.compile(r"^(?P<name>[A-Za-z0-9][A-Za-z0-9_.:-]{0,62})=(?P<dsn>.*)$", re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -91,9 +99,32 @@ def dsn_name(params: ConnParams) -> str:
     return name[-63:].strip("_.:-") or "dsn"
 
 
+def split_named(spec: str) -> tuple[str | None, str]:
+    """'NAME=DSN' -> (NAME, DSN); a bare DSN -> (None, DSN). A libpq key=value DSN
+    starts with a keyword and '=' too: a NAME is never a libpq keyword (host, service)."""
+    m = _NAMED_DSN.match(spec)
+    if m is None:
+        return None, spec
+    rest = m.group("dsn")
+    if "://" in rest.split("=", 1)[0] or (looks_like_conninfo(rest)
+                                          and not is_libpq_keyword(m.group("name"))):
+        return m.group("name"), rest
+    return None, spec
+
+
+def with_defaults_file(dsn: str, defaults_file: str | None) -> str:
+    """A mysql:// DSN reading `defaults_file` (--defaults-file) unless it names its own
+    read_default_file; other DSNs unchanged."""
+    if defaults_file is None or dsn.split("://", 1)[0].lower() not in ("mysql", "mariadb") \
+            or "read_default_file=" in dsn:
+        return dsn
+    return f"{dsn}{'&' if '?' in dsn else '?'}read_default_file={quote(defaults_file, safe='/')}"
+
+
 def target_from_dsn(spec: str, *, password_file: Path | None = None,
                     password_env: str | None = None,
-                    heartbeat_table: str | None = None) -> Target:
+                    heartbeat_table: str | None = None,
+                    defaults_file: str | None = None) -> Target:
     """'[NAME=]DSN' from the command line -> Target (named by its address without NAME).
 
     The kind follows the scheme (a postgresql:// DSN to the database `pgbouncer` is
@@ -103,8 +134,8 @@ def target_from_dsn(spec: str, *, password_file: Path | None = None,
     """
     if password_file is not None and password_env is not None:
         raise ConfigError(redact(f"--node {spec}: set password_env or password_file, not both"))
-    m = _NAMED_DSN.match(spec)
-    dsn = m.group("dsn") if m else spec
+    name, dsn = split_named(spec)
+    dsn = with_defaults_file(dsn, defaults_file)
     params = parse_dsn(dsn)
     heartbeat = None
     if heartbeat_table is not None and params.kind == "mysql":
@@ -113,7 +144,7 @@ def target_from_dsn(spec: str, *, password_file: Path | None = None,
                               "(letters, digits, _ or $)")
         heartbeat = Heartbeat("read", table=heartbeat_table)
     own = params.password is not None
-    return Target(name=m.group("name") if m else dsn_name(params), kind=params.kind, dsn=dsn,
+    return Target(name=name or dsn_name(params), kind=params.kind, dsn=dsn,
                   password_env=None if own else password_env,
                   password_file=None if own else password_file,
                   heartbeat=heartbeat)
@@ -123,11 +154,12 @@ def resolve(arg: str, configured: Mapping[str, Target] | None, *,
             password_file: Path | None = None, password_env: str | None = None,
             heartbeat_table: str | None = None) -> Target:
     """A command-line server: '[NAME=]DSN', or the name of a configured target."""
-    if "://" in arg:
+    if is_dsn(arg):
         return target_from_dsn(arg, password_file=password_file, password_env=password_env,
                                heartbeat_table=heartbeat_table)
     if configured is None:
-        raise ConfigError(f"{redact(arg)!r} is neither a DSN (mysql://..., postgresql://...) "
+        raise ConfigError(f"{redact(arg)!r} is neither a DSN (mysql://..., postgresql://..., "
+                          "host=... dbname=...) "
                           "nor a target name: pass --config FILE to use target names")
     if arg not in configured:
         raise ConfigError(f"no target named {arg!r}; configured: {', '.join(configured)}")
@@ -147,13 +179,18 @@ def needs_config(names: Sequence[str], dsns: Sequence[str]) -> bool:
 
 def select(names: Sequence[str], dsns: Sequence[str],
            configured: Sequence[Target] | None, *, password_file: Path | None = None,
-           password_env: str | None = None, heartbeat_table: str | None = None) -> Selection:
+           password_env: str | None = None, heartbeat_table: str | None = None,
+           defaults_file: str | None = None) -> Selection:
     """The servers of a command line: the --target names among `configured` (every
     configured target when none is named), then the --node DSNs. Named ones (DSNs and
-    --target names) are the Selection's `named`."""
+    --target names) are the Selection's `named`. With `defaults_file` (--defaults-file)
+    and nothing else, the one MySQL server that file describes."""
     wanted = split_names(names)
+    if defaults_file is not None and not dsns and not wanted and configured is None:
+        dsns = ["mysql://"]
     nodes = [target_from_dsn(d, password_file=password_file, password_env=password_env,
-                             heartbeat_table=heartbeat_table) for d in dsns]
+                             heartbeat_table=heartbeat_table, defaults_file=defaults_file)
+             for d in dsns]
     named = {n.name for n in nodes} | set(wanted)
     if wanted or not nodes:
         if configured is None:

@@ -1,4 +1,4 @@
-"""Durations as operators write them (5, 2.5, "500ms", "10s", "1m"), for the YAML config
+"""Durations as operators write them (5, 2.5, "500ms", "10s", "1m30s", "2d"), for the YAML config
 and the command line alike; kept apart from toolkit.config so the CLI can parse an option
 without loading pydantic.
 
@@ -18,13 +18,20 @@ MAX_TIMEOUT = DAY  # connect/query/lock/scrape timeouts
 MAX_INTERVAL = 31 * DAY  # how often a scheduled job runs
 _MAX_DIGITS = 20  # more digits than any sane duration, fewer than any slow conversion
 _NUMBER = rf"\d{{1,{_MAX_DIGITS}}}(?:\.\d{{1,{_MAX_DIGITS}}})?"
-_DURATION = re.compile(rf"^\s*({_NUMBER})\s*(ms|s|m|h)?\s*$")
-_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
-_SYNTAX = "use seconds (5, 2.5) or 500ms, 10s, 1m"
+_DURATION = re.compile(rf"^\s*({_NUMBER})\s*(ms|s|m|h|d|w|y)?\s*$")
+_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": DAY, "w": 7 * DAY,
+          "y": 365 * DAY, None: 1.0}
+# Prometheus' duration grammar (model.ParseDuration): whole numbers, units from the
+# largest down, each at most once, e.g. 1h30m, 1m30s, 2d12h, 1s500ms.
+_PART = rf"\d{{1,{_MAX_DIGITS}}}"
+_COMPOUND = re.compile(
+    r"^\s*" + "".join(rf"(?:({_PART})({u}))?" for u in ("y", "w", "d", "h", "m", "s", "ms"))
+    + r"\s*$")
+_SYNTAX = "use seconds (5, 2.5) or 500ms, 10s, 1m30s, 1h, 2d (Prometheus' units y w d h m s ms)"
 
 
 def parse_duration(value: Any) -> Any:
-    """Accept 5, 2.5, "500ms", "10s", "1m": always seconds as a finite float."""
+    """Accept 5, 2.5, "500ms", "10s", "1m", "1m30s", "2d": seconds as a finite float."""
     if isinstance(value, bool):
         raise ValueError("expected a duration such as 5, 2.5s or 500ms")
     if isinstance(value, int):
@@ -39,6 +46,11 @@ def parse_duration(value: Any) -> Any:
         m = _DURATION.match(value)
         if m:
             return float(m.group(1)) * _UNITS[m.group(2)]
+        m = _COMPOUND.match(value)
+        if m and any(m.groups()):
+            groups = m.groups()
+            return sum(float(groups[i]) * _UNITS[groups[i + 1]]
+                       for i in range(0, len(groups), 2) if groups[i] is not None)
         if len(value) > 40:
             raise ValueError(f"{value[:20]!r}... ({len(value)} characters) is not a duration: "
                              f"{_SYNTAX}")

@@ -60,6 +60,7 @@ def check_only(source: Target, replicas: Sequence[Target], options: ChecksumOpti
     wanted = select_tables(found, options, names[0], lambda n: "",
                            where=f"in {replicate} on the replicas")
     results = []
+    reporter.plan([(f"{schema}.{table}", 1) for schema, table in wanted])
     for schema, table in wanted:
         differing = tuple((rep, s[(schema, table)][2]) for rep, s in by_replica.items()
                           if (schema, table) in s and s[(schema, table)][2])

@@ -9,6 +9,7 @@ state file stores them (`checks.drift.state`).
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -169,6 +170,9 @@ class TableResult:
 class Reporter(Protocol):
     """Progress and notes while a run goes on; the CLI draws a bar, the daemon logs."""
 
+    def plan(self, tables: Sequence[tuple[str, int]]) -> None:
+        """The tables ahead, in order, with their estimated rows ('table N of M', ETA)."""
+
     def progress(self, table: str, rows: int, total: int) -> None:
         """`rows` of an estimated `total` of `table` are done."""
 
@@ -181,6 +185,9 @@ class LogReporter:
 
     def __init__(self, level: int = logging.INFO) -> None:
         self.level = level
+
+    def plan(self, tables: Sequence[tuple[str, int]]) -> None:
+        pass
 
     def progress(self, table: str, rows: int, total: int) -> None:
         pass

@@ -81,6 +81,7 @@ def run_checksum(source: Target, replicas: Sequence[Target],
 
 def _check_tables(run: Session, tables: list[TableEntry]) -> list[TableResult]:
     results: list[TableResult] = []
+    run.reporter.plan([(f"{schema}.{table}", estimate) for schema, table, estimate, _ in tables])
     for schema, table, estimate, readable in tables:
         name = f"{schema}.{table}"
         previous = run.state.finished(name)

@@ -93,6 +93,7 @@ def check_table(run: Session, schema: str, table: str, estimate: int) -> TableRe
         run.reporter.progress(plan.name, rows, max(plan.rows_estimate, rows))
         run.state.progress(plan.name, rng.upper, rows, chunks, suspects,
                            run.current_sizer.rows)
+    run.reporter.progress(plan.name, rows, rows)  # walked: done, whatever the estimate said
     return finish_table(run, plan, rows, chunks, suspects, started, resumed_from)
 
 

@@ -74,6 +74,16 @@ def one(sandbox: Sandbox, name: str, query: str) -> Any:
         return cur.fetchone()
 
 
+def admin_cnf(sandbox: Sandbox, directory: Path) -> Path:
+    """A MySQL option file ([client] user, password) of the MariaDB admin, mode 0600: for
+    pt-heartbeat and other tools that read credentials from --defaults-file."""
+    path = directory / "admin.cnf"
+    path.write_text(f"[client]\nuser={sandbox.state.mariadb.admin_user}\n"
+                    f"password={sandbox.state.mariadb.admin_password}\n")
+    path.chmod(0o600)
+    return path
+
+
 def caught_up(sandbox: Sandbox) -> None:
     pos = one(sandbox, "mariadb-primary", "SELECT @@gtid_binlog_pos")[0]
     assert one(sandbox, "mariadb-replica", f"SELECT MASTER_GTID_WAIT('{pos}', 30)")[0] == 0

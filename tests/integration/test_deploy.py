@@ -284,18 +284,22 @@ def test_dashboard_is_importable_grafana_json() -> None:
 
 # ----------------------------------------------------------------- systemd
 
-def _unit() -> dict[str, list[str]]:
+UNITS = ("dbgauge.service", "dbgauge-heartbeat.service")
+
+
+def _unit(name: str = "dbgauge.service") -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
-    for line in (DEPLOY / "systemd/dbgauge.service").read_text().splitlines():
+    for line in (DEPLOY / "systemd" / name).read_text().splitlines():
         if "=" in line and not line.startswith(("#", "[")):
             key, _, val = line.partition("=")
             out.setdefault(key.strip(), []).append(val.strip())
     return out
 
 
-def test_systemd_unit_verifies_and_is_hardened(tmp_path: Path) -> None:
-    unit = _unit()
-    for cmd in (*unit["ExecStart"], *unit["ExecStartPre"]):
+@pytest.mark.parametrize("name", UNITS)
+def test_systemd_unit_verifies_and_is_hardened(tmp_path: Path, name: str) -> None:
+    unit = _unit(name)
+    for cmd in (*unit["ExecStart"], *unit.get("ExecStartPre", [])):
         argv = shlex.split(cmd)
         assert argv[0] == "/opt/dbgauge/bin/dbgauge"
         parse_cli(argv[1:])
@@ -304,9 +308,9 @@ def test_systemd_unit_verifies_and_is_hardened(tmp_path: Path) -> None:
                           ("PrivateTmp", "yes"), ("ProtectHome", "yes")):
         assert unit[key] == [expected], key
     # a copy whose binary exists here: systemd-analyze checks ExecStart is executable
-    local = tmp_path / "dbgauge.service"
+    local = tmp_path / name
     dbgauge = Path(sys.executable).parent / "dbgauge"
-    local.write_text((DEPLOY / "systemd/dbgauge.service").read_text()
+    local.write_text((DEPLOY / "systemd" / name).read_text()
                      .replace("/opt/dbgauge/bin/dbgauge", str(dbgauge)))
     proc = subprocess.run(["systemd-analyze", "verify", str(local)], capture_output=True,
                           text=True, timeout=60, check=False)

@@ -427,7 +427,7 @@ def test_progress_bar_only_on_a_terminal(sandbox: Sandbox, live_table: str) -> N
         os.close(master)
     assert proc.returncode == 0, proc.stdout
     bar = output.decode()
-    assert f"\r{live_table}" in bar and "100%" in bar and "] " in bar, bar
+    assert f"\r\x1b[Ktable 1 of 1 {live_table} [" in bar and "100% ETA" in bar, bar
     assert bar.endswith("\r\x1b[K")  # the bar is wiped before the summary is printed
     assert "no drift" in proc.stdout and "\r" not in proc.stdout
 

@@ -185,6 +185,9 @@ class Notes:
     def __init__(self) -> None:
         self.notes: list[str] = []
 
+    def plan(self, tables: object) -> None:
+        pass
+
     def progress(self, table: str, rows: int, total: int) -> None:
         pass
 

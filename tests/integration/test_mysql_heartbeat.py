@@ -14,7 +14,7 @@ import pytest
 
 from tests.helpers import Metrics, parse_metrics, value, wait_for
 from tests.helpers.daemon import Daemon, config_file, scraper, target_config, target_entry
-from tests.helpers.servers import Sandbox, replica_caught_up, run
+from tests.helpers.servers import Sandbox, admin_cnf, replica_caught_up, run
 from toolkit import sandbox as sb
 from toolkit.app import parse_config, registry
 from toolkit.exporter.scrape import TargetRunner
@@ -90,16 +90,8 @@ def test_heartbeat_lag_grows_while_the_sql_thread_is_stopped(sandbox: Sandbox,
     assert "heartbeat writer for mariadb-primary started" in d.log_text()
 
 
-def _cnf(sandbox: Sandbox, tmp_path: Path) -> Path:
-    cnf = tmp_path / "admin.cnf"
-    cnf.write_text(f"[client]\nuser={sandbox.state.mariadb.admin_user}\n"
-                   f"password={sandbox.state.mariadb.admin_password}\n")
-    cnf.chmod(0o600)
-    return cnf
-
-
 def test_reads_a_table_pt_heartbeat_writes(sandbox: Sandbox, tmp_path: Path) -> None:
-    cnf = _cnf(sandbox, tmp_path)
+    cnf = admin_cnf(sandbox, tmp_path)
     writer = subprocess.Popen(
         ["pt-heartbeat", f"--defaults-file={cnf}", "--host=127.0.0.1",
          f"--port={sandbox.state.port('mariadb-primary')}", "--database=dbgauge",
@@ -134,7 +126,8 @@ def test_pt_heartbeat_check_reads_dbgauges_table(sandbox: Sandbox, tmp_path: Pat
         wait_for(lambda: True if writer.writes >= 3 else None)
         replica_caught_up(sandbox)
         out = subprocess.run(
-            ["pt-heartbeat", f"--defaults-file={_cnf(sandbox, tmp_path)}", "--host=127.0.0.1",
+            ["pt-heartbeat", f"--defaults-file={admin_cnf(sandbox, tmp_path)}",
+             "--host=127.0.0.1",
              f"--port={sandbox.state.port('mariadb-replica')}", "--database=dbgauge",
              "--table=heartbeat", "--master-server-id=1", "--utc", "--check"],
             capture_output=True, text=True, timeout=30, check=False)

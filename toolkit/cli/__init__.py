@@ -25,6 +25,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "collect": ("toolkit.cli.serve", "collect"),
     "collectors": ("toolkit.cli.serve", "list_collectors"),
     "config": ("toolkit.cli.serve", "config_group"),
+    "heartbeat": ("toolkit.cli.heartbeat", "heartbeat_group"),
     "pgtap": ("toolkit.cli.pgtap", "pgtap_group"),
     "sandbox": ("toolkit.cli.sandbox", "sandbox_group"),
     "serve": ("toolkit.cli.serve", "serve"),

@@ -32,6 +32,23 @@ CONFIG_OPTION = click.option(
     help=f"YAML config file (default: ${ENV_CONFIG}).",
 )
 
+def _progress_interval(_ctx: click.Context, _param: click.Parameter, value: str) -> float:
+    from toolkit.render.progress import parse_progress
+
+    try:
+        return parse_progress(value)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
+PROGRESS_OPTION = click.option(
+    "--progress", default="time,30", show_default=True, callback=_progress_interval,
+    metavar="time,N", help="Not on a terminal: a status line (N of M, percent, time left) "
+                           "on stderr every N seconds, as pt-table-checksum's --progress. "
+                           "On a terminal a progress bar with the ETA is drawn instead.")
+QUIET_OPTION = click.option("--quiet", "-q", is_flag=True,
+                            help="No progress bar and no status lines.")
+
 # Exit status of an expected failure, by exception type (the first match wins). Usage
 # errors are 2 like click's own; `dbgauge check` turns any failure into UNKNOWN (3).
 ERROR_EXIT: tuple[tuple[type[DbgaugeError], int], ...] = (
@@ -80,7 +97,7 @@ def finish(family: str, status: Status) -> NoReturn:
 
 
 def seconds(value: str) -> float:
-    """A duration option ('0.5', '500ms', '2s', '1m') in seconds."""
+    """A duration option ('0.5', '500ms', '2s', '1m30s', '2d') in seconds."""
     try:
         return float(parse_duration(value))
     except ValueError as exc:
@@ -105,3 +122,9 @@ def read_password(path: Path | None, option: str = "--password-file") -> str | N
         raise ConfigError(f"cannot read {option} {path}: {exc.strerror}") from None
     register_secret(secret)
     return secret
+
+
+def optional_positive_duration(ctx: click.Context, param: click.Parameter,
+                               value: str | None) -> float | None:
+    """click callback: a duration above 0, or None when the option is not given."""
+    return None if value is None else positive_duration(ctx, param, value)

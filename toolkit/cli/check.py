@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, NoReturn
 import click
 
 from toolkit import ENV_CONFIG
-from toolkit.cli.base import finish
+from toolkit.cli.base import finish, positive_duration, seconds
 from toolkit.errors import DbgaugeError
 from toolkit.ranges import Range, parse_range
 from toolkit.result import CheckResult, Finding, Status, plugin_result
@@ -67,8 +67,8 @@ def _plugin_options(f: click.decorators.FC) -> click.decorators.FC:
     f = click.option("-v", "--verbose", "verbosity", count=True,
                      help="-v each node's reading, -vv also the thresholds, -vvv also "
                           "debug logs on stderr.")(f)
-    return click.option("-t", "--timeout", default=10.0, show_default=True,
-                        type=click.FloatRange(min=0, min_open=True), metavar="SECONDS",
+    return click.option("-t", "--timeout", default="10", show_default=True,
+                        callback=positive_duration, metavar="SECONDS",
                         help="UNKNOWN (exit 3) when the check has no result by then, "
                              "also when a server stops answering mid-query.")(f)
 
@@ -138,6 +138,11 @@ def _check_nodes_options(f: click.decorators.FC) -> click.decorators.FC:
         click.option("--password-file", type=click.Path(dir_okay=False, path_type=Path),
                      metavar="FILE", help="File holding the password of --node DSNs that "
                                           "carry none."),
+        click.option("--defaults-file", metavar="FILE", expose_value=False,
+                     callback=lambda ctx, _p, v: ctx.meta.__setitem__("defaults_file", v),
+                     help="MySQL option file for mysql:// --node DSNs, read instead of "
+                          "/etc/my.cnf and ~/.my.cnf ([client] settings; alone: the one "
+                          "server it describes)."),
         click.option("--node", "node_dsns", multiple=True, metavar="[NAME=]DSN",
                      help="A server to check (repeatable), e.g. replica=mysql://u@db2:3306/."),
         click.option("--target", "--targets", "targets", multiple=True, metavar="NAME[,NAME]",
@@ -179,7 +184,8 @@ def _selection(config_path: str | None, targets: tuple[str, ...],
 
         configured = app.load_config(config_path).all_targets()
     return select(targets, node_dsns, configured, password_file=password_file,
-                  password_env=password_env, heartbeat_table=heartbeat_table)
+                  password_env=password_env, heartbeat_table=heartbeat_table,
+                  defaults_file=click.get_current_context().meta.get("defaults_file"))
 
 
 @check_group.command("split-brain", short_help="Errant GTIDs, writable replicas, two primaries.")
@@ -187,8 +193,8 @@ def _selection(config_path: str | None, targets: tuple[str, ...],
 @_plugin_options
 @click.option("--heartbeat-table", default="dbgauge.heartbeat", show_default=True,
               metavar="SCHEMA.TABLE", help="Heartbeat table of --node MySQL-family servers.")
-@click.option("--heartbeat-wait", default=2.0, show_default=True,
-              type=click.FloatRange(min=0), metavar="SECONDS",
+@click.option("--heartbeat-wait", default="2s", show_default=True,
+              callback=lambda _c, _p, v: seconds(v), metavar="DURATION",
               help="Time between the two heartbeat reads (0: skip the heartbeat test).")
 def check_split_brain_cmd(config_path: str | None, targets: tuple[str, ...],
                           node_dsns: tuple[str, ...], password_file: Path | None,

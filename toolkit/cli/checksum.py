@@ -10,8 +10,11 @@ from click.core import ParameterSource
 
 from toolkit.cli.base import (
     CONFIG_OPTION,
+    PROGRESS_OPTION,
+    QUIET_OPTION,
     die,
     finish,
+    optional_positive_duration,
     positive_duration,
     read_password,
     seconds,
@@ -96,10 +99,13 @@ from toolkit.errors import DbgaugeError
 @click.option("--state-file", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
               help="Where progress is kept for --resume (default: ~/.local/state/dbgauge/).")
 @click.option("--run-time",
-              callback=lambda c, p, v: None if v is None else positive_duration(c, p, v),
-              metavar="SECONDS", help="Stop after this long, resumably (--resume continues).")
+              callback=optional_positive_duration,
+              metavar="DURATION",
+              help="Stop after this long (1h, 2h30m), resumably (--resume continues).")
 @click.option("--password-file", type=click.Path(dir_okay=False, path_type=Path),
               metavar="FILE", help="Password for DSNs that carry none.")
+@PROGRESS_OPTION
+@QUIET_OPTION
 def checksum(source_arg: str, replica_args: tuple[str, ...], config_path: str | None,
              tables: tuple[str, ...], exclude: tuple[str, ...], databases: tuple[str, ...],
              ignore_databases: tuple[str, ...], databases_regex: str | None,
@@ -112,7 +118,7 @@ def checksum(source_arg: str, replica_args: tuple[str, ...], config_path: str | 
              retry_delay: float, fmt: str, print_repair: bool, show_values: bool,
              resume: bool,
              state_file: Path | None, run_time: float | None,
-             password_file: Path | None) -> None:
+             password_file: Path | None, progress: float, quiet: bool) -> None:
     """Compare tables on a source and its replicas chunk by chunk, and name the rows that
     differ (missing, extra or changed) by key. Exit status: 0 no drift, 1 drift found,
     2 could not check (the reason is printed).
@@ -133,19 +139,20 @@ def checksum(source_arg: str, replica_args: tuple[str, ...], config_path: str | 
 
     from checks.drift import ChecksumOptions, run_checksum
     from checks.drift.select import split_list
+    from toolkit.dsn import is_dsn
     from toolkit.render.checksum import render_checksum, render_checksum_json
-    from toolkit.render.progress import ProgressBar
+    from toolkit.render.progress import Progress
     from toolkit.targets import resolve, split_names
 
     def stop(_signum: int, _frame: object) -> None:
         raise KeyboardInterrupt
 
-    reporter = ProgressBar()
+    reporter = Progress("table", interval=progress, quiet=quiet)
     signal.signal(signal.SIGTERM, stop)
     try:
         pt = _pt_options(chunk_size, max_threads_running, max_load, recursion_method)
         configured = None
-        if config_path or any("://" not in a for a in (source_arg, *replica_args)):
+        if config_path or not all(is_dsn(a) for a in (source_arg, *replica_args)):
             from toolkit import app
 
             configured = {t.name: t for t in app.load_config(config_path).all_targets()}

@@ -6,15 +6,46 @@ from pathlib import Path
 
 import click
 
-from toolkit.cli.base import die, finish
+from toolkit.cli.base import (
+    PROGRESS_OPTION,
+    QUIET_OPTION,
+    die,
+    finish,
+    optional_positive_duration,
+)
 from toolkit.errors import ConfigError, DbgaugeError
 from toolkit.result import Status
 
-PGTAP_DSN = click.option(
-    "--dsn", envvar="DBGAUGE_PGTAP_DSN", required=True, metavar="DSN",
-    help="postgresql://user@host:port/db (env DBGAUGE_PGTAP_DSN). Keep the password out "
-         "of the command line: PGPASSWORD or ~/.pgpass work too.",
-)
+
+def _pgtap_connection(f: click.decorators.FC) -> click.decorators.FC:
+    """pg_prove's connection flags: --dsn (any libpq form) and -h -p -U -d over it;
+    without any, libpq's PG* environment (PGHOST, PGPORT, PGUSER, PGDATABASE,
+    PGPASSWORD, PGSERVICE...) as for psql."""
+    options = (
+        click.option("--dsn", envvar="DBGAUGE_PGTAP_DSN", metavar="DSN",
+                     help="postgresql://user@host:port/db, host=... dbname=..., or "
+                          "service=NAME (env DBGAUGE_PGTAP_DSN; default: the PG* "
+                          "environment). Keep the password out of the command line: "
+                          "PGPASSWORD, PGPASSFILE or ~/.pgpass."),
+        click.option("-h", "--host", metavar="HOST", help="Server host or socket directory."),
+        click.option("-p", "--port", metavar="PORT", help="Server port."),
+        click.option("-U", "--username", metavar="USER", help="Database user."),
+        click.option("-d", "--dbname", metavar="DBNAME", help="Database."),
+    )
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
+def _dsn(dsn: str | None, host: str | None, port: str | None, username: str | None,
+         dbname: str | None) -> str:
+    from toolkit.dsn import libpq_dsn
+
+    return libpq_dsn(dsn, host=host, port=port, user=username, dbname=dbname)
+
+
+# pg_prove's -h is the host: help is -H/--help, as in pg_prove
+_PG_PROVE_CONTEXT = {"help_option_names": ["-H", "--help"]}
 
 
 @click.group("pgtap", short_help="Run pgTAP suites (JUnit, parallel) and generate schema tests.")
@@ -29,9 +60,10 @@ def pgtap_group() -> None:
     """
 
 
-@pgtap_group.command("run", short_help="Run pgTAP test files (or runtests()) through psql.")
+@pgtap_group.command("run", short_help="Run pgTAP test files (or runtests()) through psql.",
+                     context_settings=_PG_PROVE_CONTEXT)
 @click.argument("paths", nargs=-1, metavar="[PATH]...")
-@PGTAP_DSN
+@_pgtap_connection
 @click.option("-j", "--jobs", "parallel", default=1, show_default=True,
               type=click.IntRange(1, 256), help="Files run at once, each in its own session.")
 @click.option("--ext", multiple=True, metavar="EXT",
@@ -56,16 +88,20 @@ def pgtap_group() -> None:
 @click.option("--install-pgtap", is_flag=True,
               help="If the database lacks the pgtap extension, create it for the run and "
                    "drop it afterwards.")
-@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS",
-              help="Kill a file's psql after this many seconds (the file fails).")
+@click.option("--timeout", callback=optional_positive_duration,
+              metavar="DURATION",
+              help="Kill a file's psql after this long (30, 1m30s; the file fails).")
 @click.option("--psql", "psql_bin", metavar="PATH",
               help="psql binary (default: psql on PATH; on Debian/Ubuntu the newest "
                    "/usr/lib/postgresql/*/bin/psql, which is what pg_wrapper would run).")
-def pgtap_run(paths: tuple[str, ...], dsn: str, parallel: int, ext: tuple[str, ...],
+@PROGRESS_OPTION
+@QUIET_OPTION
+def pgtap_run(paths: tuple[str, ...], dsn: str | None, host: str | None, port: str | None,
+              username: str | None, dbname: str | None, parallel: int, ext: tuple[str, ...],
               runtests: bool, schema: str | None, match: str | None,
               variables: tuple[str, ...], psets: tuple[str, ...], junit_path: Path | None,
               raw_tap: bool, install_pgtap: bool, timeout: float | None,
-              psql_bin: str | None) -> None:
+              psql_bin: str | None, progress: float, quiet: bool) -> None:
     """Run pgTAP tests, one psql session per file (pg_prove's psql flags, so \\i, \\ir,
     \\set, \\pset, ON_ERROR_STOP and ON_ERROR_ROLLBACK behave as under pg_prove).
 
@@ -74,15 +110,26 @@ def pgtap_run(paths: tuple[str, ...], dsn: str, parallel: int, ext: tuple[str, .
     0 all passed, 1 any failure, 2 could not run.
 
     \b
-    Example:
+    Connection: --dsn (a postgresql:// URI, libpq key=value pairs or service=NAME) and
+    pg_prove's -h -p -U -d over it; what neither gives comes from PGHOST, PGPORT,
+    PGUSER, PGDATABASE, PGPASSWORD, PGSERVICE... as for psql. Help is -H/--help.
+
+    \b
+    Examples:
       dbgauge pgtap run sql/tests --dsn postgresql://ci@127.0.0.1:5432/app -j 4 \\
           --set schema=app --junit build/pgtap.xml
+      PGHOST=db PGUSER=ci PGDATABASE=app dbgauge pgtap run t/
+      dbgauge pgtap run -h db -p 5432 -U ci -d app t/
     """
     from toolkit.pgtap import files, runner
     from toolkit.pgtap.psql import find_psql, psql_target
     from toolkit.render import pgtap as report
+    from toolkit.render.progress import Progress
+
+    bar = Progress("file", interval=progress, quiet=quiet, sequential=False)
 
     try:
+        dsn = _dsn(dsn, host, port, username, dbname)
         psql = find_psql(psql_bin)
         psql_target(dsn)  # a bad DSN is a usage error before anything runs
         spec = runner.Runtests(schema, match) if (runtests or schema or match) else None
@@ -99,8 +146,16 @@ def pgtap_run(paths: tuple[str, ...], dsn: str, parallel: int, ext: tuple[str, .
         width = report.name_width([j.name for j in jobs])
         done: dict[int, runner.FileResult] = {}
         next_out = [0]
+        bar.plan([(j.name, 1) for j in jobs])
 
         def on_done(index: int, result: runner.FileResult) -> None:
+            bar.clear()
+            try:
+                _print_done(index, result)
+            finally:
+                bar.progress(result.name, 1, 1)
+
+        def _print_done(index: int, result: runner.FileResult) -> None:
             if not raw_tap:
                 click.echo(report.file_line(result, width))
                 return
@@ -116,7 +171,7 @@ def pgtap_run(paths: tuple[str, ...], dsn: str, parallel: int, ext: tuple[str, .
 
         run = runner.execute(dsn, options, jobs, parallel, install_pgtap=install_pgtap,
                              on_done=on_done,
-                             on_note=lambda text: click.echo(f"dbgauge: {text}", err=True))
+                             on_note=bar.note)
         if junit_path is not None:
             from toolkit.render import junit as junit_xml
 
@@ -125,18 +180,22 @@ def pgtap_run(paths: tuple[str, ...], dsn: str, parallel: int, ext: tuple[str, .
             except OSError as exc:
                 raise ConfigError(f"cannot write --junit {junit_path}: {exc.strerror}") from None
     except DbgaugeError as exc:
+        bar.clear()
         die(exc)
+    bar.clear()
     click.echo(report.summary(run.results, run.wall, parallel, run.facts), err=raw_tap)
     finish("pgtap", Status.OK if run.passed else Status.CRITICAL)
 
 
-@pgtap_group.command("generate", short_help="Write pgTAP tests that pin down a live schema.")
-@PGTAP_DSN
+@pgtap_group.command("generate", short_help="Write pgTAP tests that pin down a live schema.",
+                     context_settings=_PG_PROVE_CONTEXT)
+@_pgtap_connection
 @click.option("--schema", "schemas", multiple=True, metavar="SCHEMA",
               help="Schema to snapshot (repeatable; default: every non-system schema).")
 @click.option("-o", "--output", metavar="FILE", type=click.Path(dir_okay=False, path_type=Path),
               help="Write to FILE instead of stdout.")
-def pgtap_generate(dsn: str, schemas: tuple[str, ...], output: Path | None) -> None:
+def pgtap_generate(dsn: str | None, host: str | None, port: str | None, username: str | None,
+                   dbname: str | None, schemas: tuple[str, ...], output: Path | None) -> None:
     """Snapshot a live schema into a pgTAP file: tables, columns and their types,
     nullability and defaults, primary and foreign keys, indexes, functions, triggers and
     views. It passes on the schema it came from and fails, naming the difference, when
@@ -151,7 +210,7 @@ def pgtap_generate(dsn: str, schemas: tuple[str, ...], output: Path | None) -> N
     from toolkit.pgtap.generate import generate_from_dsn
 
     try:
-        text = generate_from_dsn(dsn, list(schemas))
+        text = generate_from_dsn(_dsn(dsn, host, port, username, dbname), list(schemas))
         if output is not None:
             try:
                 output.write_text(text, encoding="utf-8")

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import click
 
 from toolkit import ENV_CONFIG
-from toolkit.cli.base import CONFIG_OPTION, die, finish
+from toolkit.cli.base import CONFIG_OPTION, die, finish, positive_duration
 from toolkit.errors import DbgaugeError
 from toolkit.result import Status
 
@@ -101,7 +101,8 @@ def _with_my_cnf(load: Callable[[str | None], Config], my_cnf: Path
 @click.argument("target")
 @click.option("--collect", "only", multiple=True, metavar="NAME",
               help="Run only this collector (repeatable).")
-@click.option("--timeout", default=10.0, show_default=True, help="Scrape deadline in seconds.")
+@click.option("--timeout", default="10s", show_default=True, callback=positive_duration,
+              metavar="DURATION", help="Scrape deadline (10, 10s, 1m).")
 def collect(config_path: str | None, target: str, only: tuple[str, ...], timeout: float) -> None:
     """Scrape one TARGET once and print it in Prometheus exposition format.
 

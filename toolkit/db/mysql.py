@@ -69,7 +69,7 @@ class MySQLConnection:
              lock_timeout: float) -> MySQLConnection:
         kwargs: dict[str, Any] = {
             "user": params.user,
-            "password": params.password or "",
+            "password": params.login_password or "",
             "database": params.dbname,
             "connect_timeout": connect_timeout,
             # Bounds every socket read, the handshake included: a server that accepts TCP

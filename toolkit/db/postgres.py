@@ -46,25 +46,24 @@ class PostgresConnection:
     def open(cls, params: ConnParams, connect_timeout: float, query_timeout: float,
              lock_timeout: float, *, pgbouncer: bool = False, client_binding: bool = False,
              application_name: str = "dbgauge") -> PostgresConnection:
-        kwargs: dict[str, Any] = {
-            "host": params.host,
-            "port": params.port,
-            "user": params.user,
-            "dbname": params.dbname or ("pgbouncer" if pgbouncer else "postgres"),
-            # libpq's own bound (whole seconds, at least 2); _connect enforces the real one.
-            "connect_timeout": max(2, math.ceil(connect_timeout)),
-        }
+        kwargs: dict[str, Any] = dict(params.options)
+        # What libpq decides itself (a service's host, port, user, database) is left out.
+        kwargs.update({k: v for k, v in (("host", params.host), ("port", params.port),
+                                         ("user", params.user), ("dbname", params.dbname))
+                       if v})
+        if "dbname" not in kwargs and "service" not in kwargs:
+            kwargs["dbname"] = "pgbouncer" if pgbouncer else "postgres"
+        # libpq's own bound (whole seconds, at least 2); _connect enforces the real one.
+        kwargs["connect_timeout"] = max(2, math.ceil(connect_timeout))
         if params.password is not None:
             kwargs["password"] = params.password
-        for key, value in params.options:
-            kwargs[key] = value
         if not pgbouncer:
-            kwargs["application_name"] = application_name
-            kwargs["options"] = (
+            kwargs.setdefault("application_name", application_name)
+            kwargs["options"] = " ".join(filter(None, (
+                kwargs.get("options"),  # the DSN's own -c settings come first, ours win
                 f"-c statement_timeout={int(query_timeout * 1000)} "
                 f"-c lock_timeout={int(lock_timeout * 1000)} "
-                "-c idle_in_transaction_session_timeout=60000"
-            )
+                "-c idle_in_transaction_session_timeout=60000")))
         try:
             conn = _connect(kwargs, connect_timeout)
         except psycopg.OperationalError as exc:

@@ -41,17 +41,18 @@ def _conninfo_value(value: str) -> str:
 
 
 def psql_target(dsn: str) -> PsqlTarget:
-    """Turn a postgresql:// DSN into psql's conninfo (password kept apart, registered for
-    redaction so it can never show up in a message)."""
+    """Turn a PostgreSQL DSN (URI, key=value, service=) into psql's conninfo (password
+    kept apart, registered for redaction so it can never show up in a message); what
+    libpq decides itself (a service's settings) is left to psql's libpq."""
     params = parse_dsn(dsn)
     if params.family != "postgres":
-        raise ConfigError("pgtap needs a postgresql:// DSN, got a MySQL-family one")
+        raise ConfigError("pgtap needs a PostgreSQL DSN (postgresql://..., host=... or "
+                          "service=NAME), got a MySQL-family one")
     register_secret(params.password)
     dbname = params.dbname or params.user
-    pairs = [("host", params.host), ("port", str(params.port)), ("user", params.user),
-             ("dbname", dbname)]
-    keys = {k for k, _ in pairs}
-    pairs += [(k, v) for k, v in params.options if k not in keys and k != "password"]
+    pairs = [(k, v) for k, v in (("host", params.host), ("port", str(params.port or "")),
+                                 ("user", params.user), ("dbname", dbname)) if v]
+    pairs += list(params.options)
     if "application_name" not in {k for k, _ in pairs}:
         pairs.append(("application_name", "dbgauge-pgtap"))
     conninfo = " ".join(f"{k}={_conninfo_value(v)}" for k, v in pairs)

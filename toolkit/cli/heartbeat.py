@@ -1,0 +1,227 @@
+"""`dbgauge heartbeat`: pt-heartbeat's three jobs as their own processes, without the
+daemon: `update` writes the heartbeat row, `monitor` prints each replica's lag as it
+goes, `check` is one reading with monitoring-plugin output (`check lag` on the table).
+
+The table layout and timestamps are pt-heartbeat's (read as UTC: run pt-heartbeat with
+--utc), so either side may be pt-heartbeat itself.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from toolkit.cli.base import CONFIG_OPTION, die, optional_positive_duration, positive_duration
+from toolkit.errors import ConfigError, DbgaugeError
+
+if TYPE_CHECKING:
+    from toolkit.db import Connection
+    from toolkit.targets import Target
+
+
+def _connection_options(f: click.decorators.FC) -> click.decorators.FC:
+    options = (
+        click.option("--database", "-D", default="dbgauge", show_default=True,
+                     metavar="DB", help="Schema of the heartbeat table (pt-heartbeat's -D)."),
+        click.option("--table", default="heartbeat", show_default=True, metavar="TABLE",
+                     help="Heartbeat table (TABLE in --database, or SCHEMA.TABLE)."),
+        click.option("--password-env", metavar="VAR",
+                     help="Environment variable holding the password of DSNs that carry none."),
+        click.option("--password-file", type=click.Path(dir_okay=False, path_type=Path),
+                     metavar="FILE", help="File holding the password of DSNs that carry none."),
+        CONFIG_OPTION,
+    )
+    for option in options:
+        f = option(f)
+    return f
+
+
+def _table(database: str, table: str) -> str:
+    return table if "." in table else f"{database}.{table}"
+
+
+def _targets(args: tuple[str, ...], config_path: str | None, password_file: Path | None,
+             password_env: str | None, mode: str, table: str, interval: float = 1.0,
+             source_server_id: int | None = None) -> list[Target]:
+    """The command line's servers ([NAME=]DSN or configured names), MySQL family only,
+    each with these heartbeat settings."""
+    from toolkit.dsn import is_dsn
+    from toolkit.heartbeat import split_table
+    from toolkit.targets import Heartbeat, resolve
+
+    split_table(table)
+    configured = None
+    if config_path is not None and any(not is_dsn(a) for a in args):
+        from toolkit import app
+
+        configured = {t.name: t for t in app.load_config(config_path).all_targets()}
+    targets = []
+    for arg in args:
+        target = resolve(arg, configured, password_file=password_file,
+                         password_env=password_env)
+        if target.kind != "mysql":
+            raise ConfigError(f"{target.name} is a {target.kind} server: the heartbeat is "
+                              "pt-heartbeat's, for MySQL and MariaDB")
+        targets.append(replace(target, heartbeat=Heartbeat(mode, interval, table,
+                                                           source_server_id)))
+    return targets
+
+
+@click.group("heartbeat", short_help="pt-heartbeat without the daemon: update, monitor, check.")
+def heartbeat_group() -> None:
+    """Replication lag from a heartbeat row, as pt-heartbeat measures it: `update` keeps
+    the source's row fresh, `monitor` prints each replica's lag, `check` is one reading
+    for a monitoring system. Tables written by pt-heartbeat --utc are read as well as
+    dbgauge's own (the same layout); the daemon does the same with `heartbeat:` settings.
+
+    \b
+    Examples:
+      dbgauge heartbeat update mysql://dbgauge@db1:3306/ --create-table --password-file pw
+      dbgauge heartbeat monitor mysql://dbgauge@db2:3306/ mysql://dbgauge@db3:3306/
+      dbgauge heartbeat check --node mysql://dbgauge@db2:3306/ --warning 5 --critical 30
+    """
+
+
+@heartbeat_group.command("update", short_help="Write the heartbeat row every --interval.")
+@click.argument("node", metavar="[NAME=]DSN|TARGET")
+@_connection_options
+@click.option("--interval", default="1s", show_default=True, callback=positive_duration,
+              metavar="DURATION", help="Time between writes (pt-heartbeat's --interval).")
+@click.option("--create-table", is_flag=True,
+              help="Create the schema and table if missing (pt-heartbeat's layout).")
+@click.option("--log-format", type=click.Choice(["text", "json"]), default="text",
+              show_default=True, help="Log lines on stderr.")
+def heartbeat_update(node: str, database: str, table: str, password_env: str | None,
+                     password_file: Path | None, config_path: str | None, interval: float,
+                     create_table: bool, log_format: str) -> None:
+    """Replace this server's row (keyed by @@server_id) with the current UTC time every
+    --interval, in the foreground until SIGTERM or SIGINT (exit 0): run it under
+    systemd (deploy/systemd/dbgauge-heartbeat.service) as pt-heartbeat --update
+    --daemonize would run. The first write happens before the loop: a wrong DSN,
+    password or missing table (without --create-table) exits 2 at once; later failures
+    are logged, and the writer reconnects.
+
+    \b
+    Example:
+      dbgauge heartbeat update mysql://dbgauge@127.0.0.1:3306/ --password-file /etc/dbgauge/pw \\
+          --create-table --interval 0.5s
+    """
+    from toolkit.heartbeat import HeartbeatWriter
+    from toolkit.logs import setup_logging
+
+    setup_logging(log_format, "info")
+    try:
+        (target,) = _targets((node,), config_path, password_file, password_env, "write",
+                             _table(database, table), interval)
+        writer = HeartbeatWriter(target, create_table=create_table)
+        writer.beat()
+    except DbgaugeError as exc:
+        die(exc)
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_: writer.request_stop())
+    writer.run()
+    sys.exit(0)
+
+
+@heartbeat_group.command("monitor", short_help="Print each replica's lag every --interval.")
+@click.argument("nodes", nargs=-1, required=True, metavar="[NAME=]DSN|TARGET...")
+@_connection_options
+@click.option("--interval", default="1s", show_default=True, callback=positive_duration,
+              metavar="DURATION", help="Time between readings.")
+@click.option("--run-time", callback=optional_positive_duration, metavar="DURATION",
+              help="Stop after this long (default: until interrupted).")
+@click.option("--master-server-id", "source_server_id", type=click.IntRange(0), metavar="ID",
+              help="Measure this server's row (default: the newest row not written by the "
+                   "replica itself, which follows a failover).")
+def heartbeat_monitor(nodes: tuple[str, ...], database: str, table: str,
+                      password_env: str | None, password_file: Path | None,
+                      config_path: str | None, interval: float, run_time: float | None,
+                      source_server_id: int | None) -> None:
+    """Print each replica's lag every --interval, as pt-heartbeat --monitor does: the
+    current lag and its averages over the last 1, 5 and 15 minutes,
+    `NAME: 0.42s [ 0.40s, 0.38s, 0.38s ]`. A replica that cannot be read prints its
+    error on that line and is tried again next time. Ends on SIGINT/SIGTERM or after
+    --run-time (exit 0).
+
+    \b
+    Example:
+      dbgauge heartbeat monitor replica1=mysql://dbgauge@db2:3306/ --password-env PW
+    """
+    from toolkit.heartbeat import frame_averages
+
+    try:
+        targets = _targets(nodes, config_path, password_file, password_env, "read",
+                           _table(database, table), interval, source_server_id)
+    except DbgaugeError as exc:
+        die(exc)
+    stop = [False]
+    signal.signal(signal.SIGTERM, lambda *_: stop.__setitem__(0, True))
+    end = None if run_time is None else time.monotonic() + run_time
+    conns: dict[str, Connection] = {}
+    history: dict[str, list[tuple[float, float]]] = {t.name: [] for t in targets}
+    try:
+        while not stop[0]:
+            started = time.monotonic()
+            for target in targets:
+                try:
+                    lag = _lag(target, conns)
+                except DbgaugeError as exc:
+                    click.echo(f"{target.name}: error: {exc}")
+                    continue
+                samples = history[target.name]
+                samples.append((started, lag))
+                del samples[:-2000]  # 15 min at 0.5 s
+                averages = ", ".join("   -  " if a is None else f"{a:5.2f}s"
+                                     for a in frame_averages(samples, started))
+                click.echo(f"{target.name}: {lag:5.2f}s [ {averages} ]")
+            if end is not None and time.monotonic() >= end:
+                break
+            time.sleep(max(0.0, interval - (time.monotonic() - started)))
+    except KeyboardInterrupt:
+        pass
+    finally:
+        for conn in conns.values():
+            conn.close()
+    sys.exit(0)
+
+
+def _lag(target: Target, conns: dict[str, Connection]) -> float:
+    """One reading of `target`'s heartbeat lag, on a connection kept between readings."""
+    from checks.health.heartbeat import heartbeat_reading
+    from toolkit.db import connect
+
+    conn = conns.get(target.name)
+    if conn is None or conn.closed:
+        conn = conns[target.name] = connect(target)
+    return heartbeat_reading(conn).lag
+
+
+@heartbeat_group.command(
+    "check", short_help="One lag reading with plugin exit codes (check lag on the table).",
+    context_settings={"ignore_unknown_options": True, "allow_extra_args": True,
+                      "help_option_names": []})
+@click.pass_context
+def heartbeat_check(ctx: click.Context) -> None:
+    """`dbgauge check lag` reading the heartbeat table (dbgauge.heartbeat unless
+    --heartbeat-table says otherwise): every option of `dbgauge check lag`
+    (--node, --config/--target, --warning/--critical, --format...) applies; exit codes
+    0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN.
+
+    \b
+    Example:
+      dbgauge heartbeat check --node mysql://dbgauge@db2:3306/ --heartbeat-table \\
+          percona.heartbeat --warning 5 --critical 30
+    """
+    from toolkit.cli.check import check_group
+
+    args = list(ctx.args)
+    if not any(a == "--heartbeat-table" or a.startswith("--heartbeat-table=") for a in args):
+        args = ["--heartbeat-table", "dbgauge.heartbeat", *args]
+    check_group.main(["lag", *args], prog_name="dbgauge heartbeat check",
+                     standalone_mode=True)
