@@ -17,6 +17,7 @@ from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import Any
 
+import pymysql  # type: ignore[import-untyped,unused-ignore]
 import pytest
 
 from checks.drift import ChecksumOptions, Interrupted, run_checksum
@@ -81,25 +82,34 @@ def options(table: str, method: str, **more: Any) -> ChecksumOptions:
 @contextmanager
 def churning(sandbox: Sandbox) -> Iterator[None]:
     """The drifted rows rewritten on the replica (not replicated) every few ms: they differ
-    in every read but never hold still, so they are confirmed only after every re-read."""
-    stop = threading.Event()
+    in every read but never hold still, so they are confirmed only after every re-read.
+    The loop runs inside the server (a compound statement committing each UPDATE), so its
+    pace does not depend on this process getting the CPU or the GIL; it ends when its
+    connection is killed (KILL QUERY would only cut a SLEEP short)."""
+    started = threading.Event()
 
-    def churn() -> None:
-        with closing(admin(sandbox, "mariadb-replica", database=None)) as conn:
-            cur = conn.cursor()
-            cur.execute("SET SESSION sql_log_bin = 0")
-            while not stop.is_set():
-                cur.execute("UPDATE app.drift_slow SET v = LEFT(UUID(), 8) "
-                            "WHERE id % 500 = 250")
-                stop.wait(0.005)
+    def churn(conn: Any) -> None:
+        cur = conn.cursor()
+        cur.execute("SET SESSION sql_log_bin = 0")
+        started.set()
+        try:
+            cur.execute("BEGIN NOT ATOMIC LOOP "
+                        "UPDATE app.drift_slow SET v = LEFT(UUID(), 8) WHERE id % 500 = 250; "
+                        "COMMIT; DO SLEEP(0.002); END LOOP; END")
+        except pymysql.err.OperationalError:  # its connection killed below
+            pass
 
-    thread = threading.Thread(target=churn, daemon=True)
-    thread.start()
-    try:
-        yield
-    finally:
-        stop.set()
-        thread.join(10)
+    with closing(admin(sandbox, "mariadb-replica", database=None)) as conn:
+        thread_id = conn.thread_id()
+        thread = threading.Thread(target=churn, args=(conn,), daemon=True)
+        thread.start()
+        assert started.wait(10)
+        try:
+            yield
+        finally:
+            execute(sandbox, "mariadb-replica", f"KILL CONNECTION {int(thread_id)}")
+            thread.join(10)
+            assert not thread.is_alive()
 
 
 @pytest.mark.parametrize("method", ["direct", "replicated"])
