@@ -34,7 +34,10 @@ def test_restart_shows_as_low_uptime(sandbox: Sandbox) -> None:
     assert "s;3600:;120:" in got.first
     got = check("uptime", *target, "-w", "@100000:", "-c", "@200000:")  # inside: alert
     assert got.code == 0, got.out  # it was up less than 100000 s: outside both ranges
-    got = check("uptime", *cfg(sandbox, "--target", "pg-primary"), "-w", "999999999:")
+    # PostgreSQL too; -c as well: the default critical (300:) fires on a sandbox younger than
+    # 5 minutes, as in CI.
+    got = check("uptime", *cfg(sandbox, "--target", "pg-primary"), "-w", "999999999:",
+                "-c", "1:")
     assert got.code == 1 and "WARNING pg-primary [restarted] up " in got.out, got.out
 
 

@@ -51,6 +51,8 @@ _ACCOUNTS = (
 )
 
 
+_REPLAY_TIMEOUT = 600.0  # a rebuilt replica replays the primary's whole binlog (benchmarks: GBs)
+
 class MariaDB:
     """Builds, starts and inspects the two MariaDB instances of one sandbox."""
 
@@ -284,6 +286,21 @@ class MariaDB:
         self.install(REPLICA)
         self.start_server(REPLICA)
         self.setup(REPLICA)
+        self.wait_replicating()
+        # Once it has replayed the primary's binlog, a new binlog file: tools that read a
+        # replica's binlog (split-brain's errant-event listing) start from the newest files,
+        # as on a replica restored from a backup, not from a file holding the whole history.
+        with contextlib.closing(self.root_conn(PRIMARY)) as conn:
+            pos = str(run_sql(conn, "sandbox_gtid_binlog_pos")[0]["gtid_binlog_pos"] or "")
+        with contextlib.closing(self.root_conn(REPLICA)) as conn:
+            waited = run_sql(conn, "sandbox_master_gtid_wait",
+                             {"pos": pos, "timeout": _REPLAY_TIMEOUT})[0]["waited"]
+            if int(waited) != 0:
+                raise SandboxError(
+                    f"rebuilt mariadb-replica did not reach the primary's GTID {pos} within "
+                    f"{_REPLAY_TIMEOUT:.0f} s; look at {self.layout.log(REPLICA)} "
+                    "(`dbgauge sandbox reset` starts afresh)")
+            run_sql(conn, "sandbox_flush_binary_logs")
 
     def describe(self, name: str) -> str:
         """One-line account of what a running instance is doing."""
