@@ -11,7 +11,6 @@ as mysqld and the client skip it. Files are read with the size cap and checks of
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from pathlib import Path
 
 from toolkit.errors import ConfigError
@@ -30,25 +29,50 @@ def default_files() -> tuple[Path, ...]:
     return tuple(files)
 
 
-def _read(path: Path) -> str:
-    return read_text(path, "option file", MAX_OPTION_FILE_BYTES)
+def read_option_file(path: Path, named_by: CnfDirective | None = None) -> str:
+    """A regular UTF-8 option file of sensible size, or a ConfigError; for an included
+    file, located at the directive that names it."""
+    try:
+        return read_text(path, "option file", MAX_OPTION_FILE_BYTES)
+    except ConfigError as exc:
+        if named_by is None:
+            raise
+        raise ConfigError(f"!{named_by.kind} {path}: {exc.detail}", source=named_by.source,
+                          line=named_by.line) from None
 
 
-def load_option_file(path: str, read: Callable[[Path], str] = _read) -> CnfFile:
-    """One option file with its includes. The main file's errors are `read`'s to raise;
-    an unreadable include becomes a non-fatal problem of the result."""
-    text = read(Path(path))
+def include_files(d: CnfDirective) -> list[Path] | str:
+    """The files an !include/!includedir names (relative to the including file; a
+    directory's *.cnf in order), or why there are none: mysqld skips such a directive."""
+    target = Path(d.path) if os.path.isabs(d.path) else Path(d.source).parent / d.path
+    if d.kind == "includedir":
+        try:
+            return sorted(f for f in target.iterdir() if f.suffix == ".cnf")
+        except OSError as exc:
+            return f"cannot read {target}: {exc.strerror or exc}; mysqld skips it"
+    if not os.path.lexists(target):
+        return f"cannot read {target}: not found; mysqld skips it"
+    return [target]
+
+
+def load_option_file(path: str, skip_unreadable: bool = True) -> CnfFile:
+    """One option file with its includes; the main file's errors are ConfigErrors. A
+    missing include is a non-fatal problem of the result, as mysqld only warns about it;
+    an include that exists but cannot be read (not a regular UTF-8 file, too large) is
+    one too, as the client skips it, unless `skip_unreadable` is off (validating: a
+    ConfigError at its directive)."""
+    text = read_option_file(Path(path))
 
     def resolve(d: CnfDirective) -> list[tuple[str, str]] | str:
-        target = Path(d.path) if os.path.isabs(d.path) else Path(d.source).parent / d.path
+        files = include_files(d)
+        if isinstance(files, str):
+            return files
         try:
-            if d.kind == "includedir":
-                files = sorted(f for f in target.iterdir() if f.suffix == ".cnf")
-                return [(read(f), str(f)) for f in files]
-            return [(read(target), str(target))]
-        except (OSError, ConfigError) as exc:
-            why = exc.strerror if isinstance(exc, OSError) else str(exc)
-            return f"cannot read {target}: {why or exc}; mysqld skips it"
+            return [(read_option_file(f, d), str(f)) for f in files]
+        except ConfigError as exc:
+            if not skip_unreadable:
+                raise
+            return f"{exc.detail}; mysqld skips it"
 
     return flatten_mycnf(text, path, resolve)
 

@@ -7,36 +7,21 @@ rules in `member_rules`, `group_rules` and `router`; `--live` members come from 
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 
 from checks.innodb_cluster.group_rules import check_group, check_kind
 from checks.innodb_cluster.live import live_member
 from checks.innodb_cluster.member_rules import check_member
 from checks.innodb_cluster.model import NAME, READ_REPLICA, Member, member_from_file
-from checks.innodb_cluster.mycnf import CnfDirective, CnfFile, flatten_mycnf, parse_mycnf
+from checks.innodb_cluster.mycnf import CnfFile
 from checks.innodb_cluster.options import LATEST_PATCH
 from checks.innodb_cluster.router import check_router
 from checks.validation import refuse_long_numbers
+from toolkit.clientcnf import load_option_file
 from toolkit.db.version import Version, version_text
 from toolkit.errors import ConfigError
-from toolkit.files import read_text
 from toolkit.result import CheckResult, Finding, config_result
-
-MAX_CNF_BYTES = 1 << 20  # 1 MiB: an option file is a few KiB
-
-
-def _read(path: str, what: str, named_by: CnfDirective | None = None) -> str:
-    """A regular UTF-8 file of sensible size, or one ConfigError saying where it is named."""
-    try:
-        return read_text(path, what, MAX_CNF_BYTES)
-    except ConfigError as exc:
-        if named_by is None:
-            raise
-        raise ConfigError(f"!{named_by.kind} {path}: {exc.detail}", source=named_by.source,
-                          line=named_by.line) from None
 
 
 def load_cnf(path: str) -> CnfFile:
@@ -46,21 +31,7 @@ def load_cnf(path: str) -> CnfFile:
     loop or a number longer than any option takes stop the run (ConfigError, exit 2);
     a missing include becomes a finding, as mysqld only warns about it.
     """
-    text = _read(path, "option file")
-
-    def resolve(d: CnfDirective) -> list[tuple[str, str]] | str:
-        target = Path(d.path) if os.path.isabs(d.path) else Path(d.source).parent / d.path
-        if d.kind == "includedir":
-            try:
-                files = sorted(f for f in target.iterdir() if f.suffix == ".cnf")
-            except OSError as exc:
-                return f"cannot read {target}: {exc.strerror or exc}; mysqld skips it"
-            return [(_read(str(f), "option file", d), str(f)) for f in files]
-        if not os.path.lexists(target):
-            return f"cannot read {target}: not found; mysqld skips it"
-        return [(_read(str(target), "option file", d), str(target))]
-
-    cnf = flatten_mycnf(text, path, resolve, parse_mycnf)
+    cnf = load_option_file(path, skip_unreadable=False)
     stop = next((p for p in cnf.problems if p.unreadable), None)
     if stop is not None:
         raise ConfigError(stop.message, source=stop.source, line=stop.line)
