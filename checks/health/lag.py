@@ -11,10 +11,12 @@ are OK ("not a replica").
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from checks.health.model import Measured, NodeOutcome, Thresholds, judged, not_applicable
 from collectors.mysql_heartbeat import MySQLHeartbeat
-from collectors.mysql_replication import read_channels
-from collectors.postgres_replication import read_local
+from collectors.mysql_replication import ReplicaStatus, read_channels
+from collectors.postgres_replication import LocalReplication, read_local
 from toolkit.db import Connection
 from toolkit.errors import CheckFailed
 from toolkit.result import Finding, Status
@@ -38,7 +40,14 @@ def _mysql(node: Target, conn: Connection, limits: Thresholds) -> NodeOutcome:
         return judged(node, limits, Measured(
             lag, f"lag {lag:.2f} s (heartbeat of server_id {reading.source.server_id})"),
             kind="lag", metric=METRIC)
-    channels = read_channels(conn)
+    return judge_channels(node, read_channels(conn), limits)
+
+
+def judge_channels(node: Target, channels: Sequence[ReplicaStatus], limits: Thresholds | None
+                   ) -> NodeOutcome:
+    """Seconds_Behind_Source of channels already read (`dbgauge status` reads them once)."""
+    chosen = limits or DEFAULTS
+    assert chosen is not None
     if not channels:
         return not_applicable(node, "not a replica (no replication channel)")
     unknown = [c for c in channels if c.seconds_behind is None]
@@ -50,12 +59,19 @@ def _mysql(node: Target, conn: Connection, limits: Thresholds) -> NodeOutcome:
             "thread is stopped or not connected); configure a heartbeat to measure it"),),
             note="lag unknown")
     lag = max(c.seconds_behind or 0.0 for c in channels)
-    return judged(node, limits, Measured(lag, f"lag {lag:.0f} s (Seconds_Behind_Source)"),
+    return judged(node, chosen, Measured(lag, f"lag {lag:.0f} s (Seconds_Behind_Source)"),
                   kind="lag", metric=METRIC)
 
 
 def _postgres(node: Target, conn: Connection, limits: Thresholds) -> NodeOutcome:
-    local = read_local(conn)
+    return judge_standby(node, read_local(conn), limits)
+
+
+def judge_standby(node: Target, local: LocalReplication, limits: Thresholds | None
+                  ) -> NodeOutcome:
+    """Replay lag of a PostgreSQL server's replication state already read."""
+    chosen = limits or DEFAULTS
+    assert chosen is not None
     if not local.in_recovery:
         return not_applicable(node, "not a standby")
     lag = local.lag_seconds
@@ -63,7 +79,7 @@ def _postgres(node: Target, conn: Connection, limits: Thresholds) -> NodeOutcome
         return NodeOutcome(node.name, (Finding(
             Status.UNKNOWN, node.name, "lag-unknown",
             "lag unknown: no WAL receiver position (archive recovery?)"),), note="lag unknown")
-    return judged(node, limits, Measured(lag, f"lag {lag:.2f} s (replay)"), kind="lag",
+    return judged(node, chosen, Measured(lag, f"lag {lag:.2f} s (replay)"), kind="lag",
                   metric=METRIC)
 
 

@@ -8,8 +8,8 @@ MySQL/MariaDB: the longer of the oldest row-lock wait and the oldest metadata-lo
 from __future__ import annotations
 
 from checks.health.model import Measured, NodeOutcome, Thresholds, judged
-from collectors.mysql_lock_waits import MySQLLockWaits
-from collectors.postgres_locks import read_summary
+from collectors.mysql_lock_waits import LockWaitFacts, MySQLLockWaits
+from collectors.postgres_locks import LockSummary, read_summary
 from toolkit.db import Connection
 from toolkit.targets import Target
 
@@ -20,19 +20,26 @@ DEFAULTS: Thresholds | None = Thresholds.above(10.0, 30.0)
 METRIC = "lock_wait_seconds"
 
 
-def evaluate(node: Target, conn: Connection, limits: Thresholds | None) -> NodeOutcome:
+def judge(node: Target, waits: LockWaitFacts | LockSummary, limits: Thresholds | None
+          ) -> NodeOutcome:
+    """The outcome for lock waits already read (`dbgauge status` reads them once for this
+    and for the oldest transaction)."""
     chosen = limits or DEFAULTS
     assert chosen is not None
-    if node.kind == "mysql":
-        my = MySQLLockWaits().read(conn)
-        oldest = max(my.transactions.oldest_wait_seconds, my.metadata.oldest_wait_seconds)
-        waiting = float(my.transactions.waiting) + my.metadata.waiting
-        roots = float(len(my.graph.root_blockers))
+    if isinstance(waits, LockWaitFacts):
+        oldest = max(waits.transactions.oldest_wait_seconds,
+                     waits.metadata.oldest_wait_seconds)
+        waiting = float(waits.transactions.waiting) + waits.metadata.waiting
+        roots = float(len(waits.graph.root_blockers))
     else:
-        pg = read_summary(conn)
-        oldest, waiting = pg.oldest_wait_seconds, pg.waiting_backends
-        roots = pg.root_blockers
+        oldest, waiting = waits.oldest_wait_seconds, waits.waiting_backends
+        roots = waits.root_blockers
     text = f"oldest lock wait {oldest:.0f} s ({waiting:.0f} waiting"
     text += f", {roots:.0f} root blocker(s))" if roots else ")"
     return judged(node, chosen, Measured(oldest, text), kind="lock-wait", metric=METRIC,
                   extra=(("lock_waiters", waiting),))
+
+
+def evaluate(node: Target, conn: Connection, limits: Thresholds | None) -> NodeOutcome:
+    waits = MySQLLockWaits().read(conn) if node.kind == "mysql" else read_summary(conn)
+    return judge(node, waits, limits)

@@ -8,7 +8,7 @@ longest and the number of waiting clients are in the message and the perfdata.
 from __future__ import annotations
 
 from checks.health.model import Measured, NodeOutcome, Thresholds, judged
-from collectors.pgbouncer_pools import PgBouncerPools
+from collectors.pgbouncer_pools import PgBouncerPools, PoolsFacts
 from toolkit.db import Connection
 from toolkit.targets import Target
 
@@ -19,12 +19,13 @@ DEFAULTS: Thresholds | None = Thresholds.above(1.0, 5.0)
 METRIC = "maxwait_seconds"
 
 
-def evaluate(node: Target, conn: Connection, limits: Thresholds | None) -> NodeOutcome:
+def judge(node: Target, facts: PoolsFacts, limits: Thresholds | None) -> NodeOutcome:
+    """The outcome for pools already read (`dbgauge status` also counts their clients)."""
     chosen = limits or DEFAULTS
     assert chosen is not None
     waiting: dict[str, float] = {}
     maxwait: dict[str, float] = {}
-    for pool in PgBouncerPools().read(conn).pools:
+    for pool in facts.pools:
         if "waiting" in pool.clients:
             waiting[pool.name] = pool.clients["waiting"]
         if pool.maxwait_seconds is not None:
@@ -38,3 +39,7 @@ def evaluate(node: Target, conn: Connection, limits: Thresholds | None) -> NodeO
                  f"({waiting.get(worst_pool, 0.0):.0f} waiting)")
     return judged(node, chosen, Measured(longest, text), kind="pool-wait", metric=METRIC,
                   extra=(("clients_waiting", total),))
+
+
+def evaluate(node: Target, conn: Connection, limits: Thresholds | None) -> NodeOutcome:
+    return judge(node, PgBouncerPools().read(conn), limits)

@@ -5,8 +5,8 @@ as `dbgauge check` says."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 from checks.health import lag, locks, pgbouncer_pools
 from checks.health.model import NodeOutcome
@@ -20,7 +20,7 @@ from checks.split_brain.model import Address, MySQLNode, PgNode
 from checks.split_brain.reads import mysql_node, pg_node
 from checks.status.model import NodeState
 from collectors.mysql_lock_waits import MySQLLockWaits
-from collectors.mysql_replication import read_channels, read_flags
+from collectors.mysql_replication import ReplicaStatus, read_channels, read_flags
 from collectors.pgbouncer_databases import PgBouncerDatabases
 from collectors.pgbouncer_pools import PgBouncerPools
 from collectors.postgres_locks import read_summary
@@ -50,15 +50,16 @@ def _perf(outcome: NodeOutcome, metric: str) -> float | None:
     return next((v for k, v in outcome.perfdata if k == label), None)
 
 
-def _lag(node: Target, conn: Connection) -> NodeOutcome:
-    """The lag check's outcome; Seconds_Behind_Source when the heartbeat cannot be read
-    (no table yet, no writer): status shows what it can instead of no node at all."""
-    try:
-        return lag.evaluate(node, conn, None)
-    except DbgaugeError:
-        if node.heartbeat is None:
-            raise
-        return lag.evaluate(replace(node, heartbeat=None), conn, None)
+def _lag(node: Target, conn: Connection, channels: Sequence[ReplicaStatus]) -> NodeOutcome:
+    """The lag check's outcome; from the channels already read (Seconds_Behind_Source)
+    when no heartbeat is read or it cannot be (no table yet, no writer): status shows
+    what it can instead of no node at all."""
+    if node.heartbeat is not None and node.heartbeat.mode == "read":
+        try:
+            return lag.evaluate(node, conn, None)
+        except DbgaugeError:
+            pass
+    return lag.judge_channels(node, channels, None)
 
 
 def _mysql(node: Target, conn: Connection, address: Address) -> tuple[NodeState, Hints]:
@@ -66,9 +67,10 @@ def _mysql(node: Target, conn: Connection, address: Address) -> tuple[NodeState,
     flags, channels = read_flags(conn), read_channels(conn)
     me = mysql_node(node.name, address, conn.server.flavor, state, flags, channels)
     findings = [f for st in channels for f in channel_findings(node.name, st)]
-    lagging = _lag(node, conn) if channels else None
-    waits = locks.evaluate(node, conn, None)
-    trx = MySQLLockWaits().read(conn).transactions
+    lagging = _lag(node, conn, channels) if channels else None
+    lock_waits = MySQLLockWaits().read(conn)
+    waits = locks.judge(node, lock_waits, None)
+    trx = lock_waits.transactions
     hosts: tuple[tuple[int, str, int], ...] = ()
     try:  # needs REPLICATION MASTER ADMIN (MariaDB) / REPLICATION SLAVE: optional
         rows = [{str(k).lower(): v for k, v in r.items()}  # Server_id / Server_Id (8.0.22+)
@@ -98,13 +100,13 @@ def _postgres(node: Target, conn: Connection, address: Address) -> tuple[NodeSta
     facts = PostgresReplication().read(conn)
     subs = facts.subscriptions
     summary = read_summary(conn)
-    waits = locks.evaluate(node, conn, None)
+    waits = locks.judge(node, summary, None)
     findings: list[Finding] = []
     lag_seconds = lag_bytes = None
     if me.in_recovery:
         role = "standby"
         findings += standby_findings(node.name, facts.local)
-        lagging = lag.evaluate(node, conn, None)
+        lagging = lag.judge_standby(node, facts.local, None)
         findings += lagging.findings
         lag_seconds, lag_bytes = _perf(lagging, lag.METRIC), facts.local.receive_replay_bytes
         replication = f"WAL receiver {facts.local.wal_receiver_status}"
@@ -130,8 +132,9 @@ def _postgres(node: Target, conn: Connection, address: Address) -> tuple[NodeSta
 
 
 def _pgbouncer(node: Target, conn: Connection, address: Address) -> tuple[NodeState, Hints]:
-    pools = pgbouncer_pools.evaluate(node, conn, None)
-    waiting = sum(p.clients.get("waiting", 0.0) for p in PgBouncerPools().read(conn).pools)
+    pool_facts = PgBouncerPools().read(conn)
+    pools = pgbouncer_pools.judge(node, pool_facts, None)
+    waiting = sum(p.clients.get("waiting", 0.0) for p in pool_facts.pools)
     pooled: list[Address] = []
     for db in PgBouncerDatabases().read(conn).databases:
         port = number(db.port)
