@@ -13,12 +13,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from checks.health.heartbeat import heartbeat_reading
 from checks.health.model import Measured, NodeOutcome, Thresholds, judged, not_applicable
-from collectors.mysql_heartbeat import MySQLHeartbeat
 from collectors.mysql_replication import ReplicaStatus, read_channels
 from collectors.postgres_replication import LocalReplication, read_local
 from toolkit.db import Connection
-from toolkit.errors import CheckFailed
 from toolkit.result import Finding, Status
 from toolkit.targets import Target
 
@@ -33,9 +32,7 @@ METRIC = "lag_seconds"
 def _mysql(node: Target, conn: Connection, limits: Thresholds) -> NodeOutcome:
     settings = node.heartbeat
     if settings is not None and settings.mode == "read":
-        reading = MySQLHeartbeat().read(conn).reading
-        if reading is None:  # the connection's target is the node: it has the settings
-            raise CheckFailed("no heartbeat settings on the connection")
+        reading = heartbeat_reading(conn)  # the connection's target has the settings
         lag = reading.lag
         return judged(node, limits, Measured(
             lag, f"lag {lag:.2f} s (heartbeat of server_id {reading.source.server_id})"),
