@@ -50,8 +50,10 @@ def test_a_difference_in_a_plainly_hashed_chunk_is_named(
     targets = {t.name: t for t in load_config(sandbox.config).all_targets()}
     result = run_checksum(targets["mariadb-primary"], [targets["mariadb-replica"]],
                           ChecksumOptions(tables=("app.drift_late",), method="direct",
-                                          whole_table_time=0, chunk_time=0.002,
-                                          initial_chunk_rows=200, retry_delay=0.05,
+                                          # fixed 1000-row chunks: 30 of them,
+                                          # whatever the machine's speed
+                                          whole_table_time=0, chunk_size=1000,
+                                          retry_delay=0.05,
                                           keep_state=False))
     table: dict[str, Any] = result.evidence["tables"][0]
     assert {(d["kind"], d["key"]["id"]) for d in table["differences"]} == late_drift
