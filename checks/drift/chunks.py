@@ -91,15 +91,51 @@ def split_range(rng: KeyRange, points: Sequence[Bound]) -> list[KeyRange]:
 
 
 Span = tuple[int, int]  # an integer key's lowest and highest key (inclusive)
-BUCKETS = 256  # a direct chunk over an integer key is hashed in this many key buckets
+BUCKETS = 256  # a direct chunk over an integer key is hashed in at most this many key buckets
+# ... of at least this many keys each: on MySQL every bucket is a range read of its own,
+# whose fixed cost (~10-40 us) must stay small against its rows (~1.5 ms for 4096 here).
+_BUCKET_KEYS = 4096
+
+
+def _covered(rng: KeyRange, span: Span) -> tuple[int, int]:
+    """The lowest and highest key `rng` covers: its bounds, or the table's lowest and
+    highest keys (`span`) where it is open."""
+    low = span[0] if rng.lower is None else int(rng.lower[0]) + 1
+    high = span[1] if rng.upper is None else int(rng.upper[0])
+    return low, high
 
 
 def bucket_width(rng: KeyRange, span: Span) -> int:
-    """Key width of one bucket of `rng` (an integer key), from the keys it covers (`span`,
-    inclusive: the table's lowest and highest keys where the range is open)."""
-    low = span[0] if rng.lower is None else int(rng.lower[0]) + 1
-    high = span[1] if rng.upper is None else int(rng.upper[0])
-    return max(1, -(-(high - low + 1) // BUCKETS))
+    """Key width of one bucket of `rng` (an integer key), from the keys it covers."""
+    low, high = _covered(rng, span)
+    keys = max(1, high - low + 1)
+    return max(1, -(-keys // min(BUCKETS, max(1, keys // _BUCKET_KEYS))))
+
+
+def _trunc_div(key: int, width: int) -> int:
+    """key DIV width as MySQL and PostgreSQL compute it: truncated towards zero."""
+    return abs(key) // width if key >= 0 else -(abs(key) // width)
+
+
+def bucket_pieces(rng: KeyRange, width: int, span: Span) -> list[tuple[int | None, KeyRange]]:
+    """`rng` cut along its buckets, for a side that reads each bucket as a range of its own
+    (the MySQL family, where that costs about what one plain hash does and a GROUP BY a
+    fifth more): (bucket, keys) for every bucket the covered keys touch, and (None, keys)
+    for an open end beyond them, whose rows (if any: rows on one side only) are grouped by
+    `key DIV width` as they come. The bucket hashes are those a GROUP BY gives, empty
+    buckets aside."""
+    low, high = _covered(rng, span)
+    if high < low:
+        return [(None, rng)]
+    first, last = _trunc_div(low, width), _trunc_div(high, width)
+    whole = KeyRange(None, None)
+    pieces: list[tuple[int | None, KeyRange]] = []
+    if rng.lower is None:
+        pieces.append((None, KeyRange(None, bucket_range(first, width, whole).lower)))
+    pieces += [(b, bucket_range(b, width, rng)) for b in range(first, last + 1)]
+    if rng.upper is None:
+        pieces.append((None, KeyRange(bucket_range(last, width, whole).upper, None)))
+    return pieces
 
 
 def bucket_range(bucket: int, width: int, rng: KeyRange) -> KeyRange:

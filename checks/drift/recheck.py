@@ -73,8 +73,10 @@ BucketHashes = dict[int, tuple[int, str]]  # key bucket: (cnt, crc)
 
 
 def bucket_hashes(rows: list[Row]) -> BucketHashes:
-    """A bucketed chunk's rows (`TableQueries.chunk_buckets`) by bucket."""
-    return {int(r["dbgauge_bucket"]): (int(r["cnt"]), _text(r["crc"])) for r in rows}
+    """A bucketed chunk's rows (`TableQueries.chunk_buckets`) by bucket; empty buckets
+    (which a range read per bucket reports and a GROUP BY does not) are left out."""
+    return {int(r["dbgauge_bucket"]): (int(r["cnt"]), _text(r["crc"])) for r in rows
+            if int(r["cnt"])}
 
 
 def differing_buckets(run: Session, plan: TablePlan, replica: Side, rng: KeyRange,
@@ -85,8 +87,8 @@ def differing_buckets(run: Session, plan: TablePlan, replica: Side, rng: KeyRang
     src_q = plan.source[plan.replicas[replica.name].portable]
     rep_q = plan.replicas[replica.name]
     width = bucket_width(rng, span)
-    a, b = run.parallel([lambda: run.source.run(src_q.chunk_buckets(rng, width)),
-                         lambda: replica.run(rep_q.chunk_buckets(rng, width))])
+    a, b = run.parallel([lambda: run.source.run(src_q.chunk_buckets(rng, width, span)),
+                         lambda: replica.run(rep_q.chunk_buckets(rng, width, span))])
     return differing_ranges(bucket_hashes(a), bucket_hashes(b), width, rng)
 
 

@@ -14,7 +14,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from checks.drift.chunks import Bound, KeyRange, keys_predicate, range_predicate
+from checks.drift.chunks import (
+    Bound,
+    KeyRange,
+    Span,
+    bucket_pieces,
+    keys_predicate,
+    range_predicate,
+)
 from checks.drift.normalize import (
     MYSQL_FAMILY,
     Column,
@@ -41,6 +48,12 @@ def compose(flavor: str, version: Version, name: str, parts: Mapping[str, str]) 
     if left:
         raise DbgaugeError(f"SQL template {name} has an unfilled placeholder {left.group(0)}")
     return text
+
+
+def _statement_body(sql: str) -> str:
+    """A template's statement without its comment lines, to join with others."""
+    return " ".join(line for line in sql.splitlines()
+                    if line.strip() and not line.lstrip().startswith("--"))
 
 
 @dataclass(frozen=True)
@@ -93,11 +106,27 @@ class TableQueries:
         where, params = range_predicate(self._quoted_keys(), rng)
         return self._with_where("checksum_chunk", where, params)
 
-    def chunk_buckets(self, rng: KeyRange, width: int) -> Statement:
+    def chunk_buckets(self, rng: KeyRange, width: int, span: Span) -> Statement:
         """bucket, cnt, crc per `key DIV width` of the rows in `rng` (one integer key): a
-        differing chunk names its differing buckets without being read again."""
-        where, params = range_predicate(self._quoted_keys(), rng)
-        return self._with_where("checksum_chunk_buckets", where, params, before=(width,))
+        differing chunk names its differing buckets without being read again. The MySQL
+        family reads each bucket as its own range (`bucket_pieces`, joined by UNION ALL);
+        PostgreSQL groups, which costs it little."""
+        if not self.mysql:
+            where, params = range_predicate(self._quoted_keys(), rng)
+            return self._with_where("checksum_chunk_buckets", where, params, before=(width,))
+        parts: list[str] = []
+        values: list[Any] = []
+        for bucket, piece in bucket_pieces(rng, width, span):
+            where, params = range_predicate(self._quoted_keys(), piece)
+            if bucket is None:  # an open end: rows on one side only, grouped as they come
+                sql, bound = self._with_where("checksum_chunk_buckets", where, params,
+                                              before=(width,))
+            else:
+                sql, bound = self._with_where("checksum_chunk_bucket", where, params,
+                                              before=(bucket,))
+            parts.append(_statement_body(sql))
+            values += bound
+        return " UNION ALL ".join(parts), tuple(values)
 
     def rows(self, rng: KeyRange) -> Statement:
         """Key columns and the row hash `h` of every row in `rng`, in key order."""

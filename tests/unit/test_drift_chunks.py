@@ -17,6 +17,7 @@ from checks.drift.chunks import (
     ChunkSizer,
     IntRangePlanner,
     KeyRange,
+    bucket_pieces,
     bucket_range,
     bucket_width,
     canonical_key,
@@ -226,9 +227,48 @@ def test_bucket_range_keeps_an_open_end_open_only_where_the_range_is() -> None:
 
 
 def test_bucket_width_spreads_a_chunk_over_the_buckets() -> None:
-    assert bucket_width(KeyRange((0,), (BUCKETS * 100,)), (1, 10**6)) == 100
-    assert bucket_width(KeyRange(None, (BUCKETS * 10,)), (1, 10**6)) == 10  # from the low key
-    assert bucket_width(KeyRange((10**6 - 1,), None), (1, 10**6)) == 1  # a one-key tail
+    big = BUCKETS * 10_000
+    assert bucket_width(KeyRange((0,), (big,)), (1, 10**7)) == 10_000
+    assert bucket_width(KeyRange(None, (big,)), (1, 10**7)) == 10_000  # from the low key
+    assert bucket_width(KeyRange((10**7 - 1,), None), (1, 10**7)) == 1  # a one-key tail
+    # A small chunk gets fewer buckets, each of at least 4096 keys: on MySQL every bucket
+    # is a range read of its own.
+    assert bucket_width(KeyRange((0,), (64_000,)), (1, 10**7)) == 4_267  # 15 buckets
+    assert bucket_width(KeyRange((0,), (1_000,)), (1, 10**7)) == 1_000  # one
+
+
+@pytest.mark.parametrize("rng,span,width", [
+    (KeyRange((-3000,), (5000,)), (1, 10), 7),
+    (KeyRange((-3000,), (5000,)), (1, 10), 1954),
+    (KeyRange(None, (5000,)), (-2000, 9000), 64),  # open below: rows below -2000 too
+    (KeyRange((100,), None), (-2000, 9000), 1000),  # open above
+    (KeyRange(None, None), (-2000, 9000), 1),
+    (KeyRange(None, None), (5, 5), 1),  # one key
+    (KeyRange((9000,), None), (-2000, 9000), 1),  # the tail above the last key
+    (KeyRange((20,), (10,)), (1, 100), 3),  # nothing inside
+])
+def test_bucket_pieces_read_the_buckets_a_group_by_reads(
+        rng: KeyRange, span: tuple[int, int], width: int) -> None:
+    """Every key of the range lies in exactly one piece, under the bucket a GROUP BY on
+    `key DIV width` gives it, whatever lies beyond the table's lowest and highest keys."""
+    pieces = bucket_pieces(rng, width, span)
+    lo = -12000 if rng.lower is None else int(rng.lower[0]) + 1
+    hi = 12000 if rng.upper is None else int(rng.upper[0])
+
+    def inside(piece: KeyRange, key: int) -> bool:
+        return (piece.lower is None or key > piece.lower[0]) and \
+            (piece.upper is None or key <= piece.upper[0])
+
+    for key in range(lo, hi + 1):
+        holding = [(b, p) for b, p in pieces if inside(p, key)]
+        assert len(holding) == 1, key
+        bucket, _ = holding[0]
+        assert bucket in (None, _trunc_div(key, width)), key
+        if span[0] <= key <= span[1]:
+            assert bucket is not None  # only beyond the table's keys are rows grouped
+    # With the walk's own width, one statement holds at most BUCKETS + 1 buckets.
+    own = bucket_pieces(rng, bucket_width(rng, span), span)
+    assert len([b for b, _ in own if b is not None]) <= BUCKETS + 1
 
 
 def test_plain_hashing_pays_only_once_a_re_read_is_small_against_the_walk() -> None:
