@@ -92,8 +92,8 @@ def split_range(rng: KeyRange, points: Sequence[Bound]) -> list[KeyRange]:
 
 Span = tuple[int, int]  # an integer key's lowest and highest key (inclusive)
 BUCKETS = 256  # a direct chunk over an integer key is hashed in at most this many key buckets
-# ... of at least this many keys each: on MySQL every bucket is a range read of its own,
-# whose fixed cost (~10-40 us) must stay small against its rows (~1.5 ms for 4096 here).
+# ... of at least this many keys each: every bucket is a range read of its own, whose fixed
+# cost (~10-40 us on MariaDB) must stay small against its rows (~1.5 ms for 4096 here).
 _BUCKET_KEYS = 4096
 
 
@@ -118,12 +118,11 @@ def _trunc_div(key: int, width: int) -> int:
 
 
 def bucket_pieces(rng: KeyRange, width: int, span: Span) -> list[tuple[int | None, KeyRange]]:
-    """`rng` cut along its buckets, for a side that reads each bucket as a range of its own
-    (the MySQL family, where that costs about what one plain hash does and a GROUP BY a
-    fifth more): (bucket, keys) for every bucket the covered keys touch, and (None, keys)
-    for an open end beyond them, whose rows (if any: rows on one side only) are grouped by
-    `key DIV width` as they come. The bucket hashes are those a GROUP BY gives, empty
-    buckets aside."""
+    """`rng` cut along its buckets, each read as a range of its own (`TableQueries.
+    chunk_buckets`: cheaper than a GROUP BY on both engines): (bucket, keys) for every bucket
+    the covered keys touch, and (None, keys) for an open end beyond them, whose rows (if
+    any: rows on one side only) are grouped by `key DIV width` as they come. The bucket
+    hashes are those a GROUP BY gives, empty buckets aside."""
     low, high = _covered(rng, span)
     if high < low:
         return [(None, rng)]

@@ -44,12 +44,6 @@ class TablePlan:
     # order: CHECKSUM TABLE values are comparable.
     whole_table_ok: bool = False
 
-    @property
-    def grouped_buckets(self) -> bool:
-        """Whether a side hashes key buckets with a GROUP BY (PostgreSQL), which costs more
-        than one plain hash; MySQL-family sides read each bucket as a range, for about the
-        same (`TableQueries.chunk_buckets`)."""
-        return not all(q.mysql for q in (*self.source.values(), *self.replicas.values()))
 
 
 def columns(side: Side, schema: str, table: str) -> list[Column]:

@@ -95,7 +95,7 @@ def finish_table(run: Session, plan: TablePlan, rows: int, chunks: int, suspects
         last: tuple[list[Row], list[Row]] | None = None
         candidates: Candidates = []
         if (name, rng) not in run.pieces and plan.int_key and plan.ranges_safe:
-            # A replicated, resumed or plainly hashed suspect over an integer key: one read
+            # A replicated or resumed suspect over an integer key: one read
             # of its bucket hashes on both sides at once names the buckets to look into.
             span = span or key_span(run, plan)
             run.pieces[(name, rng)] = differing_buckets(run, plan, by_replica[name], rng, span)

@@ -39,13 +39,6 @@ from checks.drift.whole_table import whole_table
 from toolkit.db.values import text as _text
 
 _REPLICATED_MIN_CHUNKS = 16  # replicated method: a table is cut into at least this many
-# Direct method over an integer key: where a side hashes a chunk by key bucket with a GROUP BY
-# (PostgreSQL: about 6 % more than one plain hash), which saves re-reading the chunk if it
-# differs, the chunk is hashed plainly once re-reading it would cost at most this share of
-# the walk so far, until a chunk of the table differs: then buckets again, drift comes in
-# clusters. MySQL-family sides read their buckets as ranges, at the cost of a plain hash.
-_PLAIN_REGRET = 0.25
-
 Observe = Callable[[int, float], None]  # (source rows, seconds) of a chunk: sizes the next
 
 
@@ -75,8 +68,6 @@ def check_table(run: Session, schema: str, table: str, estimate: int) -> TableRe
     if replicated and not saved:
         run.replicate.run(run.source, "checksum_clear_table", (plan.schema, plan.table))
     walked = bool(saved and saved.get("walked"))
-    walk_started = time.monotonic()
-    last_seconds = 0.0
     for rng, observe, span in ([] if walked else key_ranges(
             run, plan, resume_after, saved.get("chunk_rows") if saved else None)):
         run.throttle()
@@ -84,11 +75,8 @@ def check_table(run: Session, schema: str, table: str, estimate: int) -> TableRe
         if replicated:
             cnt, seconds = replicate_chunk(run, plan, rng, chunks)
         else:
-            plain = span is not None and not suspects and plan.grouped_buckets and plain_pays(
-                time.monotonic() - walk_started, _next_chunk_seconds(run, last_seconds))
-            cnt, seconds, differing = direct_chunk(run, plan, rng, None if plain else span)
+            cnt, seconds, differing = direct_chunk(run, plan, rng, span)
             suspects += [(name, rng) for name in differing]
-            last_seconds = seconds
         observe(cnt, seconds)
         rows += cnt
         run.reporter.progress(plan.name, rows, max(plan.rows_estimate, rows))
@@ -96,19 +84,6 @@ def check_table(run: Session, schema: str, table: str, estimate: int) -> TableRe
                            run.current_sizer.rows)
     run.reporter.progress(plan.name, rows, rows)  # walked: done, whatever the estimate said
     return finish_table(run, plan, rows, chunks, suspects, started, resumed_from)
-
-
-def plain_pays(walked_seconds: float, chunk_seconds: float) -> bool:
-    """Whether to hash the next chunk plainly rather than by key bucket: re-reading it, should
-    it differ, would cost at most _PLAIN_REGRET of the walk so far (the buckets' overhead
-    on every chunk is about as much), so short walks, where one re-read weighs, keep buckets."""
-    return chunk_seconds <= _PLAIN_REGRET * walked_seconds
-
-
-def _next_chunk_seconds(run: Session, last_seconds: float) -> float:
-    """What the next chunk should take: --chunk-time, or the last one with --chunk-size."""
-    return last_seconds if run.options.chunk_size else max(run.options.chunk_time,
-                                                          last_seconds)
 
 
 def key_ranges(run: Session, plan: TablePlan, resume_after: Bound | None,
@@ -165,7 +140,7 @@ def direct_chunk(run: Session, plan: TablePlan, rng: KeyRange, span: Span | None
     """Hash `rng` on every side at once: (source rows, source seconds, differing replicas).
     Over an integer key (`span` given) each side hashes up to BUCKETS key buckets, and the
     differing ones are kept in `run.pieces`: finding the rows then reads those buckets,
-    not the chunk again (a plain chunk that differs has its buckets read by the verdict)."""
+    not the chunk again."""
     width = bucket_width(rng, span) if span is not None else None
 
     def timed(side: Side, q: TableQueries) -> Callable[[], tuple[BucketHashes, float]]:

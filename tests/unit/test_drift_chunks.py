@@ -31,7 +31,6 @@ from checks.drift.chunks import (
     sort_items,
     split_range,
 )
-from checks.drift.walk import plain_pays
 
 
 def test_range_predicate_single_column() -> None:
@@ -271,8 +270,3 @@ def test_bucket_pieces_read_the_buckets_a_group_by_reads(
     assert len([b for b, _ in own if b is not None]) <= BUCKETS + 1
 
 
-def test_plain_hashing_pays_only_once_a_re_read_is_small_against_the_walk() -> None:
-    assert not plain_pays(0.0, 0.5)  # the first chunks: one re-read would weigh
-    assert not plain_pays(1.9, 0.5)
-    assert plain_pays(2.0, 0.5)  # a re-read costs at most a quarter of the walk so far
-    assert plain_pays(60.0, 0.5)

@@ -111,6 +111,19 @@ def test_table_queries_bind_values_and_quote_names() -> None:
     assert "FORCE INDEX" not in sql and 'FROM "app"."t"' in sql and params == (50,)
 
 
+@pytest.mark.parametrize("flavor", ["mariadb", "postgres"])
+def test_chunk_buckets_read_each_bucket_as_a_range_joined_by_union_all(flavor: str) -> None:
+    """One statement: a range read per bucket (bucket id, then its bounds), and the open ends
+    grouped by `key DIV width` (width, then the bound); every value bound, no comment left."""
+    sql, params = _queries(flavor).chunk_buckets(KeyRange(None, (25000,)), 10000, (1, 30000))
+    parts = sql.split(" UNION ALL ")
+    assert len(parts) == 4 and "--" not in sql and "\n" not in sql
+    assert "GROUP BY" in parts[0] and "GROUP BY" not in " ".join(parts[1:])
+    assert sql.count("%s") == len(params)
+    # below bucket 0 (keys <= -10000), then buckets 0, 1 and 2 (up to the range's 25000)
+    assert params == (10000, -10000, 0, -10000, 9999, 1, 9999, 19999, 2, 19999, 25000)
+
+
 def test_names_outside_the_safe_set_are_refused() -> None:
     with pytest.raises(DbgaugeError, match="not allowed"):
         TableQueries("mysql", (8, 0), "app", "t; DROP", (col("id", "int"),), ("id",), None,
