@@ -92,9 +92,10 @@ def split_range(rng: KeyRange, points: Sequence[Bound]) -> list[KeyRange]:
 
 Span = tuple[int, int]  # an integer key's lowest and highest key (inclusive)
 BUCKETS = 256  # a direct chunk over an integer key is hashed in at most this many key buckets
-# ... of at least this many keys each: every bucket is a range read of its own, whose fixed
-# cost (~10-40 us on MariaDB) must stay small against its rows (~1.5 ms for 4096 here).
-_BUCKET_KEYS = 4096
+# ... of at least this many keys each: every bucket is a range read of its own, and on a
+# table read from disk (InnoDB with O_DIRECT) a read that small loses the sequential
+# read-ahead: 4096-key buckets made a 10M-row walk 35 % slower there, 16384 15 %, 32768 none.
+_BUCKET_KEYS = 32768
 
 
 def _covered(rng: KeyRange, span: Span) -> tuple[int, int]:

@@ -20,22 +20,23 @@ from toolkit.app import load_config
 
 pytestmark = pytest.mark.integration
 
-ROWS = 30000
-# Fixed 1000-row chunks: 30 of them, whatever the machine's speed.
-OPTIONS = {"method": "direct", "whole_table_time": 0, "chunk_size": 1000, "retry_delay": 0.05,
+ROWS = 300_000
+# Fixed 100,000-row chunks of 3 buckets each (at least 32768 keys a bucket), whatever the
+# machine's speed.
+OPTIONS = {"method": "direct", "whole_table_time": 0, "chunk_size": 100_000, "retry_delay": 0.05,
            "keep_state": False}
 # Changed and missing rows at both ends and inside; rows on the replica only far below the
 # source's lowest key and beyond its highest (the walk's open first and last chunks).
-DRIFT = ["UPDATE drift_late SET v = 'changed' WHERE id IN (2, 24000, 29990)",
-         "DELETE FROM drift_late WHERE id = 27001",
-         "INSERT INTO drift_late VALUES (-100000, 'x'), (0, 'x'), (30001, 'x'), (99999, 'x')"]
-EXPECTED = {("changed", 2), ("changed", 24000), ("changed", 29990), ("missing", 27001),
-            ("extra", -100000), ("extra", 0), ("extra", 30001), ("extra", 99999)}
+DRIFT = ["UPDATE drift_late SET v = 'changed' WHERE id IN (2, 140000, 299990)",
+         "DELETE FROM drift_late WHERE id = 270001",
+         "INSERT INTO drift_late VALUES (-1000000, 'x'), (0, 'x'), (300001, 'x'), (999999, 'x')"]
+EXPECTED = {("changed", 2), ("changed", 140000), ("changed", 299990), ("missing", 270001),
+            ("extra", -1000000), ("extra", 0), ("extra", 300001), ("extra", 999999)}
 
 
 def named(result: Any) -> set[tuple[str, int]]:
     table: dict[str, Any] = result.evidence["tables"][0]
-    assert table["rows"] == ROWS and table["chunks"] > 10, table
+    assert table["rows"] == ROWS and table["chunks"] >= 3, table
     return {(d["kind"], d["key"]["id"]) for d in table["differences"]}
 
 
@@ -43,7 +44,7 @@ def named(result: Any) -> set[tuple[str, int]]:
 def mariadb_drift(sandbox: Sandbox) -> Iterator[None]:
     execute(sandbox, "mariadb-primary", "DROP TABLE IF EXISTS app.drift_late",
             "CREATE TABLE app.drift_late (id INT PRIMARY KEY, v VARCHAR(40) NOT NULL)",
-            "INSERT INTO app.drift_late SELECT seq, CONCAT('v-', seq) FROM app.seq_1_to_30000")
+            "INSERT INTO app.drift_late SELECT seq, CONCAT('v-', seq) FROM app.seq_1_to_300000")
     caught_up(sandbox)
     execute(sandbox, "mariadb-replica", "USE app", *DRIFT, log_bin=False)
     try:

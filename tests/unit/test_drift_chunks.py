@@ -226,14 +226,14 @@ def test_bucket_range_keeps_an_open_end_open_only_where_the_range_is() -> None:
 
 
 def test_bucket_width_spreads_a_chunk_over_the_buckets() -> None:
-    big = BUCKETS * 10_000
-    assert bucket_width(KeyRange((0,), (big,)), (1, 10**7)) == 10_000
-    assert bucket_width(KeyRange(None, (big,)), (1, 10**7)) == 10_000  # from the low key
-    assert bucket_width(KeyRange((10**7 - 1,), None), (1, 10**7)) == 1  # a one-key tail
-    # A small chunk gets fewer buckets, each of at least 4096 keys: on MySQL every bucket
-    # is a range read of its own.
-    assert bucket_width(KeyRange((0,), (64_000,)), (1, 10**7)) == 4_267  # 15 buckets
-    assert bucket_width(KeyRange((0,), (1_000,)), (1, 10**7)) == 1_000  # one
+    big = BUCKETS * 40_000
+    assert bucket_width(KeyRange((0,), (big,)), (1, 10**8)) == 40_000
+    assert bucket_width(KeyRange(None, (big,)), (1, 10**8)) == 40_000  # from the low key
+    assert bucket_width(KeyRange((10**8 - 1,), None), (1, 10**8)) == 1  # a one-key tail
+    # A smaller chunk gets fewer buckets, each of at least 32768 keys: every bucket is a
+    # range read of its own, which must stay long enough for the read-ahead.
+    assert bucket_width(KeyRange((0,), (1_000_000,)), (1, 10**8)) == 33_334  # 30 buckets
+    assert bucket_width(KeyRange((0,), (64_000,)), (1, 10**8)) == 64_000  # one
 
 
 @pytest.mark.parametrize("rng,span,width", [
