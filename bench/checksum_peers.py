@@ -68,6 +68,17 @@ def pg(state: sb.SandboxState, name: str) -> psycopg.Connection[Any]:
                            password=state.postgres.admin_password, autocommit=True)
 
 
+def drop_postgres_copies(state: sb.SandboxState) -> None:
+    """The table's copies on pg-primary, then pg-subscriber once unsubscribed (it is no
+    longer published): PostgreSQL refuses to drop a table whose synchronisation is not
+    finished."""
+    with pg(state, "pg-primary") as conn:
+        conn.execute(f"DROP SCHEMA IF EXISTS {DB} CASCADE")
+    with pg(state, "pg-subscriber") as conn:
+        conn.execute("ALTER SUBSCRIPTION drift_sub REFRESH PUBLICATION")
+        conn.execute(f"DROP SCHEMA IF EXISTS {DB} CASCADE")
+
+
 def copy_to_postgres(state: sb.SandboxState, rows: int) -> None:
     """The MariaDB table's rows into pg-primary (and an empty copy of the table on
     pg-subscriber), one COPY per batch: pg-primary's publication is FOR ALL TABLES, and one
@@ -75,9 +86,9 @@ def copy_to_postgres(state: sb.SandboxState, rows: int) -> None:
     max_slot_wal_keep_size (1GB) and lose it."""
     ddl = (f"CREATE TABLE {DB}.{TABLE} (id integer PRIMARY KEY, k integer NOT NULL DEFAULT 0, "
            "c char(120) NOT NULL DEFAULT '', pad char(60) NOT NULL DEFAULT '')")
+    drop_postgres_copies(state)
     for name in ("pg-primary", "pg-subscriber"):
         with pg(state, name) as conn:
-            conn.execute(f"DROP SCHEMA IF EXISTS {DB} CASCADE")
             conn.execute(f"CREATE SCHEMA {DB}")
             conn.execute(ddl)
             conn.execute(f"GRANT USAGE ON SCHEMA {DB} TO {sb.MONITOR_USER}")
@@ -309,9 +320,7 @@ def main() -> int:
     if not args.keep_table:
         with closing(connect(state, "mariadb-primary")) as conn, conn.cursor() as cur:
             cur.execute(f"DROP DATABASE IF EXISTS {DB}")
-        for name in ("pg-primary", "pg-subscriber"):
-            with pg(state, name) as c:
-                c.execute(f"DROP SCHEMA IF EXISTS {DB} CASCADE")
+        drop_postgres_copies(state)
     if args.json:
         args.json.write_text(json.dumps(report, indent=2))
     return 0

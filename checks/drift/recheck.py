@@ -72,6 +72,10 @@ def recheck(run: Session, plan: TablePlan, replica: Side, rng: KeyRange, attempt
 BucketHashes = dict[int, tuple[int, str]]  # key bucket: (cnt, crc)
 
 
+FINE_KEYS = 4096  # a differing bucket wider than this is read again in finer buckets ...
+FINE_BUCKETS = 64  # ... this many (about 512 keys each for a 32768-key bucket)
+
+
 def bucket_hashes(rows: list[Row]) -> BucketHashes:
     """A bucketed chunk's rows (`TableQueries.chunk_buckets`) by bucket; empty buckets
     (which a range read per bucket reports and a GROUP BY does not) are left out."""
@@ -80,16 +84,36 @@ def bucket_hashes(rows: list[Row]) -> BucketHashes:
 
 
 def differing_buckets(run: Session, plan: TablePlan, replica: Side, rng: KeyRange,
-                      span: Span) -> list[KeyRange]:
-    """The key buckets of `rng` (an integer key) whose hashes differ, both sides read at
-    once: the pieces to re-check in lock-step instead of re-reading and bisecting the whole
-    range (none: the range matches now)."""
+                      span: Span, width: int | None = None) -> list[KeyRange]:
+    """The key buckets of `rng` (an integer key; `width` keys each, else the walk's) whose
+    hashes differ, both sides read at once: the pieces to re-check in lock-step instead of
+    re-reading and bisecting the whole range (none: the range matches now)."""
     src_q = plan.source[plan.replicas[replica.name].portable]
     rep_q = plan.replicas[replica.name]
-    width = bucket_width(rng, span)
+    width = width or bucket_width(rng, span)
     a, b = run.parallel([lambda: run.source.run(src_q.chunk_buckets(rng, width, span)),
                          lambda: replica.run(rep_q.chunk_buckets(rng, width, span))])
     return differing_ranges(bucket_hashes(a), bucket_hashes(b), width, rng)
+
+
+def finer(run: Session, plan: TablePlan, replica: Side, pieces: list[KeyRange], span: Span
+          ) -> list[KeyRange]:
+    """Differing buckets of more than FINE_KEYS keys read again in FINE_BUCKETS buckets each,
+    both sides at once, keeping only the finer ones that differ: a walk's bucket (32768 keys
+    or more) would otherwise be bisected in 16 lock-step reads before its rows are compared."""
+    out: list[KeyRange] = []
+    for piece in pieces:
+        if piece.lower is None or piece.upper is None:
+            out.append(piece)
+            continue
+        keys = int(piece.upper[0]) - int(piece.lower[0])
+        if keys <= FINE_KEYS:
+            out.append(piece)
+            continue
+        run.check_run_time()
+        out += differing_buckets(run, plan, replica, piece, span,
+                                 width=-(-keys // FINE_BUCKETS))
+    return out
 
 
 def differing_ranges(source: BucketHashes, replica: BucketHashes, width: int, rng: KeyRange

@@ -29,6 +29,7 @@ from checks.drift.recheck import (
     Seen,
     confirm,
     differing_buckets,
+    finer,
     locate,
     recheck,
 )
@@ -99,6 +100,10 @@ def finish_table(run: Session, plan: TablePlan, rows: int, chunks: int, suspects
             # of its bucket hashes on both sides at once names the buckets to look into.
             span = span or key_span(run, plan)
             run.pieces[(name, rng)] = differing_buckets(run, plan, by_replica[name], rng, span)
+        if (name, rng) in run.pieces:  # wide differing buckets: their finer buckets
+            span = span or key_span(run, plan)
+            run.pieces[(name, rng)] = finer(run, plan, by_replica[name],
+                                            run.pieces[(name, rng)], span)
         for piece in run.pieces.get((name, rng), [rng]):
             differing = recheck(run, plan, by_replica[name], piece, attempts)
             if differing is not None:
