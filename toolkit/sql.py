@@ -60,8 +60,10 @@ def _read(path: Path) -> str:
     return _clean(path.read_text(encoding="utf-8"))
 
 
+@lru_cache(maxsize=1024)
 def load_sql(flavor: str, name: str, version: Version = ()) -> str:
-    """The statement `name` for this flavor and version (nearest lower version wins)."""
+    """The statement `name` for this flavor and version (nearest lower version wins);
+    cached like the files it reads (a checksum chunk fills one template per key bucket)."""
     root = sql_root()
     for directory in FLAVOR_SEARCH.get(flavor, (flavor,)):
         for min_version, path in _candidates(root / directory, name):

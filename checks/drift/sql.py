@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from checks.drift.chunks import (
@@ -50,10 +51,10 @@ def compose(flavor: str, version: Version, name: str, parts: Mapping[str, str]) 
     return text
 
 
-def _statement_body(sql: str) -> str:
-    """A template's statement without its comment lines, to join with others."""
-    return " ".join(line for line in sql.splitlines()
-                    if line.strip() and not line.lstrip().startswith("--"))
+def _one_line(sql: str) -> str:
+    """A composed statement on one line, to join with others (`load_sql` has already
+    dropped the template's comment lines)."""
+    return sql.replace("\n", " ")
 
 
 @dataclass(frozen=True)
@@ -77,8 +78,11 @@ class TableQueries:
     def mysql(self) -> bool:
         return self.flavor in MYSQL_FAMILY
 
+    @cached_property
     def _parts(self) -> dict[str, str]:
-        q = [quote_ident(k, self.flavor) for k in self.key]
+        """The templates' named parts, built once per table and side (a chunk's bucket
+        statement fills its templates once per bucket)."""
+        q = self._quoted_keys
         row = row_text(self.flavor, self.columns, self.portable)
         hint = ""
         if self.mysql and self.index:
@@ -93,17 +97,18 @@ class TableQueries:
             "columns": select_list(self.flavor, self.columns),
         }
 
+    @cached_property
     def _quoted_keys(self) -> list[str]:
         return [quote_ident(k, self.flavor) for k in self.key]
 
     def _with_where(self, name: str, where: str, params: tuple[Any, ...],
                     before: tuple[Any, ...] = (), after: tuple[Any, ...] = ()) -> Statement:
-        sql = compose(self.flavor, self.version, name, {**self._parts(), "where": where})
+        sql = compose(self.flavor, self.version, name, {**self._parts, "where": where})
         return sql, (*before, *params, *after)
 
     def chunk(self, rng: KeyRange) -> Statement:
         """cnt, crc of the rows in `rng`."""
-        where, params = range_predicate(self._quoted_keys(), rng)
+        where, params = range_predicate(self._quoted_keys, rng)
         return self._with_where("checksum_chunk", where, params)
 
     def chunk_buckets(self, rng: KeyRange, width: int, span: Span) -> Statement:
@@ -115,68 +120,68 @@ class TableQueries:
         parts: list[str] = []
         values: list[Any] = []
         for bucket, piece in bucket_pieces(rng, width, span):
-            where, params = range_predicate(self._quoted_keys(), piece)
+            where, params = range_predicate(self._quoted_keys, piece)
             if bucket is None:  # an open end: rows on one side only, grouped as they come
                 sql, bound = self._with_where("checksum_chunk_buckets", where, params,
                                               before=(width,))
             else:
                 sql, bound = self._with_where("checksum_chunk_bucket", where, params,
                                               before=(bucket,))
-            parts.append(_statement_body(sql))
+            parts.append(_one_line(sql))
             values += bound
         return " UNION ALL ".join(parts), tuple(values)
 
     def rows(self, rng: KeyRange) -> Statement:
         """Key columns and the row hash `h` of every row in `rng`, in key order."""
-        where, params = range_predicate(self._quoted_keys(), rng)
+        where, params = range_predicate(self._quoted_keys, rng)
         return self._with_where("checksum_rows", where, params)
 
     def hashes(self, keys: Sequence[Bound]) -> Statement:
         """Key columns and `h` of exactly these keys (re-checks of differing rows)."""
-        where, params = keys_predicate(self._quoted_keys(), keys)
+        where, params = keys_predicate(self._quoted_keys, keys)
         return self._with_where("checksum_rows", where, params)
 
     def column_hashes(self, keys: Sequence[Bound]) -> Statement:
         """Key columns and each column's MD5 `dbgauge_c<i>` (which columns of a row differ)."""
-        where, params = keys_predicate(self._quoted_keys(), keys)
+        where, params = keys_predicate(self._quoted_keys, keys)
         sql = compose(self.flavor, self.version, "checksum_column_hashes", {
-            **self._parts(), "where": where,
+            **self._parts, "where": where,
             "column_hashes": column_hashes(self.flavor, self.columns, self.portable)})
         return sql, params
 
     def fetch(self, keys: Sequence[Bound]) -> Statement:
         """Every column of these keys (the source's values, for --print-repair)."""
-        where, params = keys_predicate(self._quoted_keys(), keys)
+        where, params = keys_predicate(self._quoted_keys, keys)
         return self._with_where("checksum_fetch_rows", where, params)
 
     def next_boundary(self, lower: Bound | None, offset: int) -> Statement:
         """The key `offset` rows after `lower`: the inclusive upper end of the next chunk."""
-        where, params = range_predicate(self._quoted_keys(), KeyRange(lower, None))
+        where, params = range_predicate(self._quoted_keys, KeyRange(lower, None))
         return self._with_where("checksum_next_boundary", where, params, after=(offset,))
 
     def split_points(self, rng: KeyRange, every: int) -> Statement:
         """Every `every`-th key of `rng`: where a differing range is cut for bisection."""
-        where, params = range_predicate(self._quoted_keys(), rng)
+        where, params = range_predicate(self._quoted_keys, rng)
         return self._with_where("checksum_split_points", where, params, after=(every,))
 
     def key_range(self) -> Statement:
         """MIN and MAX of a single-column key (arithmetic chunking)."""
-        return compose(self.flavor, self.version, "checksum_key_range", self._parts()), ()
+        return compose(self.flavor, self.version, "checksum_key_range", self._parts), ()
 
     def count(self) -> Statement:
-        return compose(self.flavor, self.version, "checksum_count", self._parts()), ()
+        return compose(self.flavor, self.version, "checksum_count", self._parts), ()
 
     def whole_table(self, limit: float) -> Statement:
         """CHECKSUM TABLE (MariaDB), interrupted by the server after `limit` seconds."""
-        return (compose(self.flavor, self.version, "checksum_whole_table", self._parts()),
+        return (compose(self.flavor, self.version, "checksum_whole_table", self._parts),
                 (limit,))
 
     def replicate_chunk(self, rng: KeyRange, chunk: int, lower: str | None,
                         upper: str | None, into: str = "dbgauge.checksums") -> Statement:
         """pt-table-checksum's statement: REPLACE the chunk's cnt/crc into the replicate
         table `into` (quoted), run under binlog_format=STATEMENT so replicas recompute it."""
-        where, params = range_predicate(self._quoted_keys(), rng)
+        where, params = range_predicate(self._quoted_keys, rng)
         meta = (self.schema, self.table, chunk, self.index, lower, upper)
         sql = compose(self.flavor, self.version, "checksum_replicate_chunk",
-                      {**self._parts(), "where": where, "replicate": into})
+                      {**self._parts, "where": where, "replicate": into})
         return sql, (*meta, *params)
