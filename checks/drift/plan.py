@@ -45,7 +45,6 @@ class TablePlan:
     whole_table_ok: bool = False
 
 
-
 def columns(side: Side, schema: str, table: str) -> list[Column]:
     """The table's columns on `side`, in order (empty when it does not exist there)."""
     return [Column(name=_text(r["name"]), data_type=_text(r["data_type"]).lower(),

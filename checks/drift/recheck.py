@@ -96,7 +96,7 @@ def differing_buckets(run: Session, plan: TablePlan, replica: Side, rng: KeyRang
     return differing_ranges(bucket_hashes(a), bucket_hashes(b), width, rng)
 
 
-def finer(run: Session, plan: TablePlan, replica: Side, pieces: list[KeyRange], span: Span
+def finer(run: Session, plan: TablePlan, replica: Side, pieces: list[KeyRange]
           ) -> list[KeyRange]:
     """Differing buckets of more than FINE_KEYS keys read again in FINE_BUCKETS buckets each,
     both sides at once, keeping only the finer ones that differ: a walk's bucket (32768 keys
@@ -106,13 +106,13 @@ def finer(run: Session, plan: TablePlan, replica: Side, pieces: list[KeyRange], 
         if piece.lower is None or piece.upper is None:
             out.append(piece)
             continue
-        keys = int(piece.upper[0]) - int(piece.lower[0])
-        if keys <= FINE_KEYS:
+        low, high = int(piece.lower[0]) + 1, int(piece.upper[0])
+        if high - low + 1 <= FINE_KEYS:
             out.append(piece)
             continue
-        run.check_run_time()
-        out += differing_buckets(run, plan, replica, piece, span,
-                                 width=-(-keys // FINE_BUCKETS))
+        run.check_run_time()  # a bounded piece covers its own keys: it is its own span
+        out += differing_buckets(run, plan, replica, piece, (low, high),
+                                 width=-(-(high - low + 1) // FINE_BUCKETS))
     return out
 
 

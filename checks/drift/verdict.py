@@ -101,9 +101,8 @@ def finish_table(run: Session, plan: TablePlan, rows: int, chunks: int, suspects
             span = span or key_span(run, plan)
             run.pieces[(name, rng)] = differing_buckets(run, plan, by_replica[name], rng, span)
         if (name, rng) in run.pieces:  # wide differing buckets: their finer buckets
-            span = span or key_span(run, plan)
             run.pieces[(name, rng)] = finer(run, plan, by_replica[name],
-                                            run.pieces[(name, rng)], span)
+                                            run.pieces[(name, rng)])
         for piece in run.pieces.get((name, rng), [rng]):
             differing = recheck(run, plan, by_replica[name], piece, attempts)
             if differing is not None:
