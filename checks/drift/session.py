@@ -15,7 +15,7 @@ from dataclasses import replace
 from typing import Any
 
 from checks.drift.chunks import ChunkSizer, KeyRange
-from checks.drift.links import link
+from checks.drift.links import Link, link
 from checks.drift.load import LoadLimits
 from checks.drift.model import ChecksumOptions, DriftError, Interrupted, Reporter
 from checks.drift.replicate import DEFAULT, ReplicateTable
@@ -27,6 +27,7 @@ from toolkit.errors import DbgaugeError
 from toolkit.targets import FanOut, Target, unique_names
 
 _QUERY_TIMEOUT = 120.0  # chunks aim at chunk_time; this only stops a runaway statement
+THROTTLE_EVERY = 0.5  # seconds between checks of the replicas' lag and the source's load
 
 
 class Session:
@@ -98,23 +99,14 @@ class Session:
         """Pause while a replica lags more than max_lag or the source is busy."""
         self.check_run_time()
         now = time.monotonic()
-        if not force and now - self.last_throttle < 0.5:
+        if not force and now - self.last_throttle < THROTTLE_EVERY:
             return
         self.last_throttle = now
         paused_at: float | None = None
         while True:
-            reasons: list[str] = []
-            pos: str | None = None
-            for one in self.links.values():
-                lag = one.check()
-                if one.kind == "pg-logical":
-                    pos = pos or self.source.position()[0]
-                    if not one.wait(pos, self.options.max_lag, fail=False):
-                        reasons.append(f"{one.replica.name} has not applied the source's "
-                                       f"changes of the last {self.options.max_lag:g} s")
-                elif lag is not None and lag > self.options.max_lag:
-                    reasons.append(f"{one.replica.name} is {lag:g} s behind")
-            reasons += self.load.over(self.source)
+            busy, pos = self.source_pace()
+            reasons = [why for one in self.links.values() for why in self.replica_pace(one, pos)]
+            reasons += busy
             if not reasons:
                 if paused_at is not None:
                     self.reporter.note("resuming")
@@ -127,6 +119,25 @@ class Session:
                                  + "; ".join(reasons))
             self.check_run_time()
             time.sleep(0.5)
+
+    def source_pace(self) -> tuple[list[str], str | None]:
+        """The source's part of throttling, on its connection: why it is too busy (empty:
+        it is not), and its position when a logical subscriber is to apply it."""
+        logical = any(one.kind == "pg-logical" for one in self.links.values())
+        pos = self.source.position()[0] if logical else None
+        return self.load.over(self.source), pos
+
+    def replica_pace(self, one: Link, pos: str | None) -> list[str]:
+        """One replica's part of throttling, on its connection: why to wait for it (empty:
+        no need). Raises ReplicationStopped when it no longer replicates."""
+        lag = one.check()
+        if one.kind == "pg-logical":
+            if pos is not None and not one.wait(pos, self.options.max_lag, fail=False):
+                return [f"{one.replica.name} has not applied the source's changes of the "
+                        f"last {self.options.max_lag:g} s"]
+        elif lag is not None and lag > self.options.max_lag:
+            return [f"{one.replica.name} is {lag:g} s behind"]
+        return []
 
     def remaining(self) -> float | None:
         """Seconds left before --run-time (None without a limit)."""

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 from checks.drift.chunks import (
     Bound,
@@ -24,22 +24,18 @@ from checks.drift.chunks import (
     IntRangePlanner,
     KeyRange,
     Span,
-    bucket_width,
     decode_bound,
     encode_bound,
 )
 from checks.drift.model import TableResult
+from checks.drift.pipeline import Observe, Ranges, walk_direct
 from checks.drift.plan import TablePlan, plan_table
-from checks.drift.recheck import BucketHashes, bucket_hashes, differing_ranges
 from checks.drift.session import Session
-from checks.drift.sides import Side
-from checks.drift.sql import TableQueries
 from checks.drift.verdict import Suspects, finish_table
 from checks.drift.whole_table import whole_table
 from toolkit.db.values import text as _text
 
 _REPLICATED_MIN_CHUNKS = 16  # replicated method: a table is cut into at least this many
-Observe = Callable[[int, float], None]  # (source rows, seconds) of a chunk: sizes the next
 
 
 def check_table(run: Session, schema: str, table: str, estimate: int) -> TableResult:
@@ -68,22 +64,31 @@ def check_table(run: Session, schema: str, table: str, estimate: int) -> TableRe
     if replicated and not saved:
         run.replicate.run(run.source, "checksum_clear_table", (plan.schema, plan.table))
     walked = bool(saved and saved.get("walked"))
-    for rng, observe, span in ([] if walked else key_ranges(
-            run, plan, resume_after, saved.get("chunk_rows") if saved else None)):
-        run.throttle()
-        chunks += 1
-        if replicated:
+    ranges: Ranges = iter([]) if walked else key_ranges(
+        run, plan, resume_after, saved.get("chunk_rows") if saved else None)
+    if replicated:
+        for rng, observe, _ in ranges:
+            run.throttle()
+            chunks += 1
             cnt, seconds = replicate_chunk(run, plan, rng, chunks)
-        else:
-            cnt, seconds, differing = direct_chunk(run, plan, rng, span)
-            suspects += [(name, rng) for name in differing]
-        observe(cnt, seconds)
-        rows += cnt
-        run.reporter.progress(plan.name, rows, max(plan.rows_estimate, rows))
-        run.state.progress(plan.name, rng.upper, rows, chunks, suspects,
-                           run.current_sizer.rows)
+            observe(cnt, seconds)
+            rows += cnt
+            _walked(run, plan, rng, rows, chunks, suspects)
+    else:  # the sides pipelined (checks.drift.pipeline); chunks come back in key order
+        for hashed in walk_direct(run, plan, ranges):
+            chunks += 1
+            suspects += [(name, hashed.rng) for name in hashed.differing]
+            rows += hashed.rows
+            _walked(run, plan, hashed.rng, rows, chunks, suspects)
     run.reporter.progress(plan.name, rows, rows)  # walked: done, whatever the estimate said
     return finish_table(run, plan, rows, chunks, suspects, started, resumed_from)
+
+
+def _walked(run: Session, plan: TablePlan, rng: KeyRange, rows: int, chunks: int,
+            suspects: Suspects) -> None:
+    """A chunk is done on every side: report it and save the walk's progress."""
+    run.reporter.progress(plan.name, rows, max(plan.rows_estimate, rows))
+    run.state.progress(plan.name, rng.upper, rows, chunks, suspects, run.current_sizer.rows)
 
 
 def key_ranges(run: Session, plan: TablePlan, resume_after: Bound | None,
@@ -133,42 +138,6 @@ def _observer(planner: IntRangePlanner, rng: KeyRange) -> Observe:
     def observe(rows: int, seconds: float) -> None:
         planner.observe(rng, rows, seconds)
     return observe
-
-
-def direct_chunk(run: Session, plan: TablePlan, rng: KeyRange, span: Span | None
-                 ) -> tuple[int, float, list[str]]:
-    """Hash `rng` on every side at once: (source rows, source seconds, differing replicas).
-    Over an integer key (`span` given) each side hashes up to BUCKETS key buckets, and the
-    differing ones are kept in `run.pieces`: finding the rows then reads those buckets,
-    not the chunk again."""
-    width = bucket_width(rng, span) if span is not None else None
-
-    def timed(side: Side, q: TableQueries) -> Callable[[], tuple[BucketHashes, float]]:
-        def call() -> tuple[BucketHashes, float]:
-            t0 = time.monotonic()
-            if width is None or span is None:  # the whole chunk as one bucket
-                row = side.run(q.chunk(rng))[0]
-                result = {0: (int(row["cnt"]), _text(row["crc"]))}
-            else:
-                result = bucket_hashes(side.run(q.chunk_buckets(rng, width, span)))
-            return result, time.monotonic() - t0
-        return call
-
-    modes = sorted(plan.source)
-    calls = [timed(run.source, plan.source[m]) for m in modes]
-    calls += [timed(rep, plan.replicas[rep.name]) for rep in run.replicas]
-    results = run.parallel(calls)
-    by_mode = dict(zip(modes, results[:len(modes)], strict=True))
-    differing = []
-    for rep, (hashes, _) in zip(run.replicas, results[len(modes):], strict=True):
-        source = by_mode[plan.replicas[rep.name].portable][0]
-        if source == hashes:
-            continue
-        differing.append(rep.name)
-        if width is not None:
-            run.pieces[(rep.name, rng)] = differing_ranges(source, hashes, width, rng)
-    first, seconds = results[0]
-    return sum(cnt for cnt, _ in first.values()), seconds, differing
 
 
 def replicate_chunk(run: Session, plan: TablePlan, rng: KeyRange, chunk: int

@@ -1,19 +1,25 @@
 """The direct walk reads every chunk over an integer key by key bucket, one range read per bucket
 joined by UNION ALL (`TableQueries.chunk_buckets`, checks/drift/chunks.py `bucket_pieces`), on
 MariaDB and on PostgreSQL: differences anywhere, rows on the replica only below the source's
-lowest key and beyond its highest among them, are named from the walk's own bucket hashes."""
+lowest key and beyond its highest among them, are named from the walk's own bucket hashes.
+
+The sides are pipelined (checks/drift/pipeline.py): a MariaDB source compared with a MariaDB
+replica and a PostgreSQL copy at once hashes each chunk twice (native and portable) on its one
+connection, and a pause asked for mid-walk drains the pipeline, waits, and walks on."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from checks.drift import ChecksumOptions, run_checksum
-from tests.helpers.servers import Sandbox, caught_up, execute
+from checks.drift.session import THROTTLE_EVERY
+from tests.helpers.servers import Sandbox, admin, caught_up, execute, one
 from tests.integration.test_drift_postgres import caught_up as pg_caught_up
-from tests.integration.test_drift_postgres import replicated_tables
+from tests.integration.test_drift_postgres import pg, replicated_tables
 from tests.integration.test_drift_postgres import source as pg_source
 from tests.integration.test_drift_postgres import subscriber as pg_subscriber
 from toolkit.app import load_config
@@ -73,3 +79,104 @@ def test_postgres_bucket_reads_name_every_difference(sandbox: Sandbox) -> None:
         result = run_checksum(pg_source(sandbox), [pg_subscriber(sandbox)],
                               ChecksumOptions(tables=("public.drift_late",), **OPTIONS))
     assert named(result) == EXPECTED
+
+
+MIXED_ROWS = 20_000
+MIXED = {**OPTIONS, "chunk_size": 2_000}  # ten chunks
+
+
+@pytest.fixture
+def mixed_copies(sandbox: Sandbox) -> Iterator[None]:
+    """app.mixed on the MariaDB primary (and so its replica) and on PostgreSQL, equal."""
+    execute(sandbox, "mariadb-primary", "DROP TABLE IF EXISTS app.mixed",
+            "CREATE TABLE app.mixed (id INT PRIMARY KEY, v VARCHAR(40) NOT NULL)",
+            "INSERT INTO app.mixed SELECT seq, CONCAT('v-', seq) FROM app.seq_1_to_20000")
+    caught_up(sandbox)
+    with pg(sandbox, "pg-primary", "app") as postgres:
+        postgres.execute("CREATE SCHEMA IF NOT EXISTS app")
+        postgres.execute("DROP TABLE IF EXISTS app.mixed")
+        postgres.execute("CREATE TABLE app.mixed (id int PRIMARY KEY, v varchar(40) NOT NULL)")
+        postgres.execute("INSERT INTO app.mixed SELECT g, 'v-' || g "
+                         "FROM generate_series(1, %s) g", (MIXED_ROWS,))
+        postgres.execute("GRANT USAGE ON SCHEMA app TO dbgauge")
+        postgres.execute("GRANT SELECT ON app.mixed TO dbgauge")
+        try:
+            yield
+        finally:
+            postgres.execute("DROP TABLE IF EXISTS app.mixed")
+            execute(sandbox, "mariadb-primary", "DROP TABLE IF EXISTS app.mixed")
+            caught_up(sandbox)
+
+
+def test_a_mariadb_replica_and_a_postgres_copy_are_compared_in_one_walk(
+        sandbox: Sandbox, mixed_copies: None) -> None:
+    """Two hash modes on the source's one connection, one after the other (run at once,
+    they would interleave two statements on one MariaDB session)."""
+    targets = {t.name: t for t in load_config(sandbox.config).all_targets()}
+    execute(sandbox, "mariadb-replica", "UPDATE app.mixed SET v = 'changed' WHERE id = 7",
+            log_bin=False)
+    with pg(sandbox, "pg-primary", "app") as postgres:
+        postgres.execute("DELETE FROM app.mixed WHERE id = 15001")
+    result = run_checksum(targets["mariadb-primary"],
+                          [targets["mariadb-replica"], targets["pg-primary"]],
+                          ChecksumOptions(tables=("app.mixed",), **MIXED))
+    table = result.evidence["tables"][0]
+    assert table["rows"] == MIXED_ROWS and table["chunks"] >= 10, table
+    assert {(d["replica"], d["kind"], d["key"]["id"]) for d in table["differences"]} == {
+        ("mariadb-replica", "changed", 7), ("pg-primary", "missing", 15001)}
+
+
+class LoadMidWalk:
+    """A reporter that, after the walk's second chunk, pushes the source's
+    Threads_connected over --max-load with extra sessions, and closes them when the walk
+    says it is pausing: the walk must pause, then resume and finish."""
+
+    def __init__(self, sandbox: Sandbox, extra: int) -> None:
+        self.sandbox = sandbox
+        self.extra = extra
+        self.sessions: list[Any] = []
+        self.notes: list[str] = []
+        self.progressed = 0
+
+    def plan(self, tables: object) -> None:
+        pass
+
+    def progress(self, table: str, rows: int, total: int) -> None:
+        self.progressed += 1
+        if self.progressed == 2:
+            self.sessions = [admin(self.sandbox, "mariadb-primary", database=None)
+                             for _ in range(self.extra)]
+            time.sleep(THROTTLE_EVERY)  # the sides' next chunks answer the load check
+
+    def note(self, text: str) -> None:
+        self.notes.append(text)
+        if text.startswith("pausing"):
+            self.close()
+
+    def close(self) -> None:
+        for conn in self.sessions:
+            conn.close()
+        self.sessions = []
+
+
+def test_a_pause_asked_for_mid_walk_drains_waits_and_walks_on(
+        sandbox: Sandbox, mixed_copies: None) -> None:
+    targets = {t.name: t for t in load_config(sandbox.config).all_targets()}
+    connected = int(one(sandbox, "mariadb-primary",
+                        "SHOW GLOBAL STATUS LIKE 'Threads_connected'")[1])
+    # the run's own two sessions come on top of what is connected now
+    limit = connected + 2 + 5
+    reporter = LoadMidWalk(sandbox, extra=20)
+    try:
+        result = run_checksum(targets["mariadb-primary"], [targets["mariadb-replica"]],
+                              ChecksumOptions(tables=("app.mixed",), **MIXED, max_load=(
+                                  ("Threads_connected", float(limit)),)), reporter)
+    finally:
+        reporter.close()
+    table = result.evidence["tables"][0]
+    assert result.evidence["status"] == "ok" and table["rows"] == MIXED_ROWS, table
+    assert table["chunks"] >= 10
+    pausing = [n for n in reporter.notes if n.startswith("pausing")]
+    assert pausing and "Threads_connected" in pausing[0], reporter.notes
+    assert "resuming" in reporter.notes
+
