@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 from checks.drift.model import ChecksumOptions, LogReporter
 from checks.drift.run import run_checksum
@@ -45,7 +46,9 @@ DIFFERING_CHUNKS = MetricSpec(
 DIFFERING_ROWS = MetricSpec(
     _P + "differing_rows", "gauge",
     "Rows of the table that differ on the replica: missing, extra or changed, each confirmed "
-    "by re-checks." + _CACHED, ("dbgauge_job", "table", "replica"))
+    "by re-checks. A table without a usable key cannot name its rows: its value there is a "
+    "lower bound, at least 1, the difference of the row counts when they differ."
+    + _CACHED, ("dbgauge_job", "table", "replica"))
 LAST_RUN = MetricSpec(
     _P + "last_run_timestamp_seconds", "gauge",
     "Unix time the last checksum run finished." + _CACHED, ("dbgauge_job",))
@@ -77,11 +80,20 @@ def samples(job: str, result: CheckResult, finished: float) -> list[Sample]:
         out.append(Sample(TABLE_ROWS.name, float(table["rows"]),
                           {**base, "table": table["table"]}))
         chunks, rows = table["differing_chunks"], table["differing_rows"]
+        rows = {**rows, **{u["replica"]: _unnamed_rows(u)
+                           for u in table.get("unnamed_differences", [])}}
         for replica in doc["replicas"]:
             labels = {**base, "table": table["table"], "replica": replica}
             out.append(Sample(DIFFERING_CHUNKS.name, float(chunks.get(replica, 0)), labels))
             out.append(Sample(DIFFERING_ROWS.name, float(rows.get(replica, 0)), labels))
     return out
+
+
+def _unnamed_rows(unnamed: dict[str, Any]) -> int:
+    """Differing rows of a keyless table, whose rows cannot be named: at least 1 (an alert
+    on differing_rows > 0 must fire), at least the difference of the row counts."""
+    src, rep = unnamed["source_rows"], unnamed["replica_rows"]
+    return max(1, abs(src - rep)) if src is not None and rep is not None else 1
 
 
 class ChecksumJob(Job):

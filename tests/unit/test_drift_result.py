@@ -221,6 +221,19 @@ def test_scheduled_job_samples_match_their_declarations() -> None:
                (job, ("replica", "replica-1"), ("table", "app.u")))] == 0
 
 
+@pytest.mark.parametrize(("counts", "rows"), [((10, 7), 3), ((10, 10), 1), ((None, None), 1)])
+def test_a_keyless_table_that_differs_has_differing_rows_above_zero(
+        counts: tuple[int | None, int | None], rows: int) -> None:
+    """Its rows cannot be named, but an alert on differing_rows > 0 must still fire."""
+    keyless = TableResult("app.nokey", "drift", rows=10, chunks=1,
+                          differing_chunks=(("replica-1", 1),),
+                          unnamed=(Unnamed("replica-1", *counts),))
+    out = samples("checksum:src", result(keyless), 1700000000.0)
+    by = {(s.name, s.labels.get("table")): s.value for s in out}
+    assert by[("dbgauge_checksum_differing_rows", "app.nokey")] == rows
+    assert by[("dbgauge_checksum_differing_chunks", "app.nokey")] == 1
+
+
 def test_checksum_jobs_from_config() -> None:
     config = parse_config("""
 targets:
