@@ -12,6 +12,9 @@ Throttling keeps its meaning: right after a chunk, each side answers its own par
 `Session.throttle` on its own connection (the source its load, a replica its lag) when
 THROTTLE_EVERY has passed for it. When one says wait, no new chunk starts; once every side
 is idle, `Session.throttle` pauses as it does between lock-step chunks.
+
+The calls run on `Runner`: the session's threads, one per connection (`PoolRunner`); the
+unit tests pass one that decides on a single thread which call finishes next.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 from checks.drift.chunks import KeyRange, Span, bucket_width
 from checks.drift.plan import TablePlan
@@ -29,6 +33,7 @@ from checks.drift.session import THROTTLE_EVERY, Session
 from checks.drift.sides import Side
 from checks.drift.sql import TableQueries
 from toolkit.db.values import text as _text
+from toolkit.targets import FanOut
 
 AHEAD = 1  # chunks the source may hash beyond the slowest replica
 Observe = Callable[[int, float], None]  # (source rows, seconds) of a chunk: sizes the next
@@ -54,6 +59,31 @@ class _Done:
     seconds: float
     waits: list[str] | None
     pos: str | None = None
+
+
+class Runner(Protocol):
+    """Where the sides' calls run, one at a time per connection."""
+
+    def submit(self, call: Callable[[], _Done]) -> Future[_Done]:
+        """Start `call` on its own connection's thread."""
+        ...
+
+    def wait_any(self, futures: Sequence[Future[_Done]]) -> None:
+        """Return once at least one of `futures` is done."""
+        ...
+
+
+@dataclass(frozen=True)
+class PoolRunner:
+    """The session's pool: a thread per connection."""
+
+    pool: FanOut[Any, Any]
+
+    def submit(self, call: Callable[[], _Done]) -> Future[_Done]:
+        return self.pool.submit(call)
+
+    def wait_any(self, futures: Sequence[Future[_Done]]) -> None:
+        wait(futures, return_when=FIRST_COMPLETED)
 
 
 @dataclass
@@ -94,10 +124,11 @@ def hash_chunk(side: Side, queries: Sequence[TableQueries], rng: KeyRange,
     return out, seconds[0]
 
 
-def walk_direct(run: Session, plan: TablePlan, ranges: Ranges) -> Iterator[Hashed]:
+def walk_direct(run: Session, plan: TablePlan, ranges: Ranges,
+                runner: Runner | None = None) -> Iterator[Hashed]:
     """Every range of `ranges` hashed on every side, pipelined, in key order. Every call
     has ended when this returns or raises, so no connection is left busy."""
-    pipe = _Pipeline(run, plan, ranges)
+    pipe = _Pipeline(run, plan, ranges, runner or PoolRunner(run.pool))
     try:
         while True:
             run.check_run_time()
@@ -107,15 +138,17 @@ def walk_direct(run: Session, plan: TablePlan, ranges: Ranges) -> Iterator[Hashe
             if not pipe.collect():
                 return
     finally:
-        wait([lane.busy for lane in pipe.lanes if lane.busy is not None])
+        pipe.drain()
 
 
 class _Pipeline:
     """The lanes (one per connection), the chunks in flight, and why to pause."""
 
-    def __init__(self, run: Session, plan: TablePlan, ranges: Ranges) -> None:
+    def __init__(self, run: Session, plan: TablePlan, ranges: Ranges, runner: Runner
+                 ) -> None:
         self.run = run
         self.ranges = ranges
+        self.runner = runner
         self.modes = sorted(plan.source)
         self.lanes = [_Lane(run.source, [plan.source[m] for m in self.modes])]
         self.lanes += [_Lane(rep, [plan.replicas[rep.name]]) for rep in run.replicas]
@@ -145,8 +178,15 @@ class _Pipeline:
                 self.created += 1
         for lane in self.lanes:
             if lane.busy is None and lane.next < self.created:
-                lane.busy = _start(self.run, lane, self._chunk(lane), self.pos,
-                                   lane is source)
+                lane.busy = self.runner.submit(_call(self.run, lane, self._chunk(lane),
+                                                     self.pos, lane is source))
+
+    def drain(self) -> None:
+        """Wait until no side has a call running (after the last chunk, a failure, or when
+        the walk is closed early)."""
+        while busy := [lane.busy for lane in self.lanes
+                       if lane.busy is not None and not lane.busy.done()]:
+            self.runner.wait_any(busy)
 
     def collect(self) -> bool:
         """Wait for a side to finish its chunk and record it (pausing first when a side
@@ -160,7 +200,7 @@ class _Pipeline:
                     lane.paced = time.monotonic()
                 return True
             return not (self.exhausted and not self.window)
-        wait(busy, return_when=FIRST_COMPLETED)
+        self.runner.wait_any(busy)
         for i, lane in enumerate(self.lanes):
             if lane.busy is None or not lane.busy.done():
                 continue
@@ -178,9 +218,9 @@ class _Pipeline:
         return True
 
 
-def _start(run: Session, lane: _Lane, chunk: _Chunk, pos: str | None, source: bool
-           ) -> Future[_Done]:
-    """Submit `chunk` on `lane`'s connection, with its part of throttling when it is due."""
+def _call(run: Session, lane: _Lane, chunk: _Chunk, pos: str | None, source: bool
+          ) -> Callable[[], _Done]:
+    """`chunk` hashed on `lane`'s connection, with its part of throttling when it is due."""
     pace = time.monotonic() - lane.paced >= THROTTLE_EVERY
 
     def call() -> _Done:
@@ -193,7 +233,7 @@ def _start(run: Session, lane: _Lane, chunk: _Chunk, pos: str | None, source: bo
             return _Done(hashes, seconds, busy, now_pos)
         return _Done(hashes, seconds, run.replica_pace(run.links[lane.side.name], pos))
 
-    return run.pool.submit(call)
+    return call
 
 
 def _compare(run: Session, plan: TablePlan, modes: Sequence[bool], chunk: _Chunk,
