@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.daemon import Daemon
-from tests.helpers.servers import Sandbox
+from tests.helpers.drift import SBR_USER
+from tests.helpers.servers import Sandbox, mariadb_account
 from toolkit import sandbox as sb
 from toolkit.sandbox.layout import Layout
 from toolkit.sandbox.model import INSTANCES
@@ -56,6 +57,15 @@ def sandbox() -> Iterator[Sandbox]:
     yield Sandbox(SANDBOX_DIR, config, sb.load_state(SANDBOX_DIR))
     if not os.environ.get("DBGAUGE_KEEP_SANDBOX"):
         sb.down(SANDBOX_DIR)
+
+
+@pytest.fixture(scope="module")
+def sbr_user(sandbox: Sandbox) -> Iterator[None]:
+    """SBR_USER on the MariaDB primary: it may set the session binlog_format, as the
+    replicated method of `dbgauge checksum` needs (the monitoring user may not)."""
+    with mariadb_account(sandbox, SBR_USER, f"sbr-{sandbox.state.dbgauge_password}",
+                         "SELECT, BINLOG ADMIN, SLAVE MONITOR", "dbgauge"):
+        yield
 
 
 @pytest.fixture(autouse=True)

@@ -23,104 +23,22 @@ from typing import Any
 import pymysql  # type: ignore[import-untyped,unused-ignore]
 import pytest
 
-from checks.drift import ChecksumOptions, run_checksum
 from tests.helpers import DBGAUGE, REPO
-from tests.helpers.servers import Sandbox, admin, caught_up, execute, mariadb_account, one
-from toolkit.app import load_config
-from toolkit.cli.base import RESULT_EXIT
+from tests.helpers.drift import (
+    binlog_watch,
+    exit_code,
+    found,
+    outside_dbgauge,
+    sbr_target,
+    table_docs,
+)
+from tests.helpers.drift import mariadb_check as check
+from tests.helpers.servers import Sandbox, admin, caught_up, execute, one
 from toolkit.render.checksum import render_checksum
-from toolkit.result import CheckResult
-from toolkit.targets import Target
-
-
-def exit_code(result: CheckResult) -> int:
-    """What `dbgauge checksum` exits with for this result."""
-    return RESULT_EXIT["checksum"][result.status]
-
-
-def table_docs(result: CheckResult) -> list[dict[str, Any]]:
-    """The per-table part of the run's report (what --format json prints)."""
-    return list(result.evidence["tables"])
 
 pytestmark = pytest.mark.integration
 
-SBR_USER = "dbgauge_sbr"  # may set the session binlog_format (the monitoring user may not)
 STATE_HOME = Path(tempfile.gettempdir()) / f"dbgauge-test-state-{os.getuid()}"
-
-
-
-
-
-
-
-
-
-
-def targets(sandbox: Sandbox) -> dict[str, Target]:
-    return {t.name: t for t in load_config(sandbox.config).all_targets()}
-
-
-def sbr_target(sandbox: Sandbox) -> Target:
-    port = sandbox.state.port("mariadb-primary")
-    return Target(name="primary-sbr", kind="mysql",
-                        dsn=f"mysql://{SBR_USER}:sbr-{sandbox.state.dbgauge_password}"
-                            f"@127.0.0.1:{port}/")
-
-
-def check(sandbox: Sandbox, method: str, tables: tuple[str, ...], **options: Any
-          ) -> CheckResult:
-    t = targets(sandbox)
-    source = sbr_target(sandbox) if method == "replicated" else t["mariadb-primary"]
-    return run_checksum(source, [t["mariadb-replica"]],
-                        ChecksumOptions(tables=tables, method=method, retry_delay=0.05,
-                                        keep_state=False, **options))
-
-
-def found(result: CheckResult) -> dict[str, set[tuple[str, tuple[Any, ...]]]]:
-    out: dict[str, set[tuple[str, tuple[Any, ...]]]] = {}
-    for table in table_docs(result):
-        out[table["table"]] = {(d["kind"], tuple(d["key"].values()))
-                               for d in table["differences"]}
-    return out
-
-
-@contextmanager
-def binlog_watch(sandbox: Sandbox) -> Iterator[list[str]]:
-    """Yields a list that, after the block, holds every table or statement written to
-    either server's binlog meanwhile (log_slave_updates: the replica logs what it applies)."""
-    starts = {name: one(sandbox, name, "SHOW MASTER STATUS")[:2]
-              for name in ("mariadb-primary", "mariadb-replica")}
-    written: list[str] = []
-    yield written
-    for name, (file, pos) in starts.items():
-        with closing(admin(sandbox, name)) as conn:
-            cur = conn.cursor(pymysql.cursors.DictCursor)
-            cur.execute(f"SHOW BINLOG EVENTS IN '{file}' FROM {int(pos)}")
-            for event in cur.fetchall():
-                info = str(event["Info"])
-                if event["Event_type"] == "Table_map":
-                    written.append(re.sub(r"^table_id: \d+ \((.*)\)$", r"\1", info))
-                elif event["Event_type"] == "Query" and info not in ("BEGIN", "COMMIT"):
-                    written.append(info)
-
-
-def outside_dbgauge(written: list[str]) -> list[str]:
-    """What was written anywhere but dbgauge's own schema."""
-    allowed = ("REPLACE INTO dbgauge.", "UPDATE dbgauge.", "DELETE FROM dbgauge.",
-               "CREATE DATABASE IF NOT EXISTS dbgauge", "CREATE TABLE IF NOT EXISTS dbgauge.")
-    bad = []
-    for item in written:
-        statement = re.sub(r"^use `[^`]*`; ", "", item.strip())
-        if not (re.fullmatch(r"dbgauge\.\w+", statement) or statement.startswith(allowed)):
-            bad.append(item)
-    return bad
-
-
-@pytest.fixture(scope="module")
-def sbr_user(sandbox: Sandbox) -> Iterator[None]:
-    with mariadb_account(sandbox, SBR_USER, f"sbr-{sandbox.state.dbgauge_password}",
-                         "SELECT, BINLOG ADMIN, SLAVE MONITOR", "dbgauge"):
-        yield
 
 
 DRIFT_T = """CREATE TABLE app.drift_t (
@@ -561,82 +479,4 @@ def test_table_without_key_one_chunk_or_unchecked(sandbox: Sandbox, sbr_user: No
                 "the source, 499 on mariadb-replica" in render_checksum(drift)
     finally:
         execute(sandbox, "mariadb-primary", "DROP TABLE IF EXISTS app.drift_nokey")
-        caught_up(sandbox)
-
-
-# ----------------------------------------------------------------- whole-table pre-check
-
-
-def test_whole_table_precheck_proves_quiet_equal_tables_in_one_pass(
-        sandbox: Sandbox, sbr_user: None) -> None:
-    """Equal copies of a table nobody writes are proven equal by one CHECKSUM TABLE per
-    side, which also counts the rows; anything else falls through to the chunk walk."""
-    execute(sandbox, "mariadb-primary", "DROP TABLE IF EXISTS app.drift_whole, app.drift_empty",
-            "CREATE TABLE app.drift_whole (id INT NOT NULL PRIMARY KEY, v VARCHAR(20) NULL, "
-            "d DOUBLE NULL, b BLOB NULL, KEY v_1 (v))",
-            "INSERT INTO app.drift_whole SELECT seq, IF(seq % 3, CONCAT('v', seq), NULL), "
-            "seq / 7, UNHEX(MD5(seq)) FROM app.seq_1_to_20000",
-            "CREATE TABLE app.drift_empty (id INT NOT NULL PRIMARY KEY)")
-    tables = ("app.drift_whole", "app.drift_empty")
-    try:
-        caught_up(sandbox)
-        for method in ("direct", "replicated"):
-            with binlog_watch(sandbox) as written:
-                result = check(sandbox, method, tables, whole_table_idle=0)
-            t = {r["table"]: r for r in table_docs(result)}
-            assert exit_code(result) == 0, result.evidence
-            assert (t["app.drift_whole"]["whole_table"], t["app.drift_whole"]["rows"],
-                    t["app.drift_whole"]["chunks"]) == (True, 20000, 1), method
-            assert (t["app.drift_empty"]["whole_table"],
-                    t["app.drift_empty"]["rows"]) == (True, 0)
-            # CHECKSUM TABLE is not logged: direct writes nothing at all, replicated only
-            # clears its own chunk rows of earlier runs.
-            assert outside_dbgauge(written) == []
-            if method == "direct":
-                assert written == []
-        doc = check(sandbox, "direct", tables, whole_table_idle=0).evidence
-        assert [t["whole_table"] for t in doc["tables"]] == [True, True]
-
-        walked = check(sandbox, "direct", tables[:1], whole_table_time=0, chunk_time=0.005,
-                       initial_chunk_rows=500)
-        assert not table_docs(walked)[0]["whole_table"] and table_docs(walked)[0]["chunks"] > 1
-        assert exit_code(walked) == 0 and table_docs(walked)[0]["rows"] == 20000
-        # Written within whole_table_idle seconds: a write may be in flight, so no pre-check.
-        execute(sandbox, "mariadb-primary", "UPDATE app.drift_whole SET v = 'w' WHERE id = 1")
-        caught_up(sandbox)
-        busy = check(sandbox, "direct", tables[:1], whole_table_idle=3600)
-        assert not table_docs(busy)[0]["whole_table"] and exit_code(busy) == 0
-        # Interrupted by the server (max_statement_time): the walk still compares the table.
-        slow = check(sandbox, "direct", tables[:1], whole_table_idle=0,
-                     whole_table_time=0.000001, whole_table_rate=1e12)
-        assert not table_docs(slow)[0]["whole_table"] and exit_code(slow) == 0
-        assert table_docs(slow)[0]["rows"] == 20000
-        # Drift on the replica: the values differ, and the walk names the row.
-        execute(sandbox, "mariadb-replica",
-                "UPDATE app.drift_whole SET d = d + 1e-9 WHERE id = 777", log_bin=False)
-        drift = check(sandbox, "direct", tables[:1], whole_table_idle=0)
-        assert found(drift) == {"app.drift_whole": {("changed", (777,))}}
-        assert not table_docs(drift)[0]["whole_table"]
-    finally:
-        execute(sandbox, "mariadb-primary",
-                "DROP TABLE IF EXISTS app.drift_whole, app.drift_empty")
-        caught_up(sandbox)
-
-
-def test_whole_table_precheck_needs_the_same_row_layout(sandbox: Sandbox) -> None:
-    """CHECKSUM TABLE hashes the row image, so a replica with the same values in another
-    column order would differ: such a table skips the pre-check and is walked (equal)."""
-    execute(sandbox, "mariadb-primary", "DROP TABLE IF EXISTS app.drift_layout",
-            "CREATE TABLE app.drift_layout (id INT NOT NULL PRIMARY KEY, a INT, b VARCHAR(9))",
-            "INSERT INTO app.drift_layout SELECT seq, seq, CONCAT('b', seq) "
-            "FROM app.seq_1_to_2000")
-    try:
-        caught_up(sandbox)
-        execute(sandbox, "mariadb-replica",
-                "ALTER TABLE app.drift_layout MODIFY b VARCHAR(9) AFTER id", log_bin=False)
-        result = check(sandbox, "direct", ("app.drift_layout",), whole_table_idle=0)
-        assert exit_code(result) == 0, result.evidence
-        assert not table_docs(result)[0]["whole_table"] and table_docs(result)[0]["rows"] == 2000
-    finally:
-        execute(sandbox, "mariadb-primary", "DROP TABLE IF EXISTS app.drift_layout")
         caught_up(sandbox)

@@ -17,111 +17,32 @@ import struct
 import subprocess
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import closing, contextmanager
+from contextlib import closing
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-import psycopg
 import pymysql  # type: ignore[import-untyped,unused-ignore]
 import pytest
 
 from checks.drift import ChecksumOptions, run_checksum
 from checks.drift.normalize import Column, row_text
 from tests.helpers import DBGAUGE, REPO
+from tests.helpers.drift import (
+    exit_code,
+    found,
+    pg,
+    pg_caught_up,
+    replicated_tables,
+    table_docs,
+)
+from tests.helpers.drift import pg_check as check
+from tests.helpers.drift import pg_source_dsn as source_dsn
 from tests.helpers.servers import Sandbox
 from toolkit.app import load_config
-from toolkit.cli.base import RESULT_EXIT
-from toolkit.result import CheckResult
-from toolkit.sandbox import DRIFT_DATABASE, SUBSCRIPTION
-from toolkit.targets import Target
-
-
-def exit_code(result: CheckResult) -> int:
-    """What `dbgauge checksum` exits with for this result."""
-    return RESULT_EXIT["checksum"][result.status]
-
-
-def table_docs(result: CheckResult) -> list[dict[str, Any]]:
-    """The per-table part of the run's report (what --format json prints)."""
-    return list(result.evidence["tables"])
+from toolkit.sandbox import SUBSCRIPTION
 
 pytestmark = pytest.mark.integration
-
-
-def pg(sandbox: Sandbox, name: str, database: str = DRIFT_DATABASE) -> psycopg.Connection[Any]:
-    return psycopg.connect(sandbox.state.admin_dsn(name, database), autocommit=True,
-                           connect_timeout=5)
-
-
-def source_dsn(sandbox: Sandbox) -> str:
-    return f"postgresql://dbgauge@127.0.0.1:{sandbox.state.port('pg-primary')}/{DRIFT_DATABASE}"
-
-
-def source(sandbox: Sandbox) -> Target:
-    return Target(name="pg-primary", kind="postgres", dsn=source_dsn(sandbox),
-                        password_file=sandbox.state.dbgauge_password_file)
-
-
-def subscriber(sandbox: Sandbox) -> Target:
-    return load_config(sandbox.config).target("pg-subscriber")
-
-
-def check(sandbox: Sandbox, tables: tuple[str, ...], **options: Any) -> CheckResult:
-    return run_checksum(source(sandbox), [subscriber(sandbox)],
-                        ChecksumOptions(tables=tables, retry_delay=0.05, keep_state=False,
-                                        **options))
-
-
-def found(result: CheckResult) -> dict[str, set[tuple[str, tuple[Any, ...]]]]:
-    return {t["table"]: {(d["kind"], tuple(d["key"].values())) for d in t["differences"]}
-            for t in table_docs(result)}
-
-
-def wait_synced(sub: psycopg.Connection[Any], tables: list[str]) -> None:
-    deadline = time.monotonic() + 30
-    while True:
-        rows = sub.execute(
-            "SELECT c.relname, r.srsubstate FROM pg_subscription_rel r "
-            "JOIN pg_class c ON c.oid = r.srrelid WHERE c.relname = ANY(%s)", (tables,)
-        ).fetchall()
-        if len(rows) == len(tables) and all(state == "r" for _, state in rows):
-            return
-        assert time.monotonic() < deadline, f"tables not synced: {rows}"
-        time.sleep(0.05)
-
-
-@contextmanager
-def replicated_tables(sandbox: Sandbox, ddl: dict[str, str]) -> Iterator[
-        tuple[psycopg.Connection[Any], psycopg.Connection[Any]]]:
-    """Tables created on both sides, subscribed and in sync; removed cleanly afterwards."""
-    with pg(sandbox, "pg-primary") as primary, pg(sandbox, "pg-subscriber") as sub:
-        for conn in (sub, primary):  # the subscriber first: changes must find their table
-            for name, statement in ddl.items():
-                conn.execute(f"DROP TABLE IF EXISTS {name}")
-                conn.execute(statement)
-                conn.execute(f"GRANT SELECT ON {name} TO dbgauge")
-        sub.execute(f"ALTER SUBSCRIPTION {SUBSCRIPTION} REFRESH PUBLICATION")
-        try:
-            wait_synced(sub, list(ddl))
-            yield primary, sub
-        finally:
-            for name in ddl:
-                primary.execute(f"DROP TABLE IF EXISTS {name}")
-            sub.execute(f"ALTER SUBSCRIPTION {SUBSCRIPTION} REFRESH PUBLICATION")
-            for name in ddl:
-                sub.execute(f"DROP TABLE IF EXISTS {name}")
-
-
-def caught_up(primary: psycopg.Connection[Any], sub: psycopg.Connection[Any]) -> None:
-    lsn = primary.execute("SELECT pg_current_wal_flush_lsn()").fetchone()
-    deadline = time.monotonic() + 30
-    while not sub.execute(
-            "SELECT min(latest_end_lsn) >= %s FROM pg_stat_subscription WHERE relid IS NULL",
-            lsn).fetchone()[0]:
-        assert time.monotonic() < deadline, "subscriber did not catch up"
-        time.sleep(0.02)
 
 
 DRIFT_T = """CREATE TABLE drift_t (
@@ -142,7 +63,7 @@ def test_subscriber_drift_is_found_by_key(sandbox: Sandbox) -> None:
                         "WHERE id IN (40, 42, 50)")
         primary.execute("INSERT INTO drift_c SELECT g % 50, 'b' || g, g "
                         "FROM generate_series(1, 2000) g")
-        caught_up(primary, sub)
+        pg_caught_up(primary, sub)
         clean = check(sandbox, ("public.drift_t", "public.drift_c"))
         assert exit_code(clean) == 0 and clean.evidence["method"] == "direct", clean.evidence
         for statement in (
@@ -191,7 +112,7 @@ def test_a_case_only_change_under_a_case_insensitive_collation_is_drift(
     with replicated_tables(sandbox, ddl) as (primary, sub):
         primary.execute("INSERT INTO drift_ci SELECT g, 'Name ' || g "
                         "FROM generate_series(1, 2000) g")
-        caught_up(primary, sub)
+        pg_caught_up(primary, sub)
         assert exit_code(check(sandbox, ("public.drift_ci",))) == 0
         sub.execute("UPDATE drift_ci SET name = upper(name) WHERE id = 1234")
         result = check(sandbox, ("public.drift_ci",))
@@ -239,7 +160,7 @@ def test_no_false_positives_under_300_commits_per_second(sandbox: Sandbox) -> No
     with replicated_tables(sandbox, ddl) as (primary, sub):
         primary.execute("INSERT INTO drift_live SELECT g, g, md5(g::text) "
                         "FROM generate_series(1, %s) g", (rows,))
-        caught_up(primary, sub)
+        pg_caught_up(primary, sub)
         commits = [0]
         stop = threading.Event()
 

@@ -22,9 +22,8 @@ import pytest
 
 from checks.drift import ChecksumOptions, DriftError, run_checksum
 from tests.helpers import DBGAUGE, REPO
+from tests.helpers.drift import targets
 from tests.helpers.servers import Sandbox, caught_up, execute, mariadb_account, pg_admin, run
-from toolkit.app import load_config
-from toolkit.targets import Target
 
 pytestmark = pytest.mark.integration
 
@@ -193,10 +192,6 @@ class Notes:
 
     def note(self, text: str) -> None:
         self.notes.append(text)
-
-
-def targets(sandbox: Sandbox) -> dict[str, Target]:
-    return {t.name: t for t in load_config(sandbox.config).all_targets()}
 
 
 def test_max_load_pauses_on_any_status_variable(sandbox: Sandbox, sized: None) -> None:

@@ -22,8 +22,8 @@ import pytest
 
 from checks.drift import ChecksumOptions, Interrupted, run_checksum
 from tests.helpers import DBGAUGE, REPO
+from tests.helpers.drift import targets
 from tests.helpers.servers import Sandbox, admin, caught_up, execute, mariadb_account
-from toolkit.app import load_config
 from toolkit.result import CheckResult
 from toolkit.targets import Target
 
@@ -32,10 +32,6 @@ pytestmark = pytest.mark.integration
 SBR_USER = "dbgauge_sbr_rt"  # may set the session binlog_format (the replicated method)
 ROWS = 20_000
 DRIFTED = {("changed", (i,)) for i in range(250, ROWS, 500)}  # 40 rows, spread out
-
-
-def targets(sandbox: Sandbox) -> dict[str, Target]:
-    return {t.name: t for t in load_config(sandbox.config).all_targets()}
 
 
 def found(result: CheckResult) -> set[tuple[str, tuple[Any, ...]]]:

@@ -17,11 +17,8 @@ import pytest
 
 from checks.drift import ChecksumOptions, run_checksum
 from checks.drift.session import THROTTLE_EVERY
+from tests.helpers.drift import pg, pg_caught_up, pg_source, pg_subscriber, replicated_tables
 from tests.helpers.servers import Sandbox, admin, caught_up, execute, one
-from tests.integration.test_drift_postgres import caught_up as pg_caught_up
-from tests.integration.test_drift_postgres import pg, replicated_tables
-from tests.integration.test_drift_postgres import source as pg_source
-from tests.integration.test_drift_postgres import subscriber as pg_subscriber
 from toolkit.app import load_config
 
 pytestmark = pytest.mark.integration
