@@ -63,7 +63,8 @@ class ChecksumOptions:
     # whole_table_idle seconds, is first compared whole with CHECKSUM TABLE (0: never).
     whole_table_time: float = 2.0
     whole_table_idle: float = 1.0
-    whole_table_rate: float = 1_000_000.0  # rows/s CHECKSUM TABLE is assumed to do until seen
+    # rows/s CHECKSUM TABLE is expected to read (None: measured, checks.drift.whole_table)
+    whole_table_rate: float | None = None
     # pt-table-checksum's options (checks/drift/select.py, discover.py, replicate.py):
     databases: tuple[str, ...] = ()  # names or shell patterns; empty = every schema
     ignore_databases: tuple[str, ...] = ()

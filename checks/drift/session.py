@@ -55,7 +55,7 @@ class Session:
         self.last_throttle = 0.0
         # (replica, chunk) -> the key buckets of the chunk that differed (checks.drift.walk)
         self.pieces: dict[tuple[str, KeyRange], list[KeyRange]] = {}
-        self.whole_table_rate = options.whole_table_rate
+        self.whole_table_rate: float | None = options.whole_table_rate
         self.current_sizer = ChunkSizer(options.chunk_time, options.initial_chunk_rows)
         self.state = RunState.open(options, self.method, self.source.name,
                                    [r.name for r in self.replicas],

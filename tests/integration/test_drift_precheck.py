@@ -7,13 +7,87 @@ Drift is made on the replica with sql_log_bin=0; drifted tables are dropped at t
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 
+from checks.drift.whole_table import ASSUMED_RATE
 from tests.helpers.drift import binlog_watch, exit_code, found, outside_dbgauge, table_docs
 from tests.helpers.drift import mariadb_check as check
-from tests.helpers.servers import Sandbox, caught_up, execute
+from tests.helpers.servers import Sandbox, caught_up, execute, one
 
 pytestmark = pytest.mark.integration
+
+LARGE_ROWS = 600_000
+# A --whole-table-time the assumed speed would not give LARGE_ROWS (0.6 s at 1M rows/s),
+# though a probe finds CHECKSUM TABLE several times faster here.
+LARGE_LIMIT = 0.5
+
+
+def checksum_statements(sandbox: Sandbox) -> dict[str, int]:
+    """How many CHECKSUM TABLE statements each MariaDB server has run (Com_checksum;
+    nothing else runs them on the sandbox)."""
+    return {name: int(one(sandbox, name, "SHOW GLOBAL STATUS LIKE 'Com_checksum'")[1])
+            for name in ("mariadb-primary", "mariadb-replica")}
+
+
+@pytest.fixture(scope="module")
+def large_table(sandbox: Sandbox) -> Iterator[None]:
+    """app.drift_large, LARGE_ROWS rows whose estimate (after ANALYZE) is above what the
+    assumed speed allows in LARGE_LIMIT, and app.drift_nothing, an empty table."""
+    execute(sandbox, "mariadb-primary",
+            "DROP TABLE IF EXISTS app.drift_large, app.drift_nothing",
+            "CREATE TABLE app.drift_large (id INT NOT NULL PRIMARY KEY, k INT NOT NULL, "
+            "c CHAR(60) NOT NULL)",
+            "INSERT INTO app.drift_large SELECT seq, seq * 7 % 1000, CONCAT('row-', seq) "
+            "FROM app.seq_1_to_600000",  # LARGE_ROWS
+            "CREATE TABLE app.drift_nothing (id INT NOT NULL PRIMARY KEY)",
+            "ANALYZE TABLE app.drift_large")
+    try:
+        caught_up(sandbox)
+        estimate = one(sandbox, "mariadb-primary", "SELECT table_rows FROM "
+                       "information_schema.tables WHERE table_schema = 'app' "
+                       "AND table_name = 'drift_large'")[0]
+        assert estimate > ASSUMED_RATE * LARGE_LIMIT, "the table would not need a probe"
+        yield
+    finally:
+        execute(sandbox, "mariadb-primary",
+                "DROP TABLE IF EXISTS app.drift_large, app.drift_nothing")
+        caught_up(sandbox)
+
+
+@pytest.mark.parametrize("method", ["direct", "replicated"])
+def test_a_table_too_large_for_the_assumed_speed_is_probed_then_compared_whole(
+        sandbox: Sandbox, sbr_user: None, large_table: None, method: str) -> None:
+    """Before any pre-check has measured a speed, the assumed one would walk the table;
+    the probe of its first keys measures the real speed, and one CHECKSUM TABLE per side
+    settles it. The empty table compared first does not set the speed for the run (its
+    pre-check read too few rows to tell one: it used to make every later table walk)."""
+    before = checksum_statements(sandbox)
+    with binlog_watch(sandbox) as written:
+        result = check(sandbox, method, ("app.drift_nothing", "app.drift_large"),
+                       whole_table_idle=0, whole_table_time=LARGE_LIMIT)
+    t = {r["table"]: r for r in table_docs(result)}
+    assert exit_code(result) == 0, result.evidence
+    assert (t["app.drift_nothing"]["whole_table"], t["app.drift_nothing"]["rows"]) == (True, 0)
+    assert (t["app.drift_large"]["whole_table"], t["app.drift_large"]["rows"],
+            t["app.drift_large"]["chunks"]) == (True, LARGE_ROWS, 1)
+    assert checksum_statements(sandbox) == {name: n + 2 for name, n in before.items()}
+    assert outside_dbgauge(written) == []  # the probe reads, like every chunk
+
+
+def test_a_table_the_probe_finds_too_slow_is_walked_without_checksum_table(
+        sandbox: Sandbox, large_table: None) -> None:
+    """A probe that expects the table to take longer than --whole-table-time sends it to
+    the chunk walk without trying CHECKSUM TABLE (which would only run into the limit)."""
+    before = checksum_statements(sandbox)
+    result = check(sandbox, "direct", ("app.drift_large",), whole_table_idle=0,
+                   whole_table_time=0.01)
+    doc = table_docs(result)[0]
+    assert exit_code(result) == 0, result.evidence
+    assert (doc["whole_table"], doc["rows"]) == (False, LARGE_ROWS) and doc["chunks"] > 1
+    assert checksum_statements(sandbox) == before
+
 
 def test_whole_table_precheck_proves_quiet_equal_tables_in_one_pass(
         sandbox: Sandbox, sbr_user: None) -> None:
