@@ -8,9 +8,10 @@ statement the server interrupted -- falls through to the chunk walk, which decid
 
 The expected time is the table's estimated rows at the speed of the last pre-check that
 read enough rows to tell one. Before there is one, a table too large for the assumed
-speed has its first keys hashed on every side at once (a probe of a few hundredths of a
-second): in memory CHECKSUM TABLE reads several million rows a second, and an assumption
-low enough to be safe for tables read from disk would never let it compare them.
+speed has its first keys hashed on every side at once (a probe: 0.03 s in memory, 0.15 s
+from disk): in memory CHECKSUM TABLE reads several million rows a second, and an
+assumption low enough to be safe for tables read from disk would never let it compare
+them.
 """
 
 from __future__ import annotations
