@@ -19,7 +19,7 @@ import pymysql  # type: ignore[import-untyped,unused-ignore]
 import pymysql.cursors  # type: ignore[import-untyped,unused-ignore]
 
 from checks.drift import ChecksumOptions, run_checksum
-from tests.helpers.servers import Sandbox, admin, one
+from tests.helpers.servers import Sandbox, admin, caught_up, execute, one
 from toolkit.app import load_config
 from toolkit.cli.base import RESULT_EXIT
 from toolkit.result import CheckResult
@@ -51,6 +51,19 @@ def targets(sandbox: Sandbox) -> dict[str, Target]:
 
 
 # ----------------------------------------------------------------- MariaDB
+
+
+@contextmanager
+def mariadb_table(sandbox: Sandbox, name: str, *make: str) -> Iterator[None]:
+    """Table `name` made on the MariaDB primary by the statements `make` and replicated;
+    dropped afterwards, and the drop replicated."""
+    execute(sandbox, "mariadb-primary", f"DROP TABLE IF EXISTS {name}", *make)
+    try:
+        caught_up(sandbox)
+        yield
+    finally:
+        execute(sandbox, "mariadb-primary", f"DROP TABLE IF EXISTS {name}")
+        caught_up(sandbox)
 
 
 def sbr_target(sandbox: Sandbox) -> Target:

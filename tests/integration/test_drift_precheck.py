@@ -12,7 +12,14 @@ from collections.abc import Iterator
 import pytest
 
 from checks.drift.whole_table import ASSUMED_RATE
-from tests.helpers.drift import binlog_watch, exit_code, found, outside_dbgauge, table_docs
+from tests.helpers.drift import (
+    binlog_watch,
+    exit_code,
+    found,
+    mariadb_table,
+    outside_dbgauge,
+    table_docs,
+)
 from tests.helpers.drift import mariadb_check as check
 from tests.helpers.servers import Sandbox, caught_up, execute, one
 
@@ -35,25 +42,19 @@ def checksum_statements(sandbox: Sandbox) -> dict[str, int]:
 def large_table(sandbox: Sandbox) -> Iterator[None]:
     """app.drift_large, LARGE_ROWS rows whose estimate (after ANALYZE) is above what the
     assumed speed allows in LARGE_LIMIT, and app.drift_nothing, an empty table."""
-    execute(sandbox, "mariadb-primary",
-            "DROP TABLE IF EXISTS app.drift_large, app.drift_nothing",
-            "CREATE TABLE app.drift_large (id INT NOT NULL PRIMARY KEY, k INT NOT NULL, "
-            "c CHAR(60) NOT NULL)",
-            "INSERT INTO app.drift_large SELECT seq, seq * 7 % 1000, CONCAT('row-', seq) "
-            "FROM app.seq_1_to_600000",  # LARGE_ROWS
-            "CREATE TABLE app.drift_nothing (id INT NOT NULL PRIMARY KEY)",
-            "ANALYZE TABLE app.drift_large")
-    try:
-        caught_up(sandbox)
+    with mariadb_table(sandbox, "app.drift_nothing",
+                       "CREATE TABLE app.drift_nothing (id INT NOT NULL PRIMARY KEY)"), \
+            mariadb_table(sandbox, "app.drift_large",
+                          "CREATE TABLE app.drift_large (id INT NOT NULL PRIMARY KEY, "
+                          "k INT NOT NULL, c CHAR(60) NOT NULL)",
+                          "INSERT INTO app.drift_large SELECT seq, seq * 7 % 1000, "
+                          "CONCAT('row-', seq) FROM app.seq_1_to_600000",  # LARGE_ROWS
+                          "ANALYZE TABLE app.drift_large"):
         estimate = one(sandbox, "mariadb-primary", "SELECT table_rows FROM "
                        "information_schema.tables WHERE table_schema = 'app' "
                        "AND table_name = 'drift_large'")[0]
         assert estimate > ASSUMED_RATE * LARGE_LIMIT, "the table would not need a probe"
         yield
-    finally:
-        execute(sandbox, "mariadb-primary",
-                "DROP TABLE IF EXISTS app.drift_large, app.drift_nothing")
-        caught_up(sandbox)
 
 
 @pytest.mark.parametrize("method", ["direct", "replicated"])

@@ -17,9 +17,16 @@ import pytest
 
 from checks.drift import ChecksumOptions, run_checksum
 from checks.drift.session import THROTTLE_EVERY
-from tests.helpers.drift import pg, pg_caught_up, pg_source, pg_subscriber, replicated_tables
-from tests.helpers.servers import Sandbox, admin, caught_up, execute, one
-from toolkit.app import load_config
+from tests.helpers.drift import (
+    mariadb_table,
+    pg,
+    pg_caught_up,
+    pg_source,
+    pg_subscriber,
+    replicated_tables,
+    targets,
+)
+from tests.helpers.servers import Sandbox, admin, execute, one
 
 pytestmark = pytest.mark.integration
 
@@ -45,22 +52,18 @@ def named(result: Any) -> set[tuple[str, int]]:
 
 @pytest.fixture
 def mariadb_drift(sandbox: Sandbox) -> Iterator[None]:
-    execute(sandbox, "mariadb-primary", "DROP TABLE IF EXISTS app.drift_late",
+    with mariadb_table(
+            sandbox, "app.drift_late",
             "CREATE TABLE app.drift_late (id INT PRIMARY KEY, v VARCHAR(40) NOT NULL)",
-            "INSERT INTO app.drift_late SELECT seq, CONCAT('v-', seq) FROM app.seq_1_to_300000")
-    caught_up(sandbox)
-    execute(sandbox, "mariadb-replica", "USE app", *DRIFT, log_bin=False)
-    try:
+            "INSERT INTO app.drift_late SELECT seq, CONCAT('v-', seq) FROM app.seq_1_to_300000"):
+        execute(sandbox, "mariadb-replica", "USE app", *DRIFT, log_bin=False)
         yield
-    finally:
-        execute(sandbox, "mariadb-primary", "DROP TABLE IF EXISTS app.drift_late")
-        caught_up(sandbox)
 
 
 def test_mariadb_bucket_reads_name_every_difference(sandbox: Sandbox,
                                                      mariadb_drift: None) -> None:
-    targets = {t.name: t for t in load_config(sandbox.config).all_targets()}
-    result = run_checksum(targets["mariadb-primary"], [targets["mariadb-replica"]],
+    t = targets(sandbox)
+    result = run_checksum(t["mariadb-primary"], [t["mariadb-replica"]],
                           ChecksumOptions(tables=("app.drift_late",), **OPTIONS))
     assert named(result) == EXPECTED
 
@@ -85,11 +88,11 @@ MIXED = {**OPTIONS, "chunk_size": 2_000}  # ten chunks
 @pytest.fixture
 def mixed_copies(sandbox: Sandbox) -> Iterator[None]:
     """app.mixed on the MariaDB primary (and so its replica) and on PostgreSQL, equal."""
-    execute(sandbox, "mariadb-primary", "DROP TABLE IF EXISTS app.mixed",
+    with mariadb_table(
+            sandbox, "app.mixed",
             "CREATE TABLE app.mixed (id INT PRIMARY KEY, v VARCHAR(40) NOT NULL)",
-            "INSERT INTO app.mixed SELECT seq, CONCAT('v-', seq) FROM app.seq_1_to_20000")
-    caught_up(sandbox)
-    with pg(sandbox, "pg-primary", "app") as postgres:
+            "INSERT INTO app.mixed SELECT seq, CONCAT('v-', seq) FROM app.seq_1_to_20000"), \
+            pg(sandbox, "pg-primary", "app") as postgres:
         postgres.execute("CREATE SCHEMA IF NOT EXISTS app")
         postgres.execute("DROP TABLE IF EXISTS app.mixed")
         postgres.execute("CREATE TABLE app.mixed (id int PRIMARY KEY, v varchar(40) NOT NULL)")
@@ -101,21 +104,18 @@ def mixed_copies(sandbox: Sandbox) -> Iterator[None]:
             yield
         finally:
             postgres.execute("DROP TABLE IF EXISTS app.mixed")
-            execute(sandbox, "mariadb-primary", "DROP TABLE IF EXISTS app.mixed")
-            caught_up(sandbox)
 
 
 def test_a_mariadb_replica_and_a_postgres_copy_are_compared_in_one_walk(
         sandbox: Sandbox, mixed_copies: None) -> None:
     """Two hash modes on the source's one connection, one after the other (run at once,
     they would interleave two statements on one MariaDB session)."""
-    targets = {t.name: t for t in load_config(sandbox.config).all_targets()}
+    t = targets(sandbox)
     execute(sandbox, "mariadb-replica", "UPDATE app.mixed SET v = 'changed' WHERE id = 7",
             log_bin=False)
     with pg(sandbox, "pg-primary", "app") as postgres:
         postgres.execute("DELETE FROM app.mixed WHERE id = 15001")
-    result = run_checksum(targets["mariadb-primary"],
-                          [targets["mariadb-replica"], targets["pg-primary"]],
+    result = run_checksum(t["mariadb-primary"], [t["mariadb-replica"], t["pg-primary"]],
                           ChecksumOptions(tables=("app.mixed",), **MIXED))
     table = result.evidence["tables"][0]
     assert table["rows"] == MIXED_ROWS and table["chunks"] >= 10, table
@@ -158,14 +158,14 @@ class LoadMidWalk:
 
 def test_a_pause_asked_for_mid_walk_drains_waits_and_walks_on(
         sandbox: Sandbox, mixed_copies: None) -> None:
-    targets = {t.name: t for t in load_config(sandbox.config).all_targets()}
+    t = targets(sandbox)
     connected = int(one(sandbox, "mariadb-primary",
                         "SHOW GLOBAL STATUS LIKE 'Threads_connected'")[1])
     # the run's own two sessions come on top of what is connected now
     limit = connected + 2 + 5
     reporter = LoadMidWalk(sandbox, extra=20)
     try:
-        result = run_checksum(targets["mariadb-primary"], [targets["mariadb-replica"]],
+        result = run_checksum(t["mariadb-primary"], [t["mariadb-replica"]],
                               ChecksumOptions(tables=("app.mixed",), **MIXED, max_load=(
                                   ("Threads_connected", float(limit)),)), reporter)
     finally:
