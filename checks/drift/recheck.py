@@ -172,14 +172,22 @@ def _differing(source: dict[Bound, str], replica: dict[Bound, str], seen: Seen
 
 
 def confirm(run: Session, plan: TablePlan, replica: Side, candidates: Candidates,
-            seen: Seen) -> Candidates:
-    """The candidates that still differ: a row is kept once two synchronised reads in a row
-    (the one that found it, in `seen`, and a re-read) saw the same values on each side; a
-    row whose values moved is read again after `retry_delay`, up to `retries` re-reads, and
-    kept if it differed in every one; a row that matches in any read was in flight."""
+            seen: Seen) -> tuple[Candidates, Candidates]:
+    """(the candidates that differ, those that cannot be told from writes in flight).
+
+    A row is kept once two synchronised reads in a row (the one that found it, in `seen`,
+    and a re-read) saw the same values on each side. A row whose values moved is read
+    again after `retry_delay`, up to `retries` re-reads. If it differed in every read
+    while its source values never changed, it differs (the replica, read between two
+    source reads that agree, can only hold other values by drift: rows rewritten on the
+    replica alone). If its source values changed too, it is being written, and every
+    difference may have been a write in flight (the replica is read once it has applied
+    the source's position, and may have applied more): it is returned apart, unconfirmed.
+    A row that matches in any read was in flight."""
     src_q = plan.source[plan.replicas[replica.name].portable]
     rep_q = plan.replicas[replica.name]
     last = dict(seen)
+    sources = {key: {values[0]} for key, values in seen.items()}  # source hashes read
     kept: Candidates = []
     pending = candidates
     for attempt in range(max(1, run.options.retries)):
@@ -195,7 +203,10 @@ def confirm(run: Session, plan: TablePlan, replica: Side, candidates: Candidates
             a, b = run.synced(replica, src_q.hashes(batch), rep_q.hashes(batch))
             now: Seen = {}
             for kind, key in _differing(hash_map(a, src_q.key), hash_map(b, rep_q.key), now):
+                sources.setdefault(key, set()).add(now[key][0])
                 (kept if last.get(key) == now[key] else moved).append((kind, key))
             last.update(now)
         pending = moved
-    return sort_items(kept + pending)
+    still = [item for item in pending if len(sources.get(item[1], ())) == 1]
+    written = [item for item in pending if len(sources.get(item[1], ())) != 1]
+    return sort_items(kept + still), sort_items(written)

@@ -117,12 +117,15 @@ def finish_table(run: Session, plan: TablePlan, rows: int, chunks: int, suspects
                       if last is not None else (None, None))
             unnamed.append(Unnamed(name, *counts))
     confirmed: dict[str, Candidates] = {}
-    for name in {name for name, _, _, c in looked if c}:
-        everything = {item for n, _, _, c in looked if n == name for item in c}
-        confirmed[name] = confirm(run, plan, by_replica[name], sort_items(everything),
-                                  seen[name])
-    differing_chunks: dict[str, int] = {}
+    unsure: dict[str, Candidates] = {}  # written on the source throughout the re-checks
     notes: list[str] = []
+    for name in sorted({name for name, _, _, c in looked if c}):
+        everything = {item for n, _, _, c in looked if n == name for item in c}
+        confirmed[name], unsure[name] = confirm(run, plan, by_replica[name],
+                                                sort_items(everything), seen[name])
+        if unsure[name]:
+            notes.append(_unconfirmed(name, plan, unsure[name]))
+    differing_chunks: dict[str, int] = {}
     rechecked = 0  # direct: chunks that differed at first sight, in flight
     for name, rng, differed, candidates in looked:
         kept = set(confirmed.get(name, ()))
@@ -133,7 +136,8 @@ def finish_table(run: Session, plan: TablePlan, rows: int, chunks: int, suspects
             differing_chunks[name] = differing_chunks.get(name, 0) + 1
         else:
             rechecked += 1
-        if replicated and not rows_found and plan.key is not None:
+        if replicated and not rows_found and plan.key is not None \
+                and not set(unsure.get(name, ())) & set(candidates):
             notes.append(f"{name}: chunk {rng.describe()} differed when checksummed but "
                          "its rows match now")
     differences: list[Difference] = []
@@ -161,6 +165,18 @@ def finish_table(run: Session, plan: TablePlan, rows: int, chunks: int, suspects
         rechecked, unnamed=tuple(unnamed))
     run.state.done(plan.name, result)
     return result
+
+
+def _unconfirmed(replica: str, plan: TablePlan, written: Candidates) -> str:
+    """The note for rows the re-checks could not tell from writes in flight."""
+    keys = plan.replicas[replica].key
+    shown = "; ".join(", ".join(f"{k}={json_value(v)}" for k, v in zip(keys, key, strict=True))
+                      for _, key in written[:5])
+    more = f" and {len(written) - 5} more" if len(written) > 5 else ""
+    return (f"{replica}: {len(written)} row(s) differed in every re-check but were being "
+            f"written on the source throughout, so a write in flight cannot be ruled out "
+            f"({shown}{more}); not reported: compare again when writes to them pause, or "
+            "give them longer with --retries and --retry-delay")
 
 
 _VALUE_CHARS = 200  # --show-values: longer values are cut
