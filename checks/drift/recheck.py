@@ -34,8 +34,11 @@ from checks.drift.session import Session
 from checks.drift.sides import Side
 from toolkit.db import Row
 from toolkit.db.values import text as _text
+from toolkit.errors import QueryError
 
 KEY_BATCH = 500  # keys per re-check statement
+_LOCK_WAIT_TIMEOUT = 1205  # ER_LOCK_WAIT_TIMEOUT: the source's confirming read waited 2 s
+_LOCKED = "locked"  # what a row held by a writer counts as among its source values
 
 Candidates = list[tuple[str, Bound]]  # (kind, key): missing, extra or changed
 Seen = dict[Bound, tuple[str | None, str | None]]  # key: (source, replica) row hash last read
@@ -195,12 +198,20 @@ def confirm(run: Session, plan: TablePlan, replica: Side, candidates: Candidates
             break
         if attempt:
             run.pause(run.options.retry_delay)
-        keys = [key for _, key in pending]
         moved: Candidates = []
-        for start in range(0, len(keys), KEY_BATCH):
+        for start in range(0, len(pending), KEY_BATCH):
             run.check_run_time()
-            batch = keys[start:start + KEY_BATCH]
-            a, b = run.synced(replica, src_q.hashes(batch), rep_q.hashes(batch))
+            items = pending[start:start + KEY_BATCH]
+            batch = [key for _, key in items]
+            try:
+                a, b = run.synced(replica, src_q.confirm_hashes(batch), rep_q.hashes(batch))
+            except QueryError as exc:
+                if exc.errno != _LOCK_WAIT_TIMEOUT:
+                    raise
+                for _, key in items:  # a transaction holds one of them: being written
+                    sources.setdefault(key, set()).add(_LOCKED)
+                moved += items
+                continue
             now: Seen = {}
             for kind, key in _differing(hash_map(a, src_q.key), hash_map(b, rep_q.key), now):
                 sources.setdefault(key, set()).add(now[key][0])

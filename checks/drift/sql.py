@@ -141,6 +141,13 @@ class TableQueries:
         where, params = keys_predicate(self._quoted_keys, keys)
         return self._with_where("checksum_rows", where, params)
 
+    def confirm_hashes(self, keys: Sequence[Bound]) -> Statement:
+        """`hashes` as the source reads them to confirm differing rows: on MariaDB a
+        locking read, which sees a write the binary log has and the engine has not yet
+        committed (sql/mariadb/checksum_confirm_rows.sql)."""
+        where, params = keys_predicate(self._quoted_keys, keys)
+        return self._with_where("checksum_confirm_rows", where, params)
+
     def column_hashes(self, keys: Sequence[Bound]) -> Statement:
         """Key columns and each column's MD5 `dbgauge_c<i>` (which columns of a row differ)."""
         where, params = keys_predicate(self._quoted_keys, keys)

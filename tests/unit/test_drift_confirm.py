@@ -16,12 +16,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import pytest
+
 from checks.drift.chunks import Bound
 from checks.drift.model import ChecksumOptions
 from checks.drift.plan import TablePlan
 from checks.drift.recheck import confirm
+from toolkit.errors import QueryError
 
 Reads = dict[int, tuple[str | None, str | None]]  # id -> (source hash, replica hash)
+LOCKED: Reads = {}  # a read whose source statement waited 2 s for a row lock and gave up
 
 
 class Query:
@@ -34,6 +38,9 @@ class Query:
     def hashes(self, keys: Sequence[Bound]) -> tuple[str, list[Bound]]:
         return self.side, list(keys)
 
+    def confirm_hashes(self, keys: Sequence[Bound]) -> tuple[str, list[Bound]]:
+        return f"{self.side} (confirming)", list(keys)
+
 
 class FakeRun:
     """The parts of a Session confirm uses: each synced call answers the next read."""
@@ -43,6 +50,7 @@ class FakeRun:
         self.options = ChecksumOptions(retries=retries, retry_delay=0.0)
         self.synced_calls = 0
         self.pauses = 0
+        self.statements: list[tuple[str, str]] = []
 
     def check_run_time(self) -> None:
         pass
@@ -54,6 +62,9 @@ class FakeRun:
                ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         read = self.reads[self.synced_calls]
         self.synced_calls += 1
+        self.statements.append((src[0], rep[0]))
+        if read is LOCKED:
+            raise QueryError("Lock wait timeout exceeded", errno=1205)
         wanted = {int(key[0]) for key in src[1]}
 
         def rows(i: int) -> list[dict[str, Any]]:
@@ -84,6 +95,9 @@ def run_confirm(first: Reads, rereads: list[Reads], retries: int = 3
 def test_a_row_that_holds_still_on_both_sides_is_reported_at_once() -> None:
     kept, written, run = run_confirm({1: ("a", "x")}, [{1: ("a", "x")}])
     assert (kept, written, run.synced_calls) == ([("changed", (1,))], [], 1)
+    # the source confirms with its confirming read (a locking read on MariaDB); the
+    # replica, which a lock would hold up in applying, with the plain one
+    assert run.statements == [("src (confirming)", "rep")]
 
 
 def test_a_row_that_matches_in_a_re_read_was_in_flight() -> None:
@@ -121,3 +135,20 @@ def test_missing_and_extra_rows_follow_the_same_rule() -> None:
     kept, written, _ = run_confirm(first, reads)
     assert kept == [("missing", (2,)), ("extra", (4,))]
     assert written == [("changed", (3,))]
+
+
+def test_a_row_a_writer_holds_locked_is_being_written() -> None:
+    # the source's confirming read gave up waiting for the row's lock: that read tells
+    # nothing, and a row whose writer held it is not reported on the reads around it
+    reads: list[Reads] = [LOCKED, {1: ("a", "x1")}, {1: ("a", "x2")}]
+    kept, written, run = run_confirm({1: ("a", "x")}, reads)
+    assert (kept, written, run.synced_calls) == ([], [("changed", (1,))], 3)
+
+
+def test_other_errors_end_the_run() -> None:
+    class Failing(FakeRun):
+        def synced(self, *args: Any) -> Any:
+            raise QueryError("Access denied", errno=1142)
+    with pytest.raises(QueryError, match="Access denied"):
+        confirm(Failing([]), PLAN, Replica(), [("changed", (1,))],  # type: ignore[arg-type]
+                {(1,): ("a", "x")})
