@@ -65,7 +65,7 @@ import pymysql
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from toolkit import sandbox as sb  # noqa: E402 - after the path set-up
+from dbgauge.toolkit import sandbox as sb  # noqa: E402 - after the path set-up
 
 DB, TABLE = "bench_checksum", "sbtest1"
 FLOOR = (f"SELECT COUNT(*), BIT_XOR(CRC32(CONCAT_WS('#', id, k, c, pad))) "  # noqa: S608
@@ -151,7 +151,7 @@ def dbgauge(state: sb.SandboxState, method: str, rows: int, tmp: Path, name: str
     else:
         user, secret = state.mariadb.admin_user, state.directory / "secrets/mariadb-admin.password"
     dsn = "mysql://{}@127.0.0.1:{}/"
-    cmd = [sys.executable, "-m", "toolkit.cli", "checksum",
+    cmd = [sys.executable, "-m", "dbgauge", "checksum",
            "--source", dsn.format(user, state.port("mariadb-primary")),
            "--replica", dsn.format(user, state.port("mariadb-replica")),
            "--password-file", str(secret), "--tables", f"{DB}.{TABLE}", "--method", method,

@@ -45,7 +45,7 @@ import pymysql.cursors
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from checksum import DB, REPO, TABLE, connect, create_table, one
 
-from toolkit import sandbox as sb
+from dbgauge.toolkit import sandbox as sb
 
 VENV = Path("/tmp/dbgauge-bench-reladiff")
 PG_DB = "drift"  # published FOR ALL TABLES to pg-subscriber
@@ -188,7 +188,7 @@ def dbgauge(state: sb.SandboxState, src: str, dst: str, method: str, tmp: Path
         user, secret = state.mariadb.admin_user, state.directory / "secrets/mariadb-admin.password"
     else:
         user, secret = sb.MONITOR_USER, state.dbgauge_password_file
-    cmd = [sys.executable, "-m", "toolkit.cli", "checksum",
+    cmd = [sys.executable, "-m", "dbgauge", "checksum",
            "--source", dsn(state, src, user), "--replica", dsn(state, dst, user),
            "--password-file", str(secret), "--tables", f"{DB}.{TABLE}", "--method", method,
            "--whole-table-time", "0", "--format", "json",

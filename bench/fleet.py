@@ -207,7 +207,7 @@ def main(argv: list[str] | None = None) -> int:
         port = free_port()
         log = Path(tmp) / "serve.log"
         with log.open("wb") as out:
-            proc = subprocess.Popen([sys.executable, "-m", "toolkit.cli", "serve", "--config",
+            proc = subprocess.Popen([sys.executable, "-m", "dbgauge", "serve", "--config",
                                      str(cfg), "--listen", f"127.0.0.1:{port}"],
                                     stdout=out, stderr=subprocess.STDOUT)
         try:

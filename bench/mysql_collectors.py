@@ -31,8 +31,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import scrape  # bench/scrape.py: the shared harness
 
-from toolkit.app import parse_config
-from toolkit.heartbeat import HeartbeatWriter
+from dbgauge.app import parse_config
+from dbgauge.toolkit.heartbeat import HeartbeatWriter
 
 HEARTBEAT_DB, HEARTBEAT_TABLE = "dbgauge", "heartbeat"
 MYSQLD_FLAGS = [

@@ -12,15 +12,15 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
-from checks.health import health_checks, run_health
-from checks.split_brain.model import KINDS
-from checks.split_brain.run import check_split_brain
-from toolkit.config import CheckJobConfig, Config
-from toolkit.errors import ConfigError
-from toolkit.jobs import Job
-from toolkit.metrics import MetricSpec, Sample
-from toolkit.result import CheckResult, Status, worst
-from toolkit.targets import Selection, select
+from dbgauge.checks.health import health_checks, run_health
+from dbgauge.checks.split_brain.model import KINDS
+from dbgauge.checks.split_brain.run import check_split_brain
+from dbgauge.toolkit.config import CheckJobConfig, Config
+from dbgauge.toolkit.errors import ConfigError
+from dbgauge.toolkit.jobs import Job
+from dbgauge.toolkit.metrics import MetricSpec, Sample
+from dbgauge.toolkit.result import CheckResult, Status, worst
+from dbgauge.toolkit.targets import Selection, select
 
 STATUS = MetricSpec(
     "dbgauge_check_status", "gauge",

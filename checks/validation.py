@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from toolkit.errors import ConfigError
+from dbgauge.toolkit.errors import ConfigError
 
 # A setting's number never needs more digits than a 64-bit integer (20) plus slack; a
 # longer one is hostile or garbage, and converting it costs time (Python refuses past

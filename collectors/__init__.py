@@ -1,7 +1,7 @@
 """The collector registry: every module in this package defines exactly one collector.
 
 The registry finds them, so adding a collector is adding one module (and its SQL). The
-composition root (`toolkit.app`) hands the registry to the exporter, the config and the
+composition root (`dbgauge.app`) hands the registry to the exporter, the config and the
 docs; nothing in the core imports this package.
 """
 
@@ -12,7 +12,7 @@ import inspect
 import pkgutil
 from functools import cache
 
-from toolkit.metrics import AnyCollector, Collector, Registry
+from dbgauge.toolkit.metrics import AnyCollector, Collector, Registry
 
 __all__ = ["registry"]
 

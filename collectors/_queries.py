@@ -23,7 +23,7 @@ from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import ClassVar
 
-from toolkit.custom_queries import (
+from dbgauge.toolkit.custom_queries import (
     Column,
     CustomQuery,
     QueriesFile,
@@ -31,11 +31,11 @@ from toolkit.custom_queries import (
     parse_queries,
     read_text_file,
 )
-from toolkit.db import Connection
-from toolkit.db.version import Version
-from toolkit.dsn import parse_dsn
-from toolkit.errors import ConfigError, Incomplete, QueryError
-from toolkit.metrics import Collector, MetricSpec, MetricType, Option, OptionValue, Sample
+from dbgauge.toolkit.db import Connection
+from dbgauge.toolkit.db.version import Version
+from dbgauge.toolkit.dsn import parse_dsn
+from dbgauge.toolkit.errors import ConfigError, Incomplete, QueryError
+from dbgauge.toolkit.metrics import Collector, MetricSpec, MetricType, Option, OptionValue, Sample
 
 log = logging.getLogger("dbgauge.collectors")
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
-from toolkit.db import Connection
-from toolkit.db.privileges import query
-from toolkit.db.values import number, text
-from toolkit.metrics import Collector, MetricSpec, Sample
+from dbgauge.toolkit.db import Connection
+from dbgauge.toolkit.db.privileges import query
+from dbgauge.toolkit.db.values import number, text
+from dbgauge.toolkit.metrics import Collector, MetricSpec, Sample
 
 ENABLED = MetricSpec("dbgauge_mysql_binlog_enabled", "gauge",
                      "1 if the binary log is on (@@log_bin), else 0 (then no other binlog "

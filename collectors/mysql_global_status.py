@@ -23,9 +23,9 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 
-from collectors.mysql_status import parse_status_rows
-from toolkit.db import Connection
-from toolkit.metrics import Collector, MetricSpec, Sample
+from dbgauge.collectors.mysql_status import parse_status_rows
+from dbgauge.toolkit.db import Connection
+from dbgauge.toolkit.metrics import Collector, MetricSpec, Sample
 
 PREFIX = "dbgauge_mysql_global_status_"
 

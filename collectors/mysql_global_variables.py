@@ -14,10 +14,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
-from collectors.mysql_global_status import gauge_name
-from collectors.mysql_status import parse_status_rows
-from toolkit.db import Connection
-from toolkit.metrics import Collector, MetricSpec, Sample
+from dbgauge.collectors.mysql_global_status import gauge_name
+from dbgauge.collectors.mysql_status import parse_status_rows
+from dbgauge.toolkit.db import Connection
+from dbgauge.toolkit.metrics import Collector, MetricSpec, Sample
 
 PREFIX = "dbgauge_mysql_global_variables_"
 

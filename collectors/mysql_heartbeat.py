@@ -26,12 +26,12 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from toolkit.db import Connection
-from toolkit.db.privileges import query
-from toolkit.db.values import number
-from toolkit.errors import QueryError
-from toolkit.heartbeat import heartbeat_sql, parse_ts
-from toolkit.metrics import Collector, MetricSpec, Sample
+from dbgauge.toolkit.db import Connection
+from dbgauge.toolkit.db.privileges import query
+from dbgauge.toolkit.db.values import number
+from dbgauge.toolkit.errors import QueryError
+from dbgauge.toolkit.heartbeat import heartbeat_sql, parse_ts
+from dbgauge.toolkit.metrics import Collector, MetricSpec, Sample
 
 CONFIGURED = MetricSpec(
     "dbgauge_mysql_heartbeat_configured", "gauge",

@@ -22,11 +22,11 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 
-from collectors.mysql_status import parse_status_rows
-from toolkit.db import Connection, Row
-from toolkit.db.privileges import PROCESS, query
-from toolkit.db.values import number, text
-from toolkit.metrics import Collector, MetricSpec, Sample
+from dbgauge.collectors.mysql_status import parse_status_rows
+from dbgauge.toolkit.db import Connection, Row
+from dbgauge.toolkit.db.privileges import PROCESS, query
+from dbgauge.toolkit.db.values import number, text
+from dbgauge.toolkit.metrics import Collector, MetricSpec, Sample
 
 BP_PAGES = MetricSpec(
     "dbgauge_mysql_innodb_buffer_pool_pages", "gauge",

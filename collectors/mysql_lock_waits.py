@@ -21,11 +21,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from toolkit.db import Connection
-from toolkit.db.privileges import PROCESS, PS_SELECT, query
-from toolkit.db.values import number, text
-from toolkit.metrics import Collector, MetricSpec, Sample
-from toolkit.sql import load_sql
+from dbgauge.toolkit.db import Connection
+from dbgauge.toolkit.db.privileges import PROCESS, PS_SELECT, query
+from dbgauge.toolkit.db.values import number, text
+from dbgauge.toolkit.metrics import Collector, MetricSpec, Sample
+from dbgauge.toolkit.sql import load_sql
 
 TRANSACTIONS = MetricSpec(
     "dbgauge_mysql_innodb_transactions", "gauge",

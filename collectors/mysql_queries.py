@@ -10,7 +10,7 @@ max_statement_time, MySQL max_execution_time); see `collectors._queries`.
 
 from __future__ import annotations
 
-from collectors._queries import QueriesCollector, success_spec
+from dbgauge.collectors._queries import QueriesCollector, success_spec
 
 SUCCESS = success_spec("mysql")
 

@@ -19,11 +19,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from toolkit.db import Connection
-from toolkit.db.privileges import PROCESS, REPLICA_MONITOR, query
-from toolkit.db.values import number, text
-from toolkit.gtid import GtidSet, parse_mariadb_gtids
-from toolkit.metrics import Collector, MetricSpec, Sample
+from dbgauge.toolkit.db import Connection
+from dbgauge.toolkit.db.privileges import PROCESS, REPLICA_MONITOR, query
+from dbgauge.toolkit.db.values import number, text
+from dbgauge.toolkit.gtid import GtidSet, parse_mariadb_gtids
+from dbgauge.toolkit.metrics import Collector, MetricSpec, Sample
 
 CONFIGURED = MetricSpec(
     "dbgauge_mysql_replication_configured", "gauge",

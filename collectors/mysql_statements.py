@@ -17,10 +17,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
-from toolkit.db import Connection
-from toolkit.db.privileges import PS_SELECT, query
-from toolkit.db.values import number, text
-from toolkit.metrics import Collector, MetricSpec, Option, Sample
+from dbgauge.toolkit.db import Connection
+from dbgauge.toolkit.db.privileges import PS_SELECT, query
+from dbgauge.toolkit.db.values import number, text
+from dbgauge.toolkit.metrics import Collector, MetricSpec, Option, Sample
 
 PICOSECONDS = 1e-12
 _LABELS = ("schema", "digest")

@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from toolkit.db import Connection
-from toolkit.db.values import number
-from toolkit.metrics import Collector, MetricSpec, Sample
+from dbgauge.toolkit.db import Connection
+from dbgauge.toolkit.db.values import number
+from dbgauge.toolkit.metrics import Collector, MetricSpec, Sample
 
 ITEMS = MetricSpec(
     "dbgauge_pgbouncer_list_items", "gauge",

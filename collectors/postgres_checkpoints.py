@@ -17,9 +17,9 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from toolkit.db import Connection
-from toolkit.db.values import number, text
-from toolkit.metrics import Collector, MetricSpec, Sample
+from dbgauge.toolkit.db import Connection
+from dbgauge.toolkit.db.values import number, text
+from dbgauge.toolkit.metrics import Collector, MetricSpec, Sample
 
 _P = "dbgauge_postgres_"
 _CK = "pg_stat_bgwriter, pg_stat_checkpointer from PostgreSQL 17"

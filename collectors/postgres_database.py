@@ -14,9 +14,9 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from toolkit.db import Connection
-from toolkit.db.values import number
-from toolkit.metrics import Collector, MetricSpec, Sample
+from dbgauge.toolkit.db import Connection
+from dbgauge.toolkit.db.values import number
+from dbgauge.toolkit.metrics import Collector, MetricSpec, Sample
 
 _P = "dbgauge_postgres_database_"
 _DB = ("database",)

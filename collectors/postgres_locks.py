@@ -20,9 +20,9 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
-from toolkit.db import Connection
-from toolkit.db.values import number
-from toolkit.metrics import Collector, MetricSpec, Sample
+from dbgauge.toolkit.db import Connection
+from dbgauge.toolkit.db.values import number
+from dbgauge.toolkit.metrics import Collector, MetricSpec, Sample
 
 LOCK_TYPES = frozenset({
     "relation", "extend", "frozenid", "page", "tuple", "transactionid", "virtualxid",

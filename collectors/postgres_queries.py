@@ -9,7 +9,7 @@ runs read-only on the target's connection under its timeouts; see `collectors._q
 
 from __future__ import annotations
 
-from collectors._queries import QueriesCollector, success_spec
+from dbgauge.collectors._queries import QueriesCollector, success_spec
 
 SUCCESS = success_spec("postgres")
 

@@ -19,9 +19,9 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from toolkit.db import Connection
-from toolkit.db.values import number, text
-from toolkit.metrics import Collector, MetricSpec, Sample
+from dbgauge.toolkit.db import Connection
+from dbgauge.toolkit.db.values import number, text
+from dbgauge.toolkit.metrics import Collector, MetricSpec, Sample
 
 PREFIX = "dbgauge_postgres_settings_"
 

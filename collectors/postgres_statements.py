@@ -15,10 +15,10 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from toolkit.db import Connection
-from toolkit.db.values import number, text
-from toolkit.metrics import Collector, MetricSpec, Option, Sample
-from toolkit.sql import load_sql, quote_ident
+from dbgauge.toolkit.db import Connection
+from dbgauge.toolkit.db.values import number, text
+from dbgauge.toolkit.metrics import Collector, MetricSpec, Option, Sample
+from dbgauge.toolkit.sql import load_sql, quote_ident
 
 _P = "dbgauge_postgres_statements_"
 _L = ("queryid", "database", "user")

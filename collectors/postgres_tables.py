@@ -15,10 +15,10 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from collectors.postgres_checkpoints import age
-from toolkit.db import Connection
-from toolkit.db.values import number, text
-from toolkit.metrics import Collector, MetricSpec, Option, Sample
+from dbgauge.collectors.postgres_checkpoints import age
+from dbgauge.toolkit.db import Connection
+from dbgauge.toolkit.db.values import number, text
+from dbgauge.toolkit.metrics import Collector, MetricSpec, Option, Sample
 
 _P = "dbgauge_postgres_table_"
 _L = ("schema", "table")

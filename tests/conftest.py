@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
+from dbgauge.toolkit import sandbox as sb
+from dbgauge.toolkit.sandbox.layout import Layout
+from dbgauge.toolkit.sandbox.model import INSTANCES
 from tests.helpers.daemon import Daemon
 from tests.helpers.drift import SBR_USER
 from tests.helpers.servers import Sandbox, mariadb_account
-from toolkit import sandbox as sb
-from toolkit.sandbox.layout import Layout
-from toolkit.sandbox.model import INSTANCES
 
 # 10000: every sandbox port (base + 3306 ... base + 6432) stays below Linux's ephemeral
 # range (32768-60999), so an outgoing connection's local port can never squat on one.

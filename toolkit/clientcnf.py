@@ -13,9 +13,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from toolkit.errors import ConfigError
-from toolkit.files import read_text
-from toolkit.mycnf import CnfDirective, CnfFile, client_options, flatten_mycnf
+from dbgauge.toolkit.errors import ConfigError
+from dbgauge.toolkit.files import read_text
+from dbgauge.toolkit.mycnf import CnfDirective, CnfFile, client_options, flatten_mycnf
 
 MAX_OPTION_FILE_BYTES = 1 << 20
 

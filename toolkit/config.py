@@ -6,7 +6,7 @@ without guessing. Passwords come from env vars or files, never from the YAML its
 (an inline DSN password is accepted but discouraged).
 
 What only the layers above know (collector names per kind, which checks can be
-scheduled) comes in a `Catalog` that the composition root (`toolkit.app`) passes to
+scheduled) comes in a `Catalog` that the composition root (`dbgauge.app`) passes to
 `parse_config`; the config module imports neither `collectors/` nor `checks/`. Targets
 leave this module as `toolkit.targets.Target`, the one type the rest of dbgauge uses.
 """
@@ -33,12 +33,12 @@ from pydantic import (
     model_validator,
 )
 
-from toolkit import ENV_CONFIG
-from toolkit.dsn import parse_dsn
-from toolkit.errors import ConfigError
-from toolkit.files import read_text
-from toolkit.targets import NAME_PATTERN, TABLE_PATTERN, Heartbeat, Target
-from toolkit.units import MAX_INTERVAL, MAX_TIMEOUT, at_most, parse_duration
+from dbgauge.toolkit import ENV_CONFIG
+from dbgauge.toolkit.dsn import parse_dsn
+from dbgauge.toolkit.errors import ConfigError
+from dbgauge.toolkit.files import read_text
+from dbgauge.toolkit.targets import NAME_PATTERN, TABLE_PATTERN, Heartbeat, Target
+from dbgauge.toolkit.units import MAX_INTERVAL, MAX_TIMEOUT, at_most, parse_duration
 
 DEFAULT_LISTEN = "127.0.0.1:9860"
 TargetKind = Literal["mysql", "postgres", "pgbouncer"]
@@ -68,7 +68,7 @@ class Catalog:
 def _catalog(info: ValidationInfo) -> Catalog:
     catalog = info.context.get("catalog") if isinstance(info.context, dict) else None
     if not isinstance(catalog, Catalog):
-        raise RuntimeError("parse_config needs the catalog from toolkit.app")
+        raise RuntimeError("parse_config needs the catalog from dbgauge.app")
     return catalog
 
 

@@ -35,10 +35,10 @@ from pydantic import (
     StrictStr,
 )
 
-from toolkit.config import _format_loc, _line_of, parse_yaml_model
-from toolkit.db.version import Version
-from toolkit.errors import ConfigError
-from toolkit.files import read_text
+from dbgauge.toolkit.config import _format_loc, _line_of, parse_yaml_model
+from dbgauge.toolkit.db.version import Version
+from dbgauge.toolkit.errors import ConfigError
+from dbgauge.toolkit.files import read_text
 
 MAX_FILE_BYTES = 1 << 20  # 1 MiB: a queries file is a few KiB; more is a mistake
 MAX_CACHE_SECONDS = 366 * 86400

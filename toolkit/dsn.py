@@ -16,8 +16,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-from toolkit.errors import ConfigError
-from toolkit.redact import redact, register_secret
+from dbgauge.toolkit.errors import ConfigError
+from dbgauge.toolkit.redact import redact, register_secret
 
 MYSQL_SCHEMES = frozenset({"mysql", "mariadb"})
 POSTGRES_SCHEMES = frozenset({"postgresql", "postgres"})
@@ -94,7 +94,7 @@ def looks_like_conninfo(text: str) -> bool:
 
 def is_libpq_keyword(word: str) -> bool:
     """host, port, service...: a word that cannot be a target's NAME in NAME=DSN."""
-    from toolkit.db.conninfo import is_keyword
+    from dbgauge.toolkit.db.conninfo import is_keyword
 
     return is_keyword(word)
 
@@ -147,7 +147,7 @@ def _parse_mysql(dsn: str, shown: str) -> ConnParams:
     dbname = unquote(parts.path.lstrip("/")) or None
     cnf: dict[str, str] = {}
     if "read_default_file" in options or not (user and host and password is not None):
-        from toolkit.clientcnf import client_settings
+        from dbgauge.toolkit.clientcnf import client_settings
 
         cnf = client_settings(options.get("read_default_file"))
     socket = options.get("unix_socket", "")
@@ -186,7 +186,7 @@ def _parse_libpq(dsn: str, shown: str) -> ConnParams:
     comes from libpq's defaults (PG* variables, PGSERVICE, the OS user) and is written
     into the parameters, so messages name the real address; with service=, libpq reads
     pg_service.conf when it connects, and the message names the service."""
-    from toolkit.db.conninfo import libpq_defaults, parse_conninfo
+    from dbgauge.toolkit.db.conninfo import libpq_defaults, parse_conninfo
 
     try:
         given = parse_conninfo(dsn)
@@ -215,7 +215,7 @@ def _parse_libpq(dsn: str, shown: str) -> ConnParams:
 def libpq_dsn(dsn: str | None, **keywords: str | None) -> str:
     """A PostgreSQL DSN with libpq keywords set over it (pg_prove's -h -p -U -d over
     --dsn); without either, "postgresql://": everything from the PG* environment."""
-    from toolkit.db.conninfo import merge_conninfo
+    from dbgauge.toolkit.db.conninfo import merge_conninfo
 
     chosen = {k: v for k, v in keywords.items() if v is not None}
     base = dsn if dsn is not None else "postgresql://"

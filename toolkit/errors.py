@@ -3,7 +3,7 @@
 Messages are written for operators: what is wrong, where, and what to do. They must
 never contain a password (DSNs are redacted before they reach a message). Exceptions
 carry facts (a file and line, a server error number), never an exit code: what a
-failure means for a command's exit status is decided in one table in `toolkit.cli`.
+failure means for a command's exit status is decided in one table in `dbgauge.cli`.
 """
 
 from __future__ import annotations

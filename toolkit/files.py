@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import stat
 
-from toolkit.errors import ConfigError
+from dbgauge.toolkit.errors import ConfigError
 
 
 def _kind(mode: int) -> str:

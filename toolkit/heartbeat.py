@@ -20,11 +20,11 @@ import time
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
-from toolkit.db import Connection, connect
-from toolkit.errors import ConfigError, DbgaugeError
-from toolkit.redact import redact
-from toolkit.sql import load_sql, quote_ident, quote_qualified
-from toolkit.targets import Target
+from dbgauge.toolkit.db import Connection, connect
+from dbgauge.toolkit.errors import ConfigError, DbgaugeError
+from dbgauge.toolkit.redact import redact
+from dbgauge.toolkit.sql import load_sql, quote_ident, quote_qualified
+from dbgauge.toolkit.targets import Target
 
 log = logging.getLogger("dbgauge.heartbeat")
 

@@ -6,7 +6,7 @@ last run's samples and serves them on /metrics, labelled as cached in their HELP
 also gets `dbgauge_job_success`, `dbgauge_job_last_run_timestamp_seconds` and
 `dbgauge_job_duration_seconds`, so a job that stopped running is visible.
 
-Which jobs exist is not known here: the composition root (`toolkit.app`) hands the
+Which jobs exist is not known here: the composition root (`dbgauge.app`) hands the
 daemon its job builders (checks, checksums), each turning part of the config into jobs.
 """
 
@@ -19,10 +19,10 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
-from toolkit.config import Config
-from toolkit.errors import DbgaugeError
-from toolkit.metrics import MetricSpec, Sample
-from toolkit.redact import redact
+from dbgauge.toolkit.config import Config
+from dbgauge.toolkit.errors import DbgaugeError
+from dbgauge.toolkit.metrics import MetricSpec, Sample
+from dbgauge.toolkit.redact import redact
 
 log = logging.getLogger("dbgauge.jobs")
 

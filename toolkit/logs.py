@@ -8,7 +8,7 @@ import sys
 import time
 from typing import Any
 
-from toolkit.redact import redact
+from dbgauge.toolkit.redact import redact
 
 _STD_ATTRS = set(logging.LogRecord("", 0, "", 0, "", (), None).__dict__) | {"message"}
 

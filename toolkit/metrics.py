@@ -17,7 +17,7 @@ when the config loads; and a collector whose family names come from the server o
 operator (every SHOW GLOBAL STATUS variable, a queries.yaml file) declares
 `dynamic_prefixes` and hands each such sample its own spec.
 
-The core never imports `collectors/`: the composition root (`toolkit.app`) hands a
+The core never imports `collectors/`: the composition root (`dbgauge.app`) hands a
 `Registry` of them to the exporter, the config and the docs, the way
 prometheus/client_python hands a registry to its collectors.
 """
@@ -31,9 +31,9 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, ClassVar, Generic, Literal, TypeVar
 
-from toolkit.db.base import Connection, ServerInfo
-from toolkit.db.version import Version
-from toolkit.targets import Target
+from dbgauge.toolkit.db.base import Connection, ServerInfo
+from dbgauge.toolkit.db.version import Version
+from dbgauge.toolkit.targets import Target
 
 # "untyped": for families whose type Prometheus' metadata cannot say: postgres_exporter's
 # counters without `_total` (queries.yaml), and cumulative buckets carrying `le` outside a

@@ -22,8 +22,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from urllib.parse import quote
 
-from toolkit.errors import ConfigError
-from toolkit.redact import register_secret
+from dbgauge.toolkit.errors import ConfigError
+from dbgauge.toolkit.redact import register_secret
 
 MAX_INCLUDE_DEPTH = 10
 

@@ -3,7 +3,7 @@
 A check returns a `CheckResult` (status, summary, findings with severity and evidence,
 perfdata, and structured evidence of the whole run); text, JSON, SARIF, the
 monitoring-plugin line, exit codes and metrics are renderings of it (`toolkit.render`,
-`toolkit.cli`). Validators speak in severity words (error, warning, info) that map onto
+`dbgauge.cli`). Validators speak in severity words (error, warning, info) that map onto
 the monitoring-plugin states, so a validation result is also a check result.
 """
 

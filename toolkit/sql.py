@@ -12,8 +12,8 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
-from toolkit.db.version import Version, parse_version, version_text
-from toolkit.errors import DbgaugeError
+from dbgauge.toolkit.db.version import Version, parse_version, version_text
+from dbgauge.toolkit.errors import DbgaugeError
 
 FLAVOR_SEARCH = {
     "mariadb": ("mariadb", "mysql"),

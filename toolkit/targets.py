@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Generic, TypeVar
 from urllib.parse import quote
 
-from toolkit.dsn import (
+from dbgauge.toolkit.dsn import (
     ConnParams,
     is_dsn,
     is_libpq_keyword,
@@ -26,8 +26,8 @@ from toolkit.dsn import (
     parse_dsn,
     resolve_password,
 )
-from toolkit.errors import ConfigError
-from toolkit.redact import redact
+from dbgauge.toolkit.errors import ConfigError
+from dbgauge.toolkit.redact import redact
 
 if TYPE_CHECKING:
     from concurrent.futures import Future

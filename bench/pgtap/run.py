@@ -29,7 +29,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 sys.path.insert(0, str(REPO))
 
-from toolkit.pgtap.psql import find_psql  # noqa: E402 - after the path set-up
+from dbgauge.toolkit.pgtap.psql import find_psql  # noqa: E402 - after the path set-up
 
 DATABASE = "dbgauge_bench_pgtap"
 SUITES = REPO / "tests" / "fixtures" / "pgtap" / "suites"
@@ -69,7 +69,7 @@ def psql(port: int, user: str, password: str, db: str, *args: str) -> str:
 
 def dbgauge_argv() -> list[str]:
     entry = Path(sys.executable).with_name("dbgauge")
-    return [str(entry)] if entry.exists() else [sys.executable, "-m", "toolkit.cli"]
+    return [str(entry)] if entry.exists() else [sys.executable, "-m", "dbgauge"]
 
 
 def build_corpus(root: Path, copies: int, generated: str) -> list[str]:

@@ -36,12 +36,12 @@ The package, by responsibility:
   table: dbgauge.checksums or --replicate DB.TBL in pt's layout), `checkonly`
   (--replicate-check-only);
 - `schedule`: the daemon's scheduled checksum job and its metrics (imported by
-  `toolkit.app` only: it needs the config machinery).
+  `dbgauge.app` only: it needs the config machinery).
 """
 
 from __future__ import annotations
 
-from checks.drift.model import (
+from dbgauge.checks.drift.model import (
     METHODS,
     ChecksumOptions,
     DriftError,
@@ -50,8 +50,8 @@ from checks.drift.model import (
     ReplicationStopped,
     Reporter,
 )
-from checks.drift.run import run_checksum
-from checks.drift.sides import check_kinds
+from dbgauge.checks.drift.run import run_checksum
+from dbgauge.checks.drift.sides import check_kinds
 
 __all__ = ["METHODS", "ChecksumOptions", "DriftError", "Interrupted", "LogReporter",
            "ReplicationStopped", "Reporter", "check_kinds", "run_checksum"]

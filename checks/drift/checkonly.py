@@ -14,16 +14,16 @@ import time
 from collections.abc import Sequence
 from contextlib import ExitStack
 
-from checks.drift.model import ChecksumOptions, DriftError, Reporter, TableResult
-from checks.drift.replicate import on_replica
-from checks.drift.result import checksum_result
-from checks.drift.select import select_tables
-from checks.drift.sides import Side
-from toolkit.db import connect
-from toolkit.db.values import text as _text
-from toolkit.errors import DbgaugeError
-from toolkit.result import CheckResult
-from toolkit.targets import Target, unique_names
+from dbgauge.checks.drift.model import ChecksumOptions, DriftError, Reporter, TableResult
+from dbgauge.checks.drift.replicate import on_replica
+from dbgauge.checks.drift.result import checksum_result
+from dbgauge.checks.drift.select import select_tables
+from dbgauge.checks.drift.sides import Side
+from dbgauge.toolkit.db import connect
+from dbgauge.toolkit.db.values import text as _text
+from dbgauge.toolkit.errors import DbgaugeError
+from dbgauge.toolkit.result import CheckResult
+from dbgauge.toolkit.targets import Target, unique_names
 
 Summary = dict[tuple[str, str], tuple[int, int, int, str]]  # chunks, rows, differing, ts
 

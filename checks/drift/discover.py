@@ -23,15 +23,15 @@ from contextlib import ExitStack, closing
 from dataclasses import replace
 from urllib.parse import quote, urlsplit, urlunsplit
 
-from checks.drift.model import DriftError, Reporter
-from checks.drift.sides import Side
-from checks.drift.sql import compose
-from toolkit.db import connect
-from toolkit.db.values import text as _text
-from toolkit.dsn import parse_dsn
-from toolkit.errors import ConfigError, DbgaugeError
-from toolkit.sql import quote_ident
-from toolkit.targets import Target
+from dbgauge.checks.drift.model import DriftError, Reporter
+from dbgauge.checks.drift.sides import Side
+from dbgauge.checks.drift.sql import compose
+from dbgauge.toolkit.db import connect
+from dbgauge.toolkit.db.values import text as _text
+from dbgauge.toolkit.dsn import parse_dsn
+from dbgauge.toolkit.errors import ConfigError, DbgaugeError
+from dbgauge.toolkit.sql import quote_ident
+from dbgauge.toolkit.targets import Target
 
 METHODS = ("processlist", "hosts", "dsn", "none")
 _PT_KEYS = {"h", "P", "u", "p", "D", "t", "S", "F", "A"}

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import time
 
-from checks.drift.model import DriftError, ReplicationStopped
-from checks.drift.sides import Side
-from collectors.mysql_replication import ReplicaStatus, read_channels
-from toolkit.db.values import text as _text
-from toolkit.errors import QueryError
+from dbgauge.checks.drift.model import DriftError, ReplicationStopped
+from dbgauge.checks.drift.sides import Side
+from dbgauge.collectors.mysql_replication import ReplicaStatus, read_channels
+from dbgauge.toolkit.db.values import text as _text
+from dbgauge.toolkit.errors import QueryError
 
 
 class Link:

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from checks.drift.model import ChecksumOptions
-from checks.drift.sides import Side
-from toolkit.db.values import text as _text
-from toolkit.errors import ConfigError
+from dbgauge.checks.drift.model import ChecksumOptions
+from dbgauge.checks.drift.sides import Side
+from dbgauge.toolkit.db.values import text as _text
+from dbgauge.toolkit.errors import ConfigError
 
 THREADS_RUNNING = "Threads_running"
 

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from checks.drift.chunks import json_value
-from toolkit.errors import CheckFailed
+from dbgauge.checks.drift.chunks import json_value
+from dbgauge.toolkit.errors import CheckFailed
 
 log = logging.getLogger("dbgauge.checksum")
 

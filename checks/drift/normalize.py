@@ -25,7 +25,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from toolkit.sql import quote_ident
+from dbgauge.toolkit.sql import quote_ident
 
 MYSQL_FAMILY = frozenset({"mysql", "mariadb"})
 

@@ -26,14 +26,14 @@ from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from checks.drift.chunks import KeyRange, Span, bucket_width
-from checks.drift.plan import TablePlan
-from checks.drift.recheck import BucketHashes, bucket_hashes, differing_ranges
-from checks.drift.session import THROTTLE_EVERY, Session
-from checks.drift.sides import Side
-from checks.drift.sql import TableQueries
-from toolkit.db.values import text as _text
-from toolkit.targets import FanOut
+from dbgauge.checks.drift.chunks import KeyRange, Span, bucket_width
+from dbgauge.checks.drift.plan import TablePlan
+from dbgauge.checks.drift.recheck import BucketHashes, bucket_hashes, differing_ranges
+from dbgauge.checks.drift.session import THROTTLE_EVERY, Session
+from dbgauge.checks.drift.sides import Side
+from dbgauge.checks.drift.sql import TableQueries
+from dbgauge.toolkit.db.values import text as _text
+from dbgauge.toolkit.targets import FanOut
 
 AHEAD = 1  # chunks the source may hash beyond the slowest replica
 Observe = Callable[[int, float], None]  # (source rows, seconds) of a chunk: sizes the next

@@ -13,15 +13,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from checks.drift.chunks import INT_TYPES, KeyChoice, choose_key
-from checks.drift.model import ChecksumOptions, TableResult
-from checks.drift.normalize import Column, portable_problem
-from checks.drift.select import select_tables
-from checks.drift.sides import Side, grant_hint
-from checks.drift.sql import TableQueries
-from toolkit.db.values import text as _text
-from toolkit.errors import DbgaugeError
-from toolkit.sql import quote_ident
+from dbgauge.checks.drift.chunks import INT_TYPES, KeyChoice, choose_key
+from dbgauge.checks.drift.model import ChecksumOptions, TableResult
+from dbgauge.checks.drift.normalize import Column, portable_problem
+from dbgauge.checks.drift.select import select_tables
+from dbgauge.checks.drift.sides import Side, grant_hint
+from dbgauge.checks.drift.sql import TableQueries
+from dbgauge.toolkit.db.values import text as _text
+from dbgauge.toolkit.errors import DbgaugeError
+from dbgauge.toolkit.sql import quote_ident
 
 # schema, table, estimated rows, readable by the checking user
 TableEntry = tuple[str, str, int, bool]

@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from checks.drift.chunks import (
+from dbgauge.checks.drift.chunks import (
     Bound,
     KeyRange,
     Span,
@@ -29,12 +29,12 @@ from checks.drift.chunks import (
     sort_items,
     split_range,
 )
-from checks.drift.plan import TablePlan
-from checks.drift.session import Session
-from checks.drift.sides import Side
-from toolkit.db import Row
-from toolkit.db.values import text as _text
-from toolkit.errors import QueryError
+from dbgauge.checks.drift.plan import TablePlan
+from dbgauge.checks.drift.session import Session
+from dbgauge.checks.drift.sides import Side
+from dbgauge.toolkit.db import Row
+from dbgauge.toolkit.db.values import text as _text
+from dbgauge.toolkit.errors import QueryError
 
 KEY_BATCH = 500  # keys per re-check statement
 _LOCK_WAIT_TIMEOUT = 1205  # ER_LOCK_WAIT_TIMEOUT: the source's confirming read waited 2 s

@@ -18,9 +18,9 @@ from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
-from checks.drift.chunks import Bound, canonical_key
-from checks.drift.normalize import MYSQL_FAMILY, Column
-from toolkit.sql import quote_ident
+from dbgauge.checks.drift.chunks import Bound, canonical_key
+from dbgauge.checks.drift.normalize import MYSQL_FAMILY, Column
+from dbgauge.toolkit.sql import quote_ident
 
 _MYSQL_ESCAPES = {"\\": "\\\\", "'": "\\'", "\0": "\\0", "\n": "\\n", "\r": "\\r",
                   "\x1a": "\\Z"}

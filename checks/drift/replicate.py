@@ -14,12 +14,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from checks.drift.model import DriftError
-from checks.drift.sides import Side
-from checks.drift.sql import Statement, compose
-from toolkit.db.values import text as _text
-from toolkit.errors import ConfigError, DbgaugeError
-from toolkit.sql import load_sql, quote_ident
+from dbgauge.checks.drift.model import DriftError
+from dbgauge.checks.drift.sides import Side
+from dbgauge.checks.drift.sql import Statement, compose
+from dbgauge.toolkit.db.values import text as _text
+from dbgauge.toolkit.errors import ConfigError, DbgaugeError
+from dbgauge.toolkit.sql import load_sql, quote_ident
 
 DEFAULT = ("dbgauge", "checksums")
 _COMMON = {"db", "tbl", "chunk", "chunk_time", "chunk_index", "lower_boundary",

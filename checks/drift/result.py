@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from checks.drift.chunks import json_value
-from checks.drift.model import TableResult
-from toolkit.result import CheckResult, Finding, Status
+from dbgauge.checks.drift.chunks import json_value
+from dbgauge.checks.drift.model import TableResult
+from dbgauge.toolkit.result import CheckResult, Finding, Status
 
 # The run's status word (the JSON's "status") and the check status it maps to.
 _STATUS = {"ok": Status.OK, "drift": Status.CRITICAL, "error": Status.UNKNOWN}

@@ -13,9 +13,9 @@ from collections.abc import Sequence
 from contextlib import ExitStack
 from dataclasses import replace
 
-from checks.drift.checkonly import check_only
-from checks.drift.discover import discover
-from checks.drift.model import (
+from dbgauge.checks.drift.checkonly import check_only
+from dbgauge.checks.drift.discover import discover
+from dbgauge.checks.drift.model import (
     METHODS,
     ChecksumOptions,
     DriftError,
@@ -24,17 +24,17 @@ from checks.drift.model import (
     Reporter,
     TableResult,
 )
-from checks.drift.plan import TableEntry, list_tables
-from checks.drift.replicate import ReplicateTable, parse_replicate, prepare
-from checks.drift.result import checksum_result
-from checks.drift.session import Session
-from checks.drift.sides import Side, check_kinds, grant_hint
-from checks.drift.walk import check_table
-from toolkit.db.privileges import denied
-from toolkit.errors import ConfigError, QueryError
-from toolkit.redact import redact
-from toolkit.result import CheckResult
-from toolkit.targets import Target
+from dbgauge.checks.drift.plan import TableEntry, list_tables
+from dbgauge.checks.drift.replicate import ReplicateTable, parse_replicate, prepare
+from dbgauge.checks.drift.result import checksum_result
+from dbgauge.checks.drift.session import Session
+from dbgauge.checks.drift.sides import Side, check_kinds, grant_hint
+from dbgauge.checks.drift.walk import check_table
+from dbgauge.toolkit.db.privileges import denied
+from dbgauge.toolkit.errors import ConfigError, QueryError
+from dbgauge.toolkit.redact import redact
+from dbgauge.toolkit.result import CheckResult
+from dbgauge.toolkit.targets import Target
 
 
 def run_checksum(source: Target, replicas: Sequence[Target],

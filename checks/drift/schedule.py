@@ -14,13 +14,13 @@ import time
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from checks.drift.model import ChecksumOptions, LogReporter
-from checks.drift.run import run_checksum
-from toolkit.config import ChecksumJobConfig, Config
-from toolkit.jobs import Job
-from toolkit.metrics import MetricSpec, Sample
-from toolkit.result import CheckResult
-from toolkit.targets import Target
+from dbgauge.checks.drift.model import ChecksumOptions, LogReporter
+from dbgauge.checks.drift.run import run_checksum
+from dbgauge.toolkit.config import ChecksumJobConfig, Config
+from dbgauge.toolkit.jobs import Job
+from dbgauge.toolkit.metrics import MetricSpec, Sample
+from dbgauge.toolkit.result import CheckResult
+from dbgauge.toolkit.targets import Target
 
 _P = "dbgauge_checksum_"
 _CACHED = " Cached from the last scheduled run (see dbgauge_job_success for failed runs)."

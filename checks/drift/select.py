@@ -14,8 +14,8 @@ import fnmatch
 import re
 from collections.abc import Callable, Mapping, Sequence
 
-from checks.drift.model import ChecksumOptions, DriftError
-from toolkit.errors import ConfigError
+from dbgauge.checks.drift.model import ChecksumOptions, DriftError
+from dbgauge.toolkit.errors import ConfigError
 
 _GLOB = re.compile(r"[*?\[]")
 

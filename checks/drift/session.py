@@ -14,17 +14,17 @@ from contextlib import ExitStack
 from dataclasses import replace
 from typing import Any
 
-from checks.drift.chunks import ChunkSizer, KeyRange
-from checks.drift.links import Link, link
-from checks.drift.load import LoadLimits
-from checks.drift.model import ChecksumOptions, DriftError, Interrupted, Reporter
-from checks.drift.replicate import DEFAULT, ReplicateTable
-from checks.drift.sides import Side
-from checks.drift.sql import Statement
-from checks.drift.state import RunState, endpoint
-from toolkit.db import Row, connect
-from toolkit.errors import DbgaugeError
-from toolkit.targets import FanOut, Target, unique_names
+from dbgauge.checks.drift.chunks import ChunkSizer, KeyRange
+from dbgauge.checks.drift.links import Link, link
+from dbgauge.checks.drift.load import LoadLimits
+from dbgauge.checks.drift.model import ChecksumOptions, DriftError, Interrupted, Reporter
+from dbgauge.checks.drift.replicate import DEFAULT, ReplicateTable
+from dbgauge.checks.drift.sides import Side
+from dbgauge.checks.drift.sql import Statement
+from dbgauge.checks.drift.state import RunState, endpoint
+from dbgauge.toolkit.db import Row, connect
+from dbgauge.toolkit.errors import DbgaugeError
+from dbgauge.toolkit.targets import FanOut, Target, unique_names
 
 _QUERY_TIMEOUT = 120.0  # chunks aim at chunk_time; this only stops a runaway statement
 THROTTLE_EVERY = 0.5  # seconds between checks of the replicas' lag and the source's load

@@ -11,12 +11,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from checks.drift.normalize import MYSQL_FAMILY
-from checks.drift.sql import Statement, TableQueries
-from toolkit.db import Connection, Row
-from toolkit.db.values import text as _text
-from toolkit.errors import ConfigError, QueryError
-from toolkit.targets import Target
+from dbgauge.checks.drift.normalize import MYSQL_FAMILY
+from dbgauge.checks.drift.sql import Statement, TableQueries
+from dbgauge.toolkit.db import Connection, Row
+from dbgauge.toolkit.db.values import text as _text
+from dbgauge.toolkit.errors import ConfigError, QueryError
+from dbgauge.toolkit.targets import Target
 
 
 def check_kinds(targets: Sequence[Target]) -> None:

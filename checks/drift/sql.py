@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from checks.drift.chunks import (
+from dbgauge.checks.drift.chunks import (
     Bound,
     KeyRange,
     Span,
@@ -23,7 +23,7 @@ from checks.drift.chunks import (
     keys_predicate,
     range_predicate,
 )
-from checks.drift.normalize import (
+from dbgauge.checks.drift.normalize import (
     MYSQL_FAMILY,
     Column,
     chunk_aggregates,
@@ -32,9 +32,9 @@ from checks.drift.normalize import (
     row_text,
     select_list,
 )
-from toolkit.db.version import Version
-from toolkit.errors import DbgaugeError
-from toolkit.sql import load_sql, quote_ident
+from dbgauge.toolkit.db.version import Version
+from dbgauge.toolkit.errors import DbgaugeError
+from dbgauge.toolkit.sql import load_sql, quote_ident
 
 Statement = tuple[str, tuple[Any, ...]]
 _PLACEHOLDER = re.compile(r"\{[a-z_]+\}")

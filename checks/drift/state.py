@@ -16,16 +16,16 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
-from checks.drift.chunks import Bound, KeyRange, decode_value, encode_bound, encode_value
-from checks.drift.model import (
+from dbgauge.checks.drift.chunks import Bound, KeyRange, decode_value, encode_bound, encode_value
+from dbgauge.checks.drift.model import (
     ChecksumOptions,
     Difference,
     DriftError,
     TableResult,
     Unnamed,
 )
-from toolkit.dsn import parse_dsn
-from toolkit.targets import Target
+from dbgauge.toolkit.dsn import parse_dsn
+from dbgauge.toolkit.targets import Target
 
 _STATE_VERSION = 2  # 1 keyed on target names only
 

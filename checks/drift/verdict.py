@@ -12,7 +12,7 @@ import json
 import time
 from typing import Any
 
-from checks.drift.chunks import (
+from dbgauge.checks.drift.chunks import (
     Bound,
     KeyRange,
     Span,
@@ -21,9 +21,9 @@ from checks.drift.chunks import (
     json_value,
     sort_items,
 )
-from checks.drift.model import Difference, DriftError, TableResult, Unnamed
-from checks.drift.plan import TablePlan
-from checks.drift.recheck import (
+from dbgauge.checks.drift.model import Difference, DriftError, TableResult, Unnamed
+from dbgauge.checks.drift.plan import TablePlan
+from dbgauge.checks.drift.recheck import (
     KEY_BATCH,
     Candidates,
     Seen,
@@ -33,11 +33,11 @@ from checks.drift.recheck import (
     locate,
     recheck,
 )
-from checks.drift.repair import repair_script
-from checks.drift.session import Session
-from checks.drift.sides import Side
-from toolkit.db import Row
-from toolkit.db.values import text as _text
+from dbgauge.checks.drift.repair import repair_script
+from dbgauge.checks.drift.session import Session
+from dbgauge.checks.drift.sides import Side
+from dbgauge.toolkit.db import Row
+from dbgauge.toolkit.db.values import text as _text
 
 Suspects = list[tuple[str, KeyRange]]  # (replica, chunk range)
 

@@ -17,7 +17,7 @@ import json
 import time
 from collections.abc import Iterator
 
-from checks.drift.chunks import (
+from dbgauge.checks.drift.chunks import (
     Bound,
     ChunkSizer,
     FixedSizer,
@@ -27,13 +27,13 @@ from checks.drift.chunks import (
     decode_bound,
     encode_bound,
 )
-from checks.drift.model import TableResult
-from checks.drift.pipeline import Observe, Ranges, walk_direct
-from checks.drift.plan import TablePlan, plan_table
-from checks.drift.session import Session
-from checks.drift.verdict import Suspects, finish_table
-from checks.drift.whole_table import whole_table
-from toolkit.db.values import text as _text
+from dbgauge.checks.drift.model import TableResult
+from dbgauge.checks.drift.pipeline import Observe, Ranges, walk_direct
+from dbgauge.checks.drift.plan import TablePlan, plan_table
+from dbgauge.checks.drift.session import Session
+from dbgauge.checks.drift.verdict import Suspects, finish_table
+from dbgauge.checks.drift.whole_table import whole_table
+from dbgauge.toolkit.db.values import text as _text
 
 _REPLICATED_MIN_CHUNKS = 16  # replicated method: a table is cut into at least this many
 

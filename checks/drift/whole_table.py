@@ -21,13 +21,13 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from checks.drift.chunks import KeyRange
-from checks.drift.model import TableResult
-from checks.drift.plan import TablePlan
-from checks.drift.session import Session
-from checks.drift.sides import Side
-from checks.drift.sql import TableQueries
-from toolkit.errors import QueryError
+from dbgauge.checks.drift.chunks import KeyRange
+from dbgauge.checks.drift.model import TableResult
+from dbgauge.checks.drift.plan import TablePlan
+from dbgauge.checks.drift.session import Session
+from dbgauge.checks.drift.sides import Side
+from dbgauge.checks.drift.sql import TableQueries
+from dbgauge.toolkit.errors import QueryError
 
 log = logging.getLogger("dbgauge.checksum")
 

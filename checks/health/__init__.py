@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from checks.health import (
+from dbgauge.checks.health import (
     activity,
     archiver,
     connections,
@@ -28,8 +28,8 @@ from checks.health import (
     uptime,
     wraparound,
 )
-from checks.health.model import HealthCheck, Thresholds
-from checks.health.run import run_health
+from dbgauge.checks.health.model import HealthCheck, Thresholds
+from dbgauge.checks.health.run import run_health
 
 __all__ = ["HealthCheck", "Thresholds", "health_checks", "run_health"]
 

@@ -9,12 +9,12 @@ postgres_locks and mysql_lock_waits collectors' facts where they have them.
 
 from __future__ import annotations
 
-from checks.health.model import Measure, Measured, NodeOutcome, Thresholds
-from collectors.mysql_lock_waits import read_transactions
-from collectors.postgres_locks import read_summary
-from toolkit.db import Connection
-from toolkit.db.values import number
-from toolkit.targets import Target
+from dbgauge.checks.health.model import Measure, Measured, NodeOutcome, Thresholds
+from dbgauge.collectors.mysql_lock_waits import read_transactions
+from dbgauge.collectors.postgres_locks import read_summary
+from dbgauge.toolkit.db import Connection
+from dbgauge.toolkit.db.values import number
+from dbgauge.toolkit.targets import Target
 
 
 def _query_time(node: Target, conn: Connection) -> Measured | NodeOutcome:

@@ -8,11 +8,11 @@ until the disk is full). A server with archive_mode off is OK and says so.
 
 from __future__ import annotations
 
-from checks.health.model import Measure, Measured, NodeOutcome, Thresholds, not_applicable
-from toolkit.db import Connection
-from toolkit.db.values import number
-from toolkit.result import Finding, Status
-from toolkit.targets import Target
+from dbgauge.checks.health.model import Measure, Measured, NodeOutcome, Thresholds, not_applicable
+from dbgauge.toolkit.db import Connection
+from dbgauge.toolkit.db.values import number
+from dbgauge.toolkit.result import Finding, Status
+from dbgauge.toolkit.targets import Target
 
 
 def _read(node: Target, conn: Connection) -> Measured | NodeOutcome:

@@ -9,14 +9,14 @@ connections). PgBouncer: used client connections (SHOW LISTS) against max_client
 
 from __future__ import annotations
 
-from checks.health.model import Measured, NodeOutcome, Thresholds, judged
-from collectors.mysql_status import MySQLStatus
-from collectors.pgbouncer_config import PgBouncerConfig
-from collectors.pgbouncer_lists import PgBouncerLists
-from collectors.postgres_database import read_connections
-from toolkit.db import Connection
-from toolkit.errors import CheckFailed
-from toolkit.targets import Target
+from dbgauge.checks.health.model import Measured, NodeOutcome, Thresholds, judged
+from dbgauge.collectors.mysql_status import MySQLStatus
+from dbgauge.collectors.pgbouncer_config import PgBouncerConfig
+from dbgauge.collectors.pgbouncer_lists import PgBouncerLists
+from dbgauge.collectors.postgres_database import read_connections
+from dbgauge.toolkit.db import Connection
+from dbgauge.toolkit.errors import CheckFailed
+from dbgauge.toolkit.targets import Target
 
 NAME = "connections"
 HELP = ("Connections in use against the limit, in percent (max_connections; PostgreSQL "

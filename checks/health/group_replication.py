@@ -9,11 +9,11 @@ server without Group Replication (MariaDB included) is OK and says so.
 
 from __future__ import annotations
 
-from checks.health.model import NodeOutcome, Thresholds, not_applicable
-from collectors.mysql_group_replication import GroupFacts, MySQLGroupReplication
-from toolkit.db import Connection
-from toolkit.result import Finding, Status, perf_label
-from toolkit.targets import Target
+from dbgauge.checks.health.model import NodeOutcome, Thresholds, not_applicable
+from dbgauge.collectors.mysql_group_replication import GroupFacts, MySQLGroupReplication
+from dbgauge.toolkit.db import Connection
+from dbgauge.toolkit.result import Finding, Status, perf_label
+from dbgauge.toolkit.targets import Target
 
 NAME = "group-replication"
 HELP = "Group Replication members ONLINE, none in ERROR/UNREACHABLE, quorum kept (MySQL 8)."

@@ -4,9 +4,9 @@ command that prints it every interval instead of judging it once."""
 
 from __future__ import annotations
 
-from collectors.mysql_heartbeat import HeartbeatReading, MySQLHeartbeat
-from toolkit.db import Connection
-from toolkit.errors import CheckFailed
+from dbgauge.collectors.mysql_heartbeat import HeartbeatReading, MySQLHeartbeat
+from dbgauge.toolkit.db import Connection
+from dbgauge.toolkit.errors import CheckFailed
 
 
 def heartbeat_reading(conn: Connection) -> HeartbeatReading:

@@ -6,11 +6,11 @@ status variable, INNODB_METRICS or SHOW ENGINE INNODB STATUS, whichever the serv
 
 from __future__ import annotations
 
-from checks.health.model import Measure, Measured, NodeOutcome, Thresholds
-from collectors.mysql_innodb import MySQLInnodb
-from toolkit.db import Connection
-from toolkit.errors import CheckFailed
-from toolkit.targets import Target
+from dbgauge.checks.health.model import Measure, Measured, NodeOutcome, Thresholds
+from dbgauge.collectors.mysql_innodb import MySQLInnodb
+from dbgauge.toolkit.db import Connection
+from dbgauge.toolkit.errors import CheckFailed
+from dbgauge.toolkit.targets import Target
 
 
 def _read(node: Target, conn: Connection) -> Measured | NodeOutcome:

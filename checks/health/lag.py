@@ -13,13 +13,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from checks.health.heartbeat import heartbeat_reading
-from checks.health.model import Measured, NodeOutcome, Thresholds, judged, not_applicable
-from collectors.mysql_replication import ReplicaStatus, read_channels
-from collectors.postgres_replication import LocalReplication, read_local
-from toolkit.db import Connection
-from toolkit.result import Finding, Status
-from toolkit.targets import Target
+from dbgauge.checks.health.heartbeat import heartbeat_reading
+from dbgauge.checks.health.model import Measured, NodeOutcome, Thresholds, judged, not_applicable
+from dbgauge.collectors.mysql_replication import ReplicaStatus, read_channels
+from dbgauge.collectors.postgres_replication import LocalReplication, read_local
+from dbgauge.toolkit.db import Connection
+from dbgauge.toolkit.result import Finding, Status
+from dbgauge.toolkit.targets import Target
 
 NAME = "lag"
 HELP = ("Replication lag in seconds: heartbeat when configured, else Seconds_Behind_Source "

@@ -7,11 +7,11 @@ MySQL/MariaDB: the longer of the oldest row-lock wait and the oldest metadata-lo
 
 from __future__ import annotations
 
-from checks.health.model import Measured, NodeOutcome, Thresholds, judged
-from collectors.mysql_lock_waits import LockWaitFacts, MySQLLockWaits
-from collectors.postgres_locks import LockSummary, read_summary
-from toolkit.db import Connection
-from toolkit.targets import Target
+from dbgauge.checks.health.model import Measured, NodeOutcome, Thresholds, judged
+from dbgauge.collectors.mysql_lock_waits import LockWaitFacts, MySQLLockWaits
+from dbgauge.collectors.postgres_locks import LockSummary, read_summary
+from dbgauge.toolkit.db import Connection
+from dbgauge.toolkit.targets import Target
 
 NAME = "locks"
 HELP = "The oldest current lock wait in seconds (row and metadata locks; PostgreSQL locks)."

@@ -9,10 +9,10 @@ fresh or tiny table may never need it).
 
 from __future__ import annotations
 
-from checks.health.model import Measure, Measured, NodeOutcome, Thresholds, not_applicable
-from toolkit.db import Connection
-from toolkit.db.values import number
-from toolkit.targets import Target
+from dbgauge.checks.health.model import Measure, Measured, NodeOutcome, Thresholds, not_applicable
+from dbgauge.toolkit.db import Connection
+from dbgauge.toolkit.db.values import number
+from dbgauge.toolkit.targets import Target
 
 DAY = 86400.0
 

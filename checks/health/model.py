@@ -7,12 +7,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from toolkit.db import Connection
-from toolkit.errors import AuthError, ConfigError, ConnectError, DbgaugeError
-from toolkit.ranges import Range, parse_range
-from toolkit.redact import redact
-from toolkit.result import Finding, Status, perf_label, worst
-from toolkit.targets import Target
+from dbgauge.toolkit.db import Connection
+from dbgauge.toolkit.errors import AuthError, ConfigError, ConnectError, DbgaugeError
+from dbgauge.toolkit.ranges import Range, parse_range
+from dbgauge.toolkit.redact import redact
+from dbgauge.toolkit.result import Finding, Status, perf_label, worst
+from dbgauge.toolkit.targets import Target
 
 
 @dataclass(frozen=True)

@@ -7,10 +7,10 @@ longest and the number of waiting clients are in the message and the perfdata.
 
 from __future__ import annotations
 
-from checks.health.model import Measured, NodeOutcome, Thresholds, judged
-from collectors.pgbouncer_pools import PgBouncerPools, PoolsFacts
-from toolkit.db import Connection
-from toolkit.targets import Target
+from dbgauge.checks.health.model import Measured, NodeOutcome, Thresholds, judged
+from dbgauge.collectors.pgbouncer_pools import PgBouncerPools, PoolsFacts
+from dbgauge.toolkit.db import Connection
+from dbgauge.toolkit.targets import Target
 
 NAME = "pgbouncer-pools"
 HELP = "Clients waiting for a server connection in PgBouncer pools, and the longest wait."

@@ -13,18 +13,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from checks.health.model import NodeOutcome, Thresholds, not_applicable
-from collectors.mysql_replication import ReplicaStatus, read_channels
-from collectors.postgres_replication import (
+from dbgauge.checks.health.model import NodeOutcome, Thresholds, not_applicable
+from dbgauge.collectors.mysql_replication import ReplicaStatus, read_channels
+from dbgauge.collectors.postgres_replication import (
     LocalReplication,
     PostgresReplication,
     Slot,
     Standby,
     Subscription,
 )
-from toolkit.db import Connection
-from toolkit.result import Finding, Status, perf_label
-from toolkit.targets import Target
+from dbgauge.toolkit.db import Connection
+from dbgauge.toolkit.result import Finding, Status, perf_label
+from dbgauge.toolkit.targets import Target
 
 NAME = "replication"
 HELP = ("Replication threads running and error-free (MySQL/MariaDB channels); standby WAL "

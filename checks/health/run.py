@@ -9,11 +9,11 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from checks.health.model import HealthCheck, NodeOutcome, Thresholds, failure
-from toolkit.db import Connection, connect
-from toolkit.errors import ConfigError
-from toolkit.result import CheckResult, Finding, Status, plugin_result
-from toolkit.targets import Selection, Target, fan_out
+from dbgauge.checks.health.model import HealthCheck, NodeOutcome, Thresholds, failure
+from dbgauge.toolkit.db import Connection, connect
+from dbgauge.toolkit.errors import ConfigError
+from dbgauge.toolkit.result import CheckResult, Finding, Status, plugin_result
+from dbgauge.toolkit.targets import Selection, Target, fan_out
 
 log = logging.getLogger(__name__)
 

@@ -10,10 +10,10 @@ them, or they are not judged).
 
 from __future__ import annotations
 
-from checks.health.model import Measure, Measured, NodeOutcome, Thresholds, not_applicable
-from collectors.postgres_sequences import PostgresSequences
-from toolkit.db import Connection
-from toolkit.targets import Target
+from dbgauge.checks.health.model import Measure, Measured, NodeOutcome, Thresholds, not_applicable
+from dbgauge.collectors.postgres_sequences import PostgresSequences
+from dbgauge.toolkit.db import Connection
+from dbgauge.toolkit.targets import Target
 
 
 def _read(node: Target, conn: Connection) -> Measured | NodeOutcome:

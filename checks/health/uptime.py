@@ -7,12 +7,12 @@ less than ten minutes ago.
 
 from __future__ import annotations
 
-from checks.health.model import Measure, Measured, NodeOutcome, Thresholds
-from collectors.mysql_status import MySQLStatus
-from toolkit.db import Connection
-from toolkit.db.values import number
-from toolkit.errors import CheckFailed
-from toolkit.targets import Target
+from dbgauge.checks.health.model import Measure, Measured, NodeOutcome, Thresholds
+from dbgauge.collectors.mysql_status import MySQLStatus
+from dbgauge.toolkit.db import Connection
+from dbgauge.toolkit.db.values import number
+from dbgauge.toolkit.errors import CheckFailed
+from dbgauge.toolkit.targets import Target
 
 
 def _read(node: Target, conn: Connection) -> Measured | NodeOutcome:

@@ -10,11 +10,11 @@ The postgres_server collector's facts, so a check and a scrape agree.
 
 from __future__ import annotations
 
-from checks.health.model import Measure, Measured, NodeOutcome, Thresholds
-from collectors.postgres_server import PostgresServer
-from toolkit.db import Connection
-from toolkit.errors import CheckFailed
-from toolkit.targets import Target
+from dbgauge.checks.health.model import Measure, Measured, NodeOutcome, Thresholds
+from dbgauge.collectors.postgres_server import PostgresServer
+from dbgauge.toolkit.db import Connection
+from dbgauge.toolkit.errors import CheckFailed
+from dbgauge.toolkit.targets import Target
 
 WRAP_LIMIT = 2.0 ** 31  # transaction IDs a database may be behind before wraparound
 

@@ -15,7 +15,7 @@ interpretation plus the one read) and `run` (reading files, the whole command).
 
 from __future__ import annotations
 
-from checks.innodb_cluster.model import RULES, version_for
-from checks.innodb_cluster.run import ClusterOptions, validate_innodb_cluster
+from dbgauge.checks.innodb_cluster.model import RULES, version_for
+from dbgauge.checks.innodb_cluster.run import ClusterOptions, validate_innodb_cluster
 
 __all__ = ["RULES", "ClusterOptions", "validate_innodb_cluster", "version_for"]

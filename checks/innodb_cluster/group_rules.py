@@ -10,9 +10,9 @@ import ipaddress
 from collections.abc import Sequence
 from typing import Any
 
-from checks.innodb_cluster.model import MEMBER, READ_REPLICA, Member, norm_addr
-from checks.innodb_cluster.mycnf import as_int
-from toolkit.result import Finding, Severity, finding
+from dbgauge.checks.innodb_cluster.model import MEMBER, READ_REPLICA, Member, norm_addr
+from dbgauge.checks.innodb_cluster.mycnf import as_int
+from dbgauge.toolkit.result import Finding, Severity, finding
 
 
 def check_group(members: Sequence[Member]) -> list[Finding]:

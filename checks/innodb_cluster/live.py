@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from checks.innodb_cluster.model import Member, member_from_variables
-from toolkit.db import connect_dsn
-from toolkit.dsn import parse_dsn
-from toolkit.errors import CheckFailed
-from toolkit.result import Finding, Severity, finding
+from dbgauge.checks.innodb_cluster.model import Member, member_from_variables
+from dbgauge.toolkit.db import connect_dsn
+from dbgauge.toolkit.dsn import parse_dsn
+from dbgauge.toolkit.errors import CheckFailed
+from dbgauge.toolkit.result import Finding, Severity, finding
 
 
 def _lower(row: Mapping[str, Any]) -> dict[str, Any]:

@@ -12,14 +12,14 @@ import os
 import re
 import uuid
 
-from checks.innodb_cluster.model import (
+from dbgauge.checks.innodb_cluster.model import (
     READ_REPLICA,
     Member,
     port_of,
     replication_name,
 )
-from checks.innodb_cluster.mycnf import as_bool, as_int, split_prefix
-from checks.innodb_cluster.options import (
+from dbgauge.checks.innodb_cluster.mycnf import as_bool, as_int, split_prefix
+from dbgauge.checks.innodb_cluster.options import (
     BOOLEANS,
     DEPRECATED,
     DISABLED_ENGINES_RECOMMENDED,
@@ -29,9 +29,9 @@ from checks.innodb_cluster.options import (
     RENAMED,
     RENAMED_SINCE,
 )
-from checks.validation import did_you_mean
-from toolkit.db.version import version_text
-from toolkit.result import Finding, Severity, finding
+from dbgauge.checks.validation import did_you_mean
+from dbgauge.toolkit.db.version import version_text
+from dbgauge.toolkit.result import Finding, Severity, finding
 
 
 class _Out:

@@ -12,9 +12,16 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from checks.innodb_cluster.mycnf import CnfFile, CnfOption, as_bool, as_int, effective, lookup
-from checks.innodb_cluster.options import LATEST_PATCH, RENAMED, RENAMED_SINCE
-from toolkit.db.version import Version, parse_version
+from dbgauge.checks.innodb_cluster.mycnf import (
+    CnfFile,
+    CnfOption,
+    as_bool,
+    as_int,
+    effective,
+    lookup,
+)
+from dbgauge.checks.innodb_cluster.options import LATEST_PATCH, RENAMED, RENAMED_SINCE
+from dbgauge.toolkit.db.version import Version, parse_version
 
 NAME = "validate innodb-cluster"
 READ_REPLICA = "read-replica"

@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from toolkit.db.version import Version
-from toolkit.mycnf import (
+from dbgauge.toolkit.db.version import Version
+from dbgauge.toolkit.mycnf import (
     CnfDirective,
     CnfFile,
     CnfGroup,

@@ -11,7 +11,7 @@ Percona's "8.4 compatibility and removed items" list. Versions are (major, minor
 
 from __future__ import annotations
 
-from toolkit.db.version import Version
+from dbgauge.toolkit.db.version import Version
 
 SUPPORTED = ((8, 0), (8, 4))
 LATEST_PATCH = {(8, 0): (8, 0, 40), (8, 4): (8, 4, 3)}

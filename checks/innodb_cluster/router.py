@@ -11,9 +11,9 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from checks.innodb_cluster.model import Member, port_of
-from checks.innodb_cluster.mycnf import CnfFile, CnfOption, as_int
-from toolkit.result import Finding, Severity, finding
+from dbgauge.checks.innodb_cluster.model import Member, port_of
+from dbgauge.checks.innodb_cluster.mycnf import CnfFile, CnfOption, as_int
+from dbgauge.toolkit.result import Finding, Severity, finding
 
 
 @dataclass(frozen=True)

@@ -10,18 +10,18 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from checks.innodb_cluster.group_rules import check_group, check_kind
-from checks.innodb_cluster.live import live_member
-from checks.innodb_cluster.member_rules import check_member
-from checks.innodb_cluster.model import NAME, READ_REPLICA, Member, member_from_file
-from checks.innodb_cluster.mycnf import CnfFile
-from checks.innodb_cluster.options import LATEST_PATCH
-from checks.innodb_cluster.router import check_router
-from checks.validation import refuse_long_numbers
-from toolkit.clientcnf import load_option_file
-from toolkit.db.version import Version, version_text
-from toolkit.errors import ConfigError
-from toolkit.result import CheckResult, Finding, config_result
+from dbgauge.checks.innodb_cluster.group_rules import check_group, check_kind
+from dbgauge.checks.innodb_cluster.live import live_member
+from dbgauge.checks.innodb_cluster.member_rules import check_member
+from dbgauge.checks.innodb_cluster.model import NAME, READ_REPLICA, Member, member_from_file
+from dbgauge.checks.innodb_cluster.mycnf import CnfFile
+from dbgauge.checks.innodb_cluster.options import LATEST_PATCH
+from dbgauge.checks.innodb_cluster.router import check_router
+from dbgauge.checks.validation import refuse_long_numbers
+from dbgauge.toolkit.clientcnf import load_option_file
+from dbgauge.toolkit.db.version import Version, version_text
+from dbgauge.toolkit.errors import ConfigError
+from dbgauge.toolkit.result import CheckResult, Finding, config_result
 
 
 def load_cnf(path: str) -> CnfFile:

@@ -17,11 +17,11 @@ Submodules import their siblings, never this package.
 
 from __future__ import annotations
 
-from checks.pgbouncer.check import RULES, check_pgbouncer
-from checks.pgbouncer.live import compare_show_config, compare_show_databases
-from checks.pgbouncer.model import Environment, PgbConfig, build_config
-from checks.pgbouncer.run import PgbouncerOptions, load_config, validate_pgbouncer
-from checks.pgbouncer.tokens import Problem
+from dbgauge.checks.pgbouncer.check import RULES, check_pgbouncer
+from dbgauge.checks.pgbouncer.live import compare_show_config, compare_show_databases
+from dbgauge.checks.pgbouncer.model import Environment, PgbConfig, build_config
+from dbgauge.checks.pgbouncer.run import PgbouncerOptions, load_config, validate_pgbouncer
+from dbgauge.checks.pgbouncer.tokens import Problem
 
 __all__ = ["RULES", "Environment", "PgbConfig", "PgbouncerOptions", "Problem",
            "build_config", "check_pgbouncer", "compare_show_config",

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from checks.pgbouncer.tokens import Problem, read_quoted
+from dbgauge.checks.pgbouncer.tokens import Problem, read_quoted
 
 MAX_USERNAME = 128  # PgBouncer's MAX_USERNAME (bytes, including the terminator)
 

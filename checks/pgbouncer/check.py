@@ -7,22 +7,27 @@
 
 from __future__ import annotations
 
-from checks.pgbouncer.model import Environment, Out, PgbConfig
-from checks.pgbouncer.rules_auth import check_auth
-from checks.pgbouncer.rules_entries import (
+from dbgauge.checks.pgbouncer.model import Environment, Out, PgbConfig
+from dbgauge.checks.pgbouncer.rules_auth import check_auth
+from dbgauge.checks.pgbouncer.rules_entries import (
     check_databases,
     check_min_pool,
     check_peers,
     check_users,
 )
-from checks.pgbouncer.rules_params import (
+from dbgauge.checks.pgbouncer.rules_params import (
     check_duplicates,
     check_params,
     check_sections,
     check_syntax,
 )
-from checks.pgbouncer.rules_pooling import check_paths, check_pooling, check_sizing, check_tls
-from toolkit.result import Finding
+from dbgauge.checks.pgbouncer.rules_pooling import (
+    check_paths,
+    check_pooling,
+    check_sizing,
+    check_tls,
+)
+from dbgauge.toolkit.result import Finding
 
 RULES: dict[str, str] = {
     "pgbouncer/syntax": "PgBouncer cannot parse this line",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from checks.pgbouncer.tokens import is_space
+from dbgauge.checks.pgbouncer.tokens import is_space
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import ipaddress
 from dataclasses import dataclass
 
-from checks.pgbouncer.tokens import Problem, is_space, read_quoted
+from dbgauge.checks.pgbouncer.tokens import Problem, is_space, read_quoted
 
 HBA_TYPES = ("local", "host", "hostssl", "hostnossl")
 

@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from checks.pgbouncer.tokens import Problem, read_quoted
+from dbgauge.checks.pgbouncer.tokens import Problem, read_quoted
 
 _KEY_CHARS = re.compile(r"[A-Za-z0-9_.\-*]+")
 _INCLUDE = re.compile(r"%include[ \t]+(?P<path>.*?)\s*$")

@@ -13,15 +13,15 @@ import socket
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from checks.pgbouncer.connstr import parse_connstr
-from checks.pgbouncer.model import PgbConfig, strtol
-from checks.pgbouncer.params import PARAMS, Param
-from toolkit.db import connect_dsn
-from toolkit.db.version import Version
-from toolkit.dsn import parse_dsn
-from toolkit.errors import CheckFailed
-from toolkit.result import Finding, Severity, finding
-from toolkit.targets import fan_out
+from dbgauge.checks.pgbouncer.connstr import parse_connstr
+from dbgauge.checks.pgbouncer.model import PgbConfig, strtol
+from dbgauge.checks.pgbouncer.params import PARAMS, Param
+from dbgauge.toolkit.db import connect_dsn
+from dbgauge.toolkit.db.version import Version
+from dbgauge.toolkit.dsn import parse_dsn
+from dbgauge.toolkit.errors import CheckFailed
+from dbgauge.toolkit.result import Finding, Severity, finding
+from dbgauge.toolkit.targets import fan_out
 
 
 def _normalize(param: Param | None, value: Any) -> Any:

@@ -16,13 +16,13 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from checks.pgbouncer.authfile import AuthFile
-from checks.pgbouncer.hba import HbaFile
-from checks.pgbouncer.ini import Entry, Flattened, Section
-from checks.pgbouncer.params import LATEST, PARAMS, Param
-from checks.validation import did_you_mean
-from toolkit.db.version import Version
-from toolkit.result import Finding, Severity, finding
+from dbgauge.checks.pgbouncer.authfile import AuthFile
+from dbgauge.checks.pgbouncer.hba import HbaFile
+from dbgauge.checks.pgbouncer.ini import Entry, Flattened, Section
+from dbgauge.checks.pgbouncer.params import LATEST, PARAMS, Param
+from dbgauge.checks.validation import did_you_mean
+from dbgauge.toolkit.db.version import Version
+from dbgauge.toolkit.result import Finding, Severity, finding
 
 SECTIONS = ("pgbouncer", "databases", "users", "peers")
 PATH_KEYS = ("auth_file", "auth_hba_file", "auth_ident_file", "client_tls_ca_file",

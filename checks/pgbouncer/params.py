@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from toolkit.db.version import Version, parse_version
+from dbgauge.toolkit.db.version import Version, parse_version
 
 KNOWN_VERSIONS: tuple[Version, ...] = (
     (1, 18), (1, 19), (1, 20), (1, 21), (1, 22), (1, 23), (1, 24), (1, 25))

@@ -11,9 +11,9 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import Sequence
 
-from checks.pgbouncer.authfile import AuthFile
-from checks.pgbouncer.hba import HbaFile, HbaRule
-from checks.pgbouncer.model import (
+from dbgauge.checks.pgbouncer.authfile import AuthFile
+from dbgauge.checks.pgbouncer.hba import HbaFile, HbaRule
+from dbgauge.checks.pgbouncer.model import (
     Db,
     Environment,
     Out,
@@ -21,10 +21,10 @@ from checks.pgbouncer.model import (
     non_loopback_listeners,
     split_list,
 )
-from checks.pgbouncer.params import HBA_METHODS, HBA_OPTIONS_SINCE
-from checks.validation import did_you_mean
-from toolkit.db.version import Version, version_text
-from toolkit.result import Severity
+from dbgauge.checks.pgbouncer.params import HBA_METHODS, HBA_OPTIONS_SINCE
+from dbgauge.checks.validation import did_you_mean
+from dbgauge.toolkit.db.version import Version, version_text
+from dbgauge.toolkit.result import Severity
 
 PASSWORD_AUTH = ("plain", "md5", "scram-sha-256")
 HBA_PASSWORD_METHODS = ("md5", "password", "scram-sha-256")

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import re
 
-from checks.pgbouncer.connstr import parse_connstr
-from checks.pgbouncer.model import Db, Out, PgbConfig, int_or_none
-from checks.pgbouncer.params import DATABASE_KEYS, PEER_KEYS, POOL_MODES, USER_KEYS
-from checks.validation import did_you_mean
-from toolkit.db.version import Version, version_text
-from toolkit.result import Severity
+from dbgauge.checks.pgbouncer.connstr import parse_connstr
+from dbgauge.checks.pgbouncer.model import Db, Out, PgbConfig, int_or_none
+from dbgauge.checks.pgbouncer.params import DATABASE_KEYS, PEER_KEYS, POOL_MODES, USER_KEYS
+from dbgauge.checks.validation import did_you_mean
+from dbgauge.toolkit.db.version import Version, version_text
+from dbgauge.toolkit.result import Severity
 
 # `key= next=...`: cstr_get_value skips the blank after '=' and reads the next word.
 _EMPTY_VALUE = re.compile(r"(?:^|\s)(?P<key>[a-z_]+)=[ \t]+(?=[^\s'])")

@@ -9,17 +9,17 @@ from __future__ import annotations
 
 import re
 
-from checks.pgbouncer.model import SECTIONS, Out, PgbConfig, check_value
-from checks.pgbouncer.params import (
+from dbgauge.checks.pgbouncer.model import SECTIONS, Out, PgbConfig, check_value
+from dbgauge.checks.pgbouncer.params import (
     BUILD_DEPENDENT_AUTH,
     DATABASE_KEYS,
     PARAMS,
     PEERS_SINCE,
     WINDOWS_ONLY,
 )
-from checks.validation import did_you_mean
-from toolkit.db.version import Version, version_text
-from toolkit.result import Severity
+from dbgauge.checks.validation import did_you_mean
+from dbgauge.toolkit.db.version import Version, version_text
+from dbgauge.toolkit.result import Severity
 
 SYNTAX_SHOWN = 3  # bad lines reported one by one per file; the rest are one finding
 

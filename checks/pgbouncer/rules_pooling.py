@@ -12,9 +12,9 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
-from checks.pgbouncer.authfile import AuthFile
-from checks.pgbouncer.connstr import parse_connstr
-from checks.pgbouncer.model import (
+from dbgauge.checks.pgbouncer.authfile import AuthFile
+from dbgauge.checks.pgbouncer.connstr import parse_connstr
+from dbgauge.checks.pgbouncer.model import (
     PATH_KEYS,
     Db,
     Environment,
@@ -23,8 +23,8 @@ from checks.pgbouncer.model import (
     split_list,
     strtol,
 )
-from toolkit.db.version import Version, version_text
-from toolkit.result import Severity
+from dbgauge.toolkit.db.version import Version, version_text
+from dbgauge.toolkit.result import Severity
 
 # Session pooling: a client holds its server connection until it disconnects, so
 # max_client_conn this many times the servers' total means nearly everyone queues.

@@ -17,19 +17,25 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from checks.pgbouncer.authfile import parse_auth_file
-from checks.pgbouncer.check import check_pgbouncer
-from checks.pgbouncer.connstr import parse_connstr
-from checks.pgbouncer.hba import parse_hba
-from checks.pgbouncer.ini import Entry, Include, flatten, parse_pgbouncer_ini
-from checks.pgbouncer.live import live_findings, postgres_limits
-from checks.pgbouncer.model import PATH_KEYS, READ_KEYS, Environment, PgbConfig, build_config
-from checks.pgbouncer.params import KNOWN_VERSIONS, LATEST
-from checks.validation import refuse_long_numbers
-from toolkit.db.version import Version, version_text
-from toolkit.errors import ConfigError
-from toolkit.files import read_text
-from toolkit.result import CheckResult, Finding, config_result
+from dbgauge.checks.pgbouncer.authfile import parse_auth_file
+from dbgauge.checks.pgbouncer.check import check_pgbouncer
+from dbgauge.checks.pgbouncer.connstr import parse_connstr
+from dbgauge.checks.pgbouncer.hba import parse_hba
+from dbgauge.checks.pgbouncer.ini import Entry, Include, flatten, parse_pgbouncer_ini
+from dbgauge.checks.pgbouncer.live import live_findings, postgres_limits
+from dbgauge.checks.pgbouncer.model import (
+    PATH_KEYS,
+    READ_KEYS,
+    Environment,
+    PgbConfig,
+    build_config,
+)
+from dbgauge.checks.pgbouncer.params import KNOWN_VERSIONS, LATEST
+from dbgauge.checks.validation import refuse_long_numbers
+from dbgauge.toolkit.db.version import Version, version_text
+from dbgauge.toolkit.errors import ConfigError
+from dbgauge.toolkit.files import read_text
+from dbgauge.toolkit.result import CheckResult, Finding, config_result
 
 NAME = "validate pgbouncer"
 MAX_INI_BYTES = 4 << 20  # 4 MiB: a pgbouncer.ini with 10,000 databases is about 1 MiB

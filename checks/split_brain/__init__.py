@@ -27,8 +27,8 @@ findings), `binlog` (the replica's binlog as evidence), `postgres`, `heartbeats`
 
 from __future__ import annotations
 
-from checks.split_brain.model import KINDS, NAME
-from checks.split_brain.run import (
+from dbgauge.checks.split_brain.model import KINDS, NAME
+from dbgauge.checks.split_brain.run import (
     DEFAULT_HEARTBEAT_TABLE,
     DEFAULT_HEARTBEAT_WAIT,
     check_split_brain,

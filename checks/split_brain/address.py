@@ -8,7 +8,7 @@ from __future__ import annotations
 import socket
 from functools import lru_cache
 
-from checks.split_brain.model import Address
+from dbgauge.checks.split_brain.model import Address
 
 
 @lru_cache(maxsize=256)

@@ -15,10 +15,10 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from checks.split_brain.model import BinlogEvent, ErrantEvents
-from toolkit.db import Connection
-from toolkit.db.values import number, text
-from toolkit.errors import QueryError
+from dbgauge.checks.split_brain.model import BinlogEvent, ErrantEvents
+from dbgauge.toolkit.db import Connection
+from dbgauge.toolkit.db.values import number, text
+from dbgauge.toolkit.errors import QueryError
 
 _MAX_BINLOG_EVENTS = 20000  # events read per replica to find the first errant one
 _BINLOG_PAGE = 2000

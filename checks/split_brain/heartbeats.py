@@ -7,12 +7,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from checks.split_brain.model import HEARTBEAT, MySQLNode
-from collectors.mysql_heartbeat import HeartbeatRow, read_heartbeat_table
-from toolkit.db import Connection
-from toolkit.errors import QueryError
-from toolkit.result import Finding, Status
-from toolkit.targets import Target
+from dbgauge.checks.split_brain.model import HEARTBEAT, MySQLNode
+from dbgauge.collectors.mysql_heartbeat import HeartbeatRow, read_heartbeat_table
+from dbgauge.toolkit.db import Connection
+from dbgauge.toolkit.errors import QueryError
+from dbgauge.toolkit.result import Finding, Status
+from dbgauge.toolkit.targets import Target
 
 
 def advancing(before: Sequence[HeartbeatRow], after: Sequence[HeartbeatRow]) -> frozenset[int]:

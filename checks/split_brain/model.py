@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from toolkit.gtid import GtidSet, MariaErrant, mariadb_state, parse_mariadb_gtids
+from dbgauge.toolkit.gtid import GtidSet, MariaErrant, mariadb_state, parse_mariadb_gtids
 
 NAME = "split-brain"
 ERRANT = "errant-transactions"

@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 
-from checks.split_brain.address import same_address
-from checks.split_brain.binlog import event_time
-from checks.split_brain.model import (
+from dbgauge.checks.split_brain.address import same_address
+from dbgauge.checks.split_brain.binlog import event_time
+from dbgauge.checks.split_brain.model import (
     ERRANT,
     PRIMARIES,
     WRITABLE_REPLICA,
@@ -20,8 +20,8 @@ from checks.split_brain.model import (
     ErrantEvents,
     MySQLNode,
 )
-from toolkit.gtid import GtidSet, errant_mariadb, local_mariadb_writes, mariadb_state
-from toolkit.result import Finding, Status
+from dbgauge.toolkit.gtid import GtidSet, errant_mariadb, local_mariadb_writes, mariadb_state
+from dbgauge.toolkit.result import Finding, Status
 
 _MAX_LISTED = 20  # errant GTIDs listed in a finding
 

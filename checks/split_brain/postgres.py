@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from checks.split_brain.address import same_address
-from checks.split_brain.model import PRIMARIES, TIMELINE, PgNode
-from toolkit.db.values import text
-from toolkit.result import Finding, Status
+from dbgauge.checks.split_brain.address import same_address
+from dbgauge.checks.split_brain.model import PRIMARIES, TIMELINE, PgNode
+from dbgauge.toolkit.db.values import text
+from dbgauge.toolkit.result import Finding, Status
 
 
 def parse_lsn(value: object) -> int | None:

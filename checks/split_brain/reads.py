@@ -10,13 +10,18 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from checks.split_brain.model import Address, Channel, MySQLNode, PgNode
-from checks.split_brain.postgres import parse_lsn
-from collectors.mysql_replication import ReplicaStatus, ReplicationFlags, read_channels, read_flags
-from toolkit.db import Connection
-from toolkit.db.values import number, text
-from toolkit.dsn import parse_dsn
-from toolkit.targets import Target
+from dbgauge.checks.split_brain.model import Address, Channel, MySQLNode, PgNode
+from dbgauge.checks.split_brain.postgres import parse_lsn
+from dbgauge.collectors.mysql_replication import (
+    ReplicaStatus,
+    ReplicationFlags,
+    read_channels,
+    read_flags,
+)
+from dbgauge.toolkit.db import Connection
+from dbgauge.toolkit.db.values import number, text
+from dbgauge.toolkit.dsn import parse_dsn
+from dbgauge.toolkit.targets import Target
 
 
 def channel(status: ReplicaStatus) -> Channel:

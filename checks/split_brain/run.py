@@ -10,17 +10,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from checks.health.model import failure
-from checks.split_brain.binlog import read_errant_events
-from checks.split_brain.heartbeats import advancing, heartbeat_findings, read_heartbeats
-from checks.split_brain.model import ERRANT, NAME, Errant, ErrantEvents, MySQLNode, PgNode
-from checks.split_brain.mysql import find_errant, mysql_findings, source_of, topologies
-from checks.split_brain.postgres import pg_findings, upstream_of
-from checks.split_brain.reads import reread, snapshot
-from collectors.mysql_heartbeat import HeartbeatRow
-from toolkit.db import Connection, connect
-from toolkit.result import CheckResult, Finding, Status, plugin_result, worst
-from toolkit.targets import Selection, Target, fan_out
+from dbgauge.checks.health.model import failure
+from dbgauge.checks.split_brain.binlog import read_errant_events
+from dbgauge.checks.split_brain.heartbeats import advancing, heartbeat_findings, read_heartbeats
+from dbgauge.checks.split_brain.model import ERRANT, NAME, Errant, ErrantEvents, MySQLNode, PgNode
+from dbgauge.checks.split_brain.mysql import find_errant, mysql_findings, source_of, topologies
+from dbgauge.checks.split_brain.postgres import pg_findings, upstream_of
+from dbgauge.checks.split_brain.reads import reread, snapshot
+from dbgauge.collectors.mysql_heartbeat import HeartbeatRow
+from dbgauge.toolkit.db import Connection, connect
+from dbgauge.toolkit.result import CheckResult, Finding, Status, plugin_result, worst
+from dbgauge.toolkit.targets import Selection, Target, fan_out
 
 DEFAULT_HEARTBEAT_TABLE = "dbgauge.heartbeat"
 DEFAULT_HEARTBEAT_WAIT = 2.0  # seconds between the two heartbeat reads (writers beat each 1 s)

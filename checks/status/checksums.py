@@ -7,9 +7,9 @@ import time
 from collections.abc import Sequence
 from dataclasses import replace
 
-from checks.drift.schedule import DIFFERING_ROWS, DRIFT
-from checks.status.model import Topology
-from toolkit.jobs import JobSnapshot
+from dbgauge.checks.drift.schedule import DIFFERING_ROWS, DRIFT
+from dbgauge.checks.status.model import Topology
+from dbgauge.toolkit.jobs import JobSnapshot
 
 
 def verdicts(jobs: Sequence[JobSnapshot]) -> dict[str, str]:

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from toolkit.result import Finding, Status, worst
+from dbgauge.toolkit.result import Finding, Status, worst
 
 SCHEMA = "dbgauge.status/1"
 # Link kinds: how `node` depends on `upstream`.

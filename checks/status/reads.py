@@ -8,28 +8,28 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from checks.health import lag, locks, pgbouncer_pools
-from checks.health.model import NodeOutcome
-from checks.health.replication import (
+from dbgauge.checks.health import lag, locks, pgbouncer_pools
+from dbgauge.checks.health.model import NodeOutcome
+from dbgauge.checks.health.replication import (
     channel_findings,
     primary_findings,
     standby_findings,
     subscription_findings,
 )
-from checks.split_brain.model import Address, MySQLNode, PgNode
-from checks.split_brain.reads import mysql_node, pg_node
-from checks.status.model import NodeState
-from collectors.mysql_lock_waits import MySQLLockWaits
-from collectors.mysql_replication import ReplicaStatus, read_channels, read_flags
-from collectors.pgbouncer_databases import PgBouncerDatabases
-from collectors.pgbouncer_pools import PgBouncerPools
-from collectors.postgres_locks import read_summary
-from collectors.postgres_replication import PostgresReplication, Standby, Subscription
-from toolkit.db import Connection
-from toolkit.db.values import number
-from toolkit.errors import DbgaugeError, QueryError
-from toolkit.result import Finding, Status, perf_label
-from toolkit.targets import Target
+from dbgauge.checks.split_brain.model import Address, MySQLNode, PgNode
+from dbgauge.checks.split_brain.reads import mysql_node, pg_node
+from dbgauge.checks.status.model import NodeState
+from dbgauge.collectors.mysql_lock_waits import MySQLLockWaits
+from dbgauge.collectors.mysql_replication import ReplicaStatus, read_channels, read_flags
+from dbgauge.collectors.pgbouncer_databases import PgBouncerDatabases
+from dbgauge.collectors.pgbouncer_pools import PgBouncerPools
+from dbgauge.collectors.postgres_locks import read_summary
+from dbgauge.collectors.postgres_replication import PostgresReplication, Standby, Subscription
+from dbgauge.toolkit.db import Connection
+from dbgauge.toolkit.db.values import number
+from dbgauge.toolkit.errors import DbgaugeError, QueryError
+from dbgauge.toolkit.result import Finding, Status, perf_label
+from dbgauge.toolkit.targets import Target
 
 
 @dataclass(frozen=True)

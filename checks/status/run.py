@@ -8,17 +8,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from checks.health.model import failure
-from checks.split_brain.model import ERRANT, PRIMARIES, TIMELINE, WRITABLE_REPLICA
-from checks.split_brain.run import check_split_brain
-from checks.status.model import NodeState, Topology
-from checks.status.reads import Hints, down, read_node
-from checks.status.topology import find_links, kept_links, with_roles
-from toolkit.db import connect
-from toolkit.dsn import parse_dsn
-from toolkit.errors import ConnectError
-from toolkit.result import Finding
-from toolkit.targets import Selection, Target, fan_out
+from dbgauge.checks.health.model import failure
+from dbgauge.checks.split_brain.model import ERRANT, PRIMARIES, TIMELINE, WRITABLE_REPLICA
+from dbgauge.checks.split_brain.run import check_split_brain
+from dbgauge.checks.status.model import NodeState, Topology
+from dbgauge.checks.status.reads import Hints, down, read_node
+from dbgauge.checks.status.topology import find_links, kept_links, with_roles
+from dbgauge.toolkit.db import connect
+from dbgauge.toolkit.dsn import parse_dsn
+from dbgauge.toolkit.errors import ConnectError
+from dbgauge.toolkit.result import Finding
+from dbgauge.toolkit.targets import Selection, Target, fan_out
 
 SPLIT_BRAIN = frozenset({ERRANT, WRITABLE_REPLICA, PRIMARIES, TIMELINE})
 

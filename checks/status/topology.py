@@ -7,11 +7,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-from checks.split_brain.address import same_address
-from checks.split_brain.mysql import source_of
-from checks.split_brain.postgres import upstream_of
-from checks.status.model import POOLER, REPLICA, STANDBY, SUBSCRIBER, Link, NodeState
-from checks.status.reads import Hints
+from dbgauge.checks.split_brain.address import same_address
+from dbgauge.checks.split_brain.mysql import source_of
+from dbgauge.checks.split_brain.postgres import upstream_of
+from dbgauge.checks.status.model import POOLER, REPLICA, STANDBY, SUBSCRIBER, Link, NodeState
+from dbgauge.checks.status.reads import Hints
 
 
 def _by_address(address: tuple[str, int], hints: Mapping[str, Hints],

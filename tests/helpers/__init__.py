@@ -16,7 +16,7 @@ from typing import TypeVar
 from prometheus_client.parser import text_string_to_metric_families
 
 REPO = Path(__file__).resolve().parents[2]
-DBGAUGE = [sys.executable, "-m", "toolkit.cli"]  # the checkout's own code, as a command
+DBGAUGE = [sys.executable, "-m", "dbgauge"]  # the checkout's own code, as a command
 T = TypeVar("T")
 Metrics = dict[tuple[str, frozenset[tuple[str, str]]], float]
 

@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from toolkit.db import ServerInfo
-from toolkit.db.version import Version
-from toolkit.sql import load_sql
+from dbgauge.toolkit.db import ServerInfo
+from dbgauge.toolkit.db.version import Version
+from dbgauge.toolkit.sql import load_sql
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 MYSQL_FIXTURES = sorted(p for pattern in ("mysql-*/*", "mariadb-*/*")

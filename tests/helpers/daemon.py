@@ -15,13 +15,13 @@ from typing import Any
 
 import yaml
 
+from dbgauge.app import load_config, parse_config, registry
+from dbgauge.toolkit.db import connect
+from dbgauge.toolkit.exporter.scrape import TargetRunner
+from dbgauge.toolkit.heartbeat import HeartbeatWriter
+from dbgauge.toolkit.targets import Target
 from tests.helpers import DBGAUGE, REPO, Metrics, free_port, parse_metrics
 from tests.helpers.servers import Sandbox
-from toolkit.app import load_config, parse_config, registry
-from toolkit.db import connect
-from toolkit.exporter.scrape import TargetRunner
-from toolkit.heartbeat import HeartbeatWriter
-from toolkit.targets import Target
 
 
 class Daemon:

@@ -18,13 +18,13 @@ import psycopg
 import pymysql  # type: ignore[import-untyped,unused-ignore]
 import pymysql.cursors  # type: ignore[import-untyped,unused-ignore]
 
-from checks.drift import ChecksumOptions, run_checksum
+from dbgauge.app import load_config
+from dbgauge.checks.drift import ChecksumOptions, run_checksum
+from dbgauge.cli.base import RESULT_EXIT
+from dbgauge.toolkit.result import CheckResult
+from dbgauge.toolkit.sandbox import DRIFT_DATABASE, SUBSCRIPTION
+from dbgauge.toolkit.targets import Target
 from tests.helpers.servers import Sandbox, admin, caught_up, execute, one
-from toolkit.app import load_config
-from toolkit.cli.base import RESULT_EXIT
-from toolkit.result import CheckResult
-from toolkit.sandbox import DRIFT_DATABASE, SUBSCRIPTION
-from toolkit.targets import Target
 
 SBR_USER = "dbgauge_sbr"  # may set the session binlog_format (the monitoring user may not)
 

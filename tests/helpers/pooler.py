@@ -24,8 +24,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from toolkit.sandbox.binaries import PGBOUNCER
-from toolkit.sandbox.process import as_postgres, is_root
+from dbgauge.toolkit.sandbox.binaries import PGBOUNCER
+from dbgauge.toolkit.sandbox.process import as_postgres, is_root
 
 # Next to the sandbox's own ports (base + 3306 ... base + 6432), never one of them.
 PORT = int(os.environ.get("DBGAUGE_TEST_BASE_PORT", "10000")) + 6433

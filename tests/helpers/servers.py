@@ -18,8 +18,8 @@ import psycopg
 import pymysql  # type: ignore[import-untyped,unused-ignore]
 import pymysql.cursors  # type: ignore[import-untyped,unused-ignore]
 
+from dbgauge.toolkit import sandbox as sb
 from tests.helpers import REPO, wait_for
-from toolkit import sandbox as sb
 
 
 @dataclass(frozen=True)

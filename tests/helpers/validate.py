@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from toolkit.result import Finding, Severity, severity_of
+from dbgauge.toolkit.result import Finding, Severity, severity_of
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "validate"
 

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from dbgauge.toolkit.sandbox.model import MONITOR_USER
 from tests.helpers import DBGAUGE, REPO
 from tests.helpers.servers import Sandbox
-from toolkit.sandbox.model import MONITOR_USER
 
 pytestmark = pytest.mark.integration
 

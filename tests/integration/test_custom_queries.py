@@ -20,12 +20,12 @@ from urllib.parse import quote
 
 import pytest
 
+from dbgauge.app import load_config
+from dbgauge.toolkit.db import connect
+from dbgauge.toolkit.errors import QueryError
 from tests.helpers import Metrics, free_port, wait_for
 from tests.helpers.daemon import Daemon, config_file, scraper, target_entry
 from tests.helpers.servers import Sandbox, execute, pg_admin
-from toolkit.app import load_config
-from toolkit.db import connect
-from toolkit.errors import QueryError
 
 pytestmark = pytest.mark.integration
 

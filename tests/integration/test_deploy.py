@@ -19,13 +19,13 @@ import click
 import pytest
 import yaml
 
+from dbgauge.app import parse_config
+from dbgauge.cli import cli
+from dbgauge.toolkit.config import parse_yaml_model
+from dbgauge.toolkit.exporter.webconfig import WebConfigModel
 from tests.helpers import REPO, parse_metrics, wait_for
 from tests.helpers.daemon import Daemon
 from tests.helpers.servers import Sandbox, replica_caught_up, run
-from toolkit.app import parse_config
-from toolkit.cli import cli
-from toolkit.config import parse_yaml_model
-from toolkit.exporter.webconfig import WebConfigModel
 
 pytestmark = pytest.mark.integration
 
@@ -131,8 +131,8 @@ def test_every_alert_is_unit_tested_and_has_severity_and_summary() -> None:
 
 def _declared() -> set[str]:
     """Every metric name the code declares: collectors, self metrics, scheduled jobs."""
-    from toolkit.app import registry
-    from toolkit.metrics import JOB_METRICS, SELF_METRICS
+    from dbgauge.app import registry
+    from dbgauge.toolkit.metrics import JOB_METRICS, SELF_METRICS
 
     names = {s.name for c in registry() for s in c.metrics}
     names |= {s.name for s in (*SELF_METRICS, *JOB_METRICS)}
@@ -145,7 +145,7 @@ def _job_specs() -> list[Any]:
     import importlib
 
     specs: list[Any] = []
-    for module_name in ("checks.schedule", "checks.drift.schedule"):
+    for module_name in ("dbgauge.checks.schedule", "dbgauge.checks.drift.schedule"):
         try:
             module = importlib.import_module(module_name)
         except ModuleNotFoundError:
@@ -461,8 +461,9 @@ def test_dockerfile_build_stage_builds_a_working_wheel(tmp_path: Path) -> None:
                 target = ctx / dest / Path(src).name if dest.endswith("/") or dest == "./" \
                     else ctx / dest
                 if (REPO / src).is_dir():
-                    shutil.copytree(REPO / src, target, ignore=shutil.ignore_patterns(
-                        "__pycache__"))
+                    # as COPY does: a link (dbgauge/toolkit -> ../toolkit) stays a link
+                    shutil.copytree(REPO / src, target, symlinks=True,
+                                    ignore=shutil.ignore_patterns("__pycache__"))
                 else:
                     target.parent.mkdir(parents=True, exist_ok=True)
                     shutil.copy(REPO / src, target)
@@ -474,8 +475,10 @@ def test_dockerfile_build_stage_builds_a_working_wheel(tmp_path: Path) -> None:
     import zipfile
 
     names = zipfile.ZipFile(wheel).namelist()
-    assert any(n.startswith("toolkit/sql/mysql/") for n in names)
-    assert "toolkit/exporter/webconfig.py" in names
+    assert any(n.startswith("dbgauge/sql/mysql/") for n in names)
+    assert "dbgauge/toolkit/exporter/webconfig.py" in names and "dbgauge/cli/serve.py" in names
+    assert {n.split("/")[0] for n in names} == {"dbgauge", *(n.split("/")[0] for n in names
+                                                            if ".dist-info/" in n)}
 
 
 def test_example_config_is_valid() -> None:

@@ -14,10 +14,10 @@ from contextlib import closing
 
 import pytest
 
+from dbgauge.toolkit.render.checksum import render_checksum
 from tests.helpers.drift import exit_code, found, mariadb_table, table_docs
 from tests.helpers.drift import mariadb_check as check
 from tests.helpers.servers import Sandbox, admin, execute
-from toolkit.render.checksum import render_checksum
 
 pytestmark = pytest.mark.integration
 

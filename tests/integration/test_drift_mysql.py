@@ -23,6 +23,7 @@ from typing import Any
 import pymysql  # type: ignore[import-untyped,unused-ignore]
 import pytest
 
+from dbgauge.toolkit.render.checksum import render_checksum
 from tests.helpers import DBGAUGE, REPO
 from tests.helpers.drift import (
     binlog_watch,
@@ -34,7 +35,6 @@ from tests.helpers.drift import (
 )
 from tests.helpers.drift import mariadb_check as check
 from tests.helpers.servers import Sandbox, admin, caught_up, execute, one
-from toolkit.render.checksum import render_checksum
 
 pytestmark = pytest.mark.integration
 

@@ -25,8 +25,10 @@ from typing import Any
 import pymysql  # type: ignore[import-untyped,unused-ignore]
 import pytest
 
-from checks.drift import ChecksumOptions, run_checksum
-from checks.drift.normalize import Column, row_text
+from dbgauge.app import load_config
+from dbgauge.checks.drift import ChecksumOptions, run_checksum
+from dbgauge.checks.drift.normalize import Column, row_text
+from dbgauge.toolkit.sandbox import SUBSCRIPTION
 from tests.helpers import DBGAUGE, REPO
 from tests.helpers.drift import (
     exit_code,
@@ -39,8 +41,6 @@ from tests.helpers.drift import (
 from tests.helpers.drift import pg_check as check
 from tests.helpers.drift import pg_source_dsn as source_dsn
 from tests.helpers.servers import Sandbox
-from toolkit.app import load_config
-from toolkit.sandbox import SUBSCRIPTION
 
 pytestmark = pytest.mark.integration
 

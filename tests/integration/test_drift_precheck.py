@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from checks.drift.whole_table import ASSUMED_RATE
+from dbgauge.checks.drift.whole_table import ASSUMED_RATE
 from tests.helpers.drift import (
     binlog_watch,
     exit_code,

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from checks.drift import ChecksumOptions, DriftError, run_checksum
+from dbgauge.checks.drift import ChecksumOptions, DriftError, run_checksum
 from tests.helpers import DBGAUGE, REPO
 from tests.helpers.drift import targets
 from tests.helpers.servers import Sandbox, caught_up, execute, mariadb_account, pg_admin, run

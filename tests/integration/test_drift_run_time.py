@@ -20,12 +20,12 @@ from typing import Any
 import pymysql  # type: ignore[import-untyped,unused-ignore]
 import pytest
 
-from checks.drift import ChecksumOptions, Interrupted, run_checksum
+from dbgauge.checks.drift import ChecksumOptions, Interrupted, run_checksum
+from dbgauge.toolkit.result import CheckResult
+from dbgauge.toolkit.targets import Target
 from tests.helpers import DBGAUGE, REPO
 from tests.helpers.drift import targets
 from tests.helpers.servers import Sandbox, admin, caught_up, execute, mariadb_account
-from toolkit.result import CheckResult
-from toolkit.targets import Target
 
 pytestmark = pytest.mark.integration
 

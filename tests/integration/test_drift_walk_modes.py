@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from checks.drift import ChecksumOptions, run_checksum
-from checks.drift.session import THROTTLE_EVERY
+from dbgauge.checks.drift import ChecksumOptions, run_checksum
+from dbgauge.checks.drift.session import THROTTLE_EVERY
 from tests.helpers.drift import (
     mariadb_table,
     pg,

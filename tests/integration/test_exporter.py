@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from dbgauge.cli import cli
+from dbgauge.toolkit import sandbox as sb
 from tests.helpers import DBGAUGE, REPO, parse_metrics, value, wait_for
 from tests.helpers.daemon import Daemon, config_file, target_entry
 from tests.helpers.servers import Sandbox
-from toolkit import sandbox as sb
-from toolkit.cli import cli
 
 pytestmark = pytest.mark.integration
 

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from dbgauge.toolkit import sandbox as sb
 from tests.helpers import free_port, wait_for
 from tests.helpers.daemon import cfg, check, heartbeat
 from tests.helpers.servers import Sandbox, lock_wait, run, waiting_pgbouncer_client
-from toolkit import sandbox as sb
 
 pytestmark = pytest.mark.integration
 

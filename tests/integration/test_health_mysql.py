@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from dbgauge.toolkit import sandbox as sb
 from tests.helpers import wait_for
 from tests.helpers.daemon import Outcome, cfg, check
 from tests.helpers.servers import Sandbox, admin, run
-from toolkit import sandbox as sb
 
 pytestmark = pytest.mark.integration
 

@@ -13,10 +13,10 @@ from contextlib import closing, contextmanager
 
 import pytest
 
+from dbgauge.toolkit.sandbox.layout import Layout
 from tests.helpers import DBGAUGE, REPO, wait_for
 from tests.helpers.daemon import cfg, check, heartbeat
 from tests.helpers.servers import Sandbox, admin
-from toolkit.sandbox.layout import Layout
 
 pytestmark = pytest.mark.integration
 

@@ -14,10 +14,10 @@ from typing import Any
 import psycopg
 import pytest
 
+from dbgauge.toolkit.sandbox.model import SUBSCRIPTION
 from tests.helpers import val, wait_for
 from tests.helpers.daemon import Outcome, cfg, check, collect_direct
 from tests.helpers.servers import Sandbox, pg_admin
-from toolkit.sandbox.model import SUBSCRIPTION
 
 pytestmark = pytest.mark.integration
 

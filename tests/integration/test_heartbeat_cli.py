@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from dbgauge.toolkit.sandbox.model import MONITOR_USER
 from tests.helpers import DBGAUGE, REPO, wait_for
 from tests.helpers.servers import Sandbox, admin_cnf, caught_up, execute, run
-from toolkit.sandbox.model import MONITOR_USER
 
 pytestmark = pytest.mark.integration
 

@@ -17,11 +17,11 @@ from pathlib import Path
 import pytest
 import yaml
 
+from dbgauge.toolkit import __version__
 from tests.helpers import parse_metrics, value, wait_for
 from tests.helpers.daemon import Daemon, target_entry
 from tests.helpers.servers import Sandbox
 from tests.integration.test_reliability import Scrapers, daemon_for, proc_stats, scrape
-from toolkit import __version__
 
 pytestmark = pytest.mark.integration
 

@@ -17,11 +17,11 @@ import pymysql  # type: ignore[import-untyped,unused-ignore]
 import pymysql.cursors  # type: ignore[import-untyped,unused-ignore]
 import pytest
 
-from collectors.mysql_innodb import parse_innodb_status
+from dbgauge.collectors.mysql_innodb import parse_innodb_status
+from dbgauge.toolkit.db import connect
 from tests.helpers import value, wait_for
 from tests.helpers.daemon import Daemon, config_file, scraper, target_config, target_entry
 from tests.helpers.servers import Sandbox, admin, documented_grants, replica_caught_up, run
-from toolkit.db import connect
 
 pytestmark = pytest.mark.integration
 

@@ -13,14 +13,14 @@ from typing import Any
 
 import pytest
 
-from collectors.mysql_global_status import status_spec
-from collectors.mysql_status import status_value
+from dbgauge.app import registry
+from dbgauge.collectors.mysql_global_status import status_spec
+from dbgauge.collectors.mysql_status import status_value
+from dbgauge.toolkit.db import connect
+from dbgauge.toolkit.errors import QueryError
 from tests.helpers import Metrics, parse_metrics, value, wait_for
 from tests.helpers.daemon import Daemon, collect_direct, target_config, target_entry
 from tests.helpers.servers import Sandbox, admin, documented_grants, replica_caught_up, run
-from toolkit.app import registry
-from toolkit.db import connect
-from toolkit.errors import QueryError
 
 pytestmark = pytest.mark.integration
 

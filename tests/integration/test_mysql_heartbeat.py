@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 
+from dbgauge.app import parse_config, registry
+from dbgauge.toolkit import sandbox as sb
+from dbgauge.toolkit.exporter.scrape import TargetRunner
+from dbgauge.toolkit.heartbeat import HeartbeatWriter
 from tests.helpers import Metrics, parse_metrics, value, wait_for
 from tests.helpers.daemon import Daemon, config_file, scraper, target_config, target_entry
 from tests.helpers.servers import Sandbox, admin_cnf, replica_caught_up, run
-from toolkit import sandbox as sb
-from toolkit.app import parse_config, registry
-from toolkit.exporter.scrape import TargetRunner
-from toolkit.heartbeat import HeartbeatWriter
 
 pytestmark = pytest.mark.integration
 

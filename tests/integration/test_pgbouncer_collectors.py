@@ -14,14 +14,14 @@ from contextlib import closing
 
 import pytest
 
-from collectors.pgbouncer_stats import parse_stats, stats_samples
+from dbgauge.app import load_config
+from dbgauge.collectors.pgbouncer_stats import parse_stats, stats_samples
+from dbgauge.toolkit import sandbox as sb
+from dbgauge.toolkit.db import connect
+from dbgauge.toolkit.errors import QueryError
 from tests.helpers import DBGAUGE, REPO, Metrics, val, wait_for
 from tests.helpers.daemon import collect_direct
 from tests.helpers.servers import Sandbox, pgbouncer_clients
-from toolkit import sandbox as sb
-from toolkit.app import load_config
-from toolkit.db import connect
-from toolkit.errors import QueryError
 
 pytestmark = pytest.mark.integration
 

@@ -14,10 +14,10 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from dbgauge.toolkit.db import connect_dsn
+from dbgauge.toolkit.sql import quote_ident
 from tests.helpers import REPO
 from tests.helpers.servers import Sandbox
-from toolkit.db import connect_dsn
-from toolkit.sql import quote_ident
 
 pytestmark = pytest.mark.integration
 
@@ -105,7 +105,7 @@ def db(sandbox: Sandbox) -> Iterator[Database]:
 
 
 def cli(dsn: str, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "toolkit.cli", "pgtap", *args], cwd=REPO,
+    return subprocess.run([sys.executable, "-m", "dbgauge", "pgtap", *args], cwd=REPO,
                           env={**os.environ, "DBGAUGE_PGTAP_DSN": dsn}, capture_output=True,
                           text=True, timeout=60, check=False)
 

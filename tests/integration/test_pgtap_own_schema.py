@@ -13,10 +13,10 @@ from collections.abc import Iterator
 
 import pytest
 
+from dbgauge.toolkit.db import connect_dsn
+from dbgauge.toolkit.sql import quote_ident
 from tests.helpers import REPO
 from tests.helpers.servers import Sandbox
-from toolkit.db import connect_dsn
-from toolkit.sql import quote_ident
 
 pytestmark = pytest.mark.integration
 
@@ -45,7 +45,7 @@ def test_own_schema_suites_pass(fresh_dsn: str) -> None:
     suites = sorted(p.name for p in (REPO / "sql" / "tests").glob("*.sql"))
     assert suites == ["checksums.sql", "heartbeat.sql"]
     run = subprocess.run(
-        [sys.executable, "-m", "toolkit.cli", "pgtap", "run", "sql/tests", "--install-pgtap",
+        [sys.executable, "-m", "dbgauge", "pgtap", "run", "sql/tests", "--install-pgtap",
          "-j", "2"],
         cwd=REPO, env={**os.environ, "DBGAUGE_PGTAP_DSN": fresh_dsn}, capture_output=True,
         text=True, timeout=120, check=False)

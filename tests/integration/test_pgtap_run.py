@@ -18,11 +18,11 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from dbgauge.toolkit.db import connect_dsn
+from dbgauge.toolkit.pgtap.psql import find_psql
+from dbgauge.toolkit.sql import quote_ident
 from tests.helpers import REPO
 from tests.helpers.servers import Sandbox
-from toolkit.db import connect_dsn
-from toolkit.pgtap.psql import find_psql
-from toolkit.sql import quote_ident
 
 pytestmark = pytest.mark.integration
 
@@ -78,7 +78,7 @@ def db(sandbox: Sandbox) -> Iterator[Scratch]:
 def dbgauge(dsn: str, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
     """The CLI as users run it; the DSN (with its password) travels in the environment."""
     env = {**os.environ, "DBGAUGE_PGTAP_DSN": dsn}
-    return subprocess.run([sys.executable, "-m", "toolkit.cli", "pgtap", "run", *args],
+    return subprocess.run([sys.executable, "-m", "dbgauge", "pgtap", "run", *args],
                           cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout,
                           check=False)
 
@@ -133,7 +133,7 @@ def test_backslash_i_is_relative_to_the_working_directory(db: Scratch, tmp_path:
     test.write_text("\\i inc/answer.inc\nSELECT plan(1);\n"
                     "SELECT is(:answer, 42, 'variable from the \\\\i include');\n")
     env = {**os.environ, "DBGAUGE_PGTAP_DSN": db.dsn}
-    run = subprocess.run([sys.executable, "-m", "toolkit.cli", "pgtap", "run", test.name],
+    run = subprocess.run([sys.executable, "-m", "dbgauge", "pgtap", "run", test.name],
                          cwd=tmp_path, env={**env, "PYTHONPATH": str(REPO)},
                          capture_output=True, text=True, timeout=60, check=False)
     assert run.returncode == 0, run.stdout + run.stderr

@@ -15,12 +15,12 @@ from typing import Any
 
 import pytest
 
+from dbgauge.app import load_config
+from dbgauge.toolkit.db import Connection, connect
+from dbgauge.toolkit.sql import load_sql
 from tests.helpers import DBGAUGE, REPO, Metrics, val, wait_for
 from tests.helpers.daemon import collect_direct
 from tests.helpers.servers import Sandbox, lock_wait, pg_admin
-from toolkit.app import load_config
-from toolkit.db import Connection, connect
-from toolkit.sql import load_sql
 
 pytestmark = pytest.mark.integration
 

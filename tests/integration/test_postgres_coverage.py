@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
+from dbgauge.toolkit.sandbox.postgres import ARCHIVE_DIR, ARCHIVE_FAIL_FLAG
 from tests.helpers import DBGAUGE, REPO, Metrics, parse_metrics, val, wait_for
 from tests.helpers.daemon import collect_direct
 from tests.helpers.servers import Sandbox, pg_admin
-from toolkit.sandbox.postgres import ARCHIVE_DIR, ARCHIVE_FAIL_FLAG
 
 pytestmark = pytest.mark.integration
 

@@ -12,10 +12,10 @@ from collections.abc import Iterator
 
 import pytest
 
+from dbgauge.toolkit.sandbox.model import ADMIN_USER
 from tests.helpers import Metrics, val, wait_for
 from tests.helpers.daemon import collect_direct, scraper
 from tests.helpers.servers import Sandbox, pg_admin
-from toolkit.sandbox.model import ADMIN_USER
 
 pytestmark = pytest.mark.integration
 

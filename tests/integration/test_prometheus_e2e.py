@@ -23,10 +23,10 @@ from typing import Any
 import pytest
 import yaml
 
+from dbgauge.toolkit import sandbox as sb
 from tests.helpers import REPO, free_port, wait_for
 from tests.helpers.daemon import Daemon
 from tests.helpers.servers import Sandbox, replica_caught_up, run
-from toolkit import sandbox as sb
 
 pytestmark = pytest.mark.integration
 

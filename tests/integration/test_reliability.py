@@ -24,10 +24,10 @@ from typing import Any
 import psycopg
 import pytest
 
+from dbgauge.toolkit import sandbox as sb
 from tests.helpers import parse_metrics, value, wait_for
 from tests.helpers.daemon import Daemon, config_file, target_entry
 from tests.helpers.servers import Sandbox, admin, replica_caught_up, run
-from toolkit import sandbox as sb
 
 pytestmark = pytest.mark.integration
 

@@ -25,8 +25,8 @@ import pymysql  # type: ignore[import-untyped,unused-ignore]
 import pytest
 import yaml
 
+from dbgauge.toolkit import sandbox as sb
 from tests.helpers import wait_for
-from toolkit import sandbox as sb
 
 pytestmark = pytest.mark.integration
 

@@ -10,10 +10,10 @@ import uuid
 import psycopg
 import pytest
 
+from dbgauge.toolkit import sandbox as sb
 from tests.conftest import BASE_PORT
 from tests.helpers import DBGAUGE, REPO, wait_for
 from tests.helpers.servers import Sandbox, execute, replica_caught_up, run
-from toolkit import sandbox as sb
 
 pytestmark = pytest.mark.integration
 

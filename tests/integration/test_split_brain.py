@@ -15,6 +15,9 @@ import psycopg
 import pytest
 import yaml
 
+from dbgauge.toolkit import sandbox as sb
+from dbgauge.toolkit.gtid import parse_mariadb_gtids
+from dbgauge.toolkit.heartbeat import format_ts
 from tests.helpers import value, wait_for
 from tests.helpers.daemon import Daemon, cfg, check, heartbeat
 from tests.helpers.servers import (
@@ -24,9 +27,6 @@ from tests.helpers.servers import (
     errant_write,
     run,
 )
-from toolkit import sandbox as sb
-from toolkit.gtid import parse_mariadb_gtids
-from toolkit.heartbeat import format_ts
 
 pytestmark = pytest.mark.integration
 

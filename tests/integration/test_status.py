@@ -16,6 +16,8 @@ from typing import Any
 
 import pytest
 
+from dbgauge.cli.status import CLEAR
+from dbgauge.toolkit import sandbox as sb
 from tests.helpers import DBGAUGE, REPO, wait_for
 from tests.helpers.daemon import heartbeat
 from tests.helpers.servers import (
@@ -26,8 +28,6 @@ from tests.helpers.servers import (
     run,
     waiting_pgbouncer_client,
 )
-from toolkit import sandbox as sb
-from toolkit.cli.status import CLEAR
 
 pytestmark = pytest.mark.integration
 

@@ -14,10 +14,10 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from checks.pgbouncer import PgbouncerOptions, validate_pgbouncer
+from dbgauge.checks.pgbouncer import PgbouncerOptions, validate_pgbouncer
+from dbgauge.toolkit.result import Finding, Severity, severity_of
 from tests.helpers.pooler import pgbouncer_on
 from tests.helpers.validate import FIXTURES
-from toolkit.result import Finding, Severity, severity_of
 
 pytestmark = pytest.mark.integration
 

@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from checks.innodb_cluster.live import check_tables
+from dbgauge.checks.innodb_cluster.live import check_tables
+from dbgauge.cli import cli
+from dbgauge.toolkit.db import connect_dsn
 from tests.helpers.servers import Sandbox
 from tests.helpers.validate import FIXTURES
-from toolkit.cli import cli
-from toolkit.db import connect_dsn
 
 pytestmark = pytest.mark.integration
 SCHEMA = "dbgauge_validate_it"

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from checks.innodb_cluster import ClusterOptions, validate_innodb_cluster, version_for
+from dbgauge.checks.innodb_cluster import ClusterOptions, validate_innodb_cluster, version_for
+from dbgauge.toolkit.result import Finding, Severity, severity_of
+from dbgauge.toolkit.sandbox.binaries import MARIADBD
 from tests.helpers.validate import FIXTURES
-from toolkit.result import Finding, Severity, severity_of
-from toolkit.sandbox.binaries import MARIADBD
 
 pytestmark = pytest.mark.integration
 

@@ -17,10 +17,10 @@ import psycopg
 import pytest
 from click.testing import CliRunner
 
-from checks.pgbouncer.live import reachable
+from dbgauge.checks.pgbouncer.live import reachable
+from dbgauge.cli import cli
 from tests.helpers import free_port
 from tests.helpers.servers import Sandbox
-from toolkit.cli import cli
 
 pytestmark = pytest.mark.integration
 

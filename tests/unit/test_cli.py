@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from dbgauge.cli import COMMANDS, cli
+from dbgauge.toolkit import __version__
+from dbgauge.toolkit.sandbox import binaries
 from tests.helpers import REPO
-from toolkit import __version__
-from toolkit.cli import COMMANDS, cli
-from toolkit.sandbox import binaries
 
 
 def test_help_lists_every_command_with_a_summary() -> None:
@@ -53,9 +53,9 @@ def test_collect_unknown_target_is_a_config_error(tmp_path: Path) -> None:
 
 def test_a_command_loads_only_its_own_module() -> None:
     """`dbgauge checksum --help` imports the checksum command, not the other commands."""
-    code = ("import sys; from toolkit.cli import cli; "
+    code = ("import sys; from dbgauge.cli import cli; "
             "cli(['checksum', '--help'], prog_name='dbgauge', standalone_mode=False); "
-            "print(sorted(m for m in sys.modules if m.startswith('toolkit.cli.')))")
+            "print(sorted(m for m in sys.modules if m.startswith('dbgauge.cli.')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, cwd=REPO).stdout.strip().splitlines()[-1]
-    assert out == "['toolkit.cli.base', 'toolkit.cli.checksum']"
+    assert out == "['dbgauge.cli.base', 'dbgauge.cli.checksum']"

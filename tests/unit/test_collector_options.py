@@ -6,12 +6,12 @@ from collections.abc import Iterable
 
 import pytest
 
-from toolkit.app import parse_config
-from toolkit.db import Connection, ServerInfo
-from toolkit.errors import ConfigError
-from toolkit.exporter.scrape import CollectorRun, SampleOut, TargetResult
-from toolkit.metrics import Collector, MetricSpec, Option, Registry, Sample
-from toolkit.render.prometheus import encode
+from dbgauge.app import parse_config
+from dbgauge.toolkit.db import Connection, ServerInfo
+from dbgauge.toolkit.errors import ConfigError
+from dbgauge.toolkit.exporter.scrape import CollectorRun, SampleOut, TargetResult
+from dbgauge.toolkit.metrics import Collector, MetricSpec, Option, Registry, Sample
+from dbgauge.toolkit.render.prometheus import encode
 
 ROWS = MetricSpec("dbgauge_test_rows", "gauge", "Rows.", ("table",))
 
@@ -103,8 +103,8 @@ def test_refresh_serves_a_collection_again_until_it_is_due(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """A collector with `refresh` is asked again only once its interval has passed (its
     samples are served meanwhile); refresh 0 asks on every scrape."""
-    from toolkit.exporter import scrape
-    from toolkit.targets import Target
+    from dbgauge.toolkit.exporter import scrape
+    from dbgauge.toolkit.targets import Target
 
     reads: list[int] = []
 

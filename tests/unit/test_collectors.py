@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from toolkit.app import registry
-from toolkit.metrics import Collector
+from dbgauge.app import registry
+from dbgauge.toolkit.metrics import Collector
 
 REGISTRY = registry()
 

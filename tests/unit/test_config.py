@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from toolkit.app import load_config, parse_config
-from toolkit.config import Config, parse_duration
-from toolkit.errors import ConfigError
+from dbgauge.app import load_config, parse_config
+from dbgauge.toolkit.config import Config, parse_duration
+from dbgauge.toolkit.errors import ConfigError
 
 GOOD = """\
 daemon:
@@ -210,7 +210,7 @@ def test_config_must_be_a_regular_file_of_sane_size(tmp_path: Path, special: str
 def test_config_check_exits_2_without_traceback_on_bad_bytes_and_values(tmp_path: Path) -> None:
     from click.testing import CliRunner
 
-    from toolkit.cli import cli
+    from dbgauge.cli import cli
 
     bad = tmp_path / "bad.yaml"
     for text in (HEAD.encode() + b"    labels: {x: \xff}\n",

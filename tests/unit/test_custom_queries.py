@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from collectors._queries import (
+from dbgauge.app import parse_config, registry
+from dbgauge.collectors._queries import (
     QueriesFacts,
     QueryRows,
     go_float,
@@ -21,11 +22,10 @@ from collectors._queries import (
     query_samples,
     success_spec,
 )
+from dbgauge.toolkit.custom_queries import load_queries, parse_queries, parse_range, read_text_file
+from dbgauge.toolkit.errors import ConfigError, Incomplete
+from dbgauge.toolkit.metrics import Sample
 from tests.helpers import DBGAUGE, REPO
-from toolkit.app import parse_config, registry
-from toolkit.custom_queries import load_queries, parse_queries, parse_range, read_text_file
-from toolkit.errors import ConfigError, Incomplete
-from toolkit.metrics import Sample
 
 GOOD = """\
 pg_demo:

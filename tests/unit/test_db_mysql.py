@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ssl
 
-from toolkit.db.mysql import _opportunistic_tls, _PyMySQLConnection, server_info
+from dbgauge.toolkit.db.mysql import _opportunistic_tls, _PyMySQLConnection, server_info
 
 
 def test_opportunistic_tls_reuses_one_unverified_context() -> None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from toolkit.app import registry
-from toolkit.docs import BEGIN, END, metrics_reference
+from dbgauge.app import registry
+from dbgauge.toolkit.docs import BEGIN, END, metrics_reference
 
 ALL = registry().all
 

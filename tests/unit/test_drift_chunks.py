@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from checks.drift.chunks import (
+from dbgauge.checks.drift.chunks import (
     BUCKETS,
     ChunkSizer,
     IntRangePlanner,

@@ -18,11 +18,11 @@ from typing import Any
 
 import pytest
 
-from checks.drift.chunks import Bound
-from checks.drift.model import ChecksumOptions
-from checks.drift.plan import TablePlan
-from checks.drift.recheck import confirm
-from toolkit.errors import QueryError
+from dbgauge.checks.drift.chunks import Bound
+from dbgauge.checks.drift.model import ChecksumOptions
+from dbgauge.checks.drift.plan import TablePlan
+from dbgauge.checks.drift.recheck import confirm
+from dbgauge.toolkit.errors import QueryError
 
 Reads = dict[int, tuple[str | None, str | None]]  # id -> (source hash, replica hash)
 LOCKED: Reads = {}  # a read whose source statement waited 2 s for a row lock and gave up

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from checks.drift.chunks import KeyRange
-from checks.drift.normalize import (
+from dbgauge.checks.drift.chunks import KeyRange
+from dbgauge.checks.drift.normalize import (
     Column,
     chunk_aggregates,
     portable_problem,
@@ -14,8 +14,8 @@ from checks.drift.normalize import (
     row_text,
     select_list,
 )
-from checks.drift.sql import TableQueries, compose
-from toolkit.errors import DbgaugeError
+from dbgauge.checks.drift.sql import TableQueries, compose
+from dbgauge.toolkit.errors import DbgaugeError
 
 
 def col(name: str, data_type: str, column_type: str | None = None, nullable: bool = False,

@@ -19,9 +19,9 @@ from typing import Any
 
 import pytest
 
-from checks.drift.chunks import KeyRange
-from checks.drift.pipeline import AHEAD, walk_direct
-from checks.drift.plan import TablePlan
+from dbgauge.checks.drift.chunks import KeyRange
+from dbgauge.checks.drift.pipeline import AHEAD, walk_direct
+from dbgauge.checks.drift.plan import TablePlan
 
 Event = tuple[str, int]  # (side, chunk): chunk i is the range (i-1, i]; 99 the open last one
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from checks.drift.discover import dsn_table, parse_pt_dsn, parse_recursion_method
-from checks.drift.load import parse_max_load
-from checks.drift.model import ChecksumOptions, DriftError
-from checks.drift.replicate import parse_replicate
-from checks.drift.select import select_tables
-from toolkit.errors import ConfigError
+from dbgauge.checks.drift.discover import dsn_table, parse_pt_dsn, parse_recursion_method
+from dbgauge.checks.drift.load import parse_max_load
+from dbgauge.checks.drift.model import ChecksumOptions, DriftError
+from dbgauge.checks.drift.replicate import parse_replicate
+from dbgauge.checks.drift.select import select_tables
+from dbgauge.toolkit.errors import ConfigError
 
 FOUND = {("shop", "orders"): (10, True), ("shop", "items"): (5, True),
          ("app", "log_1"): (1, True), ("app", "orders"): (3, True),

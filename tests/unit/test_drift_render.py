@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from checks.drift.model import Difference, TableResult, Unnamed
-from checks.drift.result import checksum_result
-from checks.drift.schedule import samples
-from toolkit.render.checksum import render_checksum, render_checksum_json
+from dbgauge.checks.drift.model import Difference, TableResult, Unnamed
+from dbgauge.checks.drift.result import checksum_result
+from dbgauge.checks.drift.schedule import samples
+from dbgauge.toolkit.render.checksum import render_checksum, render_checksum_json
 
 GOLDEN = json.loads((Path(__file__).resolve().parents[1] / "fixtures" / "drift"
                      / "renderings.json").read_text())["cases"]

@@ -12,25 +12,25 @@ from pathlib import Path
 
 import pytest
 
-from checks.drift.model import (
+from dbgauge.app import parse_config
+from dbgauge.checks.drift.model import (
     ChecksumOptions,
     Difference,
     DriftError,
     TableResult,
     Unnamed,
 )
-from checks.drift.normalize import Column
-from checks.drift.repair import literal, repair_script
-from checks.drift.result import checksum_result
-from checks.drift.schedule import METRICS, checksum_jobs, samples
-from checks.drift.sides import check_kinds
-from checks.drift.state import RunState, result_from_json, result_to_json
-from toolkit.app import parse_config
-from toolkit.cli.base import RESULT_EXIT
-from toolkit.errors import ConfigError
-from toolkit.render.checksum import render_checksum, render_checksum_json
-from toolkit.result import CheckResult
-from toolkit.targets import Target, resolve
+from dbgauge.checks.drift.normalize import Column
+from dbgauge.checks.drift.repair import literal, repair_script
+from dbgauge.checks.drift.result import checksum_result
+from dbgauge.checks.drift.schedule import METRICS, checksum_jobs, samples
+from dbgauge.checks.drift.sides import check_kinds
+from dbgauge.checks.drift.state import RunState, result_from_json, result_to_json
+from dbgauge.cli.base import RESULT_EXIT
+from dbgauge.toolkit.errors import ConfigError
+from dbgauge.toolkit.render.checksum import render_checksum, render_checksum_json
+from dbgauge.toolkit.result import CheckResult
+from dbgauge.toolkit.targets import Target, resolve
 
 DRIFTED = TableResult(
     "app.t", "drift", rows=100, chunks=3, differing_chunks=(("replica-1", 1),),
@@ -132,10 +132,11 @@ def test_state_is_kept_per_arguments(tmp_path: Path) -> None:
 def test_a_checksum_of_dsns_does_not_load_the_config_machinery() -> None:
     """Start-up is part of every one-shot run's time: with DSNs only, neither pydantic nor
     YAML nor every collector is imported (they cost about 0.1 s)."""
-    code = ("import sys; import toolkit.cli.checksum; from checks.drift import run_checksum; "
-            "from toolkit.targets import resolve; "
-            "resolve('mysql://u@h/', None); import toolkit.db.mysql; "
-            "print(sorted(m for m in ('pydantic', 'yaml', 'collectors.mysql_innodb', "
+    code = ("import sys; import dbgauge.cli.checksum; "
+            "from dbgauge.checks.drift import run_checksum; "
+            "from dbgauge.toolkit.targets import resolve; "
+            "resolve('mysql://u@h/', None); import dbgauge.toolkit.db.mysql; "
+            "print(sorted(m for m in ('pydantic', 'yaml', 'dbgauge.collectors.mysql_innodb', "
             "'psycopg') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, cwd=Path(__file__).resolve().parents[2]).stdout

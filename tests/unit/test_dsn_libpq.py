@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from toolkit.dsn import libpq_dsn, parse_dsn
-from toolkit.errors import ConfigError
-from toolkit.targets import split_named, split_names, target_from_dsn
+from dbgauge.toolkit.dsn import libpq_dsn, parse_dsn
+from dbgauge.toolkit.errors import ConfigError
+from dbgauge.toolkit.targets import split_named, split_names, target_from_dsn
 
 PG_VARS = ("PGHOST", "PGPORT", "PGUSER", "PGDATABASE", "PGSERVICE", "PGPASSWORD")
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from toolkit.dsn import parse_dsn
-from toolkit.errors import ConfigError
-from toolkit.targets import select, with_defaults_file
+from dbgauge.toolkit.dsn import parse_dsn
+from dbgauge.toolkit.errors import ConfigError
+from dbgauge.toolkit.targets import select, with_defaults_file
 
 
 @pytest.fixture(autouse=True)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from toolkit.dsn import parse_dsn
-from toolkit.errors import ConfigError
-from toolkit.redact import redact, register_secret
+from dbgauge.toolkit.dsn import parse_dsn
+from dbgauge.toolkit.errors import ConfigError
+from dbgauge.toolkit.redact import redact, register_secret
 
 
 def test_mysql_dsn() -> None:

@@ -7,8 +7,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.helpers.captured import FIXTURES, load, table_rows, tsv_rows
-from toolkit.gtid import (
+from dbgauge.toolkit.gtid import (
     GtidSet,
     MariaGtid,
     errant_mariadb,
@@ -16,6 +15,7 @@ from toolkit.gtid import (
     mariadb_state,
     parse_mariadb_gtids,
 )
+from tests.helpers.captured import FIXTURES, load, table_rows, tsv_rows
 
 
 def manual_examples() -> list[tuple[str, str, str, str]]:

@@ -11,23 +11,23 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from checks.health import Thresholds, health_checks, run_health
-from checks.health.model import NodeOutcome
-from checks.health.replication import channel_findings, primary_findings, standby_findings
-from checks.health.run import summarize
-from checks.schedule import check_jobs, result_samples, validate_check_job
-from collectors.mysql_replication import parse_replica_status
-from collectors.postgres_replication import parse_local, parse_slots, parse_standbys
+from dbgauge.app import parse_config
+from dbgauge.checks.health import Thresholds, health_checks, run_health
+from dbgauge.checks.health.model import NodeOutcome
+from dbgauge.checks.health.replication import channel_findings, primary_findings, standby_findings
+from dbgauge.checks.health.run import summarize
+from dbgauge.checks.schedule import check_jobs, result_samples, validate_check_job
+from dbgauge.cli import cli
+from dbgauge.cli.check import HEALTH_CHECKS
+from dbgauge.collectors.mysql_replication import parse_replica_status
+from dbgauge.collectors.postgres_replication import parse_local, parse_slots, parse_standbys
+from dbgauge.toolkit.db import ServerInfo
+from dbgauge.toolkit.errors import ConfigError
+from dbgauge.toolkit.ranges import parse_range
+from dbgauge.toolkit.render.plugin import render_plugin, render_plugin_json
+from dbgauge.toolkit.result import CheckResult, Finding, Status, perf_label, plugin_result, worst
+from dbgauge.toolkit.targets import Selection, select, target_from_dsn
 from tests.helpers.captured import table_rows, vertical_rows
-from toolkit.app import parse_config
-from toolkit.cli import cli
-from toolkit.cli.check import HEALTH_CHECKS
-from toolkit.db import ServerInfo
-from toolkit.errors import ConfigError
-from toolkit.ranges import parse_range
-from toolkit.render.plugin import render_plugin, render_plugin_json
-from toolkit.result import CheckResult, Finding, Status, perf_label, plugin_result, worst
-from toolkit.targets import Selection, select, target_from_dsn
 
 
 def test_replica_status_rows_from_captured_output() -> None:

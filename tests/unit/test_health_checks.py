@@ -6,14 +6,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from checks.health import group_replication, health_checks
-from checks.health.model import NodeOutcome
-from checks.health.replication import subscription_findings
-from collectors.postgres_replication import parse_subscriptions, subscription_samples
+from dbgauge.checks.health import group_replication, health_checks
+from dbgauge.checks.health.model import NodeOutcome
+from dbgauge.checks.health.replication import subscription_findings
+from dbgauge.collectors.postgres_replication import parse_subscriptions, subscription_samples
+from dbgauge.toolkit.result import Status
+from dbgauge.toolkit.targets import target_from_dsn
 from tests.helpers.captured import FIXTURES, FixtureConnection, project
 from tests.helpers.validate import mysql_table_rows
-from toolkit.result import Status
-from toolkit.targets import target_from_dsn
 
 LIVE = FIXTURES / "validate" / "innodb" / "live"
 NODE = target_from_dsn("gr1=mysql://mon@gr1:3306/")

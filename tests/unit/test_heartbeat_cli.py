@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from click.testing import CliRunner
 
-from toolkit.cli import cli
-from toolkit.heartbeat import frame_averages
+from dbgauge.cli import cli
+from dbgauge.toolkit.heartbeat import frame_averages
 
 
 def test_frame_averages_are_pt_heartbeats_1m_5m_15m() -> None:

@@ -6,13 +6,13 @@ from collections.abc import Iterable
 
 import pytest
 
+from dbgauge import app
+from dbgauge.app import parse_config
+from dbgauge.toolkit.errors import QueryError
+from dbgauge.toolkit.jobs import Job, JobRunner, build_jobs
+from dbgauge.toolkit.metrics import MetricSpec, Sample
+from dbgauge.toolkit.render.prometheus import encode
 from tests.helpers import parse_metrics, value, wait_for
-from toolkit import app
-from toolkit.app import parse_config
-from toolkit.errors import QueryError
-from toolkit.jobs import Job, JobRunner, build_jobs
-from toolkit.metrics import MetricSpec, Sample
-from toolkit.render.prometheus import encode
 
 SPEC = MetricSpec("dbgauge_test_job_items", "gauge", "Items (cached from the last run).",
                   ("thing",))
@@ -80,9 +80,9 @@ def test_no_scheduled_work_builds_no_jobs() -> None:
 def test_no_family_uses_prometheus_own_job_label() -> None:
     """Prometheus keeps `job` for the scrape job and would rename ours `exported_job`:
     scheduled jobs are named in `dbgauge_job`, on every family that names one."""
-    from checks import schedule
-    from checks.drift import schedule as drift_schedule
-    from toolkit.metrics import JOB_METRICS, SELF_METRICS
+    from dbgauge.checks import schedule
+    from dbgauge.checks.drift import schedule as drift_schedule
+    from dbgauge.toolkit.metrics import JOB_METRICS, SELF_METRICS
 
     specs = [*JOB_METRICS, *SELF_METRICS, *drift_schedule.METRICS,
              *app.registry().specs().values()]

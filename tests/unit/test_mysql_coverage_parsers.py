@@ -12,15 +12,15 @@ from typing import Any
 
 import pytest
 
-from collectors.mariadb_query_response_time import (
+from dbgauge.collectors.mariadb_query_response_time import (
     MariaDBQueryResponseTime,
     ResponseTimeFacts,
     parse_configured,
     parse_ranges,
     response_time_samples,
 )
-from collectors.mysql_binlog import MySQLBinlog
-from collectors.mysql_global_status import (
+from dbgauge.collectors.mysql_binlog import MySQLBinlog
+from dbgauge.collectors.mysql_global_status import (
     LINTED_PARTS,
     MySQLGlobalStatus,
     is_counter,
@@ -28,16 +28,20 @@ from collectors.mysql_global_status import (
     status_samples,
     status_spec,
 )
-from collectors.mysql_global_variables import ALLOWED, MySQLGlobalVariables
-from collectors.mysql_group_replication import MySQLGroupReplication
-from collectors.mysql_processlist import normalise_command, normalise_state, parse_processlist
-from collectors.mysql_statements import MySQLStatements, parse_digests
-from collectors.mysql_status import parse_status_rows
-from collectors.mysql_tables import MySQLTables, parse_io, parse_sizes
+from dbgauge.collectors.mysql_global_variables import ALLOWED, MySQLGlobalVariables
+from dbgauge.collectors.mysql_group_replication import MySQLGroupReplication
+from dbgauge.collectors.mysql_processlist import (
+    normalise_command,
+    normalise_state,
+    parse_processlist,
+)
+from dbgauge.collectors.mysql_statements import MySQLStatements, parse_digests
+from dbgauge.collectors.mysql_status import parse_status_rows
+from dbgauge.collectors.mysql_tables import MySQLTables, parse_io, parse_sizes
+from dbgauge.toolkit.db import ServerInfo
+from dbgauge.toolkit.metrics import Sample
 from tests.helpers.captured import FIXTURES, FixtureConnection, project, tsv_rows, vertical_rows
 from tests.helpers.validate import mysql_table_rows
-from toolkit.db import ServerInfo
-from toolkit.metrics import Sample
 
 VALID_NAME = re.compile(r"^[a-zA-Z_:][a-zA-Z0-9_:]*$")
 LIVE = FIXTURES / "validate/innodb/live"

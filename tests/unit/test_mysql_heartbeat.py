@@ -7,22 +7,22 @@ from typing import Any
 
 import pytest
 
-from collectors.mysql_heartbeat import (
+from dbgauge.app import parse_config, registry
+from dbgauge.collectors.mysql_heartbeat import (
     HeartbeatFacts,
     HeartbeatRow,
     MySQLHeartbeat,
     parse_heartbeat_rows,
     pick_source_row,
 )
-from tests.helpers.captured import FixtureConnection
-from toolkit.app import parse_config, registry
-from toolkit.errors import DbgaugeError, QueryError
-from toolkit.heartbeat import (
+from dbgauge.toolkit.errors import DbgaugeError, QueryError
+from dbgauge.toolkit.heartbeat import (
     format_ts,
     heartbeat_sql,
     parse_ts,
     split_table,
 )
+from tests.helpers.captured import FixtureConnection
 
 REGISTRY = registry()
 

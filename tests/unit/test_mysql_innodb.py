@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from collectors.mysql_innodb import (
+from dbgauge.app import registry
+from dbgauge.collectors.mysql_innodb import (
     InnodbFacts,
     InnodbStatus,
     MySQLInnodb,
@@ -16,7 +17,7 @@ from collectors.mysql_innodb import (
     parse_innodb_status,
     status_samples,
 )
-from collectors.mysql_status import parse_status_rows
+from dbgauge.collectors.mysql_status import parse_status_rows
 from tests.helpers.captured import (
     FixtureConnection,
     body,
@@ -24,7 +25,6 @@ from tests.helpers.captured import (
     tsv_rows,
     vertical_rows,
 )
-from toolkit.app import registry
 
 REGISTRY = registry()
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from collectors.mysql_lock_waits import (
+from dbgauge.collectors.mysql_lock_waits import (
     MetadataLocks,
     MySQLLockWaits,
     summarize_lock_waits,

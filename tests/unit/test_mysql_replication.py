@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from collectors.mysql_replication import (
+from dbgauge.app import registry
+from dbgauge.collectors.mysql_replication import (
     MySQLReplication,
     ReplicationFacts,
     ReplicationFlags,
@@ -14,10 +15,9 @@ from collectors.mysql_replication import (
     parse_flags,
     parse_replica_status,
 )
+from dbgauge.toolkit.gtid import MariaGtid, parse_gtid_set, parse_mariadb_gtids
+from dbgauge.toolkit.sql import load_sql
 from tests.helpers.captured import FixtureConnection, table_rows, vertical_rows
-from toolkit.app import registry
-from toolkit.gtid import MariaGtid, parse_gtid_set, parse_mariadb_gtids
-from toolkit.sql import load_sql
 
 REGISTRY = registry()
 

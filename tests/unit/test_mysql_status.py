@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collectors.mysql_status import MySQLStatus, StatusFacts, parse_status_rows
+from dbgauge.collectors.mysql_status import MySQLStatus, StatusFacts, parse_status_rows
 from tests.helpers.captured import FixtureConnection
 
 _ROWS = [{"Variable_name": k, "Value": v} for k, v in (

@@ -9,15 +9,15 @@ from typing import Any
 
 import pytest
 
-from collectors.pgbouncer_config import config_samples, parse_config
-from collectors.pgbouncer_databases import database_samples, parse_databases
-from collectors.pgbouncer_lists import ListsFacts, parse_lists
-from collectors.pgbouncer_pools import parse_pools, pool_samples
-from collectors.pgbouncer_stats import COUNTERS, normalise, parse_stats, stats_samples
+from dbgauge.app import registry
+from dbgauge.collectors.pgbouncer_config import config_samples, parse_config
+from dbgauge.collectors.pgbouncer_databases import database_samples, parse_databases
+from dbgauge.collectors.pgbouncer_lists import ListsFacts, parse_lists
+from dbgauge.collectors.pgbouncer_pools import parse_pools, pool_samples
+from dbgauge.collectors.pgbouncer_stats import COUNTERS, normalise, parse_stats, stats_samples
+from dbgauge.toolkit.metrics import Collector, Sample
+from dbgauge.toolkit.sql import load_sql
 from tests.helpers.captured import Answers
-from toolkit.app import registry
-from toolkit.metrics import Collector, Sample
-from toolkit.sql import load_sql
 
 REGISTRY = registry()
 

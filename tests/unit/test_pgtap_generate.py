@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from toolkit.pgtap.generate import (
+from dbgauge.toolkit.pgtap.generate import (
     Column,
     Constraint,
     Function,

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from toolkit.errors import ConfigError
-from toolkit.pgtap.files import discover, normalise_extensions, parse_assignments
-from toolkit.pgtap.psql import (
+from dbgauge.toolkit.errors import ConfigError
+from dbgauge.toolkit.pgtap.files import discover, normalise_extensions, parse_assignments
+from dbgauge.toolkit.pgtap.psql import (
     DEBIAN_SYSCONFDIR,
     PSQL_FLAGS,
     find_psql,
@@ -19,16 +19,16 @@ from toolkit.pgtap.psql import (
     psql_target,
     unwrap_psql,
 )
-from toolkit.pgtap.runner import (
+from dbgauge.toolkit.pgtap.runner import (
     FileResult,
     Job,
     RunOptions,
     Runtests,
     psql_command,
 )
-from toolkit.pgtap.tap import parse_tap
-from toolkit.render import junit
-from toolkit.render import pgtap as report
+from dbgauge.toolkit.pgtap.tap import parse_tap
+from dbgauge.toolkit.render import junit
+from dbgauge.toolkit.render import pgtap as report
 
 TAP = Path(__file__).resolve().parents[1] / "fixtures" / "pgtap" / "tap"
 STARTED = datetime(2024, 1, 2, 3, 4, 5, tzinfo=UTC)

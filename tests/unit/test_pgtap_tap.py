@@ -8,7 +8,7 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from toolkit.pgtap.tap import parse_tap
+from dbgauge.toolkit.pgtap.tap import parse_tap
 
 TAP = Path(__file__).resolve().parents[1] / "fixtures" / "pgtap" / "tap"
 

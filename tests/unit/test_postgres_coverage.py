@@ -11,22 +11,22 @@ from typing import Any
 
 import pytest
 
-from collectors.postgres_checkpoints import age, parse_checkpoints
-from collectors.postgres_sequences import parse_sequences
-from collectors.postgres_server import parse_server
-from collectors.postgres_settings import (
+from dbgauge.app import registry
+from dbgauge.collectors.postgres_checkpoints import age, parse_checkpoints
+from dbgauge.collectors.postgres_sequences import parse_sequences
+from dbgauge.collectors.postgres_server import parse_server
+from dbgauge.collectors.postgres_settings import (
     SETTINGS,
     PgSettingsFacts,
     parse_settings,
     parse_unit,
     setting_value,
 )
-from collectors.postgres_statements import PgStatementsFacts, parse_statements, preloaded
-from collectors.postgres_tables import parse_facts
+from dbgauge.collectors.postgres_statements import PgStatementsFacts, parse_statements, preloaded
+from dbgauge.collectors.postgres_tables import parse_facts
+from dbgauge.toolkit.db import ServerInfo
+from dbgauge.toolkit.metrics import Sample
 from tests.helpers.captured import Answers
-from toolkit.app import registry
-from toolkit.db import ServerInfo
-from toolkit.metrics import Sample
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures" / "postgres-15"

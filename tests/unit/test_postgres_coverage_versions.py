@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
-from collectors.postgres_checkpoints import PostgresCheckpoints, parse_checkpoints
-from toolkit.sql import load_sql
+from dbgauge.collectors.postgres_checkpoints import PostgresCheckpoints, parse_checkpoints
+from dbgauge.toolkit.sql import load_sql
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 DOCUMENTED = (13, 14, 16, 17)

@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from collectors.postgres_database import (
+from dbgauge.app import registry
+from dbgauge.collectors.postgres_database import (
     CONNECTION_STATES,
     PostgresDatabase,
     connection_samples,
@@ -18,7 +19,6 @@ from collectors.postgres_database import (
     read_connections,
 )
 from tests.helpers.captured import Answers
-from toolkit.app import registry
 
 REGISTRY = registry()
 

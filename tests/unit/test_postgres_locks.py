@@ -6,7 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from collectors.postgres_locks import (
+from dbgauge.app import registry
+from dbgauge.collectors.postgres_locks import (
     LockSummary,
     LockWait,
     PgLockFacts,
@@ -16,9 +17,8 @@ from collectors.postgres_locks import (
     summary_samples,
     wait_samples,
 )
+from dbgauge.toolkit.metrics import Sample
 from tests.helpers.captured import Answers
-from toolkit.app import registry
-from toolkit.metrics import Sample
 
 REGISTRY = registry()
 

@@ -6,7 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from collectors.postgres_replication import (
+from dbgauge.app import registry
+from dbgauge.collectors.postgres_replication import (
     PostgresReplication,
     Slot,
     Standby,
@@ -18,9 +19,8 @@ from collectors.postgres_replication import (
     slot_samples,
     standby_samples,
 )
+from dbgauge.toolkit.metrics import Sample
 from tests.helpers.captured import Answers
-from toolkit.app import registry
-from toolkit.metrics import Sample
 
 REGISTRY = registry()
 

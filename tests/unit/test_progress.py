@@ -7,7 +7,7 @@ import io
 
 import pytest
 
-from toolkit.render.progress import Progress, clock_text, parse_progress
+from dbgauge.toolkit.render.progress import Progress, clock_text, parse_progress
 
 
 class Clock:

@@ -8,9 +8,9 @@ import math
 import pytest
 from click.testing import CliRunner
 
-from toolkit.cli import cli
-from toolkit.ranges import Range, parse_range
-from toolkit.render.plugin import PerfValue, perf_value, quote_label, render_perf
+from dbgauge.cli import cli
+from dbgauge.toolkit.ranges import Range, parse_range
+from dbgauge.toolkit.render.plugin import PerfValue, perf_value, quote_label, render_perf
 
 
 @pytest.mark.parametrize(("spec", "alerting", "quiet"), [

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from toolkit.app import registry
-from toolkit.db import ServerInfo
-from toolkit.exporter.scrape import CollectorRun, SampleOut, TargetResult
-from toolkit.metrics import SELF_METRICS, MetricSpec, Sample
-from toolkit.render.prometheus import encode
+from dbgauge.app import registry
+from dbgauge.toolkit.db import ServerInfo
+from dbgauge.toolkit.exporter.scrape import CollectorRun, SampleOut, TargetResult
+from dbgauge.toolkit.metrics import SELF_METRICS, MetricSpec, Sample
+from dbgauge.toolkit.render.prometheus import encode
 
 REGISTRY = registry()
 ALL = REGISTRY.all
@@ -72,7 +72,7 @@ def test_text_writer_matches_prometheus_client_byte_for_byte() -> None:
     encoder, fed the same families, must give the same bytes."""
     from prometheus_client.exposition import generate_latest
 
-    from toolkit.render.prometheus import _metric, _Snapshot, build_families, render_text
+    from dbgauge.toolkit.render.prometheus import _metric, _Snapshot, build_families, render_text
 
     labels = (("target", 'odd "name"\\with\nnewline'),)
     dyn = MetricSpec("dbgauge_test_dyn_total", "untyped", "Untyped\\help\nwith newline.")

@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
-from toolkit.db import Row, ServerInfo
-from toolkit.errors import DbgaugeError
-from toolkit.sandbox.core import run_sql
-from toolkit.sql import load_sql, sql_root
-from toolkit.targets import Target
+from dbgauge.toolkit.db import Row, ServerInfo
+from dbgauge.toolkit.errors import DbgaugeError
+from dbgauge.toolkit.sandbox.core import run_sql
+from dbgauge.toolkit.sql import load_sql, sql_root
+from dbgauge.toolkit.targets import Target
 
 
 class Recorder:

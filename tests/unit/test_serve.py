@@ -9,14 +9,14 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from toolkit import app
-from toolkit.cli import cli
-from toolkit.config import Config
-from toolkit.errors import ConfigError
-from toolkit.exporter import server, state
-from toolkit.exporter.wiring import Wiring
-from toolkit.jobs import Job
-from toolkit.mycnf import my_cnf_target
+from dbgauge import app
+from dbgauge.cli import cli
+from dbgauge.toolkit.config import Config
+from dbgauge.toolkit.errors import ConfigError
+from dbgauge.toolkit.exporter import server, state
+from dbgauge.toolkit.exporter.wiring import Wiring
+from dbgauge.toolkit.jobs import Job
+from dbgauge.toolkit.mycnf import my_cnf_target
 
 CONFIG = """\
 targets:

@@ -5,15 +5,15 @@ The same code runs against the real sandbox in tests/integration/test_split_brai
 
 from __future__ import annotations
 
-from checks.split_brain.binlog import (
+from dbgauge.checks.split_brain.binlog import (
     _header_state,
     event_gtid,
     parse_event,
     parse_event_header,
     summarize_transaction,
 )
-from checks.split_brain.heartbeats import advancing, heartbeat_findings
-from checks.split_brain.model import (
+from dbgauge.checks.split_brain.heartbeats import advancing, heartbeat_findings
+from dbgauge.checks.split_brain.model import (
     ERRANT,
     HEARTBEAT,
     PRIMARIES,
@@ -26,14 +26,14 @@ from checks.split_brain.model import (
     MySQLNode,
     PgNode,
 )
-from checks.split_brain.mysql import errant_finding, find_errant, mysql_findings, topologies
-from checks.split_brain.postgres import format_lsn, parse_lsn, pg_findings
-from checks.split_brain.reads import mysql_node
-from collectors.mysql_heartbeat import HeartbeatRow
-from collectors.mysql_replication import parse_flags, parse_replica_status
+from dbgauge.checks.split_brain.mysql import errant_finding, find_errant, mysql_findings, topologies
+from dbgauge.checks.split_brain.postgres import format_lsn, parse_lsn, pg_findings
+from dbgauge.checks.split_brain.reads import mysql_node
+from dbgauge.collectors.mysql_heartbeat import HeartbeatRow
+from dbgauge.collectors.mysql_replication import parse_flags, parse_replica_status
+from dbgauge.toolkit.gtid import GtidSet
+from dbgauge.toolkit.result import Status
 from tests.helpers.captured import load, table_rows, tsv_rows
-from toolkit.gtid import GtidSet
-from toolkit.result import Status
 
 U1 = "61221e31-1ef3-11ed-a56a-0242ac120002"  # from the MySQL 8.0.30 fixture
 U2 = "6151d979-1ef3-11ed-a509-0242ac120003"

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from toolkit import sql
-from toolkit.errors import DbgaugeError
+from dbgauge.toolkit import sql
+from dbgauge.toolkit.errors import DbgaugeError
 
 
 @pytest.fixture()

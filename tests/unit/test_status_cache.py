@@ -9,12 +9,12 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from checks.drift.schedule import DIFFERING_ROWS, DRIFT
-from checks.status.checksums import verdicts
-from toolkit.exporter.status import StatusCache
-from toolkit.jobs import JobSnapshot
-from toolkit.metrics import Sample
-from toolkit.targets import Target
+from dbgauge.checks.drift.schedule import DIFFERING_ROWS, DRIFT
+from dbgauge.checks.status.checksums import verdicts
+from dbgauge.toolkit.exporter.status import StatusCache
+from dbgauge.toolkit.jobs import JobSnapshot
+from dbgauge.toolkit.metrics import Sample
+from dbgauge.toolkit.targets import Target
 
 
 class Source:

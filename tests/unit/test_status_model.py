@@ -3,10 +3,10 @@ links kept for nodes that went down, and the text rendering of the document."""
 
 from __future__ import annotations
 
-from checks.status.model import Link, NodeState, Topology
-from checks.status.topology import kept_links
-from toolkit.render.status import status_text
-from toolkit.result import Finding, Status
+from dbgauge.checks.status.model import Link, NodeState, Topology
+from dbgauge.checks.status.topology import kept_links
+from dbgauge.toolkit.render.status import status_text
+from dbgauge.toolkit.result import Finding, Status
 
 
 def node(name: str, role: str = "primary", up: bool = True, **kw: object) -> NodeState:
@@ -63,10 +63,10 @@ def test_worst_node_decides_and_down_nodes_keep_their_links() -> None:
 
 
 def test_links_from_channels_replica_hosts_walsenders_and_pools() -> None:
-    from checks.split_brain.model import Channel, MySQLNode, PgNode
-    from checks.status.reads import Hints
-    from checks.status.topology import find_links, with_roles
-    from collectors.postgres_replication import Standby, Subscription
+    from dbgauge.checks.split_brain.model import Channel, MySQLNode, PgNode
+    from dbgauge.checks.status.reads import Hints
+    from dbgauge.checks.status.topology import find_links, with_roles
+    from dbgauge.collectors.postgres_replication import Standby, Subscription
 
     a, b, c = ("10.0.0.1", 3306), ("10.0.0.2", 3306), ("10.0.0.3", 3306)
     pa, ps, sub, bouncer = (("10.0.1.1", 5432), ("10.0.1.2", 5432), ("10.0.1.3", 5432),
@@ -104,7 +104,7 @@ def test_links_from_channels_replica_hosts_walsenders_and_pools() -> None:
 def test_status_without_a_config_is_one_line_and_exit_2() -> None:
     from click.testing import CliRunner
 
-    from toolkit.cli import cli
+    from dbgauge.cli import cli
 
     runner = CliRunner()
     got = runner.invoke(cli, ["status"], env={"DBGAUGE_CONFIG": ""})

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from toolkit.units import parse_duration
+from dbgauge.toolkit.units import parse_duration
 
 
 @pytest.mark.parametrize(("text", "seconds"), [
@@ -33,7 +33,7 @@ def test_malformed_durations_are_refused_with_the_syntax(text: str) -> None:
 def test_compound_durations_on_the_command_line() -> None:
     from click.testing import CliRunner
 
-    from toolkit.cli import cli
+    from dbgauge.cli import cli
 
     result = CliRunner().invoke(cli, ["collect", "--timeout", "1m1m", "x"])
     assert result.exit_code == 2

@@ -10,11 +10,11 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from checks.innodb_cluster.group_rules import check_group
-from checks.innodb_cluster.live import check_group_members, check_member_stats, check_tables
-from checks.innodb_cluster.member_rules import check_member
-from checks.innodb_cluster.model import member_from_file, member_from_variables, version_for
-from checks.innodb_cluster.mycnf import (
+from dbgauge.checks.innodb_cluster.group_rules import check_group
+from dbgauge.checks.innodb_cluster.live import check_group_members, check_member_stats, check_tables
+from dbgauge.checks.innodb_cluster.member_rules import check_member
+from dbgauge.checks.innodb_cluster.model import member_from_file, member_from_variables, version_for
+from dbgauge.checks.innodb_cluster.mycnf import (
     CnfFile,
     as_bool,
     as_int,
@@ -23,7 +23,9 @@ from checks.innodb_cluster.mycnf import (
     lookup,
     parse_mycnf,
 )
-from checks.innodb_cluster.run import ClusterOptions, load_cnf, validate_innodb_cluster
+from dbgauge.checks.innodb_cluster.run import ClusterOptions, load_cnf, validate_innodb_cluster
+from dbgauge.cli import cli
+from dbgauge.toolkit.result import Severity, severity_of
 from tests.helpers.validate import (
     FIXTURES,
     as_plain,
@@ -33,8 +35,6 @@ from tests.helpers.validate import (
     mysql_table_rows,
     read_expected,
 )
-from toolkit.cli import cli
-from toolkit.result import Severity, severity_of
 
 INNO = FIXTURES / "innodb"
 LIVE = INNO / "live"

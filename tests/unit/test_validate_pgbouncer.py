@@ -11,16 +11,19 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from checks.pgbouncer.authfile import parse_auth_file
-from checks.pgbouncer.check import RULES, check_pgbouncer
-from checks.pgbouncer.connstr import parse_connstr
-from checks.pgbouncer.hba import parse_hba
-from checks.pgbouncer.ini import Entry, flatten, parse_pgbouncer_ini
-from checks.pgbouncer.live import compare_show_config, compare_show_databases
-from checks.pgbouncer.model import Environment, build_config, check_value, strtol
-from checks.pgbouncer.params import LATEST, PARAMS
-from checks.pgbouncer.params import table_version as parse_version
-from checks.pgbouncer.run import environment_for, load_config
+from dbgauge.checks.pgbouncer.authfile import parse_auth_file
+from dbgauge.checks.pgbouncer.check import RULES, check_pgbouncer
+from dbgauge.checks.pgbouncer.connstr import parse_connstr
+from dbgauge.checks.pgbouncer.hba import parse_hba
+from dbgauge.checks.pgbouncer.ini import Entry, flatten, parse_pgbouncer_ini
+from dbgauge.checks.pgbouncer.live import compare_show_config, compare_show_databases
+from dbgauge.checks.pgbouncer.model import Environment, build_config, check_value, strtol
+from dbgauge.checks.pgbouncer.params import LATEST, PARAMS
+from dbgauge.checks.pgbouncer.params import table_version as parse_version
+from dbgauge.checks.pgbouncer.run import environment_for, load_config
+from dbgauge.cli import cli
+from dbgauge.toolkit.render.findings import render_sarif
+from dbgauge.toolkit.result import Severity, config_result, severity_of
 from tests.helpers.validate import (
     FIXTURES,
     as_plain,
@@ -29,9 +32,6 @@ from tests.helpers.validate import (
     json_rows,
     read_expected,
 )
-from toolkit.cli import cli
-from toolkit.render.findings import render_sarif
-from toolkit.result import Severity, config_result, severity_of
 
 PGB = FIXTURES / "pgbouncer"
 BAD = sorted(p.name for p in (PGB / "bad").iterdir() if p.is_dir())
@@ -206,8 +206,8 @@ def _result() -> object:
 
 
 def test_exit_codes_and_strict() -> None:
-    from toolkit.cli.base import RESULT_EXIT
-    from toolkit.result import CheckResult
+    from dbgauge.cli.base import RESULT_EXIT
+    from dbgauge.toolkit.result import CheckResult
 
     bad = _result()
     assert isinstance(bad, CheckResult) and RESULT_EXIT["validate"][bad.status] == 1
@@ -218,7 +218,7 @@ def test_exit_codes_and_strict() -> None:
 
 
 def test_sarif_has_rules_levels_and_locations() -> None:
-    from toolkit.result import CheckResult
+    from dbgauge.toolkit.result import CheckResult
 
     result = _result()
     assert isinstance(result, CheckResult)

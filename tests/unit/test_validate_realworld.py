@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from checks.innodb_cluster import ClusterOptions, validate_innodb_cluster, version_for
-from checks.pgbouncer import PgbouncerOptions, validate_pgbouncer
-from checks.pgbouncer.params import table_version
+from dbgauge.checks.innodb_cluster import ClusterOptions, validate_innodb_cluster, version_for
+from dbgauge.checks.pgbouncer import PgbouncerOptions, validate_pgbouncer
+from dbgauge.checks.pgbouncer.params import table_version
+from dbgauge.toolkit.result import Finding
 from tests.helpers.validate import FIXTURES, finding_lines, read_expected
-from toolkit.result import Finding
 
 REAL = FIXTURES / "realworld"
 PGB_CASES = sorted(p.name for p in (REAL / "pgbouncer").iterdir())

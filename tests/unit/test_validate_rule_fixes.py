@@ -8,10 +8,10 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from checks.innodb_cluster import ClusterOptions, validate_innodb_cluster, version_for
-from checks.pgbouncer import PgbouncerOptions, validate_pgbouncer
-from toolkit.cli import cli
-from toolkit.result import Finding, Severity, severity_of
+from dbgauge.checks.innodb_cluster import ClusterOptions, validate_innodb_cluster, version_for
+from dbgauge.checks.pgbouncer import PgbouncerOptions, validate_pgbouncer
+from dbgauge.cli import cli
+from dbgauge.toolkit.result import Finding, Severity, severity_of
 
 
 def _pgb(tmp_path: Path, body: str, **opts: object) -> list[Finding]:

@@ -8,9 +8,9 @@ from pathlib import Path
 import bcrypt
 import pytest
 
-from toolkit.errors import ConfigError
-from toolkit.exporter import webconfig
-from toolkit.exporter.webconfig import WebConfig, load_web_config, parse_basic
+from dbgauge.toolkit.errors import ConfigError
+from dbgauge.toolkit.exporter import webconfig
+from dbgauge.toolkit.exporter.webconfig import WebConfig, load_web_config, parse_basic
 
 # Cost 4 keeps the tests fast; the format is the same as operators' cost-10/12 hashes.
 HASH = bcrypt.hashpw(b"s3cret-pass", bcrypt.gensalt(4)).decode()
@@ -105,7 +105,7 @@ def test_errors_name_file_line_and_yaml_path(tmp_path: Path, text: str, where: s
     with pytest.raises(ConfigError) as err:
         load_web_config(_write(tmp_path, text))
     assert str(err.value).startswith(str(tmp_path / where)), str(err.value)
-    from toolkit.cli.base import error_exit
+    from dbgauge.cli.base import error_exit
 
     assert error_exit(err.value) == 2
 

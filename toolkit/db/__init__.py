@@ -8,10 +8,10 @@ from another thread to unblock a query that outlived the scrape deadline.
 
 from __future__ import annotations
 
-from toolkit.db.base import Connection, Row, ServerInfo
-from toolkit.dsn import ConnParams, parse_dsn
-from toolkit.redact import register_secret
-from toolkit.targets import Target
+from dbgauge.toolkit.db.base import Connection, Row, ServerInfo
+from dbgauge.toolkit.dsn import ConnParams, parse_dsn
+from dbgauge.toolkit.redact import register_secret
+from dbgauge.toolkit.targets import Target
 
 __all__ = ["Connection", "Row", "ServerInfo", "connect", "connect_dsn"]
 
@@ -53,10 +53,10 @@ def _open(params: ConnParams, kind: str, connect_timeout: float, query_timeout: 
           lock_timeout: float, *, client_binding: bool = False,
           application_name: str = "dbgauge") -> Connection:
     if kind == "mysql":
-        from toolkit.db.mysql import MySQLConnection
+        from dbgauge.toolkit.db.mysql import MySQLConnection
 
         return MySQLConnection.open(params, connect_timeout, query_timeout, lock_timeout)
-    from toolkit.db.postgres import PostgresConnection
+    from dbgauge.toolkit.db.postgres import PostgresConnection
 
     return PostgresConnection.open(params, connect_timeout, query_timeout, lock_timeout,
                                    pgbouncer=kind == "pgbouncer",

@@ -8,11 +8,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from toolkit.db.version import Version, version_text
-from toolkit.errors import QueryError
+from dbgauge.toolkit.db.version import Version, version_text
+from dbgauge.toolkit.errors import QueryError
 
 if TYPE_CHECKING:  # only named in annotations: a connection need not load the fan-out
-    from toolkit.targets import Target
+    from dbgauge.toolkit.targets import Target
 
 Row = dict[str, Any]
 

@@ -10,13 +10,13 @@ from typing import Any
 import pymysql
 import pymysql.cursors
 
-from toolkit.db.base import Row, ServerInfo, read_only
-from toolkit.db.version import parse_version
-from toolkit.dsn import ConnParams
-from toolkit.errors import AuthError, ConnectError, QueryError
-from toolkit.redact import redact
-from toolkit.sql import load_sql
-from toolkit.targets import Target
+from dbgauge.toolkit.db.base import Row, ServerInfo, read_only
+from dbgauge.toolkit.db.version import parse_version
+from dbgauge.toolkit.dsn import ConnParams
+from dbgauge.toolkit.errors import AuthError, ConnectError, QueryError
+from dbgauge.toolkit.redact import redact
+from dbgauge.toolkit.sql import load_sql
+from dbgauge.toolkit.targets import Target
 
 # Server error codes that mean "your credentials are wrong", not "server is down".
 _AUTH_ERRORS = {1045, 1698, 1044}

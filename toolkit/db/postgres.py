@@ -12,13 +12,13 @@ from psycopg import generators, waiting
 from psycopg.conninfo import conninfo_attempts, conninfo_to_dict, make_conninfo
 from psycopg.rows import dict_row
 
-from toolkit.db.base import Row, ServerInfo, read_only
-from toolkit.db.version import parse_version
-from toolkit.dsn import ConnParams
-from toolkit.errors import AuthError, ConnectError, QueryError
-from toolkit.redact import redact
-from toolkit.sql import load_sql
-from toolkit.targets import Target
+from dbgauge.toolkit.db.base import Row, ServerInfo, read_only
+from dbgauge.toolkit.db.version import parse_version
+from dbgauge.toolkit.dsn import ConnParams
+from dbgauge.toolkit.errors import AuthError, ConnectError, QueryError
+from dbgauge.toolkit.redact import redact
+from dbgauge.toolkit.sql import load_sql
+from dbgauge.toolkit.targets import Target
 
 _AUTH_SQLSTATES = {"28P01", "28000"}
 

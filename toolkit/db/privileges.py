@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from toolkit.db.base import Connection, Row
-from toolkit.errors import QueryError
+from dbgauge.toolkit.db.base import Connection, Row
+from dbgauge.toolkit.errors import QueryError
 
 # 1227 needs a global privilege, 1142/1143 table/column denied, 1044 database denied,
 # 1370 routine denied.

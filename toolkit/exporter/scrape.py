@@ -23,12 +23,12 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from toolkit.config import Config
-from toolkit.db import Connection, ServerInfo, connect
-from toolkit.errors import AuthError, DbgaugeError, Incomplete
-from toolkit.metrics import AnyCollector, MetricSpec, Registry
-from toolkit.redact import redact
-from toolkit.targets import FanOut, Target, Unfinished
+from dbgauge.toolkit.config import Config
+from dbgauge.toolkit.db import Connection, ServerInfo, connect
+from dbgauge.toolkit.errors import AuthError, DbgaugeError, Incomplete
+from dbgauge.toolkit.metrics import AnyCollector, MetricSpec, Registry
+from dbgauge.toolkit.redact import redact
+from dbgauge.toolkit.targets import FanOut, Target, Unfinished
 
 log = logging.getLogger("dbgauge.scrape")
 Labels = tuple[tuple[str, str], ...]

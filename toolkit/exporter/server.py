@@ -29,15 +29,15 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 from types import FrameType
 from urllib.parse import parse_qs, urlsplit
 
-from toolkit import __version__
-from toolkit.config import parse_listen
-from toolkit.errors import ConfigError
-from toolkit.exporter.connections import Connections
-from toolkit.exporter.state import Exporter
-from toolkit.exporter.wiring import Wiring
-from toolkit.logs import setup_logging
-from toolkit.render.page import status_page
-from toolkit.render.prometheus import encode
+from dbgauge.toolkit import __version__
+from dbgauge.toolkit.config import parse_listen
+from dbgauge.toolkit.errors import ConfigError
+from dbgauge.toolkit.exporter.connections import Connections
+from dbgauge.toolkit.exporter.state import Exporter
+from dbgauge.toolkit.exporter.wiring import Wiring
+from dbgauge.toolkit.logs import setup_logging
+from dbgauge.toolkit.render.page import status_page
+from dbgauge.toolkit.render.prometheus import encode
 
 log = logging.getLogger("dbgauge.serve")
 TIMEOUT_HEADER = "X-Prometheus-Scrape-Timeout-Seconds"

@@ -8,16 +8,16 @@ import threading
 import time
 from typing import Any, Protocol
 
-from toolkit.config import Config
-from toolkit.errors import DbgaugeError
-from toolkit.exporter.scrape import Scraper, TargetResult
-from toolkit.exporter.status import StatusCache
-from toolkit.exporter.webconfig import load_web_config
-from toolkit.exporter.wiring import Wiring
-from toolkit.heartbeat import HeartbeatWriter
-from toolkit.jobs import Job, JobRunner, JobSnapshot, build_jobs
-from toolkit.logs import setup_logging
-from toolkit.targets import Target
+from dbgauge.toolkit.config import Config
+from dbgauge.toolkit.errors import DbgaugeError
+from dbgauge.toolkit.exporter.scrape import Scraper, TargetResult
+from dbgauge.toolkit.exporter.status import StatusCache
+from dbgauge.toolkit.exporter.webconfig import load_web_config
+from dbgauge.toolkit.exporter.wiring import Wiring
+from dbgauge.toolkit.heartbeat import HeartbeatWriter
+from dbgauge.toolkit.jobs import Job, JobRunner, JobSnapshot, build_jobs
+from dbgauge.toolkit.logs import setup_logging
+from dbgauge.toolkit.targets import Target
 
 log = logging.getLogger("dbgauge.serve")
 

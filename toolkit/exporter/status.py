@@ -14,10 +14,10 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from toolkit.exporter.wiring import StatusSource
-from toolkit.jobs import JobSnapshot
-from toolkit.redact import redact
-from toolkit.targets import Target
+from dbgauge.toolkit.exporter.wiring import StatusSource
+from dbgauge.toolkit.jobs import JobSnapshot
+from dbgauge.toolkit.redact import redact
+from dbgauge.toolkit.targets import Target
 
 log = logging.getLogger("dbgauge.serve")
 

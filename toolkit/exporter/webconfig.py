@@ -38,8 +38,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from toolkit.config import parse_yaml_model, read_config_file
-from toolkit.errors import ConfigError
+from dbgauge.toolkit.config import parse_yaml_model, read_config_file
+from dbgauge.toolkit.errors import ConfigError
 
 log = logging.getLogger("dbgauge.web")
 

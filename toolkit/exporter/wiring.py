@@ -1,4 +1,4 @@
-"""What the daemon is handed by the composition root (`toolkit.app`): kept apart from the
+"""What the daemon is handed by the composition root (`dbgauge.app`): kept apart from the
 HTTP server so a one-shot command that loads a config does not import the server."""
 
 from __future__ import annotations
@@ -7,10 +7,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from toolkit.config import Config
-from toolkit.jobs import JobBuilder, JobSnapshot
-from toolkit.metrics import Registry
-from toolkit.targets import Target
+from dbgauge.toolkit.config import Config
+from dbgauge.toolkit.jobs import JobBuilder, JobSnapshot
+from dbgauge.toolkit.metrics import Registry
+from dbgauge.toolkit.targets import Target
 
 # (targets, what it returned last time, the jobs' last runs) -> (the status document,
 # what to hand back next time): the topology discovery behind the daemon's page.
@@ -20,7 +20,7 @@ StatusSource = Callable[[Sequence[Target], object, Sequence[JobSnapshot]],
 
 @dataclass(frozen=True)
 class Wiring:
-    """What the composition root (`toolkit.app`) hands the daemon: how to load a config
+    """What the composition root (`dbgauge.app`) hands the daemon: how to load a config
     (checked against the collectors and checks it knows), the collector registry, and the
     builders of scheduled jobs, and the topology discovery of the status page."""
 

@@ -7,7 +7,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from toolkit.errors import ConfigError
+from dbgauge.toolkit.errors import ConfigError
 
 DEFAULT_EXTENSIONS = (".sql", ".pg")
 _VAR_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")

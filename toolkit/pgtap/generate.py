@@ -20,9 +20,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from toolkit.db import connect_dsn
-from toolkit.dsn import parse_dsn
-from toolkit.errors import ConfigError
+from dbgauge.toolkit.db import connect_dsn
+from dbgauge.toolkit.dsn import parse_dsn
+from dbgauge.toolkit.errors import ConfigError
 
 # pgTAP's _def_is(): such defaults are compared as text, others are evaluated and cast.
 _DEFAULT_AS_TEXT = (re.compile(r"^[^']+[(]"), re.compile(r"[)]::[^']+$"))

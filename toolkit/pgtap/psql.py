@@ -14,11 +14,11 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from toolkit.db.version import parse_version
-from toolkit.dsn import parse_dsn
-from toolkit.errors import ConfigError, ConnectError
-from toolkit.redact import redact, register_secret
-from toolkit.sql import load_sql
+from dbgauge.toolkit.db.version import parse_version
+from dbgauge.toolkit.dsn import parse_dsn
+from dbgauge.toolkit.errors import ConfigError, ConnectError
+from dbgauge.toolkit.redact import redact, register_secret
+from dbgauge.toolkit.sql import load_sql
 
 PSQL_FLAGS = ("--no-psqlrc", "--no-align", "--quiet", "--pset", "pager=off",
               "--pset", "tuples_only=true", "--set", "ON_ERROR_STOP=1")

@@ -22,14 +22,21 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from toolkit.db import connect_dsn
-from toolkit.dsn import parse_dsn
-from toolkit.errors import DbgaugeError, QueryError
-from toolkit.pgtap.psql import PSQL_FLAGS, PsqlTarget, ServerFacts, preflight, psql_env, psql_target
-from toolkit.pgtap.tap import TapResult, parse_tap
-from toolkit.redact import redact
-from toolkit.sql import load_sql
-from toolkit.targets import FanOut
+from dbgauge.toolkit.db import connect_dsn
+from dbgauge.toolkit.dsn import parse_dsn
+from dbgauge.toolkit.errors import DbgaugeError, QueryError
+from dbgauge.toolkit.pgtap.psql import (
+    PSQL_FLAGS,
+    PsqlTarget,
+    ServerFacts,
+    preflight,
+    psql_env,
+    psql_target,
+)
+from dbgauge.toolkit.pgtap.tap import TapResult, parse_tap
+from dbgauge.toolkit.redact import redact
+from dbgauge.toolkit.sql import load_sql
+from dbgauge.toolkit.targets import FanOut
 
 KILL_GRACE = 5.0
 _PSQL_ERROR = re.compile(r"^(?:psql:[^ ]*:\d+: )?(?:ERROR|FATAL|PANIC):")

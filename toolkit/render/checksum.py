@@ -11,7 +11,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from toolkit.result import CheckResult
+from dbgauge.toolkit.result import CheckResult
 
 _DIGITS = 3  # the JSON report's seconds: milliseconds
 

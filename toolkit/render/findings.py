@@ -9,8 +9,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from toolkit import __version__
-from toolkit.result import CheckResult, Finding, Severity, count, severity_of
+from dbgauge.toolkit import __version__
+from dbgauge.toolkit.result import CheckResult, Finding, Severity, count, severity_of
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 _SARIF_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}

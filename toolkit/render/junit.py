@@ -15,9 +15,9 @@ import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from pathlib import Path
 
-from toolkit.pgtap.runner import FileResult
-from toolkit.pgtap.tap import TestPoint
-from toolkit.render.pgtap import failed_test_lines
+from dbgauge.toolkit.pgtap.runner import FileResult
+from dbgauge.toolkit.pgtap.tap import TestPoint
+from dbgauge.toolkit.render.pgtap import failed_test_lines
 
 FILE_CASE = "(file)"
 _XML_ILLEGAL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")

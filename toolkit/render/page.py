@@ -12,8 +12,8 @@ import html
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from toolkit import __version__
-from toolkit.render.status import facts, nodes_by_name
+from dbgauge.toolkit import __version__
+from dbgauge.toolkit.render.status import facts, nodes_by_name
 
 _CSS = """
 :root{--ok:#1a7f37;--warning:#9a6700;--critical:#cf222e;--unknown:#6e7781;--line:#d0d7de}

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from toolkit.pgtap.psql import ServerFacts
-from toolkit.pgtap.runner import FileResult
-from toolkit.pgtap.tap import TestPoint
+from dbgauge.toolkit.pgtap.psql import ServerFacts
+from dbgauge.toolkit.pgtap.runner import FileResult
+from dbgauge.toolkit.pgtap.tap import TestPoint
 
 MAX_ERROR_LINES = 12
 

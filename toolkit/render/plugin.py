@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from toolkit.result import CheckResult
+from dbgauge.toolkit.result import CheckResult
 
 # metric-name suffix -> (UOM, min, max)
 _UOM: tuple[tuple[str, str, float | None, float | None], ...] = (

@@ -22,7 +22,7 @@ DEFAULT_INTERVAL = 30.0  # pt-table-checksum's --progress time,30
 
 def parse_progress(spec: str) -> float:
     """pt's `--progress time,N` (N seconds, or a duration such as 1m) -> N seconds."""
-    from toolkit.units import parse_duration
+    from dbgauge.toolkit.units import parse_duration
 
     kind, _, value = spec.partition(",")
     if kind.strip().lower() != "time" or not value.strip():

@@ -21,10 +21,10 @@ from prometheus_client import ProcessCollector
 from prometheus_client.core import Metric
 from prometheus_client.exposition import choose_encoder
 
-from toolkit import __version__
-from toolkit.exporter.scrape import TargetResult
-from toolkit.jobs import JobSnapshot
-from toolkit.metrics import (
+from dbgauge.toolkit import __version__
+from dbgauge.toolkit.exporter.scrape import TargetResult
+from dbgauge.toolkit.jobs import JobSnapshot
+from dbgauge.toolkit.metrics import (
     BUILD_INFO,
     COLLECTOR_DURATION,
     COLLECTOR_SUCCESS,

@@ -20,12 +20,12 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
-from toolkit.errors import MissingBinaryError, SandboxError
-from toolkit.sandbox.binaries import check_binaries
-from toolkit.sandbox.core import Sandbox
-from toolkit.sandbox.engines import SETUP_ERRORS, build, describe, start
-from toolkit.sandbox.layout import Layout
-from toolkit.sandbox.model import (
+from dbgauge.toolkit.errors import MissingBinaryError, SandboxError
+from dbgauge.toolkit.sandbox.binaries import check_binaries
+from dbgauge.toolkit.sandbox.core import Sandbox
+from dbgauge.toolkit.sandbox.engines import SETUP_ERRORS, build, describe, start
+from dbgauge.toolkit.sandbox.layout import Layout
+from dbgauge.toolkit.sandbox.model import (
     ADMIN_USER,
     APP_DATABASE,
     DAEMON_LISTEN,
@@ -50,9 +50,9 @@ from toolkit.sandbox.model import (
     SandboxState,
     check_name,
 )
-from toolkit.sandbox.postgres import Postgres
-from toolkit.sandbox.process import locked, port_in_use, prepare_dir
-from toolkit.sandbox.state import load_secrets, load_state, read_state_json
+from dbgauge.toolkit.sandbox.postgres import Postgres
+from dbgauge.toolkit.sandbox.process import locked, port_in_use, prepare_dir
+from dbgauge.toolkit.sandbox.state import load_secrets, load_state, read_state_json
 
 __all__ = [
     "ADMIN_USER", "APP_DATABASE", "DAEMON_LISTEN", "DEFAULT_BASE_PORT", "DEFAULT_DIR",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from toolkit.errors import MissingBinaryError
+from dbgauge.toolkit.errors import MissingBinaryError
 
 MARIADBD = Path("/usr/sbin/mariadbd")
 INSTALL_DB = Path("/usr/bin/mariadb-install-db")

@@ -15,12 +15,12 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from toolkit.db import Connection, Row
-from toolkit.errors import ConnectError, DbgaugeError, QueryError, SandboxError
-from toolkit.sandbox.layout import Layout, service_user
-from toolkit.sandbox.model import INSTANCES, PORT_OFFSETS, SandboxState, kind
-from toolkit.sandbox.process import chown, port_in_use, tail
-from toolkit.sandbox.state import (
+from dbgauge.toolkit.db import Connection, Row
+from dbgauge.toolkit.errors import ConnectError, DbgaugeError, QueryError, SandboxError
+from dbgauge.toolkit.sandbox.layout import Layout, service_user
+from dbgauge.toolkit.sandbox.model import INSTANCES, PORT_OFFSETS, SandboxState, kind
+from dbgauge.toolkit.sandbox.process import chown, port_in_use, tail
+from dbgauge.toolkit.sandbox.state import (
     build_state,
     load_secrets,
     read_state_json,
@@ -28,7 +28,7 @@ from toolkit.sandbox.state import (
     write_config,
     write_state,
 )
-from toolkit.sql import load_sql, quote_ident
+from dbgauge.toolkit.sql import load_sql, quote_ident
 
 # What a server that is down, starting or misbehaving raises through toolkit.db.
 DB_ERRORS = (ConnectError, QueryError)

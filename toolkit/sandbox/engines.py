@@ -6,14 +6,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from toolkit.errors import SandboxError
-from toolkit.redact import redact
-from toolkit.sandbox.core import DB_ERRORS, Sandbox
-from toolkit.sandbox.mariadb import MariaDB
-from toolkit.sandbox.model import kind
-from toolkit.sandbox.pgbouncer import PgBouncer
-from toolkit.sandbox.postgres import Postgres
-from toolkit.targets import fan_out
+from dbgauge.toolkit.errors import SandboxError
+from dbgauge.toolkit.redact import redact
+from dbgauge.toolkit.sandbox.core import DB_ERRORS, Sandbox
+from dbgauge.toolkit.sandbox.mariadb import MariaDB
+from dbgauge.toolkit.sandbox.model import kind
+from dbgauge.toolkit.sandbox.pgbouncer import PgBouncer
+from dbgauge.toolkit.sandbox.postgres import Postgres
+from dbgauge.toolkit.targets import fan_out
 
 # What setting up or starting an instance may raise besides SandboxError.
 SETUP_ERRORS = (*DB_ERRORS, OSError)

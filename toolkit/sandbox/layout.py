@@ -14,9 +14,9 @@ import signal
 from dataclasses import dataclass
 from pathlib import Path
 
-from toolkit.errors import SandboxError
-from toolkit.sandbox.model import kind
-from toolkit.sandbox.process import alive, cmdline, read_pid, wait_gone
+from dbgauge.toolkit.errors import SandboxError
+from dbgauge.toolkit.sandbox.model import kind
+from dbgauge.toolkit.sandbox.process import alive, cmdline, read_pid, wait_gone
 
 # Written into an instance's home once its accounts/replication are set up.
 SETUP_MARK = "setup.done"

@@ -14,13 +14,13 @@ import shutil
 from typing import Any
 from urllib.parse import quote, urlencode
 
-from toolkit.db import Connection, connect_dsn
-from toolkit.errors import SandboxError
-from toolkit.gtid import errant_mariadb, mariadb_state
-from toolkit.sandbox.binaries import INSTALL_DB, MARIADBD
-from toolkit.sandbox.core import DB_ERRORS, Sandbox, run_sql
-from toolkit.sandbox.model import ADMIN_USER, APP_DATABASE, MONITOR_USER, REPL_USER
-from toolkit.sandbox.process import (
+from dbgauge.toolkit.db import Connection, connect_dsn
+from dbgauge.toolkit.errors import SandboxError
+from dbgauge.toolkit.gtid import errant_mariadb, mariadb_state
+from dbgauge.toolkit.sandbox.binaries import INSTALL_DB, MARIADBD
+from dbgauge.toolkit.sandbox.core import DB_ERRORS, Sandbox, run_sql
+from dbgauge.toolkit.sandbox.model import ADMIN_USER, APP_DATABASE, MONITOR_USER, REPL_USER
+from dbgauge.toolkit.sandbox.process import (
     REPLICATION_TIMEOUT,
     START_TIMEOUT,
     chown,

@@ -13,7 +13,7 @@ from pathlib import Path
 from types import MappingProxyType
 from urllib.parse import quote
 
-from toolkit.errors import SandboxError
+from dbgauge.toolkit.errors import SandboxError
 
 DEFAULT_DIR = Path(".sandbox")
 DEFAULT_BASE_PORT = 20000

@@ -12,11 +12,11 @@ import os
 import signal
 from pathlib import Path
 
-from toolkit.db import Connection, connect_dsn
-from toolkit.errors import SandboxError
-from toolkit.sandbox.binaries import PGBOUNCER
-from toolkit.sandbox.core import DB_ERRORS, Sandbox
-from toolkit.sandbox.model import (
+from dbgauge.toolkit.db import Connection, connect_dsn
+from dbgauge.toolkit.errors import SandboxError
+from dbgauge.toolkit.sandbox.binaries import PGBOUNCER
+from dbgauge.toolkit.sandbox.core import DB_ERRORS, Sandbox
+from dbgauge.toolkit.sandbox.model import (
     ADMIN_USER,
     APP_DATABASE,
     MONITOR_USER,
@@ -24,7 +24,7 @@ from toolkit.sandbox.model import (
     TINY_POOL_DATABASE,
     TINY_POOL_SIZE,
 )
-from toolkit.sandbox.process import chown, pg_env, poll, run, write_private
+from dbgauge.toolkit.sandbox.process import chown, pg_env, poll, run, write_private
 
 NAME = "pgbouncer"
 

@@ -18,11 +18,11 @@ import shlex
 import shutil
 from pathlib import Path
 
-from toolkit.errors import SandboxError
-from toolkit.sandbox.binaries import PG_BIN
-from toolkit.sandbox.core import Sandbox, run_sql
-from toolkit.sandbox.model import DRIFT_DATABASE, REPL_USER, STANDBY_SLOT, SUBSCRIPTION
-from toolkit.sandbox.postgres_setup import (
+from dbgauge.toolkit.errors import SandboxError
+from dbgauge.toolkit.sandbox.binaries import PG_BIN
+from dbgauge.toolkit.sandbox.core import Sandbox, run_sql
+from dbgauge.toolkit.sandbox.model import DRIFT_DATABASE, REPL_USER, STANDBY_SLOT, SUBSCRIPTION
+from dbgauge.toolkit.sandbox.postgres_setup import (
     PRIMARY,
     STANDBY,
     SUBSCRIBER,
@@ -31,7 +31,7 @@ from toolkit.sandbox.postgres_setup import (
     setup_publication,
     setup_subscriber,
 )
-from toolkit.sandbox.process import (
+from dbgauge.toolkit.sandbox.process import (
     REPLICATION_TIMEOUT,
     START_TIMEOUT,
     chown,

@@ -12,9 +12,9 @@ from __future__ import annotations
 import contextlib
 from urllib.parse import quote, urlencode
 
-from toolkit.db import Connection, connect_dsn
-from toolkit.sandbox.core import Sandbox, run_sql
-from toolkit.sandbox.model import (
+from dbgauge.toolkit.db import Connection, connect_dsn
+from dbgauge.toolkit.sandbox.core import Sandbox, run_sql
+from dbgauge.toolkit.sandbox.model import (
     ADMIN_USER,
     APP_DATABASE,
     DRIFT_DATABASE,
@@ -24,7 +24,7 @@ from toolkit.sandbox.model import (
     STANDBY_SLOT,
     SUBSCRIPTION,
 )
-from toolkit.sandbox.process import START_TIMEOUT
+from dbgauge.toolkit.sandbox.process import START_TIMEOUT
 
 PRIMARY, STANDBY, SUBSCRIBER = "pg-primary", "pg-standby", "pg-subscriber"
 MONITOR_SCHEMA = "dbgauge"

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TypeVar
 
-from toolkit.errors import SandboxError
+from dbgauge.toolkit.errors import SandboxError
 
 START_TIMEOUT = 60.0
 REPLICATION_TIMEOUT = 30.0

@@ -16,10 +16,10 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from toolkit.errors import SandboxError
-from toolkit.redact import register_secret
-from toolkit.sandbox.layout import Layout
-from toolkit.sandbox.model import (
+from dbgauge.toolkit.errors import SandboxError
+from dbgauge.toolkit.redact import register_secret
+from dbgauge.toolkit.sandbox.layout import Layout
+from dbgauge.toolkit.sandbox.model import (
     ADMIN_USER,
     APP_DATABASE,
     DAEMON_LISTEN,
@@ -34,7 +34,7 @@ from toolkit.sandbox.model import (
     SandboxState,
     kind,
 )
-from toolkit.sandbox.process import write_private, write_public
+from dbgauge.toolkit.sandbox.process import write_private, write_public
 
 SECRET_NAMES = (
     "dbgauge",

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import click
 
-from toolkit.cli.base import die, finish
-from toolkit.errors import DbgaugeError
-from toolkit.result import Status
+from dbgauge.cli.base import die, finish
+from dbgauge.toolkit.errors import DbgaugeError
+from dbgauge.toolkit.result import Status
 
 
 @click.group("sandbox", short_help="Start/stop local real servers for demos and tests.")
@@ -36,7 +36,7 @@ BASE_PORT_OPTION = click.option(
 @BASE_PORT_OPTION
 def sandbox_up(directory: Path, base_port: int) -> None:
     """Start (or create) the sandbox; idempotent. Prints the dbgauge config it writes."""
-    from toolkit import sandbox
+    from dbgauge.toolkit import sandbox
 
     try:
         path = sandbox.up(directory, base_port, say=_say)
@@ -55,7 +55,7 @@ def _say(message: str) -> None:
 def sandbox_reset(directory: Path, base_port: int) -> None:
     """Stop the sandbox, discard every server's data and create it again (its data is
     disposable; the generated passwords are kept)."""
-    from toolkit import sandbox
+    from dbgauge.toolkit import sandbox
 
     try:
         path = sandbox.reset(directory, base_port, say=_say)
@@ -68,7 +68,7 @@ def sandbox_reset(directory: Path, base_port: int) -> None:
 @DIR_OPTION
 def sandbox_down(directory: Path) -> None:
     """Stop the processes this sandbox started (and only those)."""
-    from toolkit import sandbox
+    from dbgauge.toolkit import sandbox
 
     try:
         stopped = sandbox.down(directory)
@@ -81,7 +81,7 @@ def sandbox_down(directory: Path) -> None:
 @DIR_OPTION
 def sandbox_status(directory: Path) -> None:
     """Show each sandbox instance: running or not, pid, port. Exit 1 if any is down."""
-    from toolkit import sandbox
+    from dbgauge.toolkit import sandbox
 
     try:
         rows = sandbox.status(directory)

@@ -13,13 +13,13 @@ from typing import TYPE_CHECKING
 
 import click
 
-from toolkit import ENV_CONFIG
-from toolkit.cli.base import CONFIG_OPTION, die, finish, positive_duration
-from toolkit.errors import DbgaugeError
-from toolkit.result import Status
+from dbgauge.cli.base import CONFIG_OPTION, die, finish, positive_duration
+from dbgauge.toolkit import ENV_CONFIG
+from dbgauge.toolkit.errors import DbgaugeError
+from dbgauge.toolkit.result import Status
 
 if TYPE_CHECKING:
-    from toolkit.config import Config
+    from dbgauge.toolkit.config import Config
 
 
 @click.command(short_help="Run the Prometheus exporter daemon.")
@@ -46,8 +46,8 @@ def serve(config_path: str | None, listen: str | None, web_config_file: str | No
     """
     from dataclasses import replace
 
-    from toolkit import app
-    from toolkit.exporter.server import serve as run
+    from dbgauge import app
+    from dbgauge.toolkit.exporter.server import serve as run
 
     try:
         wiring = app.wiring()
@@ -75,9 +75,9 @@ def _with_my_cnf(load: Callable[[str | None], Config], my_cnf: Path
     """A config loader that adds the my.cnf's target (also on every reload)."""
     import yaml
 
-    from toolkit import app
-    from toolkit.config import read_config_file
-    from toolkit.mycnf import my_cnf_target
+    from dbgauge import app
+    from dbgauge.toolkit.config import read_config_file
+    from dbgauge.toolkit.mycnf import my_cnf_target
 
     def loaded(path: str | None) -> Config:
         entry = my_cnf_target(read_config_file(my_cnf, "my.cnf"), str(my_cnf))
@@ -86,7 +86,7 @@ def _with_my_cnf(load: Callable[[str | None], Config], my_cnf: Path
             return mine
         config = load(path)
         if any(t.name == entry["name"] for t in config.targets):
-            from toolkit.errors import ConfigError
+            from dbgauge.toolkit.errors import ConfigError
 
             raise ConfigError(f"--config.my-cnf {my_cnf} makes a target named "
                               f"{entry['name']!r}, and {path} has one too: rename that one",
@@ -109,10 +109,10 @@ def collect(config_path: str | None, target: str, only: tuple[str, ...], timeout
     Exits 1 when the target is down (dbgauge_up 0). Example:
     dbgauge collect --config .sandbox/dbgauge.yaml mariadb-primary
     """
-    from toolkit import app
-    from toolkit.exporter.scrape import Scraper
-    from toolkit.logs import setup_logging
-    from toolkit.render.prometheus import encode
+    from dbgauge import app
+    from dbgauge.toolkit.exporter.scrape import Scraper
+    from dbgauge.toolkit.logs import setup_logging
+    from dbgauge.toolkit.render.prometheus import encode
 
     try:
         config = app.load_config(config_path)
@@ -139,8 +139,8 @@ def collect(config_path: str | None, target: str, only: tuple[str, ...], timeout
               help="Rewrite the metrics reference block in FILE (e.g. README.md).")
 def list_collectors(markdown: bool, readme: Path | None) -> None:
     """List the available collectors per target kind, and whether they are on by default."""
-    from toolkit import app
-    from toolkit.docs import metrics_reference, update_readme
+    from dbgauge import app
+    from dbgauge.toolkit.docs import metrics_reference, update_readme
 
     collectors = app.registry().all
     if readme is not None:
@@ -168,7 +168,7 @@ def config_check(file: str | None) -> None:
     Checks the YAML, every key and value, DSNs, collector names, and that password
     env vars are set and password files readable. Example: dbgauge config check dbgauge.yaml
     """
-    from toolkit import app
+    from dbgauge import app
 
     try:
         config = app.load_config(file)

@@ -17,12 +17,12 @@ from typing import TYPE_CHECKING
 
 import click
 
-from toolkit.cli.base import CONFIG_OPTION, die, optional_positive_duration, positive_duration
-from toolkit.errors import ConfigError, DbgaugeError
+from dbgauge.cli.base import CONFIG_OPTION, die, optional_positive_duration, positive_duration
+from dbgauge.toolkit.errors import ConfigError, DbgaugeError
 
 if TYPE_CHECKING:
-    from toolkit.db import Connection
-    from toolkit.targets import Target
+    from dbgauge.toolkit.db import Connection
+    from dbgauge.toolkit.targets import Target
 
 
 def _connection_options(f: click.decorators.FC) -> click.decorators.FC:
@@ -51,14 +51,14 @@ def _targets(args: tuple[str, ...], config_path: str | None, password_file: Path
              source_server_id: int | None = None) -> list[Target]:
     """The command line's servers ([NAME=]DSN or configured names), MySQL family only,
     each with these heartbeat settings."""
-    from toolkit.dsn import is_dsn
-    from toolkit.heartbeat import split_table
-    from toolkit.targets import Heartbeat, resolve
+    from dbgauge.toolkit.dsn import is_dsn
+    from dbgauge.toolkit.heartbeat import split_table
+    from dbgauge.toolkit.targets import Heartbeat, resolve
 
     split_table(table)
     configured = None
     if config_path is not None and any(not is_dsn(a) for a in args):
-        from toolkit import app
+        from dbgauge import app
 
         configured = {t.name: t for t in app.load_config(config_path).all_targets()}
     targets = []
@@ -112,8 +112,8 @@ def heartbeat_update(node: str, database: str, table: str, password_env: str | N
       dbgauge heartbeat update mysql://dbgauge@127.0.0.1:3306/ --password-file /etc/dbgauge/pw \\
           --create-table --interval 0.5s
     """
-    from toolkit.heartbeat import HeartbeatWriter
-    from toolkit.logs import setup_logging
+    from dbgauge.toolkit.heartbeat import HeartbeatWriter
+    from dbgauge.toolkit.logs import setup_logging
 
     setup_logging(log_format, "info")
     try:
@@ -153,7 +153,7 @@ def heartbeat_monitor(nodes: tuple[str, ...], database: str, table: str,
     Example:
       dbgauge heartbeat monitor replica1=mysql://dbgauge@db2:3306/ --password-env PW
     """
-    from toolkit.heartbeat import frame_averages
+    from dbgauge.toolkit.heartbeat import frame_averages
 
     try:
         targets = _targets(nodes, config_path, password_file, password_env, "read",
@@ -193,8 +193,8 @@ def heartbeat_monitor(nodes: tuple[str, ...], database: str, table: str,
 
 def _lag(target: Target, conns: dict[str, Connection]) -> float:
     """One reading of `target`'s heartbeat lag, on a connection kept between readings."""
-    from checks.health.heartbeat import heartbeat_reading
-    from toolkit.db import connect
+    from dbgauge.checks.health.heartbeat import heartbeat_reading
+    from dbgauge.toolkit.db import connect
 
     conn = conns.get(target.name)
     if conn is None or conn.closed:
@@ -218,7 +218,7 @@ def heartbeat_check(ctx: click.Context) -> None:
       dbgauge heartbeat check --node mysql://dbgauge@db2:3306/ --heartbeat-table \\
           percona.heartbeat --warning 5 --critical 30
     """
-    from toolkit.cli.check import check_group
+    from dbgauge.cli.check import check_group
 
     args = list(ctx.args)
     if not any(a == "--heartbeat-table" or a.startswith("--heartbeat-table=") for a in args):

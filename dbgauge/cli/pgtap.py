@@ -6,15 +6,15 @@ from pathlib import Path
 
 import click
 
-from toolkit.cli.base import (
+from dbgauge.cli.base import (
     PROGRESS_OPTION,
     QUIET_OPTION,
     die,
     finish,
     optional_positive_duration,
 )
-from toolkit.errors import ConfigError, DbgaugeError
-from toolkit.result import Status
+from dbgauge.toolkit.errors import ConfigError, DbgaugeError
+from dbgauge.toolkit.result import Status
 
 
 def _pgtap_connection(f: click.decorators.FC) -> click.decorators.FC:
@@ -39,7 +39,7 @@ def _pgtap_connection(f: click.decorators.FC) -> click.decorators.FC:
 
 def _dsn(dsn: str | None, host: str | None, port: str | None, username: str | None,
          dbname: str | None) -> str:
-    from toolkit.dsn import libpq_dsn
+    from dbgauge.toolkit.dsn import libpq_dsn
 
     return libpq_dsn(dsn, host=host, port=port, user=username, dbname=dbname)
 
@@ -121,10 +121,10 @@ def pgtap_run(paths: tuple[str, ...], dsn: str | None, host: str | None, port: s
       PGHOST=db PGUSER=ci PGDATABASE=app dbgauge pgtap run t/
       dbgauge pgtap run -h db -p 5432 -U ci -d app t/
     """
-    from toolkit.pgtap import files, runner
-    from toolkit.pgtap.psql import find_psql, psql_target
-    from toolkit.render import pgtap as report
-    from toolkit.render.progress import Progress
+    from dbgauge.toolkit.pgtap import files, runner
+    from dbgauge.toolkit.pgtap.psql import find_psql, psql_target
+    from dbgauge.toolkit.render import pgtap as report
+    from dbgauge.toolkit.render.progress import Progress
 
     bar = Progress("file", interval=progress, quiet=quiet, sequential=False)
 
@@ -173,7 +173,7 @@ def pgtap_run(paths: tuple[str, ...], dsn: str | None, host: str | None, port: s
                              on_done=on_done,
                              on_note=bar.note)
         if junit_path is not None:
-            from toolkit.render import junit as junit_xml
+            from dbgauge.toolkit.render import junit as junit_xml
 
             try:
                 junit_xml.write(run.results, junit_path)
@@ -207,7 +207,7 @@ def pgtap_generate(dsn: str | None, host: str | None, port: str | None, username
           > test/schema_test.sql
       dbgauge pgtap run test/schema_test.sql --dsn postgresql://ci@127.0.0.1/app
     """
-    from toolkit.pgtap.generate import generate_from_dsn
+    from dbgauge.toolkit.pgtap.generate import generate_from_dsn
 
     try:
         text = generate_from_dsn(_dsn(dsn, host, port, username, dbname), list(schemas))

@@ -1,5 +1,5 @@
 """The `dbgauge` command line: the only part of dbgauge that imports click, and (with
-`toolkit.app`) the composition root that hands the core what the layers above provide.
+`dbgauge.app`) the composition root that hands the core what the layers above provide.
 
 One module per command group, loaded when its command runs; `base` holds what they
 share, the exit-code table included. Heavy modules (pydantic, the checks, the drivers) are
@@ -13,24 +13,24 @@ import importlib
 
 import click
 
-from toolkit import __version__
+from dbgauge.toolkit import __version__
 
 __all__ = ["COMMANDS", "cli", "main"]
 
 # Command name -> (module, attribute). A command's module is imported when the command runs
 # (or for --help): every one-shot command starts without the others' imports.
 COMMANDS: dict[str, tuple[str, str]] = {
-    "check": ("toolkit.cli.check", "check_group"),
-    "checksum": ("toolkit.cli.checksum", "checksum"),
-    "collect": ("toolkit.cli.serve", "collect"),
-    "collectors": ("toolkit.cli.serve", "list_collectors"),
-    "config": ("toolkit.cli.serve", "config_group"),
-    "heartbeat": ("toolkit.cli.heartbeat", "heartbeat_group"),
-    "pgtap": ("toolkit.cli.pgtap", "pgtap_group"),
-    "sandbox": ("toolkit.cli.sandbox", "sandbox_group"),
-    "serve": ("toolkit.cli.serve", "serve"),
-    "status": ("toolkit.cli.status", "status"),
-    "validate": ("toolkit.cli.validate", "validate_group"),
+    "check": ("dbgauge.cli.check", "check_group"),
+    "checksum": ("dbgauge.cli.checksum", "checksum"),
+    "collect": ("dbgauge.cli.serve", "collect"),
+    "collectors": ("dbgauge.cli.serve", "list_collectors"),
+    "config": ("dbgauge.cli.serve", "config_group"),
+    "heartbeat": ("dbgauge.cli.heartbeat", "heartbeat_group"),
+    "pgtap": ("dbgauge.cli.pgtap", "pgtap_group"),
+    "sandbox": ("dbgauge.cli.sandbox", "sandbox_group"),
+    "serve": ("dbgauge.cli.serve", "serve"),
+    "status": ("dbgauge.cli.status", "status"),
+    "validate": ("dbgauge.cli.validate", "validate_group"),
 }
 
 

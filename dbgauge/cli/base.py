@@ -13,8 +13,8 @@ from typing import NoReturn
 
 import click
 
-from toolkit import ENV_CONFIG
-from toolkit.errors import (
+from dbgauge.toolkit import ENV_CONFIG
+from dbgauge.toolkit.errors import (
     CheckFailed,
     ConfigError,
     ConnectError,
@@ -23,9 +23,9 @@ from toolkit.errors import (
     QueryError,
     SandboxError,
 )
-from toolkit.redact import register_secret
-from toolkit.result import Status
-from toolkit.units import parse_duration
+from dbgauge.toolkit.redact import register_secret
+from dbgauge.toolkit.result import Status
+from dbgauge.toolkit.units import parse_duration
 
 CONFIG_OPTION = click.option(
     "--config", "-c", "config_path", envvar=ENV_CONFIG, metavar="FILE",
@@ -33,7 +33,7 @@ CONFIG_OPTION = click.option(
 )
 
 def _progress_interval(_ctx: click.Context, _param: click.Parameter, value: str) -> float:
-    from toolkit.render.progress import parse_progress
+    from dbgauge.toolkit.render.progress import parse_progress
 
     try:
         return parse_progress(value)

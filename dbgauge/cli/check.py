@@ -12,14 +12,14 @@ from typing import TYPE_CHECKING, NoReturn
 
 import click
 
-from toolkit import ENV_CONFIG
-from toolkit.cli.base import finish, positive_duration, seconds
-from toolkit.errors import DbgaugeError
-from toolkit.ranges import Range, parse_range
-from toolkit.result import CheckResult, Finding, Status, plugin_result
+from dbgauge.cli.base import finish, positive_duration, seconds
+from dbgauge.toolkit import ENV_CONFIG
+from dbgauge.toolkit.errors import DbgaugeError
+from dbgauge.toolkit.ranges import Range, parse_range
+from dbgauge.toolkit.result import CheckResult, Finding, Status, plugin_result
 
 if TYPE_CHECKING:
-    from toolkit.targets import Selection
+    from dbgauge.toolkit.targets import Selection
 
 # `-c` is --critical here, as in every monitoring plugin: --config has no short form.
 CHECK_CONFIG_OPTION = click.option(
@@ -78,7 +78,7 @@ def _bounded(name: str, fmt: str, timeout: float, verbosity: int,
     """`work()`, or one UNKNOWN line and exit 3 after `timeout` seconds: a thread blocked
     on a server that stopped answering cannot be interrupted, so the process ends."""
     if verbosity >= 3:
-        from toolkit.logs import setup_logging
+        from dbgauge.toolkit.logs import setup_logging
 
         setup_logging("text", "debug")
 
@@ -103,7 +103,7 @@ def _bounded(name: str, fmt: str, timeout: float, verbosity: int,
 
 def _rendered(result: CheckResult, fmt: str, thresholds: dict[str, tuple[str, str]] | None,
               verbosity: int) -> str:
-    from toolkit.render.plugin import render_plugin, render_plugin_json
+    from dbgauge.toolkit.render.plugin import render_plugin, render_plugin_json
 
     if fmt == "json":
         return render_plugin_json(result, thresholds)
@@ -176,11 +176,11 @@ def _selection(config_path: str | None, targets: tuple[str, ...],
                node_dsns: tuple[str, ...], password_file: Path | None,
                password_env: str | None, heartbeat_table: str | None = None) -> Selection:
     """The nodes of a check's command line (the config is read only when needed)."""
-    from toolkit.targets import needs_config, select
+    from dbgauge.toolkit.targets import needs_config, select
 
     configured = None
     if needs_config(targets, node_dsns) and config_path is not None:
-        from toolkit import app
+        from dbgauge import app
 
         configured = app.load_config(config_path).all_targets()
     return select(targets, node_dsns, configured, password_file=password_file,
@@ -213,7 +213,7 @@ def check_split_brain_cmd(config_path: str | None, targets: tuple[str, ...],
       dbgauge check split-brain --node primary=mysql://dbgauge@db1:3306/ \\
           --node replica=mysql://dbgauge@db2:3306/ --password-env DBGAUGE_PW --format json
     """
-    from checks.split_brain import NAME, check_split_brain
+    from dbgauge.checks.split_brain import NAME, check_split_brain
 
     def work() -> CheckResult:
         nodes = _selection(config_path, targets, node_dsns, password_file, password_env)
@@ -264,7 +264,7 @@ def _health_command(name: str, short: str, defaults: str | None) -> None:
                 password_env: str | None, fmt: str, timeout: float, verbosity: int,
                 warning: Range | None = None, critical: Range | None = None,
                 heartbeat_table: str | None = None) -> None:
-        from checks.health import Thresholds, health_checks, run_health
+        from dbgauge.checks.health import Thresholds, health_checks, run_health
 
         check = health_checks()[name]
         limits = None

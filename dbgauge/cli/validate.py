@@ -8,9 +8,9 @@ from typing import NoReturn
 
 import click
 
-from toolkit.cli.base import die, finish, read_password
-from toolkit.errors import ConfigError, DbgaugeError
-from toolkit.result import CheckResult
+from dbgauge.cli.base import die, finish, read_password
+from dbgauge.toolkit.errors import ConfigError, DbgaugeError
+from dbgauge.toolkit.result import CheckResult
 
 
 @click.group("validate", short_help="Validate PgBouncer and InnoDB Cluster configurations.")
@@ -35,7 +35,7 @@ VALIDATE_PASSWORD = click.option(
 
 def _validate_emit(result: CheckResult, fmt: str, rules: dict[str, str], strict: bool,
                    fallback: str | None) -> NoReturn:
-    from toolkit.render.findings import render
+    from dbgauge.toolkit.render.findings import render
 
     click.echo(render(result, fmt, rules, fallback_file=fallback), nl=False)
     finish("validate --strict" if strict else "validate", result.status)
@@ -43,8 +43,8 @@ def _validate_emit(result: CheckResult, fmt: str, rules: dict[str, str], strict:
 
 def _pgbouncer_version(_ctx: click.Context, _param: click.Parameter,
                        value: str | None) -> tuple[int, ...] | None:
-    from checks.pgbouncer.params import KNOWN_VERSIONS, table_version
-    from toolkit.db.version import version_text
+    from dbgauge.checks.pgbouncer.params import KNOWN_VERSIONS, table_version
+    from dbgauge.toolkit.db.version import version_text
 
     if value is None:
         return None
@@ -95,7 +95,7 @@ def validate_pgbouncer_cmd(file: str, live_dsn: str | None, postgres_dsn: str | 
       dbgauge validate pgbouncer pgbouncer.ini \\
           --live postgresql://admin@127.0.0.1:6432/pgbouncer --password-file pw.txt
     """
-    from checks.pgbouncer import RULES, PgbouncerOptions, validate_pgbouncer
+    from dbgauge.checks.pgbouncer import RULES, PgbouncerOptions, validate_pgbouncer
 
     try:
         opts = PgbouncerOptions(
@@ -111,7 +111,7 @@ def validate_pgbouncer_cmd(file: str, live_dsn: str | None, postgres_dsn: str | 
 
 def _mysql_version(_ctx: click.Context, _param: click.Parameter,
                    value: str) -> tuple[int, ...]:
-    from checks.innodb_cluster import version_for
+    from dbgauge.checks.innodb_cluster import version_for
 
     if not re.fullmatch(r"8\.[04](\.\d+)?", value):
         raise click.BadParameter(f"{value!r}: use 8.0 or 8.4 (or a patch level like 8.0.19)")
@@ -147,7 +147,7 @@ def validate_innodb_cluster_cmd(files: tuple[str, ...], mysql_version: tuple[int
       dbgauge validate innodb-cluster m1.cnf m2.cnf m3.cnf --router mysqlrouter.conf
       dbgauge validate innodb-cluster --live mysql://admin@db1:3306/ --password-file pw
     """
-    from checks.innodb_cluster import RULES, ClusterOptions, validate_innodb_cluster
+    from dbgauge.checks.innodb_cluster import RULES, ClusterOptions, validate_innodb_cluster
 
     try:
         if not files and not live and not read_replicas:

@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING
 
 import click
 
-from toolkit.cli.base import CONFIG_OPTION, die, finish
-from toolkit.errors import ConfigError, DbgaugeError
+from dbgauge.cli.base import CONFIG_OPTION, die, finish
+from dbgauge.toolkit.errors import ConfigError, DbgaugeError
 
 if TYPE_CHECKING:
-    from checks.status.model import Topology
+    from dbgauge.checks.status.model import Topology
 
 CLEAR = "\x1b[H\x1b[2J"  # cursor home, clear the screen: a watch redraws in place
 
@@ -40,9 +40,9 @@ def status(config_path: str | None, fmt: str, watch: float | None) -> None:
       dbgauge status --config dbgauge.yaml --watch 5
       dbgauge status --config dbgauge.yaml --format json | jq '.nodes[] | select(.up | not)'
     """
-    from checks.status.run import discover
-    from toolkit import app
-    from toolkit.render.status import status_text
+    from dbgauge import app
+    from dbgauge.checks.status.run import discover
+    from dbgauge.toolkit.render.status import status_text
 
     try:
         if config_path is None:

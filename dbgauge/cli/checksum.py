@@ -8,7 +8,7 @@ from typing import Any
 import click
 from click.core import ParameterSource
 
-from toolkit.cli.base import (
+from dbgauge.cli.base import (
     CONFIG_OPTION,
     PROGRESS_OPTION,
     QUIET_OPTION,
@@ -19,7 +19,7 @@ from toolkit.cli.base import (
     read_password,
     seconds,
 )
-from toolkit.errors import DbgaugeError
+from dbgauge.toolkit.errors import DbgaugeError
 
 
 @click.command(short_help="Find rows that differ between a source and its replicas.")
@@ -137,12 +137,12 @@ def checksum(source_arg: str, replica_args: tuple[str, ...], config_path: str | 
     """
     import signal
 
-    from checks.drift import ChecksumOptions, run_checksum
-    from checks.drift.select import split_list
-    from toolkit.dsn import is_dsn
-    from toolkit.render.checksum import render_checksum, render_checksum_json
-    from toolkit.render.progress import Progress
-    from toolkit.targets import resolve, split_names
+    from dbgauge.checks.drift import ChecksumOptions, run_checksum
+    from dbgauge.checks.drift.select import split_list
+    from dbgauge.toolkit.dsn import is_dsn
+    from dbgauge.toolkit.render.checksum import render_checksum, render_checksum_json
+    from dbgauge.toolkit.render.progress import Progress
+    from dbgauge.toolkit.targets import resolve, split_names
 
     def stop(_signum: int, _frame: object) -> None:
         raise KeyboardInterrupt
@@ -153,7 +153,7 @@ def checksum(source_arg: str, replica_args: tuple[str, ...], config_path: str | 
         pt = _pt_options(chunk_size, max_threads_running, max_load, recursion_method)
         configured = None
         if config_path or not all(is_dsn(a) for a in (source_arg, *replica_args)):
-            from toolkit import app
+            from dbgauge import app
 
             configured = {t.name: t for t in app.load_config(config_path).all_targets()}
         read_password(password_file)
@@ -185,9 +185,9 @@ def checksum(source_arg: str, replica_args: tuple[str, ...], config_path: str | 
 def _pt_options(chunk_size: int | None, max_threads_running: int, max_load: tuple[str, ...],
                 recursion_method: tuple[str, ...]) -> dict[str, Any]:
     """pt-table-checksum's options that need checking against dbgauge's own."""
-    from checks.drift.discover import parse_recursion_method
-    from checks.drift.load import THREADS_RUNNING, parse_max_load
-    from toolkit.errors import ConfigError
+    from dbgauge.checks.drift.discover import parse_recursion_method
+    from dbgauge.checks.drift.load import THREADS_RUNNING, parse_max_load
+    from dbgauge.toolkit.errors import ConfigError
 
     ctx = click.get_current_context()
     given = {name for name in ("chunk_time", "max_threads_running")

@@ -13,20 +13,20 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from toolkit.config import Catalog, Config
-from toolkit.config import load_config as _load_config
-from toolkit.config import parse_config as _parse_config
+from dbgauge.toolkit.config import Catalog, Config
+from dbgauge.toolkit.config import load_config as _load_config
+from dbgauge.toolkit.config import parse_config as _parse_config
 
 if TYPE_CHECKING:  # the daemon's parts: a one-shot command that loads a config needs none
-    from toolkit.exporter.wiring import Wiring
-    from toolkit.jobs import Job, JobSnapshot
-    from toolkit.metrics import Registry
-    from toolkit.targets import Target
+    from dbgauge.toolkit.exporter.wiring import Wiring
+    from dbgauge.toolkit.jobs import Job, JobSnapshot
+    from dbgauge.toolkit.metrics import Registry
+    from dbgauge.toolkit.targets import Target
 
 
 def registry() -> Registry:
     """Every collector (discovered once, on first use)."""
-    from collectors import registry as discover
+    from dbgauge.collectors import registry as discover
 
     return discover()
 
@@ -41,7 +41,7 @@ def _collector_options(name: str, options: Mapping[str, object]) -> None:
 
 def _check_job(check: str, warning: float | str | None,
                critical: float | str | None) -> None:
-    from checks.schedule import validate_check_job
+    from dbgauge.checks.schedule import validate_check_job
 
     validate_check_job(check, warning, critical)
 
@@ -65,7 +65,7 @@ def check_jobs(config: Config) -> list[Job]:
     """The config's `checks:` entries as scheduled jobs."""
     if not config.checks:
         return []
-    from checks.schedule import check_jobs as build
+    from dbgauge.checks.schedule import check_jobs as build
 
     return build(config)
 
@@ -74,7 +74,7 @@ def checksum_jobs(config: Config) -> list[Job]:
     """The config's `checksums:` entries as scheduled jobs."""
     if not config.checksums:
         return []
-    from checks.drift.schedule import checksum_jobs as build
+    from dbgauge.checks.drift.schedule import checksum_jobs as build
 
     return build(config)
 
@@ -84,9 +84,9 @@ def status_view(targets: Sequence[Target], previous: object,
     """The status page's document (schema dbgauge.status/1) and the topology to hand back
     as `previous` next time (a node that went down keeps its place); checksum verdicts
     come from the scheduled jobs' last runs."""
-    from checks.status.checksums import with_checksums
-    from checks.status.model import Topology
-    from checks.status.run import discover
+    from dbgauge.checks.status.checksums import with_checksums
+    from dbgauge.checks.status.model import Topology
+    from dbgauge.checks.status.run import discover
 
     topology = discover(targets, previous if isinstance(previous, Topology) else None)
     return with_checksums(topology, jobs).doc(), topology
@@ -94,7 +94,7 @@ def status_view(targets: Sequence[Target], previous: object,
 
 def wiring() -> Wiring:
     """Everything the daemon needs from the layers above the core."""
-    from toolkit.exporter.wiring import Wiring
+    from dbgauge.toolkit.exporter.wiring import Wiring
 
     return Wiring(load_config=load_config, registry=registry(),
                   job_builders=(check_jobs, checksum_jobs), status=status_view)
