@@ -1,8 +1,9 @@
-"""Shared fixtures: one real-server sandbox per test session, and a running daemon.
+"""Shared fixtures: one real-server sandbox per test session (per xdist worker), and a
+running daemon.
 
-The sandbox uses its own directory and base port 10000 so a developer's `make demo`
-sandbox (base 20000) is never disturbed. If it cannot start, every integration test
-fails loudly: there is no skip for missing servers.
+The sandbox has its own directory and base port (`tests.helpers.ports`), so a developer's
+`make demo` sandbox is never disturbed. If it cannot start, every integration test fails
+loudly: there is no skip for missing servers.
 """
 
 from __future__ import annotations
@@ -18,15 +19,8 @@ from dbgauge.toolkit.sandbox.layout import Layout
 from dbgauge.toolkit.sandbox.model import INSTANCES
 from tests.helpers.daemon import Daemon
 from tests.helpers.drift import SBR_USER
+from tests.helpers.ports import BASE_PORT, SANDBOX_DIR
 from tests.helpers.servers import Sandbox, mariadb_account
-
-# 10000: every sandbox port (base + 3306 ... base + 6432) stays below Linux's ephemeral
-# range (32768-60999), so an outgoing connection's local port can never squat on one.
-BASE_PORT = int(os.environ.get("DBGAUGE_TEST_BASE_PORT", "10000"))
-# The base port is part of the default directory: a sandbox keeps the ports it was made with.
-SANDBOX_DIR = Path(os.environ.get("DBGAUGE_TEST_SANDBOX_DIR",
-                                  f"/tmp/dbgauge-test-{os.getuid()}-{BASE_PORT}"))
-
 
 # Fixtures that start real servers (the sandbox) or a daemon: a test using one, directly or
 # through another fixture, is an integration test.

@@ -26,9 +26,10 @@ from pathlib import Path
 
 from dbgauge.toolkit.sandbox.binaries import PGBOUNCER
 from dbgauge.toolkit.sandbox.process import as_postgres, is_root
+from tests.helpers.ports import BASE_PORT
 
 # Next to the sandbox's own ports (base + 3306 ... base + 6432), never one of them.
-PORT = int(os.environ.get("DBGAUGE_TEST_BASE_PORT", "10000")) + 6433
+PORT = BASE_PORT + 6433
 UP = "process up:"
 DEADLINE = 15.0
 

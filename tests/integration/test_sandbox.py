@@ -9,7 +9,6 @@ the last one takes the sandbox down.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import socket
 import stat
@@ -27,12 +26,13 @@ import yaml
 
 from dbgauge.toolkit import sandbox as sb
 from tests.helpers import wait_for
+from tests.helpers.ports import BASE_PORT as SESSION_BASE_PORT
 
 pytestmark = pytest.mark.integration
 
-# 2000 above the session sandbox, so two suites with distinct DBGAUGE_TEST_BASE_PORT
-# values never collide.
-BASE_PORT = int(os.environ.get("DBGAUGE_TEST_BASE_PORT", "10000")) + 2000
+# 2000 above the session sandbox, so two suites (or xdist workers) with distinct base
+# ports never collide.
+BASE_PORT = SESSION_BASE_PORT + 2000
 T = TypeVar("T")
 
 

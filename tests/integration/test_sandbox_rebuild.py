@@ -11,8 +11,8 @@ import psycopg
 import pytest
 
 from dbgauge.toolkit import sandbox as sb
-from tests.conftest import BASE_PORT
 from tests.helpers import DBGAUGE, REPO, wait_for
+from tests.helpers.ports import BASE_PORT
 from tests.helpers.servers import Sandbox, execute, replica_caught_up, run
 
 pytestmark = pytest.mark.integration
