@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Generic, TypeVar
+from typing import TYPE_CHECKING, Generic, Literal, TypeVar, get_args
 from urllib.parse import quote
 
 from dbgauge.toolkit.dsn import (
@@ -32,7 +32,10 @@ from dbgauge.toolkit.redact import redact
 if TYPE_CHECKING:
     from concurrent.futures import Future
 
-KINDS = ("mysql", "postgres", "pgbouncer")
+# The kinds of server dbgauge talks to, in the order listings show them: the config's
+# `kind:`, the collectors' `kind`, every check's kinds are these.
+TargetKind = Literal["mysql", "postgres", "pgbouncer"]
+KINDS: tuple[TargetKind, ...] = get_args(TargetKind)
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$"
 TABLE_PATTERN = r"^[A-Za-z0-9_$]{1,63}\.[A-Za-z0-9_$]{1,63}$"
 DEFAULT_HEARTBEAT_TABLE = "dbgauge.heartbeat"
@@ -55,7 +58,7 @@ class Target:
     """One server: where it is, what it is, how long to wait for it, how to label it."""
 
     name: str
-    kind: str  # mysql | postgres | pgbouncer
+    kind: str  # one of KINDS
     dsn: str
     password_env: str | None = None
     password_file: Path | None = None
