@@ -30,9 +30,8 @@ STATUS = MetricSpec(
     ("check", "target"))
 SPLIT_BRAIN_FINDINGS = MetricSpec(
     "dbgauge_split_brain_findings", "gauge",
-    "Split-brain findings per node and kind (errant-transactions, writable-replica, "
-    "multiple-primaries, timeline-divergence, concurrent-heartbeat-writers, unreachable, "
-    "auth-failed, query-failed, check-failed); 0 when none. Cached from the split-brain "
+    f"Split-brain findings per node and kind ({', '.join(KINDS)}); 0 when none. Cached "
+    "from the split-brain "
     "job's last run; `dbgauge check split-brain` prints the GTIDs and evidence.",
     ("kind", "node"))
 SPLIT_BRAIN_ERRANT = MetricSpec(

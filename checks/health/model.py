@@ -8,9 +8,8 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from dbgauge.toolkit.db import Connection
-from dbgauge.toolkit.errors import AuthError, ConfigError, ConnectError, DbgaugeError
+from dbgauge.toolkit.errors import ConfigError
 from dbgauge.toolkit.ranges import Range, parse_range
-from dbgauge.toolkit.redact import redact
 from dbgauge.toolkit.result import Finding, Status, perf_label, worst
 from dbgauge.toolkit.targets import Target
 
@@ -90,21 +89,6 @@ class NodeOutcome:
     @property
     def status(self) -> Status:
         return worst(f.severity for f in self.findings)
-
-
-def failure(node: str, exc: BaseException) -> NodeOutcome:
-    """An UNKNOWN outcome that says which node and why (never a password): a rejected
-    password is `auth-failed` with what to check, not `unreachable` -- the server is up."""
-    if isinstance(exc, AuthError):  # "authentication failed for user 'u' at h:p: check ..."
-        kind, detail = "auth-failed", str(exc)
-    elif isinstance(exc, ConnectError):  # its message says "cannot connect to host:port: why"
-        kind, detail = "unreachable", str(exc)
-    elif isinstance(exc, DbgaugeError):
-        kind, detail = "query-failed", f"could not be checked: {exc}"
-    else:  # a bug must still not look like OK
-        kind, detail = "check-failed", f"could not be checked ({type(exc).__name__}: {exc})"
-    detail = redact(detail)
-    return NodeOutcome(node, (Finding(Status.UNKNOWN, node, kind, detail),), note=detail)
 
 
 class HealthCheck(Protocol):

@@ -271,7 +271,8 @@ def test_daemon_samples_and_job_config() -> None:
                 if s.name == "dbgauge_split_brain_findings"}
     assert findings[("errant-transactions", "r")] == 1
     assert findings[("unreachable", "q")] == 1 and findings[("multiple-primaries", "p")] == 0
-    assert len(findings) == 3 * 9  # every kind for every node: no series comes and goes
+    assert len(findings) == 3 * 10  # every kind for every node: no series comes and goes
+    assert findings[("not-applicable", "p")] == 0
     errant = {s.labels["node"]: s.value for s in samples
               if s.name == "dbgauge_split_brain_errant_transactions"}
     assert errant == {"p": 0, "r": 2, "q": 0}
@@ -294,3 +295,31 @@ def test_daemon_samples_and_job_config() -> None:
     for job in jobs:
         for spec in job.metrics:
             assert "cached" in spec.help.lower()
+
+
+def test_a_node_that_was_not_checked_says_why_in_one_vocabulary() -> None:
+    """Health checks, split-brain and status share `checks.nodes`: the same kinds of
+    UNKNOWN finding for a node they could not check, and for a named node of a kind the
+    check does not apply to (`not-applicable`, in split-brain too)."""
+    from dbgauge.checks.nodes import NOT_CHECKED, failure
+    from dbgauge.checks.split_brain import KINDS, check_split_brain
+    from dbgauge.toolkit.errors import AuthError, ConnectError, QueryError
+
+    found = [failure("n", exc) for exc in (
+        ConnectError("cannot connect to h:1: refused"), AuthError("authentication failed"),
+        QueryError("no such table"), RuntimeError("boom"))]
+    assert [f.kind for f in found] == ["unreachable", "auth-failed", "query-failed",
+                                       "check-failed"]
+    assert {(f.severity, f.node) for f in found} == {(Status.UNKNOWN, "n")}
+    assert found[3].detail == "could not be checked (RuntimeError: boom)"
+    assert set(NOT_CHECKED) <= set(KINDS)  # every one is a label value of the daemon's metric
+    bouncer = target_from_dsn("b=postgresql://u@h:6432/pgbouncer")
+    named = Selection((bouncer,), frozenset({"b"}))
+    (found,) = check_split_brain(named).findings
+    assert (found.severity, found.node, found.kind, found.detail) == (
+        Status.UNKNOWN, "b", "not-applicable",
+        "check split-brain applies to kind mysql, postgres, not pgbouncer")
+    (found,) = run_health(health_checks()["lag"], named).findings
+    assert (found.kind, found.detail) == (
+        "not-applicable", "check lag applies to kind mysql, postgres, not pgbouncer")
+    assert check_split_brain(Selection((bouncer,))).findings == ()  # not named: left out

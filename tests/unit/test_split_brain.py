@@ -189,7 +189,7 @@ def _pg(name: str, *, sysid: str = "7710994363268046771", standby: bool = False,
         timeline: int = 1, wal: str = "0/3000000", replay: str | None = None,
         sender: tuple[str, int] | None = None) -> PgNode:
     return PgNode(name, ("127.0.0.1", {"p": 5432, "s": 5433}.get(name[0], 6000)), sysid,
-                  standby, timeline, parse_lsn(wal), parse_lsn(replay), "streaming", sender)
+                  standby, timeline, parse_lsn(wal), parse_lsn(replay), sender)
 
 
 def test_lsn_round_trip() -> None:
