@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
-from dbgauge.checks.health import health_checks, run_health
+from dbgauge.checks.health import health_checks
+from dbgauge.checks.health.run import run_health
 from dbgauge.checks.split_brain.model import KINDS
 from dbgauge.checks.split_brain.run import check_split_brain
 from dbgauge.toolkit.config import CheckJobConfig, Config
@@ -53,7 +54,7 @@ def validate_check_job(check: str, warning: float | str | None,
     names = check_names()
     if check not in names:
         raise ValueError(f"unknown check {check!r}; available: {', '.join(names)}")
-    defaults = None if check == SPLIT_BRAIN else health_checks()[check].DEFAULTS
+    defaults = None if check == SPLIT_BRAIN else health_checks()[check].defaults
     if defaults is None and (warning is not None or critical is not None):
         raise ValueError(f"check {check} takes no warning/critical thresholds")
     if defaults is not None:
@@ -106,7 +107,7 @@ class CheckJob(Job):
         targets of kinds the check does not apply to."""
         chosen = select(self.entry.targets or (), (), self.config.all_targets())
         kinds = {"mysql", "postgres"} if self.entry.check == SPLIT_BRAIN \
-            else health_checks()[self.entry.check].KINDS
+            else health_checks()[self.entry.check].kinds
         return Selection(tuple(n for n in chosen.targets
                                if n.kind in kinds or n.name in chosen.named), chosen.named)
 
@@ -116,9 +117,7 @@ class CheckJob(Job):
             result = check_split_brain(nodes)
         else:
             check = health_checks()[self.entry.check]
-            limits = None
-            if check.DEFAULTS is not None:
-                limits = check.DEFAULTS.override(self.entry.warning, self.entry.critical)
+            limits = check.limits(self.entry.warning, self.entry.critical)
             result = run_health(check, nodes, limits)
         return result_samples(self.entry.check, result, [n.name for n in nodes.targets])
 

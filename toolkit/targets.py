@@ -71,6 +71,11 @@ class Target:
     lock_timeout: float = 2.0
     heartbeat: Heartbeat | None = None
 
+    @property
+    def reads_heartbeat(self) -> bool:
+        """Whether lag is read from a heartbeat table here (`heartbeat: {mode: read}`)."""
+        return self.heartbeat is not None and self.heartbeat.mode == "read"
+
     def connection_params(self) -> ConnParams:
         """The DSN's parameters with the password resolved (env, file, else the DSN's own).
 

@@ -22,24 +22,24 @@ def run_health(check: HealthCheck, nodes: Selection,
     the check cannot apply to is UNKNOWN (a typo must not turn into OK).
     """
     if limits is None:
-        limits = check.DEFAULTS
-    elif check.DEFAULTS is None:
-        raise ConfigError(f"check {check.NAME} takes no --warning/--critical: each problem "
+        limits = check.defaults
+    elif check.defaults is None:
+        raise ConfigError(f"check {check.name} takes no --warning/--critical: each problem "
                           "it finds has its own severity")
     if limits is not None:
-        limits.validate(check.NAME)
-    runnable, misfits = applicable(check.NAME, check.KINDS, nodes)
+        limits.validate(check.name)
+    runnable, misfits = applicable(check.name, check.kinds, nodes)
     chosen = limits
     outcomes = [got if isinstance(got, NodeOutcome) else _failed(got)
                 for got in each_node(runnable, lambda n, c: check.evaluate(n, c, chosen))]
     outcomes += [NodeOutcome(f.node, (f,)) for f in misfits]
     if not outcomes:
-        kinds = ", ".join(sorted(check.KINDS))
-        return plugin_result(check.NAME, [Finding(
+        kinds = ", ".join(sorted(check.kinds))
+        return plugin_result(check.name, [Finding(
             Status.UNKNOWN, "", "no-nodes",
             f"no node of kind {kinds} to check")],
             "nothing to check")
-    return summarize(check.NAME, outcomes)
+    return summarize(check.name, outcomes)
 
 
 def _failed(failed: Failed) -> NodeOutcome:

@@ -193,13 +193,13 @@ def heartbeat_monitor(nodes: tuple[str, ...], database: str, table: str,
 
 def _lag(target: Target, conns: dict[str, Connection]) -> float:
     """One reading of `target`'s heartbeat lag, on a connection kept between readings."""
-    from dbgauge.checks.health.heartbeat import heartbeat_reading
+    from dbgauge.checks.health.lag import heartbeat_lag
     from dbgauge.toolkit.db import connect
 
     conn = conns.get(target.name)
     if conn is None or conn.closed:
         conn = conns[target.name] = connect(target)
-    return heartbeat_reading(conn).lag
+    return heartbeat_lag(conn).value
 
 
 @heartbeat_group.command(

@@ -5,6 +5,9 @@ daemon's check samples. Against real servers: tests/integration/test_health.py."
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -12,13 +15,12 @@ import pytest
 from click.testing import CliRunner
 
 from dbgauge.app import parse_config
-from dbgauge.checks.health import Thresholds, health_checks, run_health
+from dbgauge.checks.health import Thresholds, health_checks
 from dbgauge.checks.health.model import NodeOutcome
 from dbgauge.checks.health.replication import channel_findings, primary_findings, standby_findings
-from dbgauge.checks.health.run import summarize
+from dbgauge.checks.health.run import run_health, summarize
 from dbgauge.checks.schedule import check_jobs, result_samples, validate_check_job
 from dbgauge.cli import cli
-from dbgauge.cli.check import HEALTH_CHECKS
 from dbgauge.collectors.mysql_replication import parse_replica_status
 from dbgauge.collectors.postgres_replication import parse_local, parse_slots, parse_standbys
 from dbgauge.toolkit.db import ServerInfo
@@ -232,19 +234,76 @@ def test_nodes_from_dsns() -> None:
         select(("x",), (), configured)
 
 
+# What `dbgauge check --help` and each command's --help said before the registry made them
+# (name, short help, default thresholds): the generated text must not drift.
+HEALTH_CHECKS: tuple[tuple[str, str, str | None], ...] = (
+    ("replication", "Replication threads running and error-free.", None),
+    ("lag", "Replication lag in seconds (heartbeat when configured).", "30 and 120 seconds"),
+    ("connections", "Connections in use against the limit, in percent.", "80 and 95 percent"),
+    ("pgbouncer-pools", "Clients waiting in PgBouncer pools: the longest wait.",
+     "1 and 5 seconds"),
+    ("locks", "The oldest current lock wait, in seconds.", "10 and 30 seconds"),
+    ("txn-wraparound", "Transaction-ID age per database, percent of 2^31 (PostgreSQL).",
+     "50 and 75 percent"),
+    ("last-vacuum", "Seconds since the least recently vacuumed table (PostgreSQL).",
+     "86400 and 172800 seconds"),
+    ("last-analyze", "Seconds since the least recently analyzed table (PostgreSQL).",
+     "86400 and 172800 seconds"),
+    ("sequence", "The sequence nearest its end, percent used (PostgreSQL).",
+     "85 and 95 percent"),
+    ("archiver", "WAL segments waiting to be archived; a failing archive_command.",
+     "10 and 50 files"),
+    ("query-time", "The longest-running statement, in seconds (PostgreSQL).",
+     "120 and 300 seconds"),
+    ("txn-idle", "The oldest session idle in transaction, in seconds (PostgreSQL).",
+     "60 and 300 seconds"),
+    ("txn-time", "The oldest open transaction, in seconds.", "300 and 1800 seconds"),
+    ("uptime", "Seconds since the server started: a restart alerts (lower bounds).",
+     "600: and 300: seconds"),
+    ("history-list", "InnoDB history list length (MySQL/MariaDB).",
+     "100000 and 1000000 entries"),
+    ("group-replication", "Group Replication members online, quorum kept (MySQL 8).", None),
+)
+
+
 def test_cli_defaults_match_the_checks() -> None:
     checks = health_checks()
-    assert [name for name, _, _ in HEALTH_CHECKS] == list(checks)
-    for name, _, shown in HEALTH_CHECKS:
-        defaults = checks[name].DEFAULTS
+    assert sorted(name for name, _, _ in HEALTH_CHECKS) == list(checks)
+    listing = " ".join(CliRunner().invoke(cli, ["check", "--help"]).output.split())
+    for name, short, shown in HEALTH_CHECKS:
+        check = checks[name]
+        assert check.summary == short
+        assert f"{name} {short}" in listing
+        text = " ".join(CliRunner().invoke(cli, ["check", name, "--help"]).output.split())
+        assert f"check {name} [OPTIONS] {short.rstrip('.')}: see docs/checks.md for" in text
+        defaults = check.defaults
         if defaults is None:
             assert shown is None
+            assert "No thresholds: each problem it finds has its own severity." in text
+            assert "--warning" not in text and "--critical" not in text
             continue
         assert shown is not None
         warning, _, critical, _ = shown.split()
         assert (parse_range(warning), parse_range(critical)) == (defaults.warning,
                                                                  defaults.critical)
-        assert CliRunner().invoke(cli, ["check", name, "--help"]).exit_code == 0
+        assert f"Thresholds: --warning/--critical, default {shown}." in text
+        assert f"(default {warning})" in text and f"default {critical})" in text
+    assert "--heartbeat-table SCHEMA.TABLE Read lag" in " ".join(CliRunner().invoke(
+        cli, ["check", "lag", "--help"]).output.split())
+
+
+def test_listing_the_checks_loads_no_collector_or_driver() -> None:
+    """`dbgauge check --help` imports every check module (the registry) but none of what
+    they read servers with: listing the checks stays as quick as it was."""
+    code = ("import sys; from dbgauge.cli import cli\n"
+            "try: cli(['check', '--help'], prog_name='dbgauge')\n"
+            "except SystemExit: pass\n"
+            "print(sorted(m for m in sys.modules if m.startswith(('dbgauge.collectors', "
+            "'dbgauge.toolkit.db', 'dbgauge.toolkit.metrics', 'dbgauge.checks.nodes', "
+            "'pymysql', 'psycopg', 'pydantic'))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.strip().splitlines()[-1]
+    assert out == "[]"
 
 
 def test_cli_usage_errors_and_failures_are_unknown(tmp_path: Path) -> None:
@@ -323,3 +382,26 @@ def test_a_node_that_was_not_checked_says_why_in_one_vocabulary() -> None:
     assert (found.kind, found.detail) == (
         "not-applicable", "check lag applies to kind mysql, postgres, not pgbouncer")
     assert check_split_brain(Selection((bouncer,))).findings == ()  # not named: left out
+
+
+def test_docs_table_of_checks_is_current() -> None:
+    """docs/checks.md's table is made from the registry: a new check, kind or default
+    shows there once `make docs` ran (`dbgauge check --docs docs/checks.md`)."""
+    from dbgauge.checks.health.docs import BEGIN, END, checks_table
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "checks.md").read_text("utf-8")
+    block = text[text.index(BEGIN): text.index(END) + len(END)]
+    assert block == checks_table(health_checks().values()), \
+        "docs/checks.md is stale: run `make docs` and commit"
+    for check in health_checks().values():
+        assert f"| `{check.name}` |" in block
+
+
+def test_every_check_is_declared_whole() -> None:
+    """What the CLI and the docs are made of is there for every check."""
+    for name, check in health_checks().items():
+        assert name == check.name and check.summary.endswith(".") and check.measures
+        assert check.kinds and check.kinds <= {"mysql", "postgres", "pgbouncer"}
+        assert (check.defaults is None) == (check.unit == "") == (check.finding == ""), name
+    with pytest.raises(ValueError, match="need a unit and a finding kind"):
+        replace(health_checks()["lag"], unit="")
