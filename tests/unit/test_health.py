@@ -14,12 +14,12 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from dbgauge.app import parse_config
+from dbgauge.app import check_jobs, parse_config, scheduled_checks
 from dbgauge.checks.health import Thresholds, health_checks
 from dbgauge.checks.health.model import NodeOutcome
 from dbgauge.checks.health.replication import channel_findings, primary_findings, standby_findings
 from dbgauge.checks.health.run import run_health, summarize
-from dbgauge.checks.schedule import check_jobs, result_samples, validate_check_job
+from dbgauge.checks.schedule import result_samples, validate_check_job
 from dbgauge.cli import cli
 from dbgauge.collectors.mysql_replication import parse_replica_status
 from dbgauge.collectors.postgres_replication import parse_local, parse_slots, parse_standbys
@@ -323,7 +323,8 @@ def test_daemon_samples_and_job_config() -> None:
         Finding(Status.CRITICAL, "r", "errant-transactions", "d", {"errant_count": "2"}),
         Finding(Status.WARNING, "r", "writable-replica", "d"),
         Finding(Status.UNKNOWN, "q", "unreachable", "d")))
-    samples = result_samples("split-brain", result, ["p", "r", "q"])
+    checks = scheduled_checks()
+    samples = result_samples(checks["split-brain"], result, ["p", "r", "q"])
     status = {s.labels["target"]: s.value for s in samples if s.name == "dbgauge_check_status"}
     assert status == {"p": 0, "r": 2, "q": 3}
     findings = {(s.labels["kind"], s.labels["node"]): s.value for s in samples
@@ -336,15 +337,15 @@ def test_daemon_samples_and_job_config() -> None:
               if s.name == "dbgauge_split_brain_errant_transactions"}
     assert errant == {"p": 0, "r": 2, "q": 0}
     with pytest.raises(ValueError, match="unknown check 'lagg'"):
-        validate_check_job("lagg", None, None)
+        validate_check_job(checks, "lagg", None, None)
     with pytest.raises(ValueError, match="no warning"):
-        validate_check_job("split-brain", 1, None)
+        validate_check_job(checks, "split-brain", 1, None)
     with pytest.raises(ValueError, match="less strict than --critical"):
-        validate_check_job("lag", 200, 100)
-    validate_check_job("lag", 200, None)  # critical follows: 200/200
-    validate_check_job("lag", "@10:20", "~:300")  # ranges, as on the command line
+        validate_check_job(checks, "lag", 200, 100)
+    validate_check_job(checks, "lag", 200, None)  # critical follows: 200/200
+    validate_check_job(checks, "lag", "@10:20", "~:300")  # ranges, as on the command line
     with pytest.raises(ValueError, match="'x' is not a range"):
-        validate_check_job("lag", "x", None)
+        validate_check_job(checks, "lag", "x", None)
     config = parse_config("targets:\n  - {name: a, kind: mysql, dsn: 'mysql://u@h:1/'}\n"
                           "checks:\n  - {check: lag}\n  - {check: lag, warning: 5}\n"
                           "  - {check: split-brain}\n")
