@@ -33,12 +33,11 @@ from pydantic import (
     model_validator,
 )
 
-from dbgauge.toolkit import ENV_CONFIG
+from dbgauge.toolkit import DEFAULT_HEARTBEAT_TABLE, ENV_CONFIG
 from dbgauge.toolkit.dsn import parse_dsn
 from dbgauge.toolkit.errors import ConfigError
 from dbgauge.toolkit.files import read_text
 from dbgauge.toolkit.targets import (
-    DEFAULT_HEARTBEAT_TABLE,
     KINDS,
     NAME_PATTERN,
     TABLE_PATTERN,

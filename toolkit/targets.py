@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Generic, Literal, TypeVar, get_args
 from urllib.parse import quote
 
+from dbgauge.toolkit import DEFAULT_HEARTBEAT_TABLE
 from dbgauge.toolkit.dsn import (
     ConnParams,
     is_dsn,
@@ -38,7 +39,6 @@ TargetKind = Literal["mysql", "postgres", "pgbouncer"]
 KINDS: tuple[TargetKind, ...] = get_args(TargetKind)
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$"
 TABLE_PATTERN = r"^[A-Za-z0-9_$]{1,63}\.[A-Za-z0-9_$]{1,63}$"
-DEFAULT_HEARTBEAT_TABLE = "dbgauge.heartbeat"
 _NAMED_DSN = re.compile(r"^(?P<name>[A-Za-z0-9][A-Za-z0-9_.:-]{0,62})=(?P<dsn>.*)$", re.DOTALL)
 
 

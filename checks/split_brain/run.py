@@ -25,10 +25,11 @@ from dbgauge.checks.split_brain.model import (
 from dbgauge.checks.split_brain.mysql import find_errant, mysql_findings, source_of, topologies
 from dbgauge.checks.split_brain.postgres import pg_findings, upstream_of
 from dbgauge.checks.split_brain.reads import reread, snapshot
-from dbgauge.collectors.mysql_heartbeat import HeartbeatRow
+from dbgauge.toolkit import DEFAULT_HEARTBEAT_TABLE
 from dbgauge.toolkit.db import Connection
+from dbgauge.toolkit.heartbeat import HeartbeatRow
 from dbgauge.toolkit.result import CheckResult, Finding, plugin_result, worst
-from dbgauge.toolkit.targets import DEFAULT_HEARTBEAT_TABLE, Selection, Target
+from dbgauge.toolkit.targets import Selection, Target
 
 DEFAULT_HEARTBEAT_WAIT = 2.0  # seconds between the two heartbeat reads (writers beat each 1 s)
 

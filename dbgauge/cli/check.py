@@ -14,7 +14,7 @@ import click
 
 from dbgauge.checks.health import HealthCheck, health_checks
 from dbgauge.cli.base import finish, positive_duration, seconds
-from dbgauge.toolkit import ENV_CONFIG
+from dbgauge.toolkit import DEFAULT_HEARTBEAT_TABLE, ENV_CONFIG
 from dbgauge.toolkit.errors import DbgaugeError
 from dbgauge.toolkit.ranges import Range, parse_range
 from dbgauge.toolkit.result import CheckResult, Finding, Status, plugin_result
@@ -216,7 +216,7 @@ def _selection(config_path: str | None, targets: tuple[str, ...],
 @check_group.command("split-brain", short_help="Errant GTIDs, writable replicas, two primaries.")
 @_check_nodes_options
 @_plugin_options
-@click.option("--heartbeat-table", default="dbgauge.heartbeat", show_default=True,
+@click.option("--heartbeat-table", default=DEFAULT_HEARTBEAT_TABLE, show_default=True,
               metavar="SCHEMA.TABLE", help="Heartbeat table of --node MySQL-family servers.")
 @click.option("--heartbeat-wait", default="2s", show_default=True,
               callback=lambda _c, _p, v: seconds(v), metavar="DURATION",

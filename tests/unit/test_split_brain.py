@@ -29,9 +29,9 @@ from dbgauge.checks.split_brain.model import (
 from dbgauge.checks.split_brain.mysql import errant_finding, find_errant, mysql_findings, topologies
 from dbgauge.checks.split_brain.postgres import format_lsn, parse_lsn, pg_findings
 from dbgauge.checks.split_brain.reads import mysql_node
-from dbgauge.collectors.mysql_heartbeat import HeartbeatRow
 from dbgauge.collectors.mysql_replication import parse_flags, parse_replica_status
 from dbgauge.toolkit.gtid import GtidSet
+from dbgauge.toolkit.heartbeat import HeartbeatRow
 from dbgauge.toolkit.result import Status
 from tests.helpers.captured import load, table_rows, tsv_rows
 
