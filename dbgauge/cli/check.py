@@ -265,8 +265,8 @@ def _health_command(check: HealthCheck) -> click.Command:
                 heartbeat_table: str | None = None) -> None:
         from dbgauge.checks.health.run import run_health
 
-        limits = None if warning is None and critical is None else check.limits(warning,
-                                                                                 critical)
+        given = warning is not None or critical is not None
+        limits = check.limits(warning, critical) if given else None
 
         def work() -> CheckResult:
             nodes = _selection(config_path, targets, node_dsns, password_file,

@@ -406,3 +406,18 @@ def test_every_check_is_declared_whole() -> None:
         assert (check.defaults is None) == (check.unit == "") == (check.finding == ""), name
     with pytest.raises(ValueError, match="need a unit and a finding kind"):
         replace(health_checks()["lag"], unit="")
+
+
+def test_each_node_turns_a_failure_into_the_nodes_finding() -> None:
+    """Nothing listens on port 1: the node is `unreachable` at the connection (not a
+    failure of the work, which never runs), with its name and address, not its password."""
+    from dbgauge.checks.nodes import Failed, each_node
+
+    node = target_from_dsn("gone=mysql://u:pw@127.0.0.1:1/")
+    ran: list[str] = []
+    (got,) = each_node([node], lambda n, _c: ran.append(n.name))
+    assert isinstance(got, Failed) and not got.connected and ran == []
+    assert (got.finding.node, got.finding.kind, got.finding.severity) == (
+        "gone", "unreachable", Status.UNKNOWN)
+    assert "127.0.0.1:1" in got.finding.detail and "pw" not in got.finding.detail
+    assert each_node([], lambda n, _c: n) == []
