@@ -41,6 +41,7 @@ test: deps venv lint
 
 docs: venv
 	$(BIN)/dbgauge collectors --readme README.md
+	$(BIN)/dbgauge check --docs docs/checks.md
 
 demo: deps venv
 	$(BIN)/dbgauge sandbox up --dir $(SANDBOX_DIR)

@@ -1,26 +1,36 @@
-"""Scheduled checks: the daemon runs each `checks:` entry of the config on its interval.
+"""Scheduled checks and checksums: the jobs the daemon runs on an interval, one per
+`checks:` and `checksums:` entry of the config, each in its own thread
+(`toolkit.jobs`, the core's scheduler, to which `dbgauge.app` hands these builders).
 
-A check across nodes (split-brain waits for two heartbeat reads) is too slow for a scrape,
-so it runs as a `toolkit.jobs.Job` and the daemon serves its last result:
-`dbgauge_check_status{check,target}` (the monitoring-plugin code per node) and, for
-split-brain, `dbgauge_split_brain_findings{kind,node}` -- counts by finding kind, every
-kind present (0) for every node so no series comes and goes; GTIDs stay out of labels.
+A check across nodes (split-brain waits for two heartbeat reads) or a table checksum is
+too slow for a scrape, so the daemon serves the samples of the last run. Every scheduled
+check gives `dbgauge_check_status{check,target}` (the monitoring-plugin code per node);
+a check may declare more metrics and how its result becomes their samples (split-brain's
+findings by kind, `checks.split_brain.metrics`). Which checks there are comes from
+`dbgauge.app` (the health registry and split-brain); checksums' metrics are the drift
+package's (`checks.drift.schedule`).
 """
 
 from __future__ import annotations
 
+import logging
+import time
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 
-from dbgauge.checks.health import health_checks, run_health
-from dbgauge.checks.split_brain.model import KINDS
-from dbgauge.checks.split_brain.run import check_split_brain
-from dbgauge.toolkit.config import CheckJobConfig, Config
+from dbgauge.checks.drift.model import ChecksumOptions, LogReporter
+from dbgauge.checks.drift.run import run_checksum
+from dbgauge.checks.drift.schedule import METRICS as CHECKSUM_METRICS
+from dbgauge.checks.drift.schedule import samples as checksum_samples
+from dbgauge.checks.health.model import HealthCheck, Thresholds
+from dbgauge.checks.health.run import run_health
+from dbgauge.toolkit.config import CheckJobConfig, ChecksumJobConfig, Config
 from dbgauge.toolkit.errors import ConfigError
 from dbgauge.toolkit.jobs import Job
 from dbgauge.toolkit.metrics import MetricSpec, Sample
 from dbgauge.toolkit.result import CheckResult, Status, worst
-from dbgauge.toolkit.targets import Selection, select
+from dbgauge.toolkit.targets import Selection, Target, select
 
 STATUS = MetricSpec(
     "dbgauge_check_status", "gauge",
@@ -28,33 +38,39 @@ STATUS = MetricSpec(
     "1 WARNING, 2 CRITICAL, 3 UNKNOWN (unreachable, or could not tell); cached from the "
     "check job's last run (see dbgauge_job_last_run_timestamp_seconds{dbgauge_job=\"check:...\"}).",
     ("check", "target"))
-SPLIT_BRAIN_FINDINGS = MetricSpec(
-    "dbgauge_split_brain_findings", "gauge",
-    "Split-brain findings per node and kind (errant-transactions, writable-replica, "
-    "multiple-primaries, timeline-divergence, concurrent-heartbeat-writers, unreachable, "
-    "auth-failed, query-failed, check-failed); 0 when none. Cached from the split-brain "
-    "job's last run; `dbgauge check split-brain` prints the GTIDs and evidence.",
-    ("kind", "node"))
-SPLIT_BRAIN_ERRANT = MetricSpec(
-    "dbgauge_split_brain_errant_transactions", "gauge",
-    "Errant transactions found on the node at the split-brain job's last run (cached); 0 "
-    "when none. Where MariaDB's binlog is not readable, each errant (domain, server_id) "
-    "stream counts once.", ("node",))
-
-SPLIT_BRAIN = "split-brain"
 
 
-def check_names() -> tuple[str, ...]:
-    return (SPLIT_BRAIN, *health_checks())
+def _no_samples(_result: CheckResult, _nodes: Sequence[str]) -> list[Sample]:
+    return []
 
 
-def validate_check_job(check: str, warning: float | str | None,
-                       critical: float | str | None) -> None:
+@dataclass(frozen=True)
+class ScheduledCheck:
+    """A check the daemon can run on a schedule: what it applies to, how it runs on a
+    selection of nodes, and what its result adds beyond dbgauge_check_status (`metrics`,
+    whose samples `samples` makes of a result for the nodes it looked at)."""
+
+    name: str
+    kinds: frozenset[str]
+    run: Callable[[Selection, Thresholds | None], CheckResult]
+    defaults: Thresholds | None = None  # None: no warning/critical
+    metrics: tuple[MetricSpec, ...] = ()
+    samples: Callable[[CheckResult, Sequence[str]], list[Sample]] = _no_samples
+
+
+def scheduled_health(check: HealthCheck) -> ScheduledCheck:
+    """A health check as the daemon schedules it."""
+    return ScheduledCheck(check.name, check.kinds,
+                          lambda nodes, limits: run_health(check, nodes, limits),
+                          check.defaults)
+
+
+def validate_check_job(checks: Mapping[str, ScheduledCheck], check: str,
+                       warning: float | str | None, critical: float | str | None) -> None:
     """Config-time validation of a `checks:` entry (raises ValueError for pydantic)."""
-    names = check_names()
-    if check not in names:
-        raise ValueError(f"unknown check {check!r}; available: {', '.join(names)}")
-    defaults = None if check == SPLIT_BRAIN else health_checks()[check].DEFAULTS
+    if check not in checks:
+        raise ValueError(f"unknown check {check!r}; available: {', '.join(checks)}")
+    defaults = checks[check].defaults
     if defaults is None and (warning is not None or critical is not None):
         raise ValueError(f"check {check} takes no warning/critical thresholds")
     if defaults is not None:
@@ -72,64 +88,87 @@ def node_statuses(result: CheckResult, nodes: Sequence[str]) -> dict[str, Status
     return out
 
 
-def result_samples(check: str, result: CheckResult, nodes: Sequence[str]) -> list[Sample]:
+def result_samples(check: ScheduledCheck, result: CheckResult, nodes: Sequence[str]
+                   ) -> list[Sample]:
     """The samples one check run yields (pure: unit-tested without a daemon)."""
     statuses = node_statuses(result, nodes)
-    out = [Sample(STATUS.name, float(status), {"check": check, "target": target})
-           for target, status in statuses.items()]
-    if check == SPLIT_BRAIN:
-        counts = Counter((f.kind, f.node) for f in result.findings)
-        errant = Counter[str]()
-        for f in result.findings:
-            if f.kind == "errant-transactions":
-                errant[f.node] += int(f.evidence.get("errant_count", "1"))
-        for node in statuses:
-            for kind in KINDS:
-                out.append(Sample(SPLIT_BRAIN_FINDINGS.name, float(counts[(kind, node)]),
-                                  {"kind": kind, "node": node}))
-            out.append(Sample(SPLIT_BRAIN_ERRANT.name, float(errant[node]), {"node": node}))
-    return out
+    return [*(Sample(STATUS.name, float(status), {"check": check.name, "target": target})
+              for target, status in statuses.items()),
+            *check.samples(result, list(statuses))]
+
+
+def _numbered(bases: Iterable[str], separator: str) -> list[str]:
+    """Job names: each base as it is, then base<separator>2, 3... for repeats."""
+    seen: Counter[str] = Counter()
+    names = []
+    for base in bases:
+        seen[base] += 1
+        names.append(base if seen[base] == 1 else f"{base}{separator}{seen[base]}")
+    return names
 
 
 class CheckJob(Job):
     """One `checks:` entry of the config, run by the daemon every `interval` seconds."""
 
-    def __init__(self, name: str, entry: CheckJobConfig, config: Config) -> None:
+    def __init__(self, name: str, entry: CheckJobConfig, config: Config,
+                 check: ScheduledCheck) -> None:
         self.name = name
         self.interval = entry.interval
         self.entry = entry
         self.config = config
-        self.metrics = (STATUS, SPLIT_BRAIN_FINDINGS, SPLIT_BRAIN_ERRANT) \
-            if entry.check == SPLIT_BRAIN else (STATUS,)
+        self.check = check
+        self.metrics = (STATUS, *check.metrics)
 
     def nodes(self) -> Selection:
         """The entry's targets (every configured one if it names none), less configured
         targets of kinds the check does not apply to."""
         chosen = select(self.entry.targets or (), (), self.config.all_targets())
-        kinds = {"mysql", "postgres"} if self.entry.check == SPLIT_BRAIN \
-            else health_checks()[self.entry.check].KINDS
         return Selection(tuple(n for n in chosen.targets
-                               if n.kind in kinds or n.name in chosen.named), chosen.named)
+                               if n.kind in self.check.kinds or n.name in chosen.named),
+                         chosen.named)
 
     def run(self) -> Iterable[Sample]:
         nodes = self.nodes()
-        if self.entry.check == SPLIT_BRAIN:
-            result = check_split_brain(nodes)
-        else:
-            check = health_checks()[self.entry.check]
-            limits = None
-            if check.DEFAULTS is not None:
-                limits = check.DEFAULTS.override(self.entry.warning, self.entry.critical)
-            result = run_health(check, nodes, limits)
-        return result_samples(self.entry.check, result, [n.name for n in nodes.targets])
+        defaults = self.check.defaults
+        limits = None if defaults is None else defaults.override(self.entry.warning,
+                                                                 self.entry.critical)
+        result = self.check.run(nodes, limits)
+        return result_samples(self.check, result, [n.name for n in nodes.targets])
 
 
-def check_jobs(config: Config) -> list[Job]:
+def check_jobs(config: Config, checks: Mapping[str, ScheduledCheck]) -> list[Job]:
     """One job per `checks:` entry: 'check:NAME', then 'check:NAME#2', ... for repeats."""
-    jobs: list[Job] = []
-    seen: Counter[str] = Counter()
-    for entry in config.checks:
-        seen[entry.check] += 1
-        suffix = f"#{seen[entry.check]}" if seen[entry.check] > 1 else ""
-        jobs.append(CheckJob(f"check:{entry.check}{suffix}", entry, config))
-    return jobs
+    names = _numbered((f"check:{entry.check}" for entry in config.checks), "#")
+    return [CheckJob(name, entry, config, checks[entry.check])
+            for name, entry in zip(names, config.checks, strict=True)]
+
+
+class ChecksumJob(Job):
+    """One `checksums:` entry: compare its replicas with its source every interval."""
+
+    metrics = CHECKSUM_METRICS
+
+    def __init__(self, name: str, spec: ChecksumJobConfig, source: Target,
+                 replicas: Sequence[Target]) -> None:
+        self.name = name
+        self.interval = spec.interval
+        self.source = source
+        self.replicas = list(replicas)
+        self.options = ChecksumOptions(
+            tables=tuple(spec.tables or ()), exclude=tuple(spec.exclude), method=spec.method,
+            chunk_time=spec.chunk_time, whole_table_time=spec.whole_table_time,
+            max_lag=spec.max_lag, keep_state=False)
+
+    def run(self) -> Iterable[Sample]:
+        result = run_checksum(self.source, self.replicas, self.options,
+                              LogReporter(logging.DEBUG))
+        return checksum_samples(self.name, result, time.time())
+
+
+def checksum_jobs(config: Config) -> list[Job]:
+    """One job per `checksums:` entry, named `checksum:<source>` (`:2`, `:3`... when one
+    source has several entries)."""
+    names = _numbered((f"checksum:{spec.source}" for spec in config.checksums), ":")
+    return [ChecksumJob(name, spec, config.target(spec.source),
+                        [config.target(r) for r in spec.replicas])
+            for name, spec in zip(names, config.checksums, strict=True)]

@@ -6,31 +6,25 @@ exporter's clock: sub-second, and still growing while the replica's SQL thread i
 (Seconds_Behind_Source goes NULL then). mysqld_exporter exports only the raw timestamps
 and leaves the subtraction to PromQL; both raw timestamps are here too.
 
-Which row is the source's: `source_server_id` if configured, else the most recently
-written row whose server_id is not this server's own -- after a failover that is the new
-primary's row without any reconfiguration, and it costs no extra statement. On a
-`mode: write` target it reads its own row, so the lag there is the writer's freshness
-(at most about one interval when healthy).
-Without heartbeat settings it reports `dbgauge_mysql_heartbeat_configured 0` and nothing
-else, so the collector can stay on everywhere.
+Which row is the source's, and how it is read, is `toolkit.heartbeat.read_source`'s (the
+one home of the heartbeat row): `source_server_id` if configured, else the most recently
+written row not this server's own, which follows a failover; on a `mode: write` target its
+own row, so the lag there is the writer's freshness (at most about one interval when
+healthy). Without heartbeat settings it reports `dbgauge_mysql_heartbeat_configured 0` and
+nothing else, so the collector can stay on everywhere.
 
 `read` returns `HeartbeatFacts` (the source's row and the exporter's clock when it was
-read; `check lag` uses them too); `read_heartbeat_table` reads every row, for the
-split-brain check's concurrent-writer test.
+read; `check lag` uses them too).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
 
 from dbgauge.toolkit.db import Connection
-from dbgauge.toolkit.db.privileges import query
-from dbgauge.toolkit.db.values import number
-from dbgauge.toolkit.errors import QueryError
-from dbgauge.toolkit.heartbeat import heartbeat_sql, parse_ts
+from dbgauge.toolkit.heartbeat import HeartbeatReading, read_source
 from dbgauge.toolkit.metrics import Collector, MetricSpec, Sample
 
 CONFIGURED = MetricSpec(
@@ -51,74 +45,6 @@ NOW = MetricSpec(
 SOURCE = MetricSpec(
     "dbgauge_mysql_heartbeat_source_server_id", "gauge",
     "server_id of the heartbeat row the lag is computed from.")
-_NO_SUCH_TABLE = 1146
-HEARTBEAT_NEEDS = "SELECT on the heartbeat table (GRANT SELECT ON dbgauge.* TO ...)"
-
-
-@dataclass(frozen=True)
-class HeartbeatRow:
-    server_id: int
-    ts: float  # Unix time
-
-
-def parse_heartbeat_rows(rows: Iterable[Mapping[str, Any]]) -> list[HeartbeatRow]:
-    """Rows of (server_id, ts) -> parsed rows; rows with an unreadable ts are skipped."""
-    out: list[HeartbeatRow] = []
-    for row in rows:
-        server_id = number(row.get("server_id"))
-        if server_id is None:
-            continue
-        try:
-            out.append(HeartbeatRow(int(server_id), parse_ts(row.get("ts"))))
-        except ValueError:
-            continue
-    return out
-
-
-def pick_source_row(rows: list[HeartbeatRow], own_server_id: int | None,
-                    wanted: int | None) -> HeartbeatRow | None:
-    """The row to measure: `wanted` if given, else the newest row not written by us."""
-    if wanted is not None:
-        return next((r for r in rows if r.server_id == wanted), None)
-    others = [r for r in rows if r.server_id != own_server_id]
-    return max(others, key=lambda r: r.ts, default=None)
-
-
-@dataclass(frozen=True)
-class HeartbeatTable:
-    """Every row of a heartbeat table, and the server_id of the server that was read."""
-
-    rows: tuple[HeartbeatRow, ...]
-    own_server_id: int | None  # None when the table has no row
-
-
-def read_heartbeat_table(conn: Connection, table: str) -> HeartbeatTable:
-    """The rows of `table` (schema.name); QueryError when it cannot be read, with a hint
-    when it does not exist."""
-    (statement,) = heartbeat_sql(conn.server.flavor, "heartbeat_read", table)
-    try:
-        raw = query(conn, "heartbeat_read", HEARTBEAT_NEEDS, sql=statement)
-    except QueryError as exc:
-        if exc.errno != _NO_SUCH_TABLE:
-            raise
-        raise exc.again(f"heartbeat table {table} does not exist on this server: "
-                        "run a heartbeat writer (heartbeat: {mode: write}) on the source, "
-                        f"or set heartbeat.table to pt-heartbeat's table ({exc})") from None
-    own = int(number(raw[0].get("own_server_id")) or 0) if raw else None
-    return HeartbeatTable(tuple(parse_heartbeat_rows(raw)), own)
-
-
-@dataclass(frozen=True)
-class HeartbeatReading:
-    """The source's heartbeat row and the exporter's clock when it was read."""
-
-    source: HeartbeatRow
-    now: float  # Unix time
-
-    @property
-    def lag(self) -> float:
-        """How old the row is by the exporter's clock (0 if the writer's clock is ahead)."""
-        return max(0.0, self.now - self.source.ts)
 
 
 @dataclass(frozen=True)
@@ -144,16 +70,7 @@ class MySQLHeartbeat(Collector[HeartbeatFacts]):
         settings = conn.target.heartbeat if conn.target is not None else None
         if settings is None:
             return HeartbeatFacts(None)
-        table = read_heartbeat_table(conn, settings.table)
-        now = self._clock()
-        wanted = table.own_server_id if settings.mode == "write" else settings.source_server_id
-        row = pick_source_row(list(table.rows), table.own_server_id, wanted)
-        if row is None:
-            which = f"server_id {wanted}" if wanted is not None else "another server"
-            raise QueryError(f"no heartbeat row from {which} in {settings.table} "
-                             f"({len(table.rows)} row(s)): is a heartbeat writer running on "
-                             "the source?")
-        return HeartbeatFacts(HeartbeatReading(row, now))
+        return HeartbeatFacts(read_source(conn, settings, self._clock))
 
     def samples(self, facts: HeartbeatFacts) -> Iterable[Sample]:
         reading = facts.reading

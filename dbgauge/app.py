@@ -18,6 +18,7 @@ from dbgauge.toolkit.config import load_config as _load_config
 from dbgauge.toolkit.config import parse_config as _parse_config
 
 if TYPE_CHECKING:  # the daemon's parts: a one-shot command that loads a config needs none
+    from dbgauge.checks.schedule import ScheduledCheck
     from dbgauge.toolkit.exporter.wiring import Wiring
     from dbgauge.toolkit.jobs import Job, JobSnapshot
     from dbgauge.toolkit.metrics import Registry
@@ -39,11 +40,22 @@ def _collector_options(name: str, options: Mapping[str, object]) -> None:
     registry()[name].check_options(options)
 
 
+def scheduled_checks() -> Mapping[str, ScheduledCheck]:
+    """Every check the daemon can run on a schedule (`checks:`): split-brain, then the
+    health checks of the registry."""
+    from dbgauge.checks.health import health_checks
+    from dbgauge.checks.schedule import scheduled_health
+    from dbgauge.checks.split_brain.metrics import SCHEDULED
+
+    return {SCHEDULED.name: SCHEDULED,
+            **{name: scheduled_health(check) for name, check in health_checks().items()}}
+
+
 def _check_job(check: str, warning: float | str | None,
                critical: float | str | None) -> None:
     from dbgauge.checks.schedule import validate_check_job
 
-    validate_check_job(check, warning, critical)
+    validate_check_job(scheduled_checks(), check, warning, critical)
 
 
 CATALOG = Catalog(collectors=_collector_names, collector_options=_collector_options,
@@ -67,14 +79,14 @@ def check_jobs(config: Config) -> list[Job]:
         return []
     from dbgauge.checks.schedule import check_jobs as build
 
-    return build(config)
+    return build(config, scheduled_checks())
 
 
 def checksum_jobs(config: Config) -> list[Job]:
     """The config's `checksums:` entries as scheduled jobs."""
     if not config.checksums:
         return []
-    from dbgauge.checks.drift.schedule import checksum_jobs as build
+    from dbgauge.checks.schedule import checksum_jobs as build
 
     return build(config)
 

@@ -33,15 +33,21 @@ from pydantic import (
     model_validator,
 )
 
-from dbgauge.toolkit import ENV_CONFIG
+from dbgauge.toolkit import DEFAULT_HEARTBEAT_TABLE, ENV_CONFIG
 from dbgauge.toolkit.dsn import parse_dsn
 from dbgauge.toolkit.errors import ConfigError
 from dbgauge.toolkit.files import read_text
-from dbgauge.toolkit.targets import NAME_PATTERN, TABLE_PATTERN, Heartbeat, Target
+from dbgauge.toolkit.targets import (
+    KINDS,
+    NAME_PATTERN,
+    TABLE_PATTERN,
+    Heartbeat,
+    Target,
+    TargetKind,
+)
 from dbgauge.toolkit.units import MAX_INTERVAL, MAX_TIMEOUT, at_most, parse_duration
 
 DEFAULT_LISTEN = "127.0.0.1:9860"
-TargetKind = Literal["mysql", "postgres", "pgbouncer"]
 RESERVED_LABELS = frozenset({"target", "collector", "job", "dbgauge_job", "instance"})
 # Timeouts (and other waits) up to a day, job intervals up to a month: anything longer is
 # a typo that would otherwise pass `config check` and break every scrape.
@@ -85,7 +91,7 @@ class HeartbeatConfig(_Model):
 
     mode: Literal["write", "read"]
     interval: Duration = 1.0
-    table: str = Field(default="dbgauge.heartbeat", pattern=TABLE_PATTERN)
+    table: str = Field(default=DEFAULT_HEARTBEAT_TABLE, pattern=TABLE_PATTERN)
     source_server_id: int | None = Field(default=None, ge=1, le=2**32 - 1)
 
     def heartbeat(self) -> Heartbeat:
@@ -204,8 +210,7 @@ class DaemonConfig(_Model):
         if not self.collector_options:
             return self  # also built without a context, as the default daemon section
         catalog = _catalog(info)
-        known = frozenset().union(*(catalog.collectors(k) for k in ("mysql", "postgres",
-                                                                     "pgbouncer")))
+        known = frozenset().union(*(catalog.collectors(k) for k in KINDS))
         _check_collector_options(self.collector_options, info, known, "any kind")
         return self
 

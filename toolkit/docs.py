@@ -54,10 +54,16 @@ def metrics_reference(collectors: Iterable[AnyCollector]) -> str:
 
 def update_readme(readme: Path, reference: str) -> bool:
     """Rewrite the reference block of `readme`; True when the file changed."""
-    text = readme.read_text(encoding="utf-8")
-    start, end = text.index(BEGIN.split("(")[0]), text.index(END) + len(END)
-    new = text[:start] + reference + text[end:]
+    return update_block(readme, BEGIN, END, reference)
+
+
+def update_block(path: Path, begin: str, end: str, block: str) -> bool:
+    """Replace the generated block of `path`, from its `begin` marker (up to the marker's
+    first `(`) to its `end` marker, with `block`; True when the file changed."""
+    text = path.read_text(encoding="utf-8")
+    start, stop = text.index(begin.split("(")[0]), text.index(end) + len(end)
+    new = text[:start] + block + text[stop:]
     if new != text:
-        readme.write_text(new, encoding="utf-8")
+        path.write_text(new, encoding="utf-8")
         return True
     return False

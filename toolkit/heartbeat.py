@@ -1,15 +1,23 @@
-"""pt-heartbeat-compatible heartbeat: the daemon-side writer and the helpers its reader shares.
+"""pt-heartbeat-compatible heartbeat: the one home of the heartbeat row -- its table, its
+timestamps, writing it, reading it and measuring lag by it -- for the daemon, the
+`mysql_heartbeat` collector, `check lag`, split-brain and `dbgauge heartbeat`.
 
 Seconds_Behind_Source goes NULL exactly when lag matters most (SQL thread stopped) and
 only has one-second resolution. A heartbeat row written on the primary and read on the
 replica measures what users feel instead: how old the newest replicated write is.
 
 The writer (`HeartbeatWriter`, started by the daemon for `heartbeat: {mode: write}`
-targets) replaces this server's row, keyed by `@@server_id`, every `interval` seconds
-with the exporter's own clock as a UTC microsecond timestamp, in the same format and
-table layout pt-heartbeat uses (`pt-heartbeat --utc` reads it, and dbgauge reads tables
-pt-heartbeat writes). Because the reader computes lag with the same clock, a daemon that
-writes on the primary and reads on the replica measures lag without clock skew.
+targets and run by `dbgauge heartbeat update`) replaces this server's row, keyed by
+`@@server_id`, every `interval` seconds with the exporter's own clock as a UTC
+microsecond timestamp, in the same format and table layout pt-heartbeat uses
+(`pt-heartbeat --utc` reads it, and dbgauge reads tables pt-heartbeat writes). Because
+the reader (`read_source`) computes lag with the same clock, a daemon that writes on the
+primary and reads on the replica measures lag without clock skew.
+
+Which row is the source's: `source_server_id` if configured, else the most recently
+written row whose server_id is not this server's own -- after a failover that is the new
+primary's row without any reconfiguration, and it costs no extra statement. On a
+`mode: write` target it is its own row, so the lag there is the writer's freshness.
 """
 
 from __future__ import annotations
@@ -17,19 +25,31 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from typing import Any
 
 from dbgauge.toolkit.db import Connection, connect
-from dbgauge.toolkit.errors import ConfigError, DbgaugeError
+from dbgauge.toolkit.db.privileges import query
+from dbgauge.toolkit.db.values import number
+from dbgauge.toolkit.errors import ConfigError, DbgaugeError, QueryError
 from dbgauge.toolkit.redact import redact
 from dbgauge.toolkit.sql import load_sql, quote_ident, quote_qualified
-from dbgauge.toolkit.targets import Target
+from dbgauge.toolkit.targets import Heartbeat, Target
 
 log = logging.getLogger("dbgauge.heartbeat")
 
 _TS_FORMAT = "%Y-%m-%dT%H:%M:%S.%f"
 _MAX_RETRY_WAIT = 10.0  # seconds between reconnect attempts once a server stays down
+_NO_SUCH_TABLE = 1146
+HEARTBEAT_NEEDS = "SELECT on the heartbeat table (GRANT SELECT ON dbgauge.* TO ...)"
+
+
+def table_name(database: str, table: str) -> str:
+    """pt-heartbeat's `-D database --table table` as one name (a `table` given as
+    schema.table stands alone)."""
+    return table if "." in table else f"{database}.{table}"
 
 
 def split_table(table: str) -> tuple[str, str]:
@@ -77,6 +97,97 @@ def parse_ts(value: object) -> float:
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     return moment.timestamp()
+
+
+@dataclass(frozen=True)
+class HeartbeatRow:
+    server_id: int
+    ts: float  # Unix time
+
+
+def parse_heartbeat_rows(rows: Iterable[Mapping[str, Any]]) -> list[HeartbeatRow]:
+    """Rows of (server_id, ts) -> parsed rows; rows with an unreadable ts are skipped."""
+    out: list[HeartbeatRow] = []
+    for row in rows:
+        server_id = number(row.get("server_id"))
+        if server_id is None:
+            continue
+        try:
+            out.append(HeartbeatRow(int(server_id), parse_ts(row.get("ts"))))
+        except ValueError:
+            continue
+    return out
+
+
+def pick_source_row(rows: list[HeartbeatRow], own_server_id: int | None,
+                    wanted: int | None) -> HeartbeatRow | None:
+    """The row to measure: `wanted` if given, else the newest row not written by us."""
+    if wanted is not None:
+        return next((r for r in rows if r.server_id == wanted), None)
+    others = [r for r in rows if r.server_id != own_server_id]
+    return max(others, key=lambda r: r.ts, default=None)
+
+
+@dataclass(frozen=True)
+class HeartbeatTable:
+    """Every row of a heartbeat table, and the server_id of the server that was read."""
+
+    rows: tuple[HeartbeatRow, ...]
+    own_server_id: int | None  # None when the table has no row
+
+
+def read_heartbeat_table(conn: Connection, table: str) -> HeartbeatTable:
+    """The rows of `table` (schema.name); QueryError when it cannot be read, with a hint
+    when it does not exist."""
+    (statement,) = heartbeat_sql(conn.server.flavor, "heartbeat_read", table)
+    try:
+        raw = query(conn, "heartbeat_read", HEARTBEAT_NEEDS, sql=statement)
+    except QueryError as exc:
+        if exc.errno != _NO_SUCH_TABLE:
+            raise
+        raise exc.again(f"heartbeat table {table} does not exist on this server: "
+                        "run a heartbeat writer (heartbeat: {mode: write}) on the source, "
+                        f"or set heartbeat.table to pt-heartbeat's table ({exc})") from None
+    own = int(number(raw[0].get("own_server_id")) or 0) if raw else None
+    return HeartbeatTable(tuple(parse_heartbeat_rows(raw)), own)
+
+
+@dataclass(frozen=True)
+class HeartbeatReading:
+    """The source's heartbeat row and the exporter's clock when it was read."""
+
+    source: HeartbeatRow
+    now: float  # Unix time
+
+    @property
+    def lag(self) -> float:
+        """How old the row is by the exporter's clock (0 if the writer's clock is ahead)."""
+        return max(0.0, self.now - self.source.ts)
+
+
+def read_source(conn: Connection, settings: Heartbeat,
+                clock: Callable[[], float] = time.time) -> HeartbeatReading:
+    """The source's row (see the module's doc) and `clock` when it was read; QueryError
+    when the table or the row is missing."""
+    table = read_heartbeat_table(conn, settings.table)
+    now = clock()
+    wanted = table.own_server_id if settings.mode == "write" else settings.source_server_id
+    row = pick_source_row(list(table.rows), table.own_server_id, wanted)
+    if row is None:
+        which = f"server_id {wanted}" if wanted is not None else "another server"
+        raise QueryError(f"no heartbeat row from {which} in {settings.table} "
+                         f"({len(table.rows)} row(s)): is a heartbeat writer running on "
+                         "the source?")
+    return HeartbeatReading(row, now)
+
+
+def with_heartbeat(target: Target, settings: Heartbeat) -> Target:
+    """`target` with these heartbeat settings: MySQL-family servers only."""
+    if target.kind != "mysql":
+        raise ConfigError(f"{target.name} is a {target.kind} server: the heartbeat is "
+                          "pt-heartbeat's, for MySQL and MariaDB")
+    split_table(settings.table)
+    return replace(target, heartbeat=settings)
 
 
 class HeartbeatWriter:
@@ -218,3 +329,58 @@ def frame_averages(samples: Sequence[tuple[float, float]], now: float,
         inside = [lag for at, lag in samples if now - at <= frame]
         out.append(sum(inside) / len(inside) if inside else None)
     return out
+
+
+class HeartbeatMonitor:
+    """pt-heartbeat --monitor: each target's lag every round, with its averages over the
+    last 1, 5 and 15 minutes; a target keeps its connection between rounds, and one that
+    cannot be read says why on its line and is tried again next round."""
+
+    def __init__(self, targets: Sequence[Target]) -> None:
+        self.targets = list(targets)
+        self._conns: dict[str, Connection] = {}
+        self._history: dict[str, list[tuple[float, float]]] = {t.name: [] for t in targets}
+        self._stop = threading.Event()
+
+    def line(self, target: Target, at: float) -> str:
+        """One reading of `target`: `NAME: 0.42s [ 0.40s, 0.38s, 0.38s ]`, or its error."""
+        try:
+            lag = self._lag(target)
+        except DbgaugeError as exc:
+            return f"{target.name}: error: {exc}"
+        samples = self._history[target.name]
+        samples.append((at, lag))
+        del samples[:-2000]  # 15 min at 0.5 s
+        averages = ", ".join("   -  " if a is None else f"{a:5.2f}s"
+                             for a in frame_averages(samples, at))
+        return f"{target.name}: {lag:5.2f}s [ {averages} ]"
+
+    def _lag(self, target: Target) -> float:
+        if target.heartbeat is None:
+            raise ConfigError(f"target {target.name} has no heartbeat settings")
+        conn = self._conns.get(target.name)
+        if conn is None or conn.closed:
+            conn = self._conns[target.name] = connect(target)
+        return read_source(conn, target.heartbeat).lag
+
+    def run(self, interval: float, run_time: float | None, emit: Callable[[str], None]) -> None:
+        """Emit every target's line every `interval` until `request_stop()`, Ctrl-C or
+        `run_time`; the connections are closed at the end."""
+        end = None if run_time is None else time.monotonic() + run_time
+        try:
+            while not self._stop.is_set():
+                started = time.monotonic()
+                for target in self.targets:
+                    emit(self.line(target, started))
+                if end is not None and time.monotonic() >= end:
+                    break
+                time.sleep(max(0.0, interval - (time.monotonic() - started)))
+        except KeyboardInterrupt:
+            pass
+        finally:
+            for conn in self._conns.values():
+                conn.close()
+
+    def request_stop(self) -> None:
+        """End the loop before its next round (safe in a signal handler)."""
+        self._stop.set()

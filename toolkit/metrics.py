@@ -33,7 +33,7 @@ from typing import Any, ClassVar, Generic, Literal, TypeVar
 
 from dbgauge.toolkit.db.base import Connection, ServerInfo
 from dbgauge.toolkit.db.version import Version
-from dbgauge.toolkit.targets import Target
+from dbgauge.toolkit.targets import KINDS, Target, TargetKind
 
 # "untyped": for families whose type Prometheus' metadata cannot say: postgres_exporter's
 # counters without `_total` (queries.yaml), and cumulative buckets carrying `le` outside a
@@ -109,7 +109,7 @@ class Collector(ABC, Generic[F]):
 
     name: ClassVar[str]
     help: ClassVar[str]
-    kind: ClassVar[Literal["mysql", "postgres", "pgbouncer"]]
+    kind: ClassVar[TargetKind]
     flavors: ClassVar[frozenset[str]]
     min_versions: ClassVar[Mapping[str, Version]] = {}
     default_enabled: ClassVar[bool] = True
@@ -218,7 +218,7 @@ def _options_of(cls: type[AnyCollector]) -> Mapping[str, Option]:
         "anew (0: every scrape)", minimum=0, maximum=86_400)}
 
 
-_KIND_ORDER = {"mysql": 0, "postgres": 1, "pgbouncer": 2}
+_KIND_ORDER = {kind: i for i, kind in enumerate(KINDS)}
 
 
 AnyCollector = Collector[Any]

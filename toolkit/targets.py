@@ -15,9 +15,10 @@ from collections import Counter
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Generic, TypeVar
+from typing import TYPE_CHECKING, Generic, Literal, TypeVar, get_args
 from urllib.parse import quote
 
+from dbgauge.toolkit import DEFAULT_HEARTBEAT_TABLE
 from dbgauge.toolkit.dsn import (
     ConnParams,
     is_dsn,
@@ -32,10 +33,12 @@ from dbgauge.toolkit.redact import redact
 if TYPE_CHECKING:
     from concurrent.futures import Future
 
-KINDS = ("mysql", "postgres", "pgbouncer")
+# The kinds of server dbgauge talks to, in the order listings show them: the config's
+# `kind:`, the collectors' `kind`, every check's kinds are these.
+TargetKind = Literal["mysql", "postgres", "pgbouncer"]
+KINDS: tuple[TargetKind, ...] = get_args(TargetKind)
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$"
 TABLE_PATTERN = r"^[A-Za-z0-9_$]{1,63}\.[A-Za-z0-9_$]{1,63}$"
-DEFAULT_HEARTBEAT_TABLE = "dbgauge.heartbeat"
 _NAMED_DSN = re.compile(r"^(?P<name>[A-Za-z0-9][A-Za-z0-9_.:-]{0,62})=(?P<dsn>.*)$", re.DOTALL)
 
 
@@ -55,7 +58,7 @@ class Target:
     """One server: where it is, what it is, how long to wait for it, how to label it."""
 
     name: str
-    kind: str  # mysql | postgres | pgbouncer
+    kind: str  # one of KINDS
     dsn: str
     password_env: str | None = None
     password_file: Path | None = None
@@ -67,6 +70,11 @@ class Target:
     query_timeout: float = 5.0
     lock_timeout: float = 2.0
     heartbeat: Heartbeat | None = None
+
+    @property
+    def reads_heartbeat(self) -> bool:
+        """Whether lag is read from a heartbeat table here (`heartbeat: {mode: read}`)."""
+        return self.heartbeat is not None and self.heartbeat.mode == "read"
 
     def connection_params(self) -> ConnParams:
         """The DSN's parameters with the password resolved (env, file, else the DSN's own).

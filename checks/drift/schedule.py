@@ -1,5 +1,6 @@
-"""Scheduled checksums: the daemon runs each `checksums:` entry of the config as a job and
-serves its last result as `dbgauge_checksum_*` metrics (cached between runs).
+"""Scheduled checksums' metrics: the daemon runs each `checksums:` entry of the config as
+a job (`checks.schedule.ChecksumJob`) and serves its last result as `dbgauge_checksum_*`
+metrics (cached between runs), made here of the run's result.
 
 A checksum reads whole tables, so it never runs on scrape: `toolkit.jobs` runs it in its
 own thread every `interval` (1 h by default) and keeps the samples of the last finished run.
@@ -9,18 +10,10 @@ on `dbgauge_checksum_differing_rows > 0` does not depend on a series appearing.
 
 from __future__ import annotations
 
-import logging
-import time
-from collections.abc import Iterable, Sequence
 from typing import Any
 
-from dbgauge.checks.drift.model import ChecksumOptions, LogReporter
-from dbgauge.checks.drift.run import run_checksum
-from dbgauge.toolkit.config import ChecksumJobConfig, Config
-from dbgauge.toolkit.jobs import Job
 from dbgauge.toolkit.metrics import MetricSpec, Sample
 from dbgauge.toolkit.result import CheckResult
-from dbgauge.toolkit.targets import Target
 
 _P = "dbgauge_checksum_"
 _CACHED = " Cached from the last scheduled run (see dbgauge_job_success for failed runs)."
@@ -94,39 +87,3 @@ def _unnamed_rows(unnamed: dict[str, Any]) -> int:
     on differing_rows > 0 must fire), at least the difference of the row counts."""
     src, rep = unnamed["source_rows"], unnamed["replica_rows"]
     return max(1, abs(src - rep)) if src is not None and rep is not None else 1
-
-
-class ChecksumJob(Job):
-    """One `checksums:` entry: compare its replicas with its source every interval."""
-
-    metrics = METRICS
-
-    def __init__(self, name: str, spec: ChecksumJobConfig, source: Target,
-                 replicas: Sequence[Target]) -> None:
-        self.name = name
-        self.interval = spec.interval
-        self.source = source
-        self.replicas = list(replicas)
-        self.options = ChecksumOptions(
-            tables=tuple(spec.tables or ()), exclude=tuple(spec.exclude), method=spec.method,
-            chunk_time=spec.chunk_time, whole_table_time=spec.whole_table_time,
-            max_lag=spec.max_lag, keep_state=False)
-
-    def run(self) -> Iterable[Sample]:
-        result = run_checksum(self.source, self.replicas, self.options,
-                              LogReporter(logging.DEBUG))
-        return samples(self.name, result, time.time())
-
-
-def checksum_jobs(config: Config) -> list[Job]:
-    """One job per `checksums:` entry, named `checksum:<source>` (`:2`, `:3`... when one
-    source has several entries)."""
-    jobs: list[Job] = []
-    seen: dict[str, int] = {}
-    for spec in config.checksums:
-        base = f"checksum:{spec.source}"
-        seen[base] = seen.get(base, 0) + 1
-        name = base if seen[base] == 1 else f"{base}:{seen[base]}"
-        jobs.append(ChecksumJob(name, spec, config.target(spec.source),
-                                [config.target(r) for r in spec.replicas]))
-    return jobs

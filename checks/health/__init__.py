@@ -1,48 +1,42 @@
-"""What every `dbgauge check` shares: the nodes it looks at, running per node, thresholds.
+"""The health checks: one registry, found in this package's modules.
+
+A check is a `HealthCheck` (`model`) declared in a module of this package -- most hold one
+(`lag.CHECK`), a few share their reads (`activity`, `maintenance`). `health_checks()`
+finds them, so adding a check is adding its module (and its test): the `dbgauge check`
+commands, their --help and defaults, the docs table (`docs`) and the daemon's `checks:`
+entries are all made from the registry. Listing the checks imports every module, so a
+check module imports only `model` and the core's light modules at its top; the
+collectors it reads the server through are imported in the function that reads.
 
 A check looks at nodes: a `toolkit.targets.Selection` of configured targets (`--config`
-+ `--target`) or servers named by DSN on the command line (`--node`). Each node gets its
-own connection, opened in parallel; a node that cannot be reached or queried becomes an
-UNKNOWN finding naming the node and the reason -- never an OK. The health checks
-live one per module (`replication`, `lag`, `connections`, `pgbouncer_pools`, `locks`) and
-read servers through the collectors' facts; `health_checks()` maps the command names to
-them, `model` holds what they share and `run` runs one over a selection.
++ `--target`) or servers named by DSN on the command line (`--node`); `run` runs one
+over them (`checks.nodes`: a connection per node, in parallel, and a node that could not
+be checked is an UNKNOWN finding naming it and why -- never an OK).
 """
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from collections.abc import Mapping
+from functools import cache
 
-from dbgauge.checks.health import (
-    activity,
-    archiver,
-    connections,
-    group_replication,
-    history_list,
-    lag,
-    locks,
-    maintenance,
-    pgbouncer_pools,
-    replication,
-    sequence,
-    uptime,
-    wraparound,
-)
 from dbgauge.checks.health.model import HealthCheck, Thresholds
-from dbgauge.checks.health.run import run_health
 
-__all__ = ["HealthCheck", "Thresholds", "health_checks", "run_health"]
+__all__ = ["HealthCheck", "Thresholds", "health_checks"]
 
-_CHECKS: tuple[HealthCheck, ...] = (
-    replication, lag, connections, pgbouncer_pools, locks,
-    # PostgreSQL, as check_postgres names them
-    wraparound.CHECK, maintenance.VACUUM, maintenance.ANALYZE, sequence.CHECK, archiver.CHECK,
-    activity.QUERY_TIME, activity.TXN_IDLE, activity.TXN_TIME,
-    # both engines / MySQL-family
-    uptime.CHECK, history_list.CHECK, group_replication,
-)
+_NOT_CHECKS = frozenset({"model", "run", "docs"})  # the modules that declare no check
 
 
+@cache
 def health_checks() -> Mapping[str, HealthCheck]:
-    """Command name -> check module."""
-    return {m.NAME: m for m in _CHECKS}
+    """Every health check by command name, in name order."""
+    found: dict[str, HealthCheck] = {}
+    for info in pkgutil.iter_modules(__path__):
+        if info.name in _NOT_CHECKS:
+            continue
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        for check in vars(module).values():
+            if isinstance(check, HealthCheck) and found.setdefault(check.name, check) is not check:
+                raise RuntimeError(f"two health checks are named {check.name!r}")
+    return {name: found[name] for name in sorted(found)}

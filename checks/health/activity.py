@@ -9,15 +9,18 @@ postgres_locks and mysql_lock_waits collectors' facts where they have them.
 
 from __future__ import annotations
 
-from dbgauge.checks.health.model import Measure, Measured, NodeOutcome, Thresholds
-from dbgauge.collectors.mysql_lock_waits import read_transactions
-from dbgauge.collectors.postgres_locks import read_summary
-from dbgauge.toolkit.db import Connection
-from dbgauge.toolkit.db.values import number
-from dbgauge.toolkit.targets import Target
+from typing import TYPE_CHECKING
+
+from dbgauge.checks.health.model import HealthCheck, Measured, Thresholds
+
+if TYPE_CHECKING:
+    from dbgauge.toolkit.db import Connection
+    from dbgauge.toolkit.targets import Target
 
 
-def _query_time(node: Target, conn: Connection) -> Measured | NodeOutcome:
+def _query_time(node: Target, conn: Connection) -> Measured:
+    from dbgauge.toolkit.db.values import number
+
     row = conn.query("check_query_time")[0]
     active = number(row.get("active")) or 0.0
     seconds = number(row.get("seconds")) or 0.0
@@ -28,7 +31,9 @@ def _query_time(node: Target, conn: Connection) -> Measured | NodeOutcome:
     return Measured(seconds, text, extra=(("active_statements", active),))
 
 
-def _txn_idle(node: Target, conn: Connection) -> Measured | NodeOutcome:
+def _txn_idle(node: Target, conn: Connection) -> Measured:
+    from dbgauge.collectors.postgres_locks import read_summary
+
     s = read_summary(conn)
     seconds = s.idle_in_transaction_oldest_seconds
     return Measured(seconds, f"{s.idle_in_transaction:.0f} session(s) idle in transaction"
@@ -36,7 +41,10 @@ def _txn_idle(node: Target, conn: Connection) -> Measured | NodeOutcome:
                     extra=(("idle_in_transaction", s.idle_in_transaction),))
 
 
-def _txn_time(node: Target, conn: Connection) -> Measured | NodeOutcome:
+def _txn_time(node: Target, conn: Connection) -> Measured:
+    from dbgauge.collectors.mysql_lock_waits import read_transactions
+    from dbgauge.collectors.postgres_locks import read_summary
+
     if node.kind == "mysql":
         trx = read_transactions(conn)
         seconds, count = trx.oldest_seconds, float(sum(trx.by_state.values()))
@@ -46,15 +54,19 @@ def _txn_time(node: Target, conn: Connection) -> Measured | NodeOutcome:
     return Measured(seconds, text + (f" ({count:.0f} open)" if count is not None else ""))
 
 
-QUERY_TIME = Measure(
-    NAME="query-time", HELP="The longest-running client statement, in seconds.",
-    KINDS=frozenset({"postgres"}), DEFAULTS=Thresholds.above(120.0, 300.0),
-    METRIC="query_seconds", KIND="long-query", read=_query_time)
-TXN_IDLE = Measure(
-    NAME="txn-idle", HELP="The oldest session idle in transaction, in seconds.",
-    KINDS=frozenset({"postgres"}), DEFAULTS=Thresholds.above(60.0, 300.0),
-    METRIC="idle_in_transaction_seconds", KIND="idle-in-transaction", read=_txn_idle)
-TXN_TIME = Measure(
-    NAME="txn-time", HELP="The oldest open transaction, in seconds.",
-    KINDS=frozenset({"postgres", "mysql"}), DEFAULTS=Thresholds.above(300.0, 1800.0),
-    METRIC="transaction_seconds", KIND="long-transaction", read=_txn_time)
+QUERY_TIME = HealthCheck(
+    name="query-time", summary="The longest-running statement, in seconds (PostgreSQL).",
+    measures="the longest-running client statement, seconds",
+    kinds=frozenset({"postgres"}), metric="query_seconds", read=_query_time,
+    defaults=Thresholds.above(120.0, 300.0), unit="seconds", finding="long-query")
+TXN_IDLE = HealthCheck(
+    name="txn-idle",
+    summary="The oldest session idle in transaction, in seconds (PostgreSQL).",
+    measures="the oldest session idle in transaction, seconds",
+    kinds=frozenset({"postgres"}), metric="idle_in_transaction_seconds", read=_txn_idle,
+    defaults=Thresholds.above(60.0, 300.0), unit="seconds", finding="idle-in-transaction")
+TXN_TIME = HealthCheck(
+    name="txn-time", summary="The oldest open transaction, in seconds.",
+    measures="the oldest open transaction, seconds",
+    kinds=frozenset({"postgres", "mysql"}), metric="transaction_seconds", read=_txn_time,
+    defaults=Thresholds.above(300.0, 1800.0), unit="seconds", finding="long-transaction")

@@ -8,17 +8,28 @@ until the disk is full). A server with archive_mode off is OK and says so.
 
 from __future__ import annotations
 
-from dbgauge.checks.health.model import Measure, Measured, NodeOutcome, Thresholds, not_applicable
-from dbgauge.toolkit.db import Connection
-from dbgauge.toolkit.db.values import number
+from typing import TYPE_CHECKING
+
+from dbgauge.checks.health.model import (
+    HealthCheck,
+    Measured,
+    NodeOutcome,
+    Thresholds,
+    nothing_to_check,
+)
 from dbgauge.toolkit.result import Finding, Status
-from dbgauge.toolkit.targets import Target
+
+if TYPE_CHECKING:
+    from dbgauge.toolkit.db import Connection
+    from dbgauge.toolkit.targets import Target
 
 
 def _read(node: Target, conn: Connection) -> Measured | NodeOutcome:
+    from dbgauge.toolkit.db.values import number
+
     row = conn.query("check_archiver")[0]
     if row.get("archive_mode") == "off":
-        return not_applicable(node, "archive_mode is off")
+        return nothing_to_check(node, "archive_mode is off")
     ready = number(row.get("ready_files")) or 0.0
     failed = number(row.get("failed_count")) or 0.0
     failing: tuple[Finding, ...] = ()
@@ -35,9 +46,8 @@ def _read(node: Target, conn: Connection) -> Measured | NodeOutcome:
                     extra=(("archive_failed_total", failed),), findings=failing)
 
 
-CHECK = Measure(
-    NAME="archiver",
-    HELP="WAL segments waiting to be archived (.ready files); a failing archive_command is "
-         "CRITICAL.",
-    KINDS=frozenset({"postgres"}), DEFAULTS=Thresholds.above(10.0, 50.0),
-    METRIC="archive_ready_files", KIND="archive-ready", read=_read)
+CHECK = HealthCheck(
+    name="archiver", summary="WAL segments waiting to be archived; a failing archive_command.",
+    measures="WAL segments waiting to be archived (a failing archive_command is CRITICAL)",
+    kinds=frozenset({"postgres"}), metric="archive_ready_files", read=_read,
+    defaults=Thresholds.above(10.0, 50.0), unit="files", finding="archive-ready")

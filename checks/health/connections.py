@@ -9,21 +9,14 @@ connections). PgBouncer: used client connections (SHOW LISTS) against max_client
 
 from __future__ import annotations
 
-from dbgauge.checks.health.model import Measured, NodeOutcome, Thresholds, judged
-from dbgauge.collectors.mysql_status import MySQLStatus
-from dbgauge.collectors.pgbouncer_config import PgBouncerConfig
-from dbgauge.collectors.pgbouncer_lists import PgBouncerLists
-from dbgauge.collectors.postgres_database import read_connections
-from dbgauge.toolkit.db import Connection
-from dbgauge.toolkit.errors import CheckFailed
-from dbgauge.toolkit.targets import Target
+from typing import TYPE_CHECKING
 
-NAME = "connections"
-HELP = ("Connections in use against the limit, in percent (max_connections; PostgreSQL "
-        "minus reserved slots; PgBouncer max_client_conn).")
-KINDS = frozenset({"mysql", "postgres", "pgbouncer"})
-DEFAULTS: Thresholds | None = Thresholds.above(80.0, 95.0)
-METRIC = "connections_percent"
+from dbgauge.checks.health.model import HealthCheck, Measured, Thresholds
+from dbgauge.toolkit.errors import CheckFailed
+
+if TYPE_CHECKING:
+    from dbgauge.toolkit.db import Connection
+    from dbgauge.toolkit.targets import Target
 
 
 def _reported(value: float | None, what: str) -> float:
@@ -35,23 +28,35 @@ def _reported(value: float | None, what: str) -> float:
 def usage(conn: Connection) -> tuple[float, float, str]:
     """(used, limit, what the limit is) for any kind of target."""
     if conn.server.flavor in ("mysql", "mariadb"):
+        from dbgauge.collectors.mysql_status import MySQLStatus
+
         status = MySQLStatus().read(conn)
         return (_reported(status.threads_connected, "Threads_connected"),
                 _reported(status.max_connections, "max_connections"), "max_connections")
     if conn.server.flavor == "pgbouncer":
+        from dbgauge.collectors.pgbouncer_config import PgBouncerConfig
+        from dbgauge.collectors.pgbouncer_lists import PgBouncerLists
+
         clients = PgBouncerLists().read(conn).used_clients
         config = PgBouncerConfig().read(conn)
         return clients, _reported(config.max_client_conn, "max_client_conn"), "max_client_conn"
+    from dbgauge.collectors.postgres_database import read_connections
+
     connections = read_connections(conn)
     return (connections.used, connections.available,
             "max_connections - superuser_reserved_connections")
 
 
-def evaluate(node: Target, conn: Connection, limits: Thresholds | None) -> NodeOutcome:
-    chosen = limits or DEFAULTS
-    assert chosen is not None
+def _read(node: Target, conn: Connection) -> Measured:
     used, limit, what = usage(conn)
     percent = 100.0 * used / limit if limit > 0 else 100.0
-    return judged(node, chosen, Measured(
-        percent, f"{used:.0f} of {limit:.0f} connections in use ({percent:.0f}% of {what})"),
-        kind="connections", metric=METRIC, extra=(("connections", used),))
+    return Measured(percent, f"{used:.0f} of {limit:.0f} connections in use ({percent:.0f}% of "
+                             f"{what})", extra=(("connections", used),))
+
+
+CHECK = HealthCheck(
+    name="connections", summary="Connections in use against the limit, in percent.",
+    measures="connections in use, percent of the limit",
+    kinds=frozenset({"mysql", "postgres", "pgbouncer"}), metric="connections_percent",
+    read=_read, defaults=Thresholds.above(80.0, 95.0), unit="percent",
+    finding="connections")

@@ -9,18 +9,17 @@ server without Group Replication (MariaDB included) is OK and says so.
 
 from __future__ import annotations
 
-from dbgauge.checks.health.model import NodeOutcome, Thresholds, not_applicable
-from dbgauge.collectors.mysql_group_replication import GroupFacts, MySQLGroupReplication
-from dbgauge.toolkit.db import Connection
+from typing import TYPE_CHECKING
+
+from dbgauge.checks.health.model import HealthCheck, NodeOutcome, nothing_to_check
 from dbgauge.toolkit.result import Finding, Status, perf_label
-from dbgauge.toolkit.targets import Target
 
-NAME = "group-replication"
-HELP = "Group Replication members ONLINE, none in ERROR/UNREACHABLE, quorum kept (MySQL 8)."
-KINDS = frozenset({"mysql"})
-DEFAULTS: Thresholds | None = None
+if TYPE_CHECKING:
+    from dbgauge.collectors.mysql_group_replication import GroupFacts
+    from dbgauge.toolkit.db import Connection
+    from dbgauge.toolkit.targets import Target
+
 METRIC = "members_online"
-
 _SEVERITY = {"RECOVERING": Status.WARNING, "ERROR": Status.CRITICAL,
              "OFFLINE": Status.CRITICAL, "UNREACHABLE": Status.CRITICAL,
              "other": Status.WARNING}
@@ -39,12 +38,14 @@ def group_findings(node: str, facts: GroupFacts) -> list[Finding]:
     return out
 
 
-def evaluate(node: Target, conn: Connection, limits: Thresholds | None) -> NodeOutcome:
+def _read(node: Target, conn: Connection) -> NodeOutcome:
+    from dbgauge.collectors.mysql_group_replication import MySQLGroupReplication
+
     if conn.server.flavor != "mysql" or conn.server.version < (8, 0):
-        return not_applicable(node, f"no Group Replication on {conn.server.version_text}")
+        return nothing_to_check(node, f"no Group Replication on {conn.server.version_text}")
     facts = MySQLGroupReplication().read(conn)
     if not facts.members:
-        return not_applicable(node, "Group Replication is not running here")
+        return nothing_to_check(node, "Group Replication is not running here")
     findings = group_findings(node.name, facts)
     online = sum(1 for m in facts.members if m.state == "ONLINE")
     primary = next((m.member for m in facts.members if m.primary), None)
@@ -53,3 +54,10 @@ def evaluate(node: Target, conn: Connection, limits: Thresholds | None) -> NodeO
     perf = ((perf_label(node.name, METRIC), float(online)),
             (perf_label(node.name, "members"), float(len(facts.members))))
     return NodeOutcome(node.name, tuple(findings), perf, note)
+
+
+CHECK = HealthCheck(
+    name="group-replication",
+    summary="Group Replication members online, quorum kept (MySQL 8).",
+    measures="member states and quorum (see below)", kinds=frozenset({"mysql"}),
+    requires="MySQL 8", metric=METRIC, read=_read)

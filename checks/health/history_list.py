@@ -6,21 +6,27 @@ status variable, INNODB_METRICS or SHOW ENGINE INNODB STATUS, whichever the serv
 
 from __future__ import annotations
 
-from dbgauge.checks.health.model import Measure, Measured, NodeOutcome, Thresholds
-from dbgauge.collectors.mysql_innodb import MySQLInnodb
-from dbgauge.toolkit.db import Connection
+from typing import TYPE_CHECKING
+
+from dbgauge.checks.health.model import HealthCheck, Measured, Thresholds
 from dbgauge.toolkit.errors import CheckFailed
-from dbgauge.toolkit.targets import Target
+
+if TYPE_CHECKING:
+    from dbgauge.toolkit.db import Connection
+    from dbgauge.toolkit.targets import Target
 
 
-def _read(node: Target, conn: Connection) -> Measured | NodeOutcome:
+def _read(node: Target, conn: Connection) -> Measured:
+    from dbgauge.collectors.mysql_innodb import MySQLInnodb
+
     length = MySQLInnodb().read(conn).history_list_length
     if length is None:
         raise CheckFailed("the server reported no InnoDB history list length")
     return Measured(length, f"InnoDB history list length {length:.0f}")
 
 
-CHECK = Measure(
-    NAME="history-list", HELP="InnoDB history list length (undo purge backlog).",
-    KINDS=frozenset({"mysql"}), DEFAULTS=Thresholds.above(100000.0, 1000000.0),
-    METRIC="history_list_length", KIND="history-list", read=_read)
+CHECK = HealthCheck(
+    name="history-list", summary="InnoDB history list length (MySQL/MariaDB).",
+    measures="InnoDB history list length", kinds=frozenset({"mysql"}),
+    metric="history_list_length", read=_read, defaults=Thresholds.above(100000.0, 1000000.0),
+    unit="entries", finding="history-list")

@@ -12,41 +12,41 @@ are OK ("not a replica").
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from dbgauge.checks.health.heartbeat import heartbeat_reading
-from dbgauge.checks.health.model import Measured, NodeOutcome, Thresholds, judged, not_applicable
-from dbgauge.collectors.mysql_replication import ReplicaStatus, read_channels
-from dbgauge.collectors.postgres_replication import LocalReplication, read_local
-from dbgauge.toolkit.db import Connection
+from dbgauge.checks.health.model import (
+    HealthCheck,
+    Measured,
+    NodeOutcome,
+    Thresholds,
+    nothing_to_check,
+)
+from dbgauge.toolkit.errors import CheckFailed
 from dbgauge.toolkit.result import Finding, Status
-from dbgauge.toolkit.targets import Target
 
-NAME = "lag"
-HELP = ("Replication lag in seconds: heartbeat when configured, else Seconds_Behind_Source "
-        "(MySQL/MariaDB); replay lag of a PostgreSQL standby.")
-KINDS = frozenset({"mysql", "postgres"})
-DEFAULTS: Thresholds | None = Thresholds.above(30.0, 120.0)
-METRIC = "lag_seconds"
+if TYPE_CHECKING:
+    from dbgauge.collectors.mysql_replication import ReplicaStatus
+    from dbgauge.collectors.postgres_replication import LocalReplication
+    from dbgauge.toolkit.db import Connection
+    from dbgauge.toolkit.targets import Target
 
 
-def _mysql(node: Target, conn: Connection, limits: Thresholds) -> NodeOutcome:
-    settings = node.heartbeat
-    if settings is not None and settings.mode == "read":
-        reading = heartbeat_reading(conn)  # the connection's target has the settings
-        lag = reading.lag
-        return judged(node, limits, Measured(
-            lag, f"lag {lag:.2f} s (heartbeat of server_id {reading.source.server_id})"),
-            kind="lag", metric=METRIC)
-    return judge_channels(node, read_channels(conn), limits)
+def heartbeat_lag(conn: Connection) -> Measured:
+    """The lag by the source's heartbeat row, read on `conn` (whose target reads a
+    heartbeat table); QueryError when the table or the row is missing."""
+    from dbgauge.collectors.mysql_heartbeat import MySQLHeartbeat
+
+    reading = MySQLHeartbeat().read(conn).reading
+    if reading is None:
+        raise CheckFailed("no heartbeat settings on the connection")
+    return Measured(reading.lag, f"lag {reading.lag:.2f} s (heartbeat of server_id "
+                                 f"{reading.source.server_id})")
 
 
-def judge_channels(node: Target, channels: Sequence[ReplicaStatus], limits: Thresholds | None
-                   ) -> NodeOutcome:
+def channels_lag(node: Target, channels: Sequence[ReplicaStatus]) -> Measured | NodeOutcome:
     """Seconds_Behind_Source of channels already read (`dbgauge status` reads them once)."""
-    chosen = limits or DEFAULTS
-    assert chosen is not None
     if not channels:
-        return not_applicable(node, "not a replica (no replication channel)")
+        return nothing_to_check(node, "not a replica (no replication channel)")
     unknown = [c for c in channels if c.seconds_behind is None]
     if unknown:
         names = ", ".join(f"'{c.channel}'" if c.channel else "default" for c in unknown)
@@ -56,31 +56,34 @@ def judge_channels(node: Target, channels: Sequence[ReplicaStatus], limits: Thre
             "thread is stopped or not connected); configure a heartbeat to measure it"),),
             note="lag unknown")
     lag = max(c.seconds_behind or 0.0 for c in channels)
-    return judged(node, chosen, Measured(lag, f"lag {lag:.0f} s (Seconds_Behind_Source)"),
-                  kind="lag", metric=METRIC)
+    return Measured(lag, f"lag {lag:.0f} s (Seconds_Behind_Source)")
 
 
-def _postgres(node: Target, conn: Connection, limits: Thresholds) -> NodeOutcome:
-    return judge_standby(node, read_local(conn), limits)
-
-
-def judge_standby(node: Target, local: LocalReplication, limits: Thresholds | None
-                  ) -> NodeOutcome:
+def standby_lag(node: Target, local: LocalReplication) -> Measured | NodeOutcome:
     """Replay lag of a PostgreSQL server's replication state already read."""
-    chosen = limits or DEFAULTS
-    assert chosen is not None
     if not local.in_recovery:
-        return not_applicable(node, "not a standby")
+        return nothing_to_check(node, "not a standby")
     lag = local.lag_seconds
     if lag is None:
         return NodeOutcome(node.name, (Finding(
             Status.UNKNOWN, node.name, "lag-unknown",
             "lag unknown: no WAL receiver position (archive recovery?)"),), note="lag unknown")
-    return judged(node, chosen, Measured(lag, f"lag {lag:.2f} s (replay)"), kind="lag",
-                  metric=METRIC)
+    return Measured(lag, f"lag {lag:.2f} s (replay)")
 
 
-def evaluate(node: Target, conn: Connection, limits: Thresholds | None) -> NodeOutcome:
-    chosen = limits or DEFAULTS
-    assert chosen is not None
-    return _mysql(node, conn, chosen) if node.kind == "mysql" else _postgres(node, conn, chosen)
+def _read(node: Target, conn: Connection) -> Measured | NodeOutcome:
+    if node.kind == "mysql":
+        from dbgauge.collectors.mysql_replication import read_channels
+
+        return heartbeat_lag(conn) if node.reads_heartbeat else channels_lag(
+            node, read_channels(conn))
+    from dbgauge.collectors.postgres_replication import read_local
+
+    return standby_lag(node, read_local(conn))
+
+
+CHECK = HealthCheck(
+    name="lag", summary="Replication lag in seconds (heartbeat when configured).",
+    measures="replication lag, seconds", kinds=frozenset({"mysql", "postgres"}),
+    metric="lag_seconds", read=_read, defaults=Thresholds.above(30.0, 120.0),
+    unit="seconds", finding="lag", takes_heartbeat_table=True)

@@ -7,39 +7,47 @@ MySQL/MariaDB: the longer of the oldest row-lock wait and the oldest metadata-lo
 
 from __future__ import annotations
 
-from dbgauge.checks.health.model import Measured, NodeOutcome, Thresholds, judged
-from dbgauge.collectors.mysql_lock_waits import LockWaitFacts, MySQLLockWaits
-from dbgauge.collectors.postgres_locks import LockSummary, read_summary
-from dbgauge.toolkit.db import Connection
-from dbgauge.toolkit.targets import Target
+from typing import TYPE_CHECKING
 
-NAME = "locks"
-HELP = "The oldest current lock wait in seconds (row and metadata locks; PostgreSQL locks)."
-KINDS = frozenset({"mysql", "postgres"})
-DEFAULTS: Thresholds | None = Thresholds.above(10.0, 30.0)
-METRIC = "lock_wait_seconds"
+from dbgauge.checks.health.model import HealthCheck, Measured, Thresholds
+
+if TYPE_CHECKING:
+    from dbgauge.collectors.mysql_lock_waits import LockWaitFacts
+    from dbgauge.collectors.postgres_locks import LockSummary
+    from dbgauge.toolkit.db import Connection
+    from dbgauge.toolkit.targets import Target
 
 
-def judge(node: Target, waits: LockWaitFacts | LockSummary, limits: Thresholds | None
-          ) -> NodeOutcome:
-    """The outcome for lock waits already read (`dbgauge status` reads them once for this
-    and for the oldest transaction)."""
-    chosen = limits or DEFAULTS
-    assert chosen is not None
-    if isinstance(waits, LockWaitFacts):
+def lock_wait(waits: LockWaitFacts | LockSummary) -> Measured:
+    """The oldest wait of lock waits already read (`dbgauge status` reads them once for
+    this and for the oldest transaction)."""
+    from dbgauge.collectors.postgres_locks import LockSummary
+
+    if isinstance(waits, LockSummary):
+        oldest, waiting = waits.oldest_wait_seconds, waits.waiting_backends
+        roots = waits.root_blockers
+    else:
         oldest = max(waits.transactions.oldest_wait_seconds,
                      waits.metadata.oldest_wait_seconds)
         waiting = float(waits.transactions.waiting) + waits.metadata.waiting
         roots = float(len(waits.graph.root_blockers))
-    else:
-        oldest, waiting = waits.oldest_wait_seconds, waits.waiting_backends
-        roots = waits.root_blockers
     text = f"oldest lock wait {oldest:.0f} s ({waiting:.0f} waiting"
     text += f", {roots:.0f} root blocker(s))" if roots else ")"
-    return judged(node, chosen, Measured(oldest, text), kind="lock-wait", metric=METRIC,
-                  extra=(("lock_waiters", waiting),))
+    return Measured(oldest, text, extra=(("lock_waiters", waiting),))
 
 
-def evaluate(node: Target, conn: Connection, limits: Thresholds | None) -> NodeOutcome:
-    waits = MySQLLockWaits().read(conn) if node.kind == "mysql" else read_summary(conn)
-    return judge(node, waits, limits)
+def _read(node: Target, conn: Connection) -> Measured:
+    if node.kind == "mysql":
+        from dbgauge.collectors.mysql_lock_waits import MySQLLockWaits
+
+        return lock_wait(MySQLLockWaits().read(conn))
+    from dbgauge.collectors.postgres_locks import read_summary
+
+    return lock_wait(read_summary(conn))
+
+
+CHECK = HealthCheck(
+    name="locks", summary="The oldest current lock wait, in seconds.",
+    measures="the oldest current lock wait, seconds", kinds=frozenset({"mysql", "postgres"}),
+    metric="lock_wait_seconds", read=_read, defaults=Thresholds.above(10.0, 30.0),
+    unit="seconds", finding="lock-wait")

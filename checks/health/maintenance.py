@@ -9,22 +9,33 @@ fresh or tiny table may never need it).
 
 from __future__ import annotations
 
-from dbgauge.checks.health.model import Measure, Measured, NodeOutcome, Thresholds, not_applicable
-from dbgauge.toolkit.db import Connection
-from dbgauge.toolkit.db.values import number
-from dbgauge.toolkit.targets import Target
+from typing import TYPE_CHECKING
+
+from dbgauge.checks.health.model import (
+    HealthCheck,
+    Measured,
+    NodeOutcome,
+    Thresholds,
+    nothing_to_check,
+)
+
+if TYPE_CHECKING:
+    from dbgauge.toolkit.db import Connection
+    from dbgauge.toolkit.targets import Target
 
 DAY = 86400.0
 
 
 def _read(what: str, node: Target, conn: Connection) -> Measured | NodeOutcome:
+    from dbgauge.toolkit.db.values import number
+
     row = conn.query("check_maintenance")[0]
     tables = number(row.get("tables")) or 0.0
     never = number(row.get(f"{what}_never")) or 0.0
     age = number(row.get(f"{what}_age"))
     verb = "vacuumed" if what == "vacuum" else "analyzed"
     if age is None:
-        return not_applicable(node, f"no user table {verb} yet ({tables:.0f} table(s))")
+        return nothing_to_check(node, f"no user table {verb} yet ({tables:.0f} table(s))")
     days = age / DAY
     text = (f"{row.get(f'{what}_table')} {verb} {age:.0f} s ago"
             + (f" ({days:.1f} days)" if days >= 1 else "")
@@ -32,14 +43,15 @@ def _read(what: str, node: Target, conn: Connection) -> Measured | NodeOutcome:
     return Measured(age, text, extra=((f"never_{verb}", never),))
 
 
-def _check(what: str) -> Measure:
+def _check(what: str) -> HealthCheck:
     verb = "vacuumed" if what == "vacuum" else "analyzed"
-    return Measure(
-        NAME=f"last-{what}",
-        HELP=f"Seconds since the least recently {verb} table was {verb} (by hand or auto).",
-        KINDS=frozenset({"postgres"}), DEFAULTS=Thresholds.above(DAY, 2 * DAY),
-        METRIC=f"{what}_age_seconds", KIND=f"{what}-age",
-        read=lambda node, conn: _read(what, node, conn))
+    return HealthCheck(
+        name=f"last-{what}",
+        summary=f"Seconds since the least recently {verb} table (PostgreSQL).",
+        measures=f"seconds since the least recently {verb} table was {verb}",
+        kinds=frozenset({"postgres"}), metric=f"{what}_age_seconds",
+        read=lambda node, conn: _read(what, node, conn),
+        defaults=Thresholds.above(DAY, 2 * DAY), unit="seconds", finding=f"{what}-age")
 
 
 VACUUM = _check("vacuum")

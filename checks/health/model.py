@@ -1,18 +1,21 @@
-"""What every health check shares: thresholds, a node's outcome, and how a measured value
-is judged. Pure: the checks' reads are in their own modules, the run in `run`."""
+"""What every health check shares: the check itself (`HealthCheck`, the one shape of a
+check), thresholds, a node's outcome, and how a measured value is judged. Pure, and light
+to import: every check module is imported to list the checks (`dbgauge check --help`), so
+nothing here (or at the top of a check module) loads the collectors or the drivers."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING
 
-from dbgauge.toolkit.db import Connection
-from dbgauge.toolkit.errors import AuthError, ConfigError, ConnectError, DbgaugeError
+from dbgauge.toolkit.errors import ConfigError
 from dbgauge.toolkit.ranges import Range, parse_range
-from dbgauge.toolkit.redact import redact
 from dbgauge.toolkit.result import Finding, Status, perf_label, worst
-from dbgauge.toolkit.targets import Target
+
+if TYPE_CHECKING:
+    from dbgauge.toolkit.db import Connection
+    from dbgauge.toolkit.targets import Target
 
 
 @dataclass(frozen=True)
@@ -92,67 +95,6 @@ class NodeOutcome:
         return worst(f.severity for f in self.findings)
 
 
-def failure(node: str, exc: BaseException) -> NodeOutcome:
-    """An UNKNOWN outcome that says which node and why (never a password): a rejected
-    password is `auth-failed` with what to check, not `unreachable` -- the server is up."""
-    if isinstance(exc, AuthError):  # "authentication failed for user 'u' at h:p: check ..."
-        kind, detail = "auth-failed", str(exc)
-    elif isinstance(exc, ConnectError):  # its message says "cannot connect to host:port: why"
-        kind, detail = "unreachable", str(exc)
-    elif isinstance(exc, DbgaugeError):
-        kind, detail = "query-failed", f"could not be checked: {exc}"
-    else:  # a bug must still not look like OK
-        kind, detail = "check-failed", f"could not be checked ({type(exc).__name__}: {exc})"
-    detail = redact(detail)
-    return NodeOutcome(node, (Finding(Status.UNKNOWN, node, kind, detail),), note=detail)
-
-
-class HealthCheck(Protocol):
-    """One `dbgauge check NAME` health check (a module with these attributes, or a
-    `Measure`)."""
-
-    @property
-    def NAME(self) -> str: ...  # module constants satisfy it
-
-    @property
-    def HELP(self) -> str: ...
-
-    @property
-    def KINDS(self) -> frozenset[str]: ...
-
-    @property
-    def DEFAULTS(self) -> Thresholds | None: ...  # None: no -w/-c
-
-    @property
-    def METRIC(self) -> str: ...  # thresholded; unit in its suffix
-
-    def evaluate(self, node: Target, conn: Connection, limits: Thresholds | None
-                 ) -> NodeOutcome:
-        ...
-
-
-@dataclass(frozen=True)
-class Measure:
-    """A thresholded check given as data, for modules that hold several (last-vacuum and
-    last-analyze share their statement): `read` turns one node into a Measured value."""
-
-    NAME: str
-    HELP: str
-    KINDS: frozenset[str]
-    DEFAULTS: Thresholds
-    METRIC: str
-    KIND: str  # the finding kind when a threshold is crossed
-    read: Callable[[Target, Connection], Measured | NodeOutcome]
-
-    def evaluate(self, node: Target, conn: Connection, limits: Thresholds | None
-                 ) -> NodeOutcome:
-        measured = self.read(node, conn)
-        if isinstance(measured, NodeOutcome):
-            return measured
-        return judged(node, limits or self.DEFAULTS, measured, kind=self.KIND,
-                      metric=self.METRIC, extra=measured.extra)
-
-
 @dataclass(frozen=True)
 class Measured:
     """One node's value of a thresholded metric, with what to say about it."""
@@ -164,8 +106,57 @@ class Measured:
     findings: tuple[Finding, ...] = ()  # problems beyond the threshold (a failing command)
 
 
-def judged(node: Target, limits: Thresholds, measured: Measured, *, kind: str, metric: str,
-           extra: Sequence[tuple[str, float]] = ()) -> NodeOutcome:
+Read = Callable[["Target", "Connection"], "Measured | NodeOutcome"]
+
+
+@dataclass(frozen=True, eq=False)  # a check is itself: compared by identity
+class HealthCheck:
+    """One `dbgauge check NAME`: what its command, its --help, the docs table and the
+    daemon's `checks:` entries are made of. `read` looks at one node and returns either a
+    `Measured` value, which `judge` holds against the thresholds, or a whole
+    `NodeOutcome` (a check whose problems each have their own severity; a node with
+    nothing to measure)."""
+
+    name: str  # the command: dbgauge check NAME
+    summary: str  # one line: `dbgauge check --help`, and the start of the command's help
+    measures: str  # what it measures, in the docs table
+    kinds: frozenset[str]  # the target kinds it applies to
+    metric: str  # the perfdata it thresholds (its unit comes from the suffix)
+    read: Read
+    defaults: Thresholds | None = None  # None: no -w/-c, each problem has its own severity
+    unit: str = ""  # of the defaults, as --help says them: "30 and 120 seconds"
+    finding: str = ""  # the kind of the finding when a threshold is crossed
+    requires: str = ""  # a version its kinds need, in the docs table ("MySQL 8")
+    takes_heartbeat_table: bool = False  # its command takes --heartbeat-table (lag)
+
+    def __post_init__(self) -> None:
+        if self.defaults is not None and not (self.unit and self.finding):
+            raise ValueError(f"check {self.name}: thresholds need a unit and a finding kind")
+
+    def evaluate(self, node: Target, conn: Connection, limits: Thresholds | None = None
+                 ) -> NodeOutcome:
+        """Read one node and judge it (`limits`: the defaults unless given)."""
+        return self.judge(node, self.read(node, conn), limits)
+
+    def judge(self, node: Target, got: Measured | NodeOutcome,
+              limits: Thresholds | None = None) -> NodeOutcome:
+        """A value already measured, held against the thresholds (`dbgauge status` reads
+        once what several checks judge)."""
+        if isinstance(got, NodeOutcome):
+            return got
+        chosen = limits or self.defaults
+        if chosen is None:
+            raise TypeError(f"check {self.name} has no thresholds to judge a value by")
+        return judged(node, chosen, got, kind=self.finding, metric=self.metric)
+
+    def limits(self, warning: Range | str | float | None,
+               critical: Range | str | float | None) -> Thresholds | None:
+        """The defaults with the user's -w/-c (None for a check without thresholds)."""
+        return None if self.defaults is None else self.defaults.override(warning, critical)
+
+
+def judged(node: Target, limits: Thresholds, measured: Measured, *, kind: str, metric: str
+           ) -> NodeOutcome:
     """A NodeOutcome for one thresholded value: a finding only when it is not OK."""
     status = limits.status(measured.value)
     findings = measured.findings
@@ -175,10 +166,10 @@ def judged(node: Target, limits: Thresholds, measured: Measured, *, kind: str, m
                              f"{measured.text} (threshold {level})",
                              dict(measured.evidence)),)
     perf = ((perf_label(node.name, metric), measured.value),
-            *((perf_label(node.name, m), v) for m, v in extra))
+            *((perf_label(node.name, m), v) for m, v in measured.extra))
     return NodeOutcome(node.name, findings, perf, measured.text)
 
 
-def not_applicable(node: Target, what: str) -> NodeOutcome:
+def nothing_to_check(node: Target, what: str) -> NodeOutcome:
     """A node the check has nothing to measure on (a primary for `lag`): OK, said so."""
     return NodeOutcome(node.name, note=what)

@@ -7,22 +7,19 @@ longest and the number of waiting clients are in the message and the perfdata.
 
 from __future__ import annotations
 
-from dbgauge.checks.health.model import Measured, NodeOutcome, Thresholds, judged
-from dbgauge.collectors.pgbouncer_pools import PgBouncerPools, PoolsFacts
-from dbgauge.toolkit.db import Connection
-from dbgauge.toolkit.targets import Target
+from typing import TYPE_CHECKING
 
-NAME = "pgbouncer-pools"
-HELP = "Clients waiting for a server connection in PgBouncer pools, and the longest wait."
-KINDS = frozenset({"pgbouncer"})
-DEFAULTS: Thresholds | None = Thresholds.above(1.0, 5.0)
-METRIC = "maxwait_seconds"
+from dbgauge.checks.health.model import HealthCheck, Measured, Thresholds
+
+if TYPE_CHECKING:
+    from dbgauge.collectors.pgbouncer_pools import PoolsFacts
+    from dbgauge.toolkit.db import Connection
+    from dbgauge.toolkit.targets import Target
 
 
-def judge(node: Target, facts: PoolsFacts, limits: Thresholds | None) -> NodeOutcome:
-    """The outcome for pools already read (`dbgauge status` also counts their clients)."""
-    chosen = limits or DEFAULTS
-    assert chosen is not None
+def pool_wait(facts: PoolsFacts) -> Measured:
+    """The longest wait of pools already read (`dbgauge status` also counts their
+    clients)."""
     waiting: dict[str, float] = {}
     maxwait: dict[str, float] = {}
     for pool in facts.pools:
@@ -37,9 +34,17 @@ def judge(node: Target, facts: PoolsFacts, limits: Thresholds | None) -> NodeOut
     if longest > 0 or total:
         text += (f"; longest wait {longest:.1f} s in pool {worst_pool} "
                  f"({waiting.get(worst_pool, 0.0):.0f} waiting)")
-    return judged(node, chosen, Measured(longest, text), kind="pool-wait", metric=METRIC,
-                  extra=(("clients_waiting", total),))
+    return Measured(longest, text, extra=(("clients_waiting", total),))
 
 
-def evaluate(node: Target, conn: Connection, limits: Thresholds | None) -> NodeOutcome:
-    return judge(node, PgBouncerPools().read(conn), limits)
+def _read(node: Target, conn: Connection) -> Measured:
+    from dbgauge.collectors.pgbouncer_pools import PgBouncerPools
+
+    return pool_wait(PgBouncerPools().read(conn))
+
+
+CHECK = HealthCheck(
+    name="pgbouncer-pools", summary="Clients waiting in PgBouncer pools: the longest wait.",
+    measures="the longest current client wait (maxwait), seconds",
+    kinds=frozenset({"pgbouncer"}), metric="maxwait_seconds", read=_read,
+    defaults=Thresholds.above(1.0, 5.0), unit="seconds", finding="pool-wait")

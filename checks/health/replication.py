@@ -12,25 +12,22 @@ and says so.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from dbgauge.checks.health.model import NodeOutcome, Thresholds, not_applicable
-from dbgauge.collectors.mysql_replication import ReplicaStatus, read_channels
-from dbgauge.collectors.postgres_replication import (
-    LocalReplication,
-    PostgresReplication,
-    Slot,
-    Standby,
-    Subscription,
-)
-from dbgauge.toolkit.db import Connection
+from dbgauge.checks.health.model import HealthCheck, NodeOutcome, nothing_to_check
 from dbgauge.toolkit.result import Finding, Status, perf_label
-from dbgauge.toolkit.targets import Target
 
-NAME = "replication"
-HELP = ("Replication threads running and error-free (MySQL/MariaDB channels); standby WAL "
-        "receiver streaming, replay not paused, slots in use (PostgreSQL).")
-KINDS = frozenset({"mysql", "postgres"})
-DEFAULTS: Thresholds | None = None
+if TYPE_CHECKING:
+    from dbgauge.collectors.mysql_replication import ReplicaStatus
+    from dbgauge.collectors.postgres_replication import (
+        LocalReplication,
+        Slot,
+        Standby,
+        Subscription,
+    )
+    from dbgauge.toolkit.db import Connection
+    from dbgauge.toolkit.targets import Target
+
 METRIC = "channels_running"
 
 
@@ -60,9 +57,11 @@ def channel_findings(node: str, st: ReplicaStatus) -> list[Finding]:
 
 
 def _mysql(node: Target, conn: Connection) -> NodeOutcome:
+    from dbgauge.collectors.mysql_replication import read_channels
+
     channels = read_channels(conn)
     if not channels:
-        return not_applicable(node, "not a replica (no replication channel)")
+        return nothing_to_check(node, "not a replica (no replication channel)")
     findings = [f for st in channels for f in channel_findings(node.name, st)]
     running = sum(1 for st in channels if not channel_findings(node.name, st))
     perf = ((perf_label(node.name, METRIC), float(running)),
@@ -144,6 +143,8 @@ def _subscription_perf(node: str, subscriptions: Sequence[Subscription]
 
 
 def _postgres(node: Target, conn: Connection) -> NodeOutcome:
+    from dbgauge.collectors.postgres_replication import PostgresReplication
+
     facts = PostgresReplication().read(conn)
     if facts.local.in_recovery:
         findings = standby_findings(node.name, facts.local)
@@ -151,7 +152,7 @@ def _postgres(node: Target, conn: Connection) -> NodeOutcome:
         return NodeOutcome(node.name, tuple(findings), perf, "standby, streaming")
     standbys, slots, subscriptions = facts.standbys, facts.slots, facts.subscriptions
     if not standbys and not slots and not subscriptions:
-        return not_applicable(node, "not replicating (no standby, no slot, no subscription)")
+        return nothing_to_check(node, "not replicating (no standby, no slot, no subscription)")
     findings = primary_findings(node.name, standbys, slots)
     findings += subscription_findings(node.name, subscriptions)
     streaming = sum(1 for st in standbys if st.state == "streaming")
@@ -163,5 +164,11 @@ def _postgres(node: Target, conn: Connection) -> NodeOutcome:
     return NodeOutcome(node.name, tuple(findings), tuple(values), "; ".join(notes))
 
 
-def evaluate(node: Target, conn: Connection, limits: Thresholds | None) -> NodeOutcome:
+def _read(node: Target, conn: Connection) -> NodeOutcome:
     return _mysql(node, conn) if node.kind == "mysql" else _postgres(node, conn)
+
+
+CHECK = HealthCheck(
+    name="replication", summary="Replication threads running and error-free.",
+    measures="every problem has its own severity (see below)",
+    kinds=frozenset({"mysql", "postgres"}), metric=METRIC, read=_read)

@@ -1,40 +1,17 @@
-"""Running one health check over a selection of nodes: a connection per node, opened in
-parallel; a node that cannot be reached or queried becomes an UNKNOWN finding naming the
-node and the reason -- never an OK."""
+"""Running one health check over a selection of nodes (`checks.nodes`: a connection per
+node, opened in parallel; a node that cannot be reached or queried becomes an UNKNOWN
+finding naming the node and the reason -- never an OK), and its one result."""
 
 from __future__ import annotations
 
-import logging
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 
-from dbgauge.checks.health.model import HealthCheck, NodeOutcome, Thresholds, failure
-from dbgauge.toolkit.db import Connection, connect
+from dbgauge.checks.health.model import HealthCheck, NodeOutcome, Thresholds
+from dbgauge.checks.nodes import Failed, applicable, each_node
 from dbgauge.toolkit.errors import ConfigError
 from dbgauge.toolkit.result import CheckResult, Finding, Status, plugin_result
-from dbgauge.toolkit.targets import Selection, Target, fan_out
-
-log = logging.getLogger(__name__)
-
-
-def each_node(nodes: Sequence[Target], work: Callable[[Target, Connection], NodeOutcome]
-              ) -> list[NodeOutcome]:
-    """Run `work` on every node with its own connection, in parallel, in node order."""
-    def one(node: Target) -> NodeOutcome:
-        started = time.monotonic()
-        conn = connect(node)
-        connected = time.monotonic()
-        try:
-            return work(node, conn)
-        finally:
-            conn.close()
-            log.debug("node %s (%s %s): connected in %.3f s, checked in %.3f s", node.name,
-                      conn.server.flavor, conn.server.version_text, connected - started,
-                      time.monotonic() - connected)
-
-    return [r if isinstance(r, NodeOutcome) else failure(n.name, r)
-            for n, r in zip(nodes, fan_out(nodes, one, name="check"), strict=True)]
+from dbgauge.toolkit.targets import Selection
 
 
 def run_health(check: HealthCheck, nodes: Selection,
@@ -45,25 +22,28 @@ def run_health(check: HealthCheck, nodes: Selection,
     the check cannot apply to is UNKNOWN (a typo must not turn into OK).
     """
     if limits is None:
-        limits = check.DEFAULTS
-    elif check.DEFAULTS is None:
-        raise ConfigError(f"check {check.NAME} takes no --warning/--critical: each problem "
+        limits = check.defaults
+    elif check.defaults is None:
+        raise ConfigError(f"check {check.name} takes no --warning/--critical: each problem "
                           "it finds has its own severity")
     if limits is not None:
-        limits.validate(check.NAME)
-    runnable, misfits = nodes.of_kinds(check.KINDS)
-    kinds = ", ".join(sorted(check.KINDS))
-    skipped = [NodeOutcome(node.name, (Finding(
-        Status.UNKNOWN, node.name, "not-applicable",
-        f"check {check.NAME} applies to kind {kinds}, not {node.kind}"),)) for node in misfits]
+        limits.validate(check.name)
+    runnable, misfits = applicable(check.name, check.kinds, nodes)
     chosen = limits
-    outcomes = each_node(runnable, lambda n, c: check.evaluate(n, c, chosen)) + skipped
+    outcomes = [got if isinstance(got, NodeOutcome) else _failed(got)
+                for got in each_node(runnable, lambda n, c: check.evaluate(n, c, chosen))]
+    outcomes += [NodeOutcome(f.node, (f,)) for f in misfits]
     if not outcomes:
-        return plugin_result(check.NAME, [Finding(
+        kinds = ", ".join(sorted(check.kinds))
+        return plugin_result(check.name, [Finding(
             Status.UNKNOWN, "", "no-nodes",
             f"no node of kind {kinds} to check")],
             "nothing to check")
-    return summarize(check.NAME, outcomes)
+    return summarize(check.name, outcomes)
+
+
+def _failed(failed: Failed) -> NodeOutcome:
+    return NodeOutcome(failed.finding.node, (failed.finding,), note=failed.finding.detail)
 
 
 def summarize(name: str, outcomes: Sequence[NodeOutcome]) -> CheckResult:

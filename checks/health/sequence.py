@@ -10,20 +10,31 @@ them, or they are not judged).
 
 from __future__ import annotations
 
-from dbgauge.checks.health.model import Measure, Measured, NodeOutcome, Thresholds, not_applicable
-from dbgauge.collectors.postgres_sequences import PostgresSequences
-from dbgauge.toolkit.db import Connection
-from dbgauge.toolkit.targets import Target
+from typing import TYPE_CHECKING
+
+from dbgauge.checks.health.model import (
+    HealthCheck,
+    Measured,
+    NodeOutcome,
+    Thresholds,
+    nothing_to_check,
+)
+
+if TYPE_CHECKING:
+    from dbgauge.toolkit.db import Connection
+    from dbgauge.toolkit.targets import Target
 
 
 def _read(node: Target, conn: Connection) -> Measured | NodeOutcome:
+    from dbgauge.collectors.postgres_sequences import PostgresSequences
+
     facts = PostgresSequences().read(conn)
     used = [s for s in facts.sequences if s.used_ratio is not None]
     unreadable = f", {facts.unreadable:.0f} not readable by this role" \
         if facts.unreadable else ""
     if not used:
-        return not_applicable(node, f"no sequence in use ({facts.total:.0f} sequence(s)"
-                                    f"{unreadable})")
+        return nothing_to_check(node, f"no sequence in use ({facts.total:.0f} sequence(s)"
+                                      f"{unreadable})")
     top = used[0]  # the statement orders by used_ratio, nearest the end first
     percent = 100.0 * (top.used_ratio or 0.0)
     return Measured(percent, f"sequence {top.schema}.{top.sequence} {percent:.1f}% used "
@@ -31,7 +42,8 @@ def _read(node: Target, conn: Connection) -> Measured | NodeOutcome:
                     extra=(("sequences_unreadable", facts.unreadable),))
 
 
-CHECK = Measure(
-    NAME="sequence", HELP="The sequence nearest its end, percent of its range used.",
-    KINDS=frozenset({"postgres"}), DEFAULTS=Thresholds.above(85.0, 95.0),
-    METRIC="sequence_used_percent", KIND="sequence-exhaustion", read=_read)
+CHECK = HealthCheck(
+    name="sequence", summary="The sequence nearest its end, percent used (PostgreSQL).",
+    measures="the sequence nearest its end, percent used", kinds=frozenset({"postgres"}),
+    metric="sequence_used_percent", read=_read, defaults=Thresholds.above(85.0, 95.0),
+    unit="percent", finding="sequence-exhaustion")

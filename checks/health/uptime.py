@@ -7,18 +7,24 @@ less than ten minutes ago.
 
 from __future__ import annotations
 
-from dbgauge.checks.health.model import Measure, Measured, NodeOutcome, Thresholds
-from dbgauge.collectors.mysql_status import MySQLStatus
-from dbgauge.toolkit.db import Connection
-from dbgauge.toolkit.db.values import number
+from typing import TYPE_CHECKING
+
+from dbgauge.checks.health.model import HealthCheck, Measured, Thresholds
 from dbgauge.toolkit.errors import CheckFailed
-from dbgauge.toolkit.targets import Target
+
+if TYPE_CHECKING:
+    from dbgauge.toolkit.db import Connection
+    from dbgauge.toolkit.targets import Target
 
 
-def _read(node: Target, conn: Connection) -> Measured | NodeOutcome:
+def _read(node: Target, conn: Connection) -> Measured:
     if node.kind == "mysql":
+        from dbgauge.collectors.mysql_status import MySQLStatus
+
         seconds = MySQLStatus().read(conn).uptime
     else:
+        from dbgauge.toolkit.db.values import number
+
         seconds = number(conn.query("check_uptime")[0].get("uptime_seconds"))
     if seconds is None:
         raise CheckFailed("the server did not report its uptime")
@@ -27,7 +33,8 @@ def _read(node: Target, conn: Connection) -> Measured | NodeOutcome:
                                                       else ""))
 
 
-CHECK = Measure(
-    NAME="uptime", HELP="Seconds since the server started: low after a restart.",
-    KINDS=frozenset({"mysql", "postgres"}), DEFAULTS=Thresholds.below(600.0, 300.0),
-    METRIC="uptime_seconds", KIND="restarted", read=_read)
+CHECK = HealthCheck(
+    name="uptime", summary="Seconds since the server started: a restart alerts (lower bounds).",
+    measures="seconds since the server started (lower bounds: a restart alerts)",
+    kinds=frozenset({"mysql", "postgres"}), metric="uptime_seconds", read=_read,
+    defaults=Thresholds.below(600.0, 300.0), unit="seconds", finding="restarted")

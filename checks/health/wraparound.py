@@ -10,16 +10,21 @@ The postgres_server collector's facts, so a check and a scrape agree.
 
 from __future__ import annotations
 
-from dbgauge.checks.health.model import Measure, Measured, NodeOutcome, Thresholds
-from dbgauge.collectors.postgres_server import PostgresServer
-from dbgauge.toolkit.db import Connection
+from typing import TYPE_CHECKING
+
+from dbgauge.checks.health.model import HealthCheck, Measured, Thresholds
 from dbgauge.toolkit.errors import CheckFailed
-from dbgauge.toolkit.targets import Target
+
+if TYPE_CHECKING:
+    from dbgauge.toolkit.db import Connection
+    from dbgauge.toolkit.targets import Target
 
 WRAP_LIMIT = 2.0 ** 31  # transaction IDs a database may be behind before wraparound
 
 
-def _read(node: Target, conn: Connection) -> Measured | NodeOutcome:
+def _read(node: Target, conn: Connection) -> Measured:
+    from dbgauge.collectors.postgres_server import PostgresServer
+
     facts = PostgresServer().read(conn)
     ages = {db.name: db.xid_age for db in facts.databases if db.xid_age is not None}
     if not ages:
@@ -42,8 +47,9 @@ def _read(node: Target, conn: Connection) -> Measured | NodeOutcome:
     return Measured(percent, text, evidence, extra)
 
 
-CHECK = Measure(
-    NAME="txn-wraparound",
-    HELP="Transaction-ID age of the oldest database, percent of the 2^31 wraparound limit.",
-    KINDS=frozenset({"postgres"}), DEFAULTS=Thresholds.above(50.0, 75.0),
-    METRIC="xid_wraparound_percent", KIND="xid-wraparound", read=_read)
+CHECK = HealthCheck(
+    name="txn-wraparound",
+    summary="Transaction-ID age per database, percent of 2^31 (PostgreSQL).",
+    measures="transaction-ID age of the oldest database, percent of 2^31",
+    kinds=frozenset({"postgres"}), metric="xid_wraparound_percent", read=_read,
+    defaults=Thresholds.above(50.0, 75.0), unit="percent", finding="xid-wraparound")

@@ -27,12 +27,7 @@ findings), `binlog` (the replica's binlog as evidence), `postgres`, `heartbeats`
 
 from __future__ import annotations
 
-from dbgauge.checks.split_brain.model import KINDS, NAME
-from dbgauge.checks.split_brain.run import (
-    DEFAULT_HEARTBEAT_TABLE,
-    DEFAULT_HEARTBEAT_WAIT,
-    check_split_brain,
-)
+from dbgauge.checks.split_brain.model import APPLIES_TO, KINDS, NAME
+from dbgauge.checks.split_brain.run import DEFAULT_HEARTBEAT_WAIT, check_split_brain
 
-__all__ = ["DEFAULT_HEARTBEAT_TABLE", "DEFAULT_HEARTBEAT_WAIT", "KINDS", "NAME",
-           "check_split_brain"]
+__all__ = ["APPLIES_TO", "DEFAULT_HEARTBEAT_WAIT", "KINDS", "NAME", "check_split_brain"]

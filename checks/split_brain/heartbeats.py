@@ -8,9 +8,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from dbgauge.checks.split_brain.model import HEARTBEAT, MySQLNode
-from dbgauge.collectors.mysql_heartbeat import HeartbeatRow, read_heartbeat_table
 from dbgauge.toolkit.db import Connection
 from dbgauge.toolkit.errors import QueryError
+from dbgauge.toolkit.heartbeat import HeartbeatRow, read_heartbeat_table
 from dbgauge.toolkit.result import Finding, Status
 from dbgauge.toolkit.targets import Target
 

@@ -10,17 +10,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from dbgauge.checks.nodes import NOT_CHECKED
 from dbgauge.toolkit.gtid import GtidSet, MariaErrant, mariadb_state, parse_mariadb_gtids
 
 NAME = "split-brain"
+APPLIES_TO = frozenset({"mysql", "postgres"})  # the target kinds the check reads
 ERRANT = "errant-transactions"
 WRITABLE_REPLICA = "writable-replica"
 PRIMARIES = "multiple-primaries"
 TIMELINE = "timeline-divergence"
 HEARTBEAT = "concurrent-heartbeat-writers"
 # Every kind a split-brain finding can have: the daemon's metric label values.
-KINDS = (ERRANT, WRITABLE_REPLICA, PRIMARIES, TIMELINE, HEARTBEAT, "unreachable",
-         "auth-failed", "query-failed", "check-failed")
+KINDS = (ERRANT, WRITABLE_REPLICA, PRIMARIES, TIMELINE, HEARTBEAT, *NOT_CHECKED)
 
 Address = tuple[str, int]
 
@@ -74,7 +75,6 @@ class PgNode:
     timeline: int | None
     wal_lsn: int | None
     replay_lsn: int | None
-    receiver_status: str = ""
     sender: Address | None = None
 
 

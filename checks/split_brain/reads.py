@@ -53,7 +53,6 @@ def pg_node(name: str, address: Address, row: Mapping[str, Any]) -> PgNode:
     return PgNode(name, address, text(row.get("system_identifier")),
                   row.get("in_recovery") is True, None if timeline is None else int(timeline),
                   parse_lsn(row.get("wal_lsn")), parse_lsn(row.get("replay_lsn")),
-                  text(row.get("receiver_status")),
                   (host, int(port)) if host and port is not None else None)
 
 

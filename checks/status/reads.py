@@ -54,12 +54,12 @@ def _lag(node: Target, conn: Connection, channels: Sequence[ReplicaStatus]) -> N
     """The lag check's outcome; from the channels already read (Seconds_Behind_Source)
     when no heartbeat is read or it cannot be (no table yet, no writer): status shows
     what it can instead of no node at all."""
-    if node.heartbeat is not None and node.heartbeat.mode == "read":
+    if node.reads_heartbeat:
         try:
-            return lag.evaluate(node, conn, None)
+            return lag.CHECK.evaluate(node, conn)
         except DbgaugeError:
             pass
-    return lag.judge_channels(node, channels, None)
+    return lag.CHECK.judge(node, lag.channels_lag(node, channels))
 
 
 def _mysql(node: Target, conn: Connection, address: Address) -> tuple[NodeState, Hints]:
@@ -69,7 +69,7 @@ def _mysql(node: Target, conn: Connection, address: Address) -> tuple[NodeState,
     findings = [f for st in channels for f in channel_findings(node.name, st)]
     lagging = _lag(node, conn, channels) if channels else None
     lock_waits = MySQLLockWaits().read(conn)
-    waits = locks.judge(node, lock_waits, None)
+    waits = locks.CHECK.judge(node, locks.lock_wait(lock_waits))
     trx = lock_waits.transactions
     hosts: tuple[tuple[int, str, int], ...] = ()
     try:  # needs REPLICATION MASTER ADMIN (MariaDB) / REPLICATION SLAVE: optional
@@ -89,8 +89,8 @@ def _mysql(node: Target, conn: Connection, address: Address) -> tuple[NodeState,
         node.name, node.kind, f"{address[0]}:{address[1]}", True,
         "replica" if channels else "primary", conn.server.flavor,
         conn.server.version_text, read_only=not me.writable,
-        lag_seconds=_perf(lagging, lag.METRIC) if lagging else None,
-        replication=threads, oldest_lock_wait_seconds=_perf(waits, locks.METRIC),
+        lag_seconds=_perf(lagging, lag.CHECK.metric) if lagging else None,
+        replication=threads, oldest_lock_wait_seconds=_perf(waits, locks.CHECK.metric),
         oldest_transaction_seconds=trx.oldest_seconds, findings=tuple(findings),
     ), Hints(address, mysql=me, replica_hosts=hosts)
 
@@ -100,15 +100,15 @@ def _postgres(node: Target, conn: Connection, address: Address) -> tuple[NodeSta
     facts = PostgresReplication().read(conn)
     subs = facts.subscriptions
     summary = read_summary(conn)
-    waits = locks.judge(node, summary, None)
+    waits = locks.CHECK.judge(node, locks.lock_wait(summary))
     findings: list[Finding] = []
     lag_seconds = lag_bytes = None
     if me.in_recovery:
         role = "standby"
         findings += standby_findings(node.name, facts.local)
-        lagging = lag.judge_standby(node, facts.local, None)
+        lagging = lag.CHECK.judge(node, lag.standby_lag(node, facts.local))
         findings += lagging.findings
-        lag_seconds, lag_bytes = _perf(lagging, lag.METRIC), facts.local.receive_replay_bytes
+        lag_seconds, lag_bytes = _perf(lagging, lag.CHECK.metric), facts.local.receive_replay_bytes
         replication = f"WAL receiver {facts.local.wal_receiver_status}"
     else:
         role = "subscriber" if subs else "primary"
@@ -126,14 +126,14 @@ def _postgres(node: Target, conn: Connection, address: Address) -> tuple[NodeSta
         node.name, node.kind, f"{address[0]}:{address[1]}", True, role, conn.server.flavor,
         conn.server.version_text, read_only=me.in_recovery, lag_seconds=lag_seconds,
         lag_bytes=lag_bytes, replication=replication,
-        oldest_lock_wait_seconds=_perf(waits, locks.METRIC),
+        oldest_lock_wait_seconds=_perf(waits, locks.CHECK.metric),
         oldest_transaction_seconds=summary.oldest_xact_seconds, findings=tuple(findings),
     ), Hints(address, pg=me, walsenders=facts.standbys, subscriptions=subs)
 
 
 def _pgbouncer(node: Target, conn: Connection, address: Address) -> tuple[NodeState, Hints]:
     pool_facts = PgBouncerPools().read(conn)
-    pools = pgbouncer_pools.judge(node, pool_facts, None)
+    pools = pgbouncer_pools.CHECK.judge(node, pgbouncer_pools.pool_wait(pool_facts))
     waiting = sum(p.clients.get("waiting", 0.0) for p in pool_facts.pools)
     pooled: list[Address] = []
     for db in PgBouncerDatabases().read(conn).databases:

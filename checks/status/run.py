@@ -8,38 +8,29 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from dbgauge.checks.health.model import failure
-from dbgauge.checks.split_brain.model import ERRANT, PRIMARIES, TIMELINE, WRITABLE_REPLICA
+from dbgauge.checks.nodes import AUTH_FAILED, UNREACHABLE, Failed, each_node
+from dbgauge.checks.split_brain.model import (
+    APPLIES_TO,
+    ERRANT,
+    PRIMARIES,
+    TIMELINE,
+    WRITABLE_REPLICA,
+    Address,
+)
 from dbgauge.checks.split_brain.run import check_split_brain
 from dbgauge.checks.status.model import NodeState, Topology
 from dbgauge.checks.status.reads import Hints, down, read_node
 from dbgauge.checks.status.topology import find_links, kept_links, with_roles
-from dbgauge.toolkit.db import connect
 from dbgauge.toolkit.dsn import parse_dsn
-from dbgauge.toolkit.errors import ConnectError
 from dbgauge.toolkit.result import Finding
-from dbgauge.toolkit.targets import Selection, Target, fan_out
+from dbgauge.toolkit.targets import Selection, Target
 
 SPLIT_BRAIN = frozenset({ERRANT, WRITABLE_REPLICA, PRIMARIES, TIMELINE})
 
 
-class _Unreachable(Exception):
-    def __init__(self, cause: BaseException) -> None:
-        super().__init__(str(cause))
-        self.cause = cause
-
-
-def _read(node: Target) -> tuple[NodeState, Hints]:
+def _address(node: Target) -> Address:
     params = parse_dsn(node.dsn)
-    address = (params.host, params.port)
-    try:
-        conn = connect(node)
-    except ConnectError as exc:
-        raise _Unreachable(exc) from exc
-    try:
-        return read_node(node, conn, address)
-    finally:
-        conn.close()
+    return params.host, params.port
 
 
 def discover(targets: Sequence[Target], previous: Topology | None = None) -> Topology:
@@ -47,16 +38,10 @@ def discover(targets: Sequence[Target], previous: Topology | None = None) -> Top
     before = {n.name: n for n in previous.nodes} if previous else {}
     states: list[NodeState] = []
     hints: dict[str, Hints] = {}
-    for node, got in zip(targets, fan_out(targets, _read, name="status"), strict=True):
-        params = parse_dsn(node.dsn)
-        address = (params.host, params.port)
-        if isinstance(got, _Unreachable):
-            detail = failure(node.name, got.cause).findings[0].detail
-            states.append(down(node, address, detail, before))
-        elif isinstance(got, BaseException):  # reached, but a read failed: UNKNOWN
-            (finding,) = failure(node.name, got).findings
-            states.append(NodeState(node.name, node.kind, f"{address[0]}:{address[1]}", True,
-                                    "unknown", findings=(finding,)))
+    read = each_node(targets, lambda node, conn: read_node(node, conn, _address(node)))
+    for node, got in zip(targets, read, strict=True):
+        if isinstance(got, Failed):
+            states.append(_not_read(node, got, before))
         else:
             states.append(got[0])
             hints[node.name] = got[1]
@@ -68,14 +53,24 @@ def discover(targets: Sequence[Target], previous: Topology | None = None) -> Top
     return Topology(tuple(with_roles(states, links)), tuple(links))
 
 
+def _not_read(node: Target, failed: Failed, before: dict[str, NodeState]) -> NodeState:
+    """A node that could not be reached is down (CRITICAL); one reached whose reads failed
+    is UNKNOWN."""
+    address = _address(node)
+    if not failed.connected and failed.finding.kind in (UNREACHABLE, AUTH_FAILED):
+        return down(node, address, failed.finding.detail, before)
+    return NodeState(node.name, node.kind, f"{address[0]}:{address[1]}", True, "unknown",
+                     findings=(failed.finding,))
+
+
 def _split_brain(targets: Sequence[Target], states: list[NodeState],
                  hints: dict[str, Hints]) -> list[NodeState]:
     """Errant transactions, second primaries, writable replicas: the split-brain check's
     findings on the reachable MySQL-family and PostgreSQL nodes, flagged on each node."""
-    chosen = tuple(t for t in targets if t.name in hints and t.kind in ("mysql", "postgres"))
-    if not chosen:
+    reached = Selection(tuple(t for t in targets if t.name in hints))  # other kinds: left out
+    if not reached.of_kinds(APPLIES_TO)[0]:
         return states
-    result = check_split_brain(Selection(chosen), heartbeat_wait=0)
+    result = check_split_brain(reached, heartbeat_wait=0)
     flagged: dict[str, list[Finding]] = {}
     for f in result.findings:
         if f.kind in SPLIT_BRAIN:

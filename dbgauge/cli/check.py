@@ -12,8 +12,9 @@ from typing import TYPE_CHECKING, NoReturn
 
 import click
 
+from dbgauge.checks.health import HealthCheck, health_checks
 from dbgauge.cli.base import finish, positive_duration, seconds
-from dbgauge.toolkit import ENV_CONFIG
+from dbgauge.toolkit import DEFAULT_HEARTBEAT_TABLE, ENV_CONFIG
 from dbgauge.toolkit.errors import DbgaugeError
 from dbgauge.toolkit.ranges import Range, parse_range
 from dbgauge.toolkit.result import CheckResult, Finding, Status, plugin_result
@@ -30,6 +31,17 @@ CHECK_CONFIG_OPTION = click.option(
 class _PluginGroup(click.Group):
     """`dbgauge check`: a usage error is one `NAME UNKNOWN - ...` line on stdout, exit 3,
     as the monitoring-plugins guidelines ask (the monitor shows stdout)."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *health_checks()})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        """A health check's command is made from the registry when it is first asked for
+        (`dbgauge check lag` builds no other check's options)."""
+        check = health_checks().get(cmd_name)
+        if check is not None and cmd_name not in self.commands:
+            self.add_command(_health_command(check))
+        return super().get_command(ctx, cmd_name)
 
     def invoke(self, ctx: click.Context) -> object:
         try:
@@ -110,8 +122,21 @@ def _rendered(result: CheckResult, fmt: str, thresholds: dict[str, tuple[str, st
     return render_plugin(result, thresholds, verbosity)
 
 
+def _write_docs(ctx: click.Context, _param: click.Parameter, path: Path | None) -> None:
+    """--docs FILE: rewrite the health-check table of docs/checks.md (`make docs`)."""
+    if path is None or ctx.resilient_parsing:
+        return
+    from dbgauge.checks.health.docs import update_docs
+
+    click.echo(f"{path}: {'updated' if update_docs(path) else 'up to date'}")
+    ctx.exit(0)
+
+
 @click.group("check", cls=_PluginGroup,
-           short_help="Health and split-brain checks with Nagios/Icinga exit codes.")
+             short_help="Health and split-brain checks with Nagios/Icinga exit codes.")
+@click.option("--docs", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
+              hidden=True, is_eager=True, expose_value=False, callback=_write_docs,
+              help="Rewrite the health-check table of FILE (docs/checks.md) and exit.")
 def check_group() -> None:
     """One-shot checks for monitoring systems: first line `NAME STATE - summary | perfdata`,
     then one line per finding with its evidence and a remediation hint (printed, never run).
@@ -191,7 +216,7 @@ def _selection(config_path: str | None, targets: tuple[str, ...],
 @check_group.command("split-brain", short_help="Errant GTIDs, writable replicas, two primaries.")
 @_check_nodes_options
 @_plugin_options
-@click.option("--heartbeat-table", default="dbgauge.heartbeat", show_default=True,
+@click.option("--heartbeat-table", default=DEFAULT_HEARTBEAT_TABLE, show_default=True,
               metavar="SCHEMA.TABLE", help="Heartbeat table of --node MySQL-family servers.")
 @click.option("--heartbeat-wait", default="2s", show_default=True,
               callback=lambda _c, _p, v: seconds(v), metavar="DURATION",
@@ -227,49 +252,21 @@ def check_split_brain_cmd(config_path: str | None, targets: tuple[str, ...],
     _check_emit(result, fmt, verbosity=verbosity)
 
 
-# name, short help, default thresholds shown in --help (tests compare them with the code)
-HEALTH_CHECKS: tuple[tuple[str, str, str | None], ...] = (
-    ("replication", "Replication threads running and error-free.", None),
-    ("lag", "Replication lag in seconds (heartbeat when configured).", "30 and 120 seconds"),
-    ("connections", "Connections in use against the limit, in percent.", "80 and 95 percent"),
-    ("pgbouncer-pools", "Clients waiting in PgBouncer pools: the longest wait.",
-     "1 and 5 seconds"),
-    ("locks", "The oldest current lock wait, in seconds.", "10 and 30 seconds"),
-    ("txn-wraparound", "Transaction-ID age per database, percent of 2^31 (PostgreSQL).",
-     "50 and 75 percent"),
-    ("last-vacuum", "Seconds since the least recently vacuumed table (PostgreSQL).",
-     "86400 and 172800 seconds"),
-    ("last-analyze", "Seconds since the least recently analyzed table (PostgreSQL).",
-     "86400 and 172800 seconds"),
-    ("sequence", "The sequence nearest its end, percent used (PostgreSQL).",
-     "85 and 95 percent"),
-    ("archiver", "WAL segments waiting to be archived; a failing archive_command.",
-     "10 and 50 files"),
-    ("query-time", "The longest-running statement, in seconds (PostgreSQL).",
-     "120 and 300 seconds"),
-    ("txn-idle", "The oldest session idle in transaction, in seconds (PostgreSQL).",
-     "60 and 300 seconds"),
-    ("txn-time", "The oldest open transaction, in seconds.", "300 and 1800 seconds"),
-    ("uptime", "Seconds since the server started: a restart alerts (lower bounds).",
-     "600: and 300: seconds"),
-    ("history-list", "InnoDB history list length (MySQL/MariaDB).",
-     "100000 and 1000000 entries"),
-    ("group-replication", "Group Replication members online, quorum kept (MySQL 8).", None),
-)
+_Decorator = Callable[[Callable[..., None]], Callable[..., None]]
 
 
-def _health_command(name: str, short: str, defaults: str | None) -> None:
+def _health_command(check: HealthCheck) -> click.Command:
+    """`dbgauge check NAME` for one health check of the registry: its help and options
+    are made from the check's declaration."""
     def command(config_path: str | None, targets: tuple[str, ...],
                 node_dsns: tuple[str, ...], password_file: Path | None,
                 password_env: str | None, fmt: str, timeout: float, verbosity: int,
                 warning: Range | None = None, critical: Range | None = None,
                 heartbeat_table: str | None = None) -> None:
-        from dbgauge.checks.health import Thresholds, health_checks, run_health
+        from dbgauge.checks.health.run import run_health
 
-        check = health_checks()[name]
-        limits = None
-        if warning is not None or critical is not None:
-            limits = (check.DEFAULTS or Thresholds.above(0.0, 0.0)).override(warning, critical)
+        given = warning is not None or critical is not None
+        limits = check.limits(warning, critical) if given else None
 
         def work() -> CheckResult:
             nodes = _selection(config_path, targets, node_dsns, password_file,
@@ -277,36 +274,47 @@ def _health_command(name: str, short: str, defaults: str | None) -> None:
             return run_health(check, nodes, limits)
 
         try:
-            result = _bounded(name, fmt, timeout, verbosity, work)
+            result = _bounded(check.name, fmt, timeout, verbosity, work)
         except DbgaugeError as exc:
-            _check_failed(name, exc, fmt)
-        chosen = limits or check.DEFAULTS
+            _check_failed(check.name, exc, fmt)
+        chosen = limits or check.defaults
         _check_emit(result, fmt,
-                    {check.METRIC: (str(chosen.warning), str(chosen.critical))}
+                    {check.metric: (str(chosen.warning), str(chosen.critical))}
                     if chosen else None, verbosity)
 
-    command.__doc__ = (
-        f"{short.rstrip('.')}: see docs/checks.md for what is measured on each kind of "
-        "server.\n\n\b\n"
-        + (f"Thresholds: --warning/--critical, default {defaults}.\n" if defaults else
-           "No thresholds: each problem it finds has its own severity.\n")
-        + f"Example: dbgauge check {name} --config dbgauge.yaml --target NAME"
-        + (" --warning W --critical C" if defaults else ""))
-    if defaults:
-        command = click.option("-c", "--critical", type=RangeType(), metavar="RANGE",
-                               help="CRITICAL when the value is outside RANGE (10: above 10; "
-                                    f"10: below; @10:20 inside; default {defaults.split()[2]})."
-                               )(command)
-        command = click.option("-w", "--warning", type=RangeType(), metavar="RANGE",
-                               help="WARNING when the value is outside RANGE (default "
-                                    f"{defaults.split()[0]}).")(command)
-    if name == "lag":
-        command = click.option("--heartbeat-table", metavar="SCHEMA.TABLE",
-                               help="Read lag from this heartbeat table on --node servers "
-                                    "(configured targets use their heartbeat settings).")(
-            command)
-    check_group.command(name, short_help=short)(_plugin_options(_check_nodes_options(command)))
+    command.__doc__ = _health_help(check)
+    for option in _health_options(check):
+        command = option(command)
+    return click.command(check.name, short_help=check.summary)(
+        _plugin_options(_check_nodes_options(command)))
 
 
-for _name, _short, _defaults in HEALTH_CHECKS:
-    _health_command(_name, _short, _defaults)
+def _health_help(check: HealthCheck) -> str:
+    defaults = check.defaults
+    return (f"{check.summary.rstrip('.')}: see docs/checks.md for what is measured on each "
+            "kind of server.\n\n\b\n"
+            + (f"Thresholds: --warning/--critical, default {defaults.warning} and "
+               f"{defaults.critical} {check.unit}.\n" if defaults else
+               "No thresholds: each problem it finds has its own severity.\n")
+            + f"Example: dbgauge check {check.name} --config dbgauge.yaml --target NAME"
+            + (" --warning W --critical C" if defaults else ""))
+
+
+def _health_options(check: HealthCheck) -> list[_Decorator]:
+    """The options beyond every check's: thresholds, and the heartbeat table of lag."""
+    options: list[_Decorator] = []
+    if check.defaults is not None:
+        options += [
+            click.option("-c", "--critical", type=RangeType(), metavar="RANGE",
+                         help="CRITICAL when the value is outside RANGE (10: above 10; "
+                              f"10: below; @10:20 inside; default {check.defaults.critical})."),
+            click.option("-w", "--warning", type=RangeType(), metavar="RANGE",
+                         help="WARNING when the value is outside RANGE (default "
+                              f"{check.defaults.warning})."),
+        ]
+    if check.takes_heartbeat_table:
+        options.append(click.option(
+            "--heartbeat-table", metavar="SCHEMA.TABLE",
+            help="Read lag from this heartbeat table on --node servers (configured targets "
+                 "use their heartbeat settings)."))
+    return options

@@ -10,26 +10,27 @@ from __future__ import annotations
 
 import signal
 import sys
-import time
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
 from dbgauge.cli.base import CONFIG_OPTION, die, optional_positive_duration, positive_duration
-from dbgauge.toolkit.errors import ConfigError, DbgaugeError
+from dbgauge.toolkit import DEFAULT_HEARTBEAT_TABLE
+from dbgauge.toolkit.errors import DbgaugeError
 
 if TYPE_CHECKING:
-    from dbgauge.toolkit.db import Connection
-    from dbgauge.toolkit.targets import Target
+    from dbgauge.toolkit.targets import Heartbeat, Target
+
+
+_SCHEMA, _, _TABLE = DEFAULT_HEARTBEAT_TABLE.partition(".")
 
 
 def _connection_options(f: click.decorators.FC) -> click.decorators.FC:
     options = (
-        click.option("--database", "-D", default="dbgauge", show_default=True,
+        click.option("--database", "-D", default=_SCHEMA, show_default=True,
                      metavar="DB", help="Schema of the heartbeat table (pt-heartbeat's -D)."),
-        click.option("--table", default="heartbeat", show_default=True, metavar="TABLE",
+        click.option("--table", default=_TABLE, show_default=True, metavar="TABLE",
                      help="Heartbeat table (TABLE in --database, or SCHEMA.TABLE)."),
         click.option("--password-env", metavar="VAR",
                      help="Environment variable holding the password of DSNs that carry none."),
@@ -42,35 +43,30 @@ def _connection_options(f: click.decorators.FC) -> click.decorators.FC:
     return f
 
 
-def _table(database: str, table: str) -> str:
-    return table if "." in table else f"{database}.{table}"
-
-
 def _targets(args: tuple[str, ...], config_path: str | None, password_file: Path | None,
-             password_env: str | None, mode: str, table: str, interval: float = 1.0,
-             source_server_id: int | None = None) -> list[Target]:
+             password_env: str | None, settings: Heartbeat) -> list[Target]:
     """The command line's servers ([NAME=]DSN or configured names), MySQL family only,
     each with these heartbeat settings."""
     from dbgauge.toolkit.dsn import is_dsn
-    from dbgauge.toolkit.heartbeat import split_table
-    from dbgauge.toolkit.targets import Heartbeat, resolve
+    from dbgauge.toolkit.heartbeat import split_table, with_heartbeat
+    from dbgauge.toolkit.targets import resolve
 
-    split_table(table)
+    split_table(settings.table)
     configured = None
     if config_path is not None and any(not is_dsn(a) for a in args):
         from dbgauge import app
 
         configured = {t.name: t for t in app.load_config(config_path).all_targets()}
-    targets = []
-    for arg in args:
-        target = resolve(arg, configured, password_file=password_file,
-                         password_env=password_env)
-        if target.kind != "mysql":
-            raise ConfigError(f"{target.name} is a {target.kind} server: the heartbeat is "
-                              "pt-heartbeat's, for MySQL and MariaDB")
-        targets.append(replace(target, heartbeat=Heartbeat(mode, interval, table,
-                                                           source_server_id)))
-    return targets
+    return [with_heartbeat(resolve(arg, configured, password_file=password_file,
+                                   password_env=password_env), settings) for arg in args]
+
+
+def _settings(mode: str, database: str, table: str, interval: float = 1.0,
+              source_server_id: int | None = None) -> Heartbeat:
+    from dbgauge.toolkit.heartbeat import table_name
+    from dbgauge.toolkit.targets import Heartbeat
+
+    return Heartbeat(mode, interval, table_name(database, table), source_server_id)
 
 
 @click.group("heartbeat", short_help="pt-heartbeat without the daemon: update, monitor, check.")
@@ -117,8 +113,8 @@ def heartbeat_update(node: str, database: str, table: str, password_env: str | N
 
     setup_logging(log_format, "info")
     try:
-        (target,) = _targets((node,), config_path, password_file, password_env, "write",
-                             _table(database, table), interval)
+        (target,) = _targets((node,), config_path, password_file, password_env,
+                             _settings("write", database, table, interval))
         writer = HeartbeatWriter(target, create_table=create_table)
         writer.beat()
     except DbgaugeError as exc:
@@ -153,53 +149,17 @@ def heartbeat_monitor(nodes: tuple[str, ...], database: str, table: str,
     Example:
       dbgauge heartbeat monitor replica1=mysql://dbgauge@db2:3306/ --password-env PW
     """
-    from dbgauge.toolkit.heartbeat import frame_averages
+    from dbgauge.toolkit.heartbeat import HeartbeatMonitor
 
     try:
-        targets = _targets(nodes, config_path, password_file, password_env, "read",
-                           _table(database, table), interval, source_server_id)
+        targets = _targets(nodes, config_path, password_file, password_env,
+                           _settings("read", database, table, interval, source_server_id))
     except DbgaugeError as exc:
         die(exc)
-    stop = [False]
-    signal.signal(signal.SIGTERM, lambda *_: stop.__setitem__(0, True))
-    end = None if run_time is None else time.monotonic() + run_time
-    conns: dict[str, Connection] = {}
-    history: dict[str, list[tuple[float, float]]] = {t.name: [] for t in targets}
-    try:
-        while not stop[0]:
-            started = time.monotonic()
-            for target in targets:
-                try:
-                    lag = _lag(target, conns)
-                except DbgaugeError as exc:
-                    click.echo(f"{target.name}: error: {exc}")
-                    continue
-                samples = history[target.name]
-                samples.append((started, lag))
-                del samples[:-2000]  # 15 min at 0.5 s
-                averages = ", ".join("   -  " if a is None else f"{a:5.2f}s"
-                                     for a in frame_averages(samples, started))
-                click.echo(f"{target.name}: {lag:5.2f}s [ {averages} ]")
-            if end is not None and time.monotonic() >= end:
-                break
-            time.sleep(max(0.0, interval - (time.monotonic() - started)))
-    except KeyboardInterrupt:
-        pass
-    finally:
-        for conn in conns.values():
-            conn.close()
+    monitor = HeartbeatMonitor(targets)
+    signal.signal(signal.SIGTERM, lambda *_: monitor.request_stop())
+    monitor.run(interval, run_time, click.echo)
     sys.exit(0)
-
-
-def _lag(target: Target, conns: dict[str, Connection]) -> float:
-    """One reading of `target`'s heartbeat lag, on a connection kept between readings."""
-    from dbgauge.checks.health.heartbeat import heartbeat_reading
-    from dbgauge.toolkit.db import connect
-
-    conn = conns.get(target.name)
-    if conn is None or conn.closed:
-        conn = conns[target.name] = connect(target)
-    return heartbeat_reading(conn).lag
 
 
 @heartbeat_group.command(
@@ -222,6 +182,6 @@ def heartbeat_check(ctx: click.Context) -> None:
 
     args = list(ctx.args)
     if not any(a == "--heartbeat-table" or a.startswith("--heartbeat-table=") for a in args):
-        args = ["--heartbeat-table", "dbgauge.heartbeat", *args]
+        args = ["--heartbeat-table", DEFAULT_HEARTBEAT_TABLE, *args]
     check_group.main(["lag", *args], prog_name="dbgauge heartbeat check",
                      standalone_mode=True)

@@ -15,7 +15,6 @@ SELECT s.system_identifier::text AS system_identifier,
              ELSE pg_current_wal_insert_lsn()
         END)::text AS wal_lsn,
        pg_last_wal_replay_lsn()::text AS replay_lsn,
-       w.status AS receiver_status,
        w.sender_host,
        w.sender_port
 FROM pg_control_system() s

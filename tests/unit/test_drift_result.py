@@ -23,9 +23,10 @@ from dbgauge.checks.drift.model import (
 from dbgauge.checks.drift.normalize import Column
 from dbgauge.checks.drift.repair import literal, repair_script
 from dbgauge.checks.drift.result import checksum_result
-from dbgauge.checks.drift.schedule import METRICS, checksum_jobs, samples
+from dbgauge.checks.drift.schedule import METRICS, samples
 from dbgauge.checks.drift.sides import check_kinds
 from dbgauge.checks.drift.state import RunState, result_from_json, result_to_json
+from dbgauge.checks.schedule import checksum_jobs
 from dbgauge.cli.base import RESULT_EXIT
 from dbgauge.toolkit.errors import ConfigError
 from dbgauge.toolkit.render.checksum import render_checksum, render_checksum_json

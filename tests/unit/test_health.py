@@ -5,20 +5,22 @@ daemon's check samples. Against real servers: tests/integration/test_health.py."
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner
 
-from dbgauge.app import parse_config
-from dbgauge.checks.health import Thresholds, health_checks, run_health
+from dbgauge.app import check_jobs, parse_config, scheduled_checks
+from dbgauge.checks.health import Thresholds, health_checks
 from dbgauge.checks.health.model import NodeOutcome
 from dbgauge.checks.health.replication import channel_findings, primary_findings, standby_findings
-from dbgauge.checks.health.run import summarize
-from dbgauge.checks.schedule import check_jobs, result_samples, validate_check_job
+from dbgauge.checks.health.run import run_health, summarize
+from dbgauge.checks.schedule import result_samples, validate_check_job
 from dbgauge.cli import cli
-from dbgauge.cli.check import HEALTH_CHECKS
 from dbgauge.collectors.mysql_replication import parse_replica_status
 from dbgauge.collectors.postgres_replication import parse_local, parse_slots, parse_standbys
 from dbgauge.toolkit.db import ServerInfo
@@ -232,19 +234,76 @@ def test_nodes_from_dsns() -> None:
         select(("x",), (), configured)
 
 
+# What `dbgauge check --help` and each command's --help said before the registry made them
+# (name, short help, default thresholds): the generated text must not drift.
+HEALTH_CHECKS: tuple[tuple[str, str, str | None], ...] = (
+    ("replication", "Replication threads running and error-free.", None),
+    ("lag", "Replication lag in seconds (heartbeat when configured).", "30 and 120 seconds"),
+    ("connections", "Connections in use against the limit, in percent.", "80 and 95 percent"),
+    ("pgbouncer-pools", "Clients waiting in PgBouncer pools: the longest wait.",
+     "1 and 5 seconds"),
+    ("locks", "The oldest current lock wait, in seconds.", "10 and 30 seconds"),
+    ("txn-wraparound", "Transaction-ID age per database, percent of 2^31 (PostgreSQL).",
+     "50 and 75 percent"),
+    ("last-vacuum", "Seconds since the least recently vacuumed table (PostgreSQL).",
+     "86400 and 172800 seconds"),
+    ("last-analyze", "Seconds since the least recently analyzed table (PostgreSQL).",
+     "86400 and 172800 seconds"),
+    ("sequence", "The sequence nearest its end, percent used (PostgreSQL).",
+     "85 and 95 percent"),
+    ("archiver", "WAL segments waiting to be archived; a failing archive_command.",
+     "10 and 50 files"),
+    ("query-time", "The longest-running statement, in seconds (PostgreSQL).",
+     "120 and 300 seconds"),
+    ("txn-idle", "The oldest session idle in transaction, in seconds (PostgreSQL).",
+     "60 and 300 seconds"),
+    ("txn-time", "The oldest open transaction, in seconds.", "300 and 1800 seconds"),
+    ("uptime", "Seconds since the server started: a restart alerts (lower bounds).",
+     "600: and 300: seconds"),
+    ("history-list", "InnoDB history list length (MySQL/MariaDB).",
+     "100000 and 1000000 entries"),
+    ("group-replication", "Group Replication members online, quorum kept (MySQL 8).", None),
+)
+
+
 def test_cli_defaults_match_the_checks() -> None:
     checks = health_checks()
-    assert [name for name, _, _ in HEALTH_CHECKS] == list(checks)
-    for name, _, shown in HEALTH_CHECKS:
-        defaults = checks[name].DEFAULTS
+    assert sorted(name for name, _, _ in HEALTH_CHECKS) == list(checks)
+    listing = " ".join(CliRunner().invoke(cli, ["check", "--help"]).output.split())
+    for name, short, shown in HEALTH_CHECKS:
+        check = checks[name]
+        assert check.summary == short
+        assert f"{name} {short}" in listing
+        text = " ".join(CliRunner().invoke(cli, ["check", name, "--help"]).output.split())
+        assert f"check {name} [OPTIONS] {short.rstrip('.')}: see docs/checks.md for" in text
+        defaults = check.defaults
         if defaults is None:
             assert shown is None
+            assert "No thresholds: each problem it finds has its own severity." in text
+            assert "--warning" not in text and "--critical" not in text
             continue
         assert shown is not None
         warning, _, critical, _ = shown.split()
         assert (parse_range(warning), parse_range(critical)) == (defaults.warning,
                                                                  defaults.critical)
-        assert CliRunner().invoke(cli, ["check", name, "--help"]).exit_code == 0
+        assert f"Thresholds: --warning/--critical, default {shown}." in text
+        assert f"(default {warning})" in text and f"default {critical})" in text
+    assert "--heartbeat-table SCHEMA.TABLE Read lag" in " ".join(CliRunner().invoke(
+        cli, ["check", "lag", "--help"]).output.split())
+
+
+def test_listing_the_checks_loads_no_collector_or_driver() -> None:
+    """`dbgauge check --help` imports every check module (the registry) but none of what
+    they read servers with: listing the checks stays as quick as it was."""
+    code = ("import sys; from dbgauge.cli import cli\n"
+            "try: cli(['check', '--help'], prog_name='dbgauge')\n"
+            "except SystemExit: pass\n"
+            "print(sorted(m for m in sys.modules if m.startswith(('dbgauge.collectors', "
+            "'dbgauge.toolkit.db', 'dbgauge.toolkit.metrics', 'dbgauge.checks.nodes', "
+            "'pymysql', 'psycopg', 'pydantic'))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.strip().splitlines()[-1]
+    assert out == "[]"
 
 
 def test_cli_usage_errors_and_failures_are_unknown(tmp_path: Path) -> None:
@@ -264,27 +323,29 @@ def test_daemon_samples_and_job_config() -> None:
         Finding(Status.CRITICAL, "r", "errant-transactions", "d", {"errant_count": "2"}),
         Finding(Status.WARNING, "r", "writable-replica", "d"),
         Finding(Status.UNKNOWN, "q", "unreachable", "d")))
-    samples = result_samples("split-brain", result, ["p", "r", "q"])
+    checks = scheduled_checks()
+    samples = result_samples(checks["split-brain"], result, ["p", "r", "q"])
     status = {s.labels["target"]: s.value for s in samples if s.name == "dbgauge_check_status"}
     assert status == {"p": 0, "r": 2, "q": 3}
     findings = {(s.labels["kind"], s.labels["node"]): s.value for s in samples
                 if s.name == "dbgauge_split_brain_findings"}
     assert findings[("errant-transactions", "r")] == 1
     assert findings[("unreachable", "q")] == 1 and findings[("multiple-primaries", "p")] == 0
-    assert len(findings) == 3 * 9  # every kind for every node: no series comes and goes
+    assert len(findings) == 3 * 10  # every kind for every node: no series comes and goes
+    assert findings[("not-applicable", "p")] == 0
     errant = {s.labels["node"]: s.value for s in samples
               if s.name == "dbgauge_split_brain_errant_transactions"}
     assert errant == {"p": 0, "r": 2, "q": 0}
     with pytest.raises(ValueError, match="unknown check 'lagg'"):
-        validate_check_job("lagg", None, None)
+        validate_check_job(checks, "lagg", None, None)
     with pytest.raises(ValueError, match="no warning"):
-        validate_check_job("split-brain", 1, None)
+        validate_check_job(checks, "split-brain", 1, None)
     with pytest.raises(ValueError, match="less strict than --critical"):
-        validate_check_job("lag", 200, 100)
-    validate_check_job("lag", 200, None)  # critical follows: 200/200
-    validate_check_job("lag", "@10:20", "~:300")  # ranges, as on the command line
+        validate_check_job(checks, "lag", 200, 100)
+    validate_check_job(checks, "lag", 200, None)  # critical follows: 200/200
+    validate_check_job(checks, "lag", "@10:20", "~:300")  # ranges, as on the command line
     with pytest.raises(ValueError, match="'x' is not a range"):
-        validate_check_job("lag", "x", None)
+        validate_check_job(checks, "lag", "x", None)
     config = parse_config("targets:\n  - {name: a, kind: mysql, dsn: 'mysql://u@h:1/'}\n"
                           "checks:\n  - {check: lag}\n  - {check: lag, warning: 5}\n"
                           "  - {check: split-brain}\n")
@@ -294,3 +355,69 @@ def test_daemon_samples_and_job_config() -> None:
     for job in jobs:
         for spec in job.metrics:
             assert "cached" in spec.help.lower()
+
+
+def test_a_node_that_was_not_checked_says_why_in_one_vocabulary() -> None:
+    """Health checks, split-brain and status share `checks.nodes`: the same kinds of
+    UNKNOWN finding for a node they could not check, and for a named node of a kind the
+    check does not apply to (`not-applicable`, in split-brain too)."""
+    from dbgauge.checks.nodes import NOT_CHECKED, failure
+    from dbgauge.checks.split_brain import KINDS, check_split_brain
+    from dbgauge.toolkit.errors import AuthError, ConnectError, QueryError
+
+    found = [failure("n", exc) for exc in (
+        ConnectError("cannot connect to h:1: refused"), AuthError("authentication failed"),
+        QueryError("no such table"), RuntimeError("boom"))]
+    assert [f.kind for f in found] == ["unreachable", "auth-failed", "query-failed",
+                                       "check-failed"]
+    assert {(f.severity, f.node) for f in found} == {(Status.UNKNOWN, "n")}
+    assert found[3].detail == "could not be checked (RuntimeError: boom)"
+    assert set(NOT_CHECKED) <= set(KINDS)  # every one is a label value of the daemon's metric
+    bouncer = target_from_dsn("b=postgresql://u@h:6432/pgbouncer")
+    named = Selection((bouncer,), frozenset({"b"}))
+    (found,) = check_split_brain(named).findings
+    assert (found.severity, found.node, found.kind, found.detail) == (
+        Status.UNKNOWN, "b", "not-applicable",
+        "check split-brain applies to kind mysql, postgres, not pgbouncer")
+    (found,) = run_health(health_checks()["lag"], named).findings
+    assert (found.kind, found.detail) == (
+        "not-applicable", "check lag applies to kind mysql, postgres, not pgbouncer")
+    assert check_split_brain(Selection((bouncer,))).findings == ()  # not named: left out
+
+
+def test_docs_table_of_checks_is_current() -> None:
+    """docs/checks.md's table is made from the registry: a new check, kind or default
+    shows there once `make docs` ran (`dbgauge check --docs docs/checks.md`)."""
+    from dbgauge.checks.health.docs import BEGIN, END, checks_table
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "checks.md").read_text("utf-8")
+    block = text[text.index(BEGIN): text.index(END) + len(END)]
+    assert block == checks_table(health_checks().values()), \
+        "docs/checks.md is stale: run `make docs` and commit"
+    for check in health_checks().values():
+        assert f"| `{check.name}` |" in block
+
+
+def test_every_check_is_declared_whole() -> None:
+    """What the CLI and the docs are made of is there for every check."""
+    for name, check in health_checks().items():
+        assert name == check.name and check.summary.endswith(".") and check.measures
+        assert check.kinds and check.kinds <= {"mysql", "postgres", "pgbouncer"}
+        assert (check.defaults is None) == (check.unit == "") == (check.finding == ""), name
+    with pytest.raises(ValueError, match="need a unit and a finding kind"):
+        replace(health_checks()["lag"], unit="")
+
+
+def test_each_node_turns_a_failure_into_the_nodes_finding() -> None:
+    """Nothing listens on port 1: the node is `unreachable` at the connection (not a
+    failure of the work, which never runs), with its name and address, not its password."""
+    from dbgauge.checks.nodes import Failed, each_node
+
+    node = target_from_dsn("gone=mysql://u:pw@127.0.0.1:1/")
+    ran: list[str] = []
+    (got,) = each_node([node], lambda n, _c: ran.append(n.name))
+    assert isinstance(got, Failed) and not got.connected and ran == []
+    assert (got.finding.node, got.finding.kind, got.finding.severity) == (
+        "gone", "unreachable", Status.UNKNOWN)
+    assert "127.0.0.1:1" in got.finding.detail and "pw" not in got.finding.detail
+    assert each_node([], lambda n, _c: n) == []

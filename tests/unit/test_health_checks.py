@@ -29,7 +29,7 @@ def group(members: Path, stats: Path | None, version: tuple[int, ...]) -> NodeOu
         "group_replication_member_stats": project(
             conn.sql("group_replication_member_stats"),
             mysql_table_rows(stats)) if stats else []}
-    return group_replication.evaluate(NODE, conn, None)  # type: ignore[arg-type]
+    return group_replication.CHECK.evaluate(NODE, conn)  # type: ignore[arg-type]
 
 
 def test_group_replication_healthy_groups_are_ok() -> None:
@@ -55,7 +55,7 @@ def test_group_replication_member_states_and_quorum() -> None:
     assert dict(outcome.perfdata) == {"gr1:members_online": 2.0,
                                       "gr1:members": 4.0}
     conn = FixtureConnection("mariadb", (10, 11, 6), {})
-    outcome = group_replication.evaluate(NODE, conn, None)  # type: ignore[arg-type]
+    outcome = group_replication.CHECK.evaluate(NODE, conn)  # type: ignore[arg-type]
     assert outcome.findings == () and "no Group Replication on 10.11" in outcome.note
     assert conn.asked == []  # MariaDB is not asked for tables it does not have
 
@@ -88,6 +88,6 @@ def test_every_check_is_registered_with_parsable_defaults() -> None:
                  "query-time", "txn-idle", "txn-time", "uptime", "history-list",
                  "group-replication"):
         assert name in checks, name
-    uptime = checks["uptime"].DEFAULTS
+    uptime = checks["uptime"].defaults
     assert uptime is not None and str(uptime.warning) == "600:"
     assert uptime.status(60) is Status.CRITICAL and uptime.status(7200) is Status.OK

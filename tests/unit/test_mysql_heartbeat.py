@@ -8,19 +8,17 @@ from typing import Any
 import pytest
 
 from dbgauge.app import parse_config, registry
-from dbgauge.collectors.mysql_heartbeat import (
-    HeartbeatFacts,
-    HeartbeatRow,
-    MySQLHeartbeat,
-    parse_heartbeat_rows,
-    pick_source_row,
-)
+from dbgauge.collectors.mysql_heartbeat import HeartbeatFacts, MySQLHeartbeat
 from dbgauge.toolkit.errors import DbgaugeError, QueryError
 from dbgauge.toolkit.heartbeat import (
+    HeartbeatRow,
     format_ts,
     heartbeat_sql,
+    parse_heartbeat_rows,
     parse_ts,
+    pick_source_row,
     split_table,
+    table_name,
 )
 from tests.helpers.captured import FixtureConnection
 
@@ -36,6 +34,9 @@ def test_heartbeat_table_must_be_two_plain_identifiers(bad: str) -> None:
 
 def test_split_table() -> None:
     assert split_table("per$cona.hb_1") == ("per$cona", "hb_1")
+    # pt-heartbeat's -D and --table; a --table that names its schema stands alone
+    assert table_name("percona", "heartbeat") == "percona.heartbeat"
+    assert table_name("dbgauge", "ops.hb") == "ops.hb"
 
 
 def test_timestamps_round_trip_like_pt_heartbeat() -> None:

@@ -29,9 +29,9 @@ from dbgauge.checks.split_brain.model import (
 from dbgauge.checks.split_brain.mysql import errant_finding, find_errant, mysql_findings, topologies
 from dbgauge.checks.split_brain.postgres import format_lsn, parse_lsn, pg_findings
 from dbgauge.checks.split_brain.reads import mysql_node
-from dbgauge.collectors.mysql_heartbeat import HeartbeatRow
 from dbgauge.collectors.mysql_replication import parse_flags, parse_replica_status
 from dbgauge.toolkit.gtid import GtidSet
+from dbgauge.toolkit.heartbeat import HeartbeatRow
 from dbgauge.toolkit.result import Status
 from tests.helpers.captured import load, table_rows, tsv_rows
 
@@ -189,7 +189,7 @@ def _pg(name: str, *, sysid: str = "7710994363268046771", standby: bool = False,
         timeline: int = 1, wal: str = "0/3000000", replay: str | None = None,
         sender: tuple[str, int] | None = None) -> PgNode:
     return PgNode(name, ("127.0.0.1", {"p": 5432, "s": 5433}.get(name[0], 6000)), sysid,
-                  standby, timeline, parse_lsn(wal), parse_lsn(replay), "streaming", sender)
+                  standby, timeline, parse_lsn(wal), parse_lsn(replay), sender)
 
 
 def test_lsn_round_trip() -> None:

@@ -83,7 +83,7 @@ def test_links_from_channels_replica_hosts_walsenders_and_pools() -> None:
         "pa": Hints(pa, pg=PgNode("pa", pa, "42", False, 1, 100, 100), walsenders=(
             Standby("ps", "streaming", "async"),
             Standby("sub1", "streaming", "async", replay_lag_bytes=64.0))),
-        "ps": Hints(ps, pg=PgNode("ps", ps, "42", True, 1, 100, 100, "streaming", pa)),
+        "ps": Hints(ps, pg=PgNode("ps", ps, "42", True, 1, 100, 100, pa)),
         "sub": Hints(sub, pg=PgNode("sub", sub, "77", False, 1, 5, 5),
                      subscriptions=(Subscription("sub1", True, True),)),
         "bouncer": Hints(bouncer, pooled=(pa, ("10.9.9.9", 5432))),

@@ -1,0 +1,143 @@
+"""Work on each node of a check: its own connection, opened in parallel, and one vocabulary
+for a node that could not be checked. Health checks, split-brain and status all run here,
+so a node means the same to each of them.
+
+A node that cannot be checked is an UNKNOWN finding naming the node and why -- never an OK:
+`unreachable` (no connection), `auth-failed` (the server is up, the password was refused),
+`query-failed` (a statement failed), `check-failed` (a bug: it must still not look like
+OK). A node the user named that is of a kind the check does not apply to is
+`not-applicable` (a typo must not turn into OK); configured targets the user did not name
+are left out without a word.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Collection, Iterable, Sequence
+from dataclasses import dataclass
+from typing import TypeVar
+
+from dbgauge.toolkit.db import Connection, connect
+from dbgauge.toolkit.errors import AuthError, ConnectError, DbgaugeError
+from dbgauge.toolkit.redact import redact
+from dbgauge.toolkit.result import Finding, Status
+from dbgauge.toolkit.targets import Selection, Target, fan_out
+
+log = logging.getLogger(__name__)
+
+UNREACHABLE = "unreachable"
+AUTH_FAILED = "auth-failed"
+QUERY_FAILED = "query-failed"
+CHECK_FAILED = "check-failed"
+NOT_APPLICABLE = "not-applicable"
+# Every kind of finding a node that was not checked can get, in that order.
+NOT_CHECKED = (UNREACHABLE, AUTH_FAILED, QUERY_FAILED, CHECK_FAILED, NOT_APPLICABLE)
+
+_R = TypeVar("_R")
+
+
+def failure(node: str, exc: BaseException) -> Finding:
+    """An UNKNOWN finding that says which node and why (never a password): a rejected
+    password is `auth-failed` with what to check, not `unreachable` -- the server is up."""
+    if isinstance(exc, AuthError):  # "authentication failed for user 'u' at h:p: check ..."
+        kind, detail = AUTH_FAILED, str(exc)
+    elif isinstance(exc, ConnectError):  # its message says "cannot connect to host:port: why"
+        kind, detail = UNREACHABLE, str(exc)
+    elif isinstance(exc, DbgaugeError):
+        kind, detail = QUERY_FAILED, f"could not be checked: {exc}"
+    else:  # a bug must still not look like OK
+        kind, detail = CHECK_FAILED, f"could not be checked ({type(exc).__name__}: {exc})"
+    return Finding(Status.UNKNOWN, node, kind, redact(detail))
+
+
+def applicable(check: str, kinds: Collection[str], nodes: Selection
+               ) -> tuple[tuple[Target, ...], list[Finding]]:
+    """The nodes of the kinds a check applies to, and a `not-applicable` finding for each
+    node the user named that is of another kind."""
+    fit, misfits = nodes.of_kinds(kinds)
+    names = ", ".join(sorted(kinds))
+    return fit, [Finding(Status.UNKNOWN, node.name, NOT_APPLICABLE,
+                         f"check {check} applies to kind {names}, not {node.kind}")
+                 for node in misfits]
+
+
+@dataclass(frozen=True)
+class Failed:
+    """A node that could not be checked: why, as its UNKNOWN finding, and whether it was
+    at the connection (`connected` False) or in the work on an open one."""
+
+    finding: Finding
+    connected: bool
+
+
+def each_node(nodes: Sequence[Target], work: Callable[[Target, Connection], _R]
+              ) -> list[_R | Failed]:
+    """`work` on every node with its own connection, opened in parallel and closed after
+    the work; the results in node order, a node that failed as `Failed`."""
+    def one(node: Target) -> _R | Failed:
+        started = time.monotonic()
+        try:
+            conn = connect(node)
+        except Exception as exc:  # every failure is the node's finding
+            return Failed(failure(node.name, exc), connected=False)
+        connected = time.monotonic()
+        try:
+            return work(node, conn)
+        finally:
+            conn.close()
+            log.debug("node %s (%s %s): connected in %.3f s, checked in %.3f s", node.name,
+                      conn.server.flavor, conn.server.version_text, connected - started,
+                      time.monotonic() - connected)
+
+    return [got if not isinstance(got, Exception) else Failed(failure(node.name, got), True)
+            for node, got in zip(nodes, fan_out(nodes, one, name="check"), strict=True)]
+
+
+class Connected:
+    """Nodes that keep their connections for several rounds of reads (split-brain reads
+    every node, then the sources again): opened in parallel, closed by `close()` or at the
+    end of a `with` block. `findings` collects the UNKNOWN finding of each node that could
+    not be connected or read."""
+
+    def __init__(self, nodes: Sequence[Target]) -> None:
+        self.findings: list[Finding] = []
+        self._open: dict[str, tuple[Target, Connection]] = {}
+        for node, got in zip(nodes, fan_out(nodes, connect, name="check"), strict=True):
+            if isinstance(got, Exception):
+                self.findings.append(failure(node.name, got))
+            else:
+                self._open[node.name] = (node, got)
+
+    @property
+    def names(self) -> list[str]:
+        """The nodes with an open connection, in node order."""
+        return list(self._open)
+
+    def connection(self, name: str) -> Connection:
+        return self._open[name][1]
+
+    def each(self, work: Callable[[Target, Connection], _R], names: Iterable[str] | None = None,
+             *, best_effort: bool = False) -> dict[str, _R]:
+        """`work` on the named nodes (default: every open one) in parallel: the results by
+        node name; a node whose work failed is left out, with a finding unless the read
+        is `best_effort`."""
+        chosen = [self._open[name] for name in (self.names if names is None else names)]
+        out: dict[str, _R] = {}
+        for (node, _), got in zip(chosen, fan_out(chosen, lambda pair: work(*pair),
+                                                 name="check"), strict=True):
+            if not isinstance(got, Exception):
+                out[node.name] = got
+            elif not best_effort:
+                self.findings.append(failure(node.name, got))
+        return out
+
+    def close(self) -> None:
+        for _, conn in self._open.values():
+            conn.close()
+
+    def __enter__(self) -> Connected:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
