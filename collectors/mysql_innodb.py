@@ -240,15 +240,10 @@ class InnodbStatus:
     """The numbers dbgauge reads from SHOW ENGINE INNODB STATUS (None when not printed)."""
 
     log_sequence_number: int | None = None
-    log_flushed_up_to: int | None = None
-    pages_flushed_up_to: int | None = None
     last_checkpoint: int | None = None
     reported_checkpoint_age: int | None = None  # Percona Server prints it
     max_checkpoint_age: int | None = None  # Percona Server prints it
     history_list_length: int | None = None
-    read_views: int | None = None
-    active_transactions: int = 0
-    lock_wait_transactions: int = 0
 
     @property
     def checkpoint_age(self) -> int | None:
@@ -260,16 +255,11 @@ class InnodbStatus:
 
 _STATUS_LINES = {
     "log_sequence_number": re.compile(r"^Log sequence number\s+(\d+)\s*$", re.M),
-    "log_flushed_up_to": re.compile(r"^Log flushed up to\s+(\d+)\s*$", re.M),
-    "pages_flushed_up_to": re.compile(r"^Pages flushed up to\s+(\d+)\s*$", re.M),
     "last_checkpoint": re.compile(r"^Last checkpoint at\s+(\d+)\s*$", re.M),
     "reported_checkpoint_age": re.compile(r"^Checkpoint age\s+(\d+)\s*$", re.M),
     "max_checkpoint_age": re.compile(r"^Max checkpoint age\s+(\d+)\s*$", re.M),
     "history_list_length": re.compile(r"^History list length\s+(\d+)\s*$", re.M),
-    "read_views": re.compile(r"^(\d+) read views open inside InnoDB\s*$", re.M),
 }
-_ACTIVE_TRX = re.compile(r"^---TRANSACTION [^,]*, ACTIVE\b", re.M)
-_LOCK_WAIT_TRX = re.compile(r"^LOCK WAIT \d+ lock struct", re.M)
 
 
 def parse_innodb_status(status: str) -> InnodbStatus:
@@ -284,18 +274,7 @@ def parse_innodb_status(status: str) -> InnodbStatus:
         m = pattern.search(status)
         if m:
             fields[field] = int(m.group(1))
-    return InnodbStatus(
-        log_sequence_number=fields.get("log_sequence_number"),
-        log_flushed_up_to=fields.get("log_flushed_up_to"),
-        pages_flushed_up_to=fields.get("pages_flushed_up_to"),
-        last_checkpoint=fields.get("last_checkpoint"),
-        reported_checkpoint_age=fields.get("reported_checkpoint_age"),
-        max_checkpoint_age=fields.get("max_checkpoint_age"),
-        history_list_length=fields.get("history_list_length"),
-        read_views=fields.get("read_views"),
-        active_transactions=len(_ACTIVE_TRX.findall(status)),
-        lock_wait_transactions=len(_LOCK_WAIT_TRX.findall(status)),
-    )
+    return InnodbStatus(**fields)
 
 
 def _difference(values: Mapping[str, float], current: str, checkpoint: str) -> float | None:
