@@ -22,16 +22,15 @@ split-brain check's concurrent-writer test.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
 
-from dbgauge.toolkit.db import Connection
+from dbgauge.toolkit.db import Connection, Row
 from dbgauge.toolkit.db.privileges import query
 from dbgauge.toolkit.db.values import number
 from dbgauge.toolkit.errors import QueryError
 from dbgauge.toolkit.heartbeat import heartbeat_sql, parse_ts
-from dbgauge.toolkit.metrics import Collector, MetricSpec, Sample
+from dbgauge.toolkit.metrics import Collector, MetricSpec, MetricTable, Sample
 
 CONFIGURED = MetricSpec(
     "dbgauge_mysql_heartbeat_configured", "gauge",
@@ -51,6 +50,7 @@ NOW = MetricSpec(
 SOURCE = MetricSpec(
     "dbgauge_mysql_heartbeat_source_server_id", "gauge",
     "server_id of the heartbeat row the lag is computed from.")
+METRICS = MetricTable(CONFIGURED, LAG, STORED, NOW, SOURCE)
 _NO_SUCH_TABLE = 1146
 HEARTBEAT_NEEDS = "SELECT on the heartbeat table (GRANT SELECT ON dbgauge.* TO ...)"
 
@@ -61,7 +61,7 @@ class HeartbeatRow:
     ts: float  # Unix time
 
 
-def parse_heartbeat_rows(rows: Iterable[Mapping[str, Any]]) -> list[HeartbeatRow]:
+def parse_heartbeat_rows(rows: Iterable[Row]) -> list[HeartbeatRow]:
     """Rows of (server_id, ts) -> parsed rows; rows with an unreadable ts are skipped."""
     out: list[HeartbeatRow] = []
     for row in rows:
@@ -134,7 +134,7 @@ class MySQLHeartbeat(Collector[HeartbeatFacts]):
             "heartbeat: read), plus the raw timestamps; 'configured 0' elsewhere.")
     kind = "mysql"
     flavors = frozenset({"mysql", "mariadb"})
-    metrics = (CONFIGURED, LAG, STORED, NOW, SOURCE)
+    metrics = METRICS
 
     def __init__(self, clock: Callable[[], float] = time.time) -> None:
         self._clock = clock

@@ -26,7 +26,7 @@ from dbgauge.collectors.mysql_status import parse_status_rows
 from dbgauge.toolkit.db import Connection, Row
 from dbgauge.toolkit.db.privileges import PROCESS, query
 from dbgauge.toolkit.db.values import number, text
-from dbgauge.toolkit.metrics import Collector, MetricSpec, Sample
+from dbgauge.toolkit.metrics import Collector, MetricSpec, MetricTable, Sample
 
 BP_PAGES = MetricSpec(
     "dbgauge_mysql_innodb_buffer_pool_pages", "gauge",
@@ -145,6 +145,14 @@ METRICS_GAUGE = MetricSpec(
     "dbgauge_mysql_innodb_metrics_value", "gauge",
     "Enabled information_schema.INNODB_METRICS values whose TYPE is value, or whose COMMENT "
     "says they hold a current level, average or percentage.", ("metric", "subsystem"))
+METRICS = MetricTable(
+    BP_PAGES, BP_BYTES, BP_DIRTY_PAGES, BP_DIRTY_BYTES, BP_READ_REQUESTS, BP_DISK_READS,
+    BP_WRITE_REQUESTS, BP_WAIT_FREE, BP_FLUSHED, BP_READ_AHEAD, BP_READ_AHEAD_EVICTED, ROW_OPS,
+    ROW_LOCK_WAITS, ROW_LOCK_TIME, ROW_LOCK_CURRENT, DATA_READS, DATA_WRITES, DATA_FSYNCS,
+    DATA_READ_BYTES, DATA_WRITTEN_BYTES, DATA_PENDING, LOG_WAITS, LOG_WRITES, LOG_WRITE_REQUESTS,
+    LOG_WRITTEN_BYTES, LOG_FSYNCS, DEADLOCKS, PAGES_CREATED, PAGES_READ, PAGES_WRITTEN,
+    PAGE_SIZE, HISTORY, CHECKPOINT_AGE, CHECKPOINT_MAX_AGE, REDO_CAPACITY, METRICS_COUNTER,
+    METRICS_GAUGE)
 
 # Status variable -> (metric, labels, scale). Absent variables are skipped: the set differs
 # between MySQL and MariaDB (MariaDB 10.6+ dropped Innodb_rows_*, MySQL has no
@@ -347,6 +355,18 @@ class InnodbFacts:
         return age
 
 
+def read_innodb(conn: Connection) -> InnodbFacts:
+    """Status variables and INNODB_METRICS; the monitor text only when they lack history
+    list length or checkpoint age."""
+    facts = InnodbFacts(parse_status_rows(conn.query("innodb_global_status")),
+                        tuple(classify_innodb_metrics(query(conn, "innodb_metrics", PROCESS))))
+    if facts.history_list_length is None or facts.checkpoint_age is None:
+        rows = query(conn, "engine_innodb_status", PROCESS)
+        facts = replace(facts, monitor=parse_innodb_status(
+            text(rows[0].get("Status")) if rows else ""))
+    return facts
+
+
 class MySQLInnodb(Collector[InnodbFacts]):
     name = "mysql_innodb"
     help = ("InnoDB buffer pool, row operations and locks, data and redo I/O, deadlocks, "
@@ -354,24 +374,10 @@ class MySQLInnodb(Collector[InnodbFacts]):
             "INNODB_METRICS counters and, as a fallback, SHOW ENGINE INNODB STATUS.")
     kind = "mysql"
     flavors = frozenset({"mysql", "mariadb"})
-    metrics = (BP_PAGES, BP_BYTES, BP_DIRTY_PAGES, BP_DIRTY_BYTES, BP_READ_REQUESTS,
-               BP_DISK_READS, BP_WRITE_REQUESTS, BP_WAIT_FREE, BP_FLUSHED, BP_READ_AHEAD,
-               BP_READ_AHEAD_EVICTED, ROW_OPS, ROW_LOCK_WAITS, ROW_LOCK_TIME, ROW_LOCK_CURRENT,
-               DATA_READS, DATA_WRITES, DATA_FSYNCS, DATA_READ_BYTES, DATA_WRITTEN_BYTES,
-               DATA_PENDING, LOG_WAITS, LOG_WRITES, LOG_WRITE_REQUESTS, LOG_WRITTEN_BYTES,
-               LOG_FSYNCS, DEADLOCKS, PAGES_CREATED, PAGES_READ, PAGES_WRITTEN, PAGE_SIZE,
-               HISTORY, CHECKPOINT_AGE, CHECKPOINT_MAX_AGE, REDO_CAPACITY, METRICS_COUNTER,
-               METRICS_GAUGE)
+    metrics = METRICS
 
     def read(self, conn: Connection) -> InnodbFacts:
-        facts = InnodbFacts(parse_status_rows(conn.query("innodb_global_status")),
-                            tuple(classify_innodb_metrics(query(conn, "innodb_metrics",
-                                                                PROCESS))))
-        if facts.history_list_length is None or facts.checkpoint_age is None:
-            rows = query(conn, "engine_innodb_status", PROCESS)
-            facts = replace(facts, monitor=parse_innodb_status(
-                text(rows[0].get("Status")) if rows else ""))
-        return facts
+        return read_innodb(conn)
 
     def samples(self, facts: InnodbFacts) -> Iterable[Sample]:
         status = facts.status

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from dbgauge.app import registry
-from dbgauge.toolkit.metrics import Collector
+from dbgauge.toolkit.metrics import Collector, MetricTable
 
 REGISTRY = registry()
 
@@ -57,7 +57,7 @@ def test_collect_is_samples_of_read() -> None:
         help = "a fake"
         kind = "mysql"
         flavors = frozenset({"mysql"})
-        metrics = ()
+        metrics = MetricTable()
 
         def read(self, conn: Any) -> tuple[int, ...]:
             conn.append("read")
