@@ -10,9 +10,9 @@ connections). PgBouncer: used client connections (SHOW LISTS) against max_client
 from __future__ import annotations
 
 from dbgauge.checks.health.model import Measured, NodeOutcome, Thresholds, judged
-from dbgauge.collectors.mysql_status import MySQLStatus
-from dbgauge.collectors.pgbouncer_config import PgBouncerConfig
-from dbgauge.collectors.pgbouncer_lists import PgBouncerLists
+from dbgauge.collectors.mysql_status import read_status
+from dbgauge.collectors.pgbouncer_config import read_config
+from dbgauge.collectors.pgbouncer_lists import read_lists
 from dbgauge.collectors.postgres_database import read_connections
 from dbgauge.toolkit.db import Connection
 from dbgauge.toolkit.errors import CheckFailed
@@ -35,12 +35,12 @@ def _reported(value: float | None, what: str) -> float:
 def usage(conn: Connection) -> tuple[float, float, str]:
     """(used, limit, what the limit is) for any kind of target."""
     if conn.server.flavor in ("mysql", "mariadb"):
-        status = MySQLStatus().read(conn)
+        status = read_status(conn)
         return (_reported(status.threads_connected, "Threads_connected"),
                 _reported(status.max_connections, "max_connections"), "max_connections")
     if conn.server.flavor == "pgbouncer":
-        clients = PgBouncerLists().read(conn).used_clients
-        config = PgBouncerConfig().read(conn)
+        clients = read_lists(conn).used_clients
+        config = read_config(conn)
         return clients, _reported(config.max_client_conn, "max_client_conn"), "max_client_conn"
     connections = read_connections(conn)
     return (connections.used, connections.available,

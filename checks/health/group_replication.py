@@ -10,7 +10,7 @@ server without Group Replication (MariaDB included) is OK and says so.
 from __future__ import annotations
 
 from dbgauge.checks.health.model import NodeOutcome, Thresholds, not_applicable
-from dbgauge.collectors.mysql_group_replication import GroupFacts, MySQLGroupReplication
+from dbgauge.collectors.mysql_group_replication import GroupFacts, read_group
 from dbgauge.toolkit.db import Connection
 from dbgauge.toolkit.result import Finding, Status, perf_label
 from dbgauge.toolkit.targets import Target
@@ -42,7 +42,7 @@ def group_findings(node: str, facts: GroupFacts) -> list[Finding]:
 def evaluate(node: Target, conn: Connection, limits: Thresholds | None) -> NodeOutcome:
     if conn.server.flavor != "mysql" or conn.server.version < (8, 0):
         return not_applicable(node, f"no Group Replication on {conn.server.version_text}")
-    facts = MySQLGroupReplication().read(conn)
+    facts = read_group(conn)
     if not facts.members:
         return not_applicable(node, "Group Replication is not running here")
     findings = group_findings(node.name, facts)

@@ -7,14 +7,14 @@ status variable, INNODB_METRICS or SHOW ENGINE INNODB STATUS, whichever the serv
 from __future__ import annotations
 
 from dbgauge.checks.health.model import Measure, Measured, NodeOutcome, Thresholds
-from dbgauge.collectors.mysql_innodb import MySQLInnodb
+from dbgauge.collectors.mysql_innodb import read_innodb
 from dbgauge.toolkit.db import Connection
 from dbgauge.toolkit.errors import CheckFailed
 from dbgauge.toolkit.targets import Target
 
 
 def _read(node: Target, conn: Connection) -> Measured | NodeOutcome:
-    length = MySQLInnodb().read(conn).history_list_length
+    length = read_innodb(conn).history_list_length
     if length is None:
         raise CheckFailed("the server reported no InnoDB history list length")
     return Measured(length, f"InnoDB history list length {length:.0f}")

@@ -8,7 +8,7 @@ MySQL/MariaDB: the longer of the oldest row-lock wait and the oldest metadata-lo
 from __future__ import annotations
 
 from dbgauge.checks.health.model import Measured, NodeOutcome, Thresholds, judged
-from dbgauge.collectors.mysql_lock_waits import LockWaitFacts, MySQLLockWaits
+from dbgauge.collectors.mysql_lock_waits import LockWaitFacts, read_lock_waits
 from dbgauge.collectors.postgres_locks import LockSummary, read_summary
 from dbgauge.toolkit.db import Connection
 from dbgauge.toolkit.targets import Target
@@ -41,5 +41,5 @@ def judge(node: Target, waits: LockWaitFacts | LockSummary, limits: Thresholds |
 
 
 def evaluate(node: Target, conn: Connection, limits: Thresholds | None) -> NodeOutcome:
-    waits = MySQLLockWaits().read(conn) if node.kind == "mysql" else read_summary(conn)
+    waits = read_lock_waits(conn) if node.kind == "mysql" else read_summary(conn)
     return judge(node, waits, limits)

@@ -8,7 +8,7 @@ longest and the number of waiting clients are in the message and the perfdata.
 from __future__ import annotations
 
 from dbgauge.checks.health.model import Measured, NodeOutcome, Thresholds, judged
-from dbgauge.collectors.pgbouncer_pools import PgBouncerPools, PoolsFacts
+from dbgauge.collectors.pgbouncer_pools import PoolsFacts, read_pools
 from dbgauge.toolkit.db import Connection
 from dbgauge.toolkit.targets import Target
 
@@ -42,4 +42,4 @@ def judge(node: Target, facts: PoolsFacts, limits: Thresholds | None) -> NodeOut
 
 
 def evaluate(node: Target, conn: Connection, limits: Thresholds | None) -> NodeOutcome:
-    return judge(node, PgBouncerPools().read(conn), limits)
+    return judge(node, read_pools(conn), limits)

@@ -17,10 +17,10 @@ from dbgauge.checks.health.model import NodeOutcome, Thresholds, not_applicable
 from dbgauge.collectors.mysql_replication import ReplicaStatus, read_channels
 from dbgauge.collectors.postgres_replication import (
     LocalReplication,
-    PostgresReplication,
     Slot,
     Standby,
     Subscription,
+    read_replication,
 )
 from dbgauge.toolkit.db import Connection
 from dbgauge.toolkit.result import Finding, Status, perf_label
@@ -144,7 +144,7 @@ def _subscription_perf(node: str, subscriptions: Sequence[Subscription]
 
 
 def _postgres(node: Target, conn: Connection) -> NodeOutcome:
-    facts = PostgresReplication().read(conn)
+    facts = read_replication(conn)
     if facts.local.in_recovery:
         findings = standby_findings(node.name, facts.local)
         perf = ((perf_label(node.name, METRIC), 0.0 if findings else 1.0),)

@@ -11,13 +11,13 @@ them, or they are not judged).
 from __future__ import annotations
 
 from dbgauge.checks.health.model import Measure, Measured, NodeOutcome, Thresholds, not_applicable
-from dbgauge.collectors.postgres_sequences import PostgresSequences
+from dbgauge.collectors.postgres_sequences import read_sequences
 from dbgauge.toolkit.db import Connection
 from dbgauge.toolkit.targets import Target
 
 
 def _read(node: Target, conn: Connection) -> Measured | NodeOutcome:
-    facts = PostgresSequences().read(conn)
+    facts = read_sequences(conn)
     used = [s for s in facts.sequences if s.used_ratio is not None]
     unreadable = f", {facts.unreadable:.0f} not readable by this role" \
         if facts.unreadable else ""

@@ -8,7 +8,7 @@ less than ten minutes ago.
 from __future__ import annotations
 
 from dbgauge.checks.health.model import Measure, Measured, NodeOutcome, Thresholds
-from dbgauge.collectors.mysql_status import MySQLStatus
+from dbgauge.collectors.mysql_status import read_status
 from dbgauge.toolkit.db import Connection
 from dbgauge.toolkit.db.values import number
 from dbgauge.toolkit.errors import CheckFailed
@@ -17,7 +17,7 @@ from dbgauge.toolkit.targets import Target
 
 def _read(node: Target, conn: Connection) -> Measured | NodeOutcome:
     if node.kind == "mysql":
-        seconds = MySQLStatus().read(conn).uptime
+        seconds = read_status(conn).uptime
     else:
         seconds = number(conn.query("check_uptime")[0].get("uptime_seconds"))
     if seconds is None:

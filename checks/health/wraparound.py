@@ -11,7 +11,7 @@ The postgres_server collector's facts, so a check and a scrape agree.
 from __future__ import annotations
 
 from dbgauge.checks.health.model import Measure, Measured, NodeOutcome, Thresholds
-from dbgauge.collectors.postgres_server import PostgresServer
+from dbgauge.collectors.postgres_server import read_server
 from dbgauge.toolkit.db import Connection
 from dbgauge.toolkit.errors import CheckFailed
 from dbgauge.toolkit.targets import Target
@@ -20,7 +20,7 @@ WRAP_LIMIT = 2.0 ** 31  # transaction IDs a database may be behind before wrapar
 
 
 def _read(node: Target, conn: Connection) -> Measured | NodeOutcome:
-    facts = PostgresServer().read(conn)
+    facts = read_server(conn)
     ages = {db.name: db.xid_age for db in facts.databases if db.xid_age is not None}
     if not ages:
         raise CheckFailed("the server reported no database's age(datfrozenxid)")
