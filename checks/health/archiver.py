@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dbgauge.checks.health.model import Measure, Measured, NodeOutcome, Thresholds, not_applicable
 from dbgauge.toolkit.db import Connection
-from dbgauge.toolkit.db.values import number
+from dbgauge.toolkit.db.values import is_on, number
 from dbgauge.toolkit.result import Finding, Status
 from dbgauge.toolkit.targets import Target
 
@@ -22,7 +22,7 @@ def _read(node: Target, conn: Connection) -> Measured | NodeOutcome:
     ready = number(row.get("ready_files")) or 0.0
     failed = number(row.get("failed_count")) or 0.0
     failing: tuple[Finding, ...] = ()
-    if row.get("failing") is True:
+    if is_on(row.get("failing")):
         age = number(row.get("last_failed_age")) or 0.0
         failing = (Finding(
             Status.CRITICAL, node.name, "archive-failing",
