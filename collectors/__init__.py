@@ -3,6 +3,15 @@
 The registry finds them, so adding a collector is adding one module (and its SQL). The
 composition root (`dbgauge.app`) hands the registry to the exporter, the config and the
 docs; nothing in the core imports this package.
+
+Each module declares its metrics once, as `METRICS = MetricTable(...)` (the class says
+`metrics = METRICS`), and parses rows with `dbgauge.toolkit.db` (`Row`, and the helpers of
+`values`: `number`, `text`, `flag`/`is_on` for server booleans).
+
+Checks borrow a collector's facts through its module's `read_*` functions (`read_status`,
+`read_channels`, ...), never by making a collector: the collector's `read` is built from
+them, so a check and a scrape read the same facts, and a check that needs part of them
+(`read_local`, `read_summary`) runs only that part's statements and needs only its grants.
 """
 
 from __future__ import annotations

@@ -368,4 +368,4 @@ class QueriesCollector(Collector[QueriesFacts]):
                             server_label(conn) if self.with_server_label else None)
 
     def samples(self, facts: QueriesFacts) -> Iterable[Sample]:
-        return queries_samples(facts, self.metrics[0])
+        return queries_samples(facts, success_spec(self.kind))

@@ -14,13 +14,13 @@ not loaded or its statistics are off, and then there are no buckets.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
-from dbgauge.toolkit.db import Connection
+from dbgauge.toolkit.db import Connection, Row
 from dbgauge.toolkit.db.privileges import PROCESS, query
-from dbgauge.toolkit.db.values import number, text
-from dbgauge.toolkit.metrics import Collector, MetricSpec, Sample
+from dbgauge.toolkit.db.values import is_on, number, text
+from dbgauge.toolkit.metrics import Collector, MetricSpec, MetricTable, Sample
 
 _SRC = "information_schema.QUERY_RESPONSE_TIME"
 BUCKETS = MetricSpec(
@@ -36,6 +36,7 @@ CONFIGURED = MetricSpec(
     "dbgauge_mysql_query_response_time_configured", "gauge",
     "1 if the Query Response Time plugin is loaded and query_response_time_stats is ON, "
     "else 0 (then no bucket series).")
+METRICS = MetricTable(BUCKETS, SECONDS, CONFIGURED)
 OVERFLOW = "TOO LONG"
 
 
@@ -49,13 +50,13 @@ class ResponseTimeFacts:
     seconds: float | None = None
 
 
-def parse_configured(rows: Sequence[Mapping[str, object]]) -> bool:
+def parse_configured(rows: Sequence[Row]) -> bool:
     """`query_response_time_plugin` rows: True for an ACTIVE plugin with stats ON."""
     return bool(rows) and text(rows[0].get("plugin_status")).upper() == "ACTIVE" \
-        and text(rows[0].get("stats")).upper() in ("ON", "1")
+        and is_on(rows[0].get("stats"))
 
 
-def parse_ranges(rows: Iterable[Mapping[str, object]]) -> ResponseTimeFacts:
+def parse_ranges(rows: Iterable[Row]) -> ResponseTimeFacts:
     """QUERY_RESPONSE_TIME rows (time, count, total) -> cumulative buckets. Rows whose
     bound or count is not a number (other than TOO LONG) are skipped."""
     ranges: list[tuple[float, float]] = []
@@ -101,7 +102,7 @@ class MariaDBQueryResponseTime(Collector[ResponseTimeFacts]):
             "MariaDB's Query Response Time plugin; whether the plugin is collecting.")
     kind = "mysql"
     flavors = frozenset({"mariadb"})
-    metrics = (BUCKETS, SECONDS, CONFIGURED)
+    metrics = METRICS
 
     def read(self, conn: Connection) -> ResponseTimeFacts:
         if not parse_configured(conn.query("query_response_time_plugin")):

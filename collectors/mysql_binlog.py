@@ -8,13 +8,13 @@ always there: with log_bin off the collector reads nothing more, succeeds, and s
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
-from dbgauge.toolkit.db import Connection
+from dbgauge.toolkit.db import Connection, Row
 from dbgauge.toolkit.db.privileges import query
-from dbgauge.toolkit.db.values import number, text
-from dbgauge.toolkit.metrics import Collector, MetricSpec, Sample
+from dbgauge.toolkit.db.values import is_on, number
+from dbgauge.toolkit.metrics import Collector, MetricSpec, MetricTable, Sample
 
 ENABLED = MetricSpec("dbgauge_mysql_binlog_enabled", "gauge",
                      "1 if the binary log is on (@@log_bin), else 0 (then no other binlog "
@@ -23,6 +23,7 @@ BYTES = MetricSpec("dbgauge_mysql_binlog_bytes", "gauge",
                    "Disk used by the binary log files: the sum of SHOW BINARY LOGS File_size.")
 FILES = MetricSpec("dbgauge_mysql_binlog_files", "gauge",
                    "Binary log files on disk (rows of SHOW BINARY LOGS).")
+METRICS = MetricTable(ENABLED, BYTES, FILES)
 BINLOG_MONITOR = {
     "mysql": "the REPLICATION CLIENT privilege (GRANT REPLICATION CLIENT ON *.* TO ...)",
     "mariadb": "the BINLOG MONITOR privilege (GRANT BINLOG MONITOR ON *.* TO ...)",
@@ -36,14 +37,11 @@ class BinlogFacts:
     bytes: float | None = None  # None when no file reported a size
 
 
-def parse_log_bin(rows: Sequence[Mapping[str, object]]) -> bool:
-    if not rows:
-        return False
-    raw = rows[0].get("log_bin")
-    return text(raw).upper() == "ON" or number(raw) == 1
+def parse_log_bin(rows: Sequence[Row]) -> bool:
+    return bool(rows) and is_on(rows[0].get("log_bin"))
 
 
-def parse_binary_logs(rows: Iterable[Mapping[str, object]]) -> BinlogFacts:
+def parse_binary_logs(rows: Iterable[Row]) -> BinlogFacts:
     """SHOW BINARY LOGS rows -> file count and total size (NULL sizes not added)."""
     sizes = [number(row.get("File_size")) for row in rows]
     known = [s for s in sizes if s is not None]
@@ -64,7 +62,7 @@ class MySQLBinlog(Collector[BinlogFacts]):
     help = "Binary log files and their total size (SHOW BINARY LOGS); whether log_bin is on."
     kind = "mysql"
     flavors = frozenset({"mysql", "mariadb"})
-    metrics = (ENABLED, BYTES, FILES)
+    metrics = METRICS
 
     def read(self, conn: Connection) -> BinlogFacts:
         if not parse_log_bin(conn.query("binlog_enabled")):

@@ -25,7 +25,7 @@ from functools import lru_cache
 
 from dbgauge.collectors.mysql_status import parse_status_rows
 from dbgauge.toolkit.db import Connection
-from dbgauge.toolkit.metrics import Collector, MetricSpec, Sample
+from dbgauge.toolkit.metrics import Collector, MetricSpec, MetricTable, Sample
 
 PREFIX = "dbgauge_mysql_global_status_"
 
@@ -206,10 +206,9 @@ def status_spec(variable: str) -> MetricSpec:
 
 # The families alert rules name, declared so the README lists them (their samples then
 # carry no run-time spec: a run-time family never shadows a declared one).
-DECLARED: tuple[MetricSpec, ...] = tuple(status_spec(v) for v in (
+METRICS = MetricTable(*map(status_spec, (
     "Uptime", "Threads_connected", "Threads_running", "Slow_queries", "Questions",
-    "Innodb_log_waits", "Innodb_row_lock_waits", "Aborted_connects"))
-_DECLARED_NAMES = frozenset(spec.name for spec in DECLARED)
+    "Innodb_log_waits", "Innodb_row_lock_waits", "Aborted_connects")))
 
 
 def status_samples(values: Mapping[str, float]) -> Iterator[Sample]:
@@ -221,7 +220,7 @@ def status_samples(values: Mapping[str, float]) -> Iterator[Sample]:
         if spec.name in seen:
             continue
         seen.add(spec.name)
-        yield Sample(spec.name, value, {}, None if spec.name in _DECLARED_NAMES else spec)
+        yield METRICS.sample(spec, value)
 
 
 class MySQLGlobalStatus(Collector[GlobalStatusFacts]):
@@ -230,7 +229,7 @@ class MySQLGlobalStatus(Collector[GlobalStatusFacts]):
             "counters (_total) and gauges told apart by a documented table.")
     kind = "mysql"
     flavors = frozenset({"mysql", "mariadb"})
-    metrics = DECLARED
+    metrics = METRICS
     dynamic_prefixes = (PREFIX,)
 
     def read(self, conn: Connection) -> GlobalStatusFacts:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from dbgauge.collectors.mysql_global_status import gauge_name
 from dbgauge.collectors.mysql_status import parse_status_rows
 from dbgauge.toolkit.db import Connection
-from dbgauge.toolkit.metrics import Collector, MetricSpec, Sample
+from dbgauge.toolkit.metrics import Collector, MetricSpec, MetricTable, Sample
 
 PREFIX = "dbgauge_mysql_global_variables_"
 
@@ -91,10 +91,10 @@ def variable_spec(name: str) -> MetricSpec:
                       f"SHOW GLOBAL VARIABLES {name}: {ALLOWED[name]}.")
 
 
-DECLARED: tuple[MetricSpec, ...] = tuple(variable_spec(name) for name in (
+# The families dashboards divide by, declared so the README lists them.
+METRICS = MetricTable(*map(variable_spec, (
     "max_connections", "innodb_buffer_pool_size", "innodb_log_file_size",
-    "table_open_cache", "long_query_time"))
-_DECLARED_NAMES = frozenset(spec.name for spec in DECLARED)
+    "table_open_cache", "long_query_time")))
 
 
 @dataclass(frozen=True)
@@ -111,8 +111,7 @@ def allowed_values(values: Mapping[str, float]) -> dict[str, float]:
 
 def variable_samples(values: Mapping[str, float]) -> Iterator[Sample]:
     for name, value in values.items():
-        spec = variable_spec(name)
-        yield Sample(spec.name, value, {}, None if spec.name in _DECLARED_NAMES else spec)
+        yield METRICS.sample(variable_spec(name), value)
 
 
 class MySQLGlobalVariables(Collector[GlobalVariablesFacts]):
@@ -124,7 +123,7 @@ class MySQLGlobalVariables(Collector[GlobalVariablesFacts]):
             "allow-list).")
     kind = "mysql"
     flavors = frozenset({"mysql", "mariadb"})
-    metrics = DECLARED
+    metrics = METRICS
     dynamic_prefixes = (PREFIX,)
 
     def read(self, conn: Connection) -> GlobalVariablesFacts:

@@ -18,10 +18,18 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
-from dbgauge.toolkit.db import Connection
+from dbgauge.toolkit.db import Connection, Row
 from dbgauge.toolkit.db.privileges import PS_SELECT, query
-from dbgauge.toolkit.db.values import number, text
-from dbgauge.toolkit.metrics import Collector, MetricSpec, Sample
+from dbgauge.toolkit.db.values import number, numbers, text
+from dbgauge.toolkit.metrics import (
+    Collector,
+    Column,
+    MetricSpec,
+    MetricTable,
+    Sample,
+    column_samples,
+    state_set,
+)
 
 _M = ("member",)
 _P = "dbgauge_mysql_group_replication_"
@@ -41,22 +49,21 @@ STATE = MetricSpec(_P + "member_state", "gauge",
 PRIMARY = MetricSpec(_P + "primary", "gauge",
                      f"1 if the member is a PRIMARY, 0 if a SECONDARY ({_MEMBERS}.MEMBER_ROLE).",
                      _M)
-APPLIER_QUEUE = MetricSpec(
-    _P + "applier_queue", "gauge",
-    f"Transactions received from the group waiting to be applied on the member "
-    f"({_STATS}.COUNT_TRANSACTIONS_REMOTE_IN_APPLIER_QUEUE).", _M)
-CERTIFIER_QUEUE = MetricSpec(
-    _P + "certifier_queue", "gauge",
-    f"Transactions waiting for conflict detection on the member "
-    f"({_STATS}.COUNT_TRANSACTIONS_IN_QUEUE).", _M)
-CONFLICTS = MetricSpec(
-    _P + "conflicts_detected_total", "counter",
-    f"Transactions that failed certification on the member "
-    f"({_STATS}.COUNT_CONFLICTS_DETECTED).", _M)
-
-STAT_COLUMNS: tuple[tuple[MetricSpec, str], ...] = (
-    (APPLIER_QUEUE, "applier_queue"), (CERTIFIER_QUEUE, "certifier_queue"),
-    (CONFLICTS, "conflicts_detected"))
+METRICS = MetricTable(
+    CONFIGURED, ONLINE, STATE, PRIMARY,
+    Column(MetricSpec(
+        _P + "applier_queue", "gauge",
+        f"Transactions received from the group waiting to be applied on the member "
+        f"({_STATS}.COUNT_TRANSACTIONS_REMOTE_IN_APPLIER_QUEUE).", _M), "applier_queue"),
+    Column(MetricSpec(
+        _P + "certifier_queue", "gauge",
+        f"Transactions waiting for conflict detection on the member "
+        f"({_STATS}.COUNT_TRANSACTIONS_IN_QUEUE).", _M), "certifier_queue"),
+    Column(MetricSpec(
+        _P + "conflicts_detected_total", "counter",
+        f"Transactions that failed certification on the member "
+        f"({_STATS}.COUNT_CONFLICTS_DETECTED).", _M), "conflicts_detected"),
+)
 
 
 @dataclass(frozen=True)
@@ -81,8 +88,7 @@ def member_label(host: object, port: object) -> str:
     return f"{text(host)}:{int(p)}" if p is not None else text(host)
 
 
-def parse_group(members: Iterable[Mapping[str, object]],
-                stats: Iterable[Mapping[str, object]]) -> GroupFacts:
+def parse_group(members: Iterable[Row], stats: Iterable[Row]) -> GroupFacts:
     """Members and stats rows (joined on member_id) -> GroupFacts; placeholder rows without
     a MEMBER_ID or host are not members."""
     by_id = {text(row.get("member_id")): row for row in stats}
@@ -93,9 +99,7 @@ def parse_group(members: Iterable[Mapping[str, object]],
             continue
         state = text(row.get("member_state")).upper()
         role = text(row.get("member_role")).upper()
-        stat_row = by_id.get(member_id, {})
-        values = {column: v for _, column in STAT_COLUMNS
-                  for v in [number(stat_row.get(column))] if v is not None}
+        values = numbers(by_id.get(member_id, {}), METRICS.column_names)
         out.append(Member(member_label(host, row.get("member_port")),
                           state if state in STATES else "other",
                           role == "PRIMARY" if role in ("PRIMARY", "SECONDARY") else None,
@@ -103,19 +107,23 @@ def parse_group(members: Iterable[Mapping[str, object]],
     return GroupFacts(tuple(out))
 
 
+def read_group(conn: Connection) -> GroupFacts:
+    """The members and their stats; the stats only when the server is in a group."""
+    members = query(conn, "group_replication_members", PS_SELECT)
+    if not any(text(r.get("member_id")) for r in members):
+        return GroupFacts(())
+    return parse_group(members, query(conn, "group_replication_member_stats", PS_SELECT))
+
+
 def group_samples(facts: GroupFacts) -> Iterator[Sample]:
     yield Sample(CONFIGURED.name, 1.0 if facts.members else 0.0)
     for m in facts.members:
         labels = {"member": m.member}
         yield Sample(ONLINE.name, 1.0 if m.state == "ONLINE" else 0.0, labels)
-        for state in STATES:
-            yield Sample(STATE.name, 1.0 if m.state == state else 0.0,
-                         {"member": m.member, "state": state})
+        yield from state_set(STATE, "state", STATES, m.state, labels)
         if m.primary is not None:
             yield Sample(PRIMARY.name, 1.0 if m.primary else 0.0, labels)
-        for spec, column in STAT_COLUMNS:
-            if column in m.stats:
-                yield Sample(spec.name, m.stats[column], labels)
+        yield from column_samples(METRICS.columns, m.stats, labels)
 
 
 class MySQLGroupReplication(Collector[GroupFacts]):
@@ -125,13 +133,10 @@ class MySQLGroupReplication(Collector[GroupFacts]):
     kind = "mysql"
     flavors = frozenset({"mysql"})
     min_versions = {"mysql": (8, 0)}
-    metrics = (CONFIGURED, ONLINE, STATE, PRIMARY, APPLIER_QUEUE, CERTIFIER_QUEUE, CONFLICTS)
+    metrics = METRICS
 
     def read(self, conn: Connection) -> GroupFacts:
-        members = query(conn, "group_replication_members", PS_SELECT)
-        if not any(text(r.get("member_id")) for r in members):
-            return GroupFacts(())
-        return parse_group(members, query(conn, "group_replication_member_stats", PS_SELECT))
+        return read_group(conn)
 
     def samples(self, facts: GroupFacts) -> Iterable[Sample]:
         return group_samples(facts)

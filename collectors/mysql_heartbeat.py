@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from dbgauge.toolkit.db import Connection
 from dbgauge.toolkit.heartbeat import HeartbeatReading, read_source
-from dbgauge.toolkit.metrics import Collector, MetricSpec, Sample
+from dbgauge.toolkit.metrics import Collector, MetricSpec, MetricTable, Sample
 
 CONFIGURED = MetricSpec(
     "dbgauge_mysql_heartbeat_configured", "gauge",
@@ -45,6 +45,7 @@ NOW = MetricSpec(
 SOURCE = MetricSpec(
     "dbgauge_mysql_heartbeat_source_server_id", "gauge",
     "server_id of the heartbeat row the lag is computed from.")
+METRICS = MetricTable(CONFIGURED, LAG, STORED, NOW, SOURCE)
 
 
 @dataclass(frozen=True)
@@ -54,23 +55,28 @@ class HeartbeatFacts:
     reading: HeartbeatReading | None
 
 
+def read_heartbeat(conn: Connection, clock: Callable[[], float] = time.time) -> HeartbeatFacts:
+    """The source's row as `clock` saw it read (no reading on a target without heartbeat
+    settings); QueryError when the table or the row is missing."""
+    settings = conn.target.heartbeat if conn.target is not None else None
+    if settings is None:
+        return HeartbeatFacts(None)
+    return HeartbeatFacts(read_source(conn, settings, clock))
+
+
 class MySQLHeartbeat(Collector[HeartbeatFacts]):
     name = "mysql_heartbeat"
     help = ("Heartbeat lag in the exporter from a dbgauge or pt-heartbeat table (targets with "
             "heartbeat: read), plus the raw timestamps; 'configured 0' elsewhere.")
     kind = "mysql"
     flavors = frozenset({"mysql", "mariadb"})
-    metrics = (CONFIGURED, LAG, STORED, NOW, SOURCE)
+    metrics = METRICS
 
     def __init__(self, clock: Callable[[], float] = time.time) -> None:
         self._clock = clock
 
     def read(self, conn: Connection) -> HeartbeatFacts:
-        """The source's row; QueryError when the table or the row is missing."""
-        settings = conn.target.heartbeat if conn.target is not None else None
-        if settings is None:
-            return HeartbeatFacts(None)
-        return HeartbeatFacts(read_source(conn, settings, self._clock))
+        return read_heartbeat(conn, self._clock)
 
     def samples(self, facts: HeartbeatFacts) -> Iterable[Sample]:
         reading = facts.reading

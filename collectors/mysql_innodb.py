@@ -26,7 +26,7 @@ from dbgauge.collectors.mysql_status import parse_status_rows
 from dbgauge.toolkit.db import Connection, Row
 from dbgauge.toolkit.db.privileges import PROCESS, query
 from dbgauge.toolkit.db.values import number, text
-from dbgauge.toolkit.metrics import Collector, MetricSpec, Sample
+from dbgauge.toolkit.metrics import Collector, MetricSpec, MetricTable, Sample
 
 BP_PAGES = MetricSpec(
     "dbgauge_mysql_innodb_buffer_pool_pages", "gauge",
@@ -145,6 +145,14 @@ METRICS_GAUGE = MetricSpec(
     "dbgauge_mysql_innodb_metrics_value", "gauge",
     "Enabled information_schema.INNODB_METRICS values whose TYPE is value, or whose COMMENT "
     "says they hold a current level, average or percentage.", ("metric", "subsystem"))
+METRICS = MetricTable(
+    BP_PAGES, BP_BYTES, BP_DIRTY_PAGES, BP_DIRTY_BYTES, BP_READ_REQUESTS, BP_DISK_READS,
+    BP_WRITE_REQUESTS, BP_WAIT_FREE, BP_FLUSHED, BP_READ_AHEAD, BP_READ_AHEAD_EVICTED, ROW_OPS,
+    ROW_LOCK_WAITS, ROW_LOCK_TIME, ROW_LOCK_CURRENT, DATA_READS, DATA_WRITES, DATA_FSYNCS,
+    DATA_READ_BYTES, DATA_WRITTEN_BYTES, DATA_PENDING, LOG_WAITS, LOG_WRITES, LOG_WRITE_REQUESTS,
+    LOG_WRITTEN_BYTES, LOG_FSYNCS, DEADLOCKS, PAGES_CREATED, PAGES_READ, PAGES_WRITTEN,
+    PAGE_SIZE, HISTORY, CHECKPOINT_AGE, CHECKPOINT_MAX_AGE, REDO_CAPACITY, METRICS_COUNTER,
+    METRICS_GAUGE)
 
 # Status variable -> (metric, labels, scale). Absent variables are skipped: the set differs
 # between MySQL and MariaDB (MariaDB 10.6+ dropped Innodb_rows_*, MySQL has no
@@ -240,15 +248,10 @@ class InnodbStatus:
     """The numbers dbgauge reads from SHOW ENGINE INNODB STATUS (None when not printed)."""
 
     log_sequence_number: int | None = None
-    log_flushed_up_to: int | None = None
-    pages_flushed_up_to: int | None = None
     last_checkpoint: int | None = None
     reported_checkpoint_age: int | None = None  # Percona Server prints it
     max_checkpoint_age: int | None = None  # Percona Server prints it
     history_list_length: int | None = None
-    read_views: int | None = None
-    active_transactions: int = 0
-    lock_wait_transactions: int = 0
 
     @property
     def checkpoint_age(self) -> int | None:
@@ -260,16 +263,11 @@ class InnodbStatus:
 
 _STATUS_LINES = {
     "log_sequence_number": re.compile(r"^Log sequence number\s+(\d+)\s*$", re.M),
-    "log_flushed_up_to": re.compile(r"^Log flushed up to\s+(\d+)\s*$", re.M),
-    "pages_flushed_up_to": re.compile(r"^Pages flushed up to\s+(\d+)\s*$", re.M),
     "last_checkpoint": re.compile(r"^Last checkpoint at\s+(\d+)\s*$", re.M),
     "reported_checkpoint_age": re.compile(r"^Checkpoint age\s+(\d+)\s*$", re.M),
     "max_checkpoint_age": re.compile(r"^Max checkpoint age\s+(\d+)\s*$", re.M),
     "history_list_length": re.compile(r"^History list length\s+(\d+)\s*$", re.M),
-    "read_views": re.compile(r"^(\d+) read views open inside InnoDB\s*$", re.M),
 }
-_ACTIVE_TRX = re.compile(r"^---TRANSACTION [^,]*, ACTIVE\b", re.M)
-_LOCK_WAIT_TRX = re.compile(r"^LOCK WAIT \d+ lock struct", re.M)
 
 
 def parse_innodb_status(status: str) -> InnodbStatus:
@@ -284,18 +282,7 @@ def parse_innodb_status(status: str) -> InnodbStatus:
         m = pattern.search(status)
         if m:
             fields[field] = int(m.group(1))
-    return InnodbStatus(
-        log_sequence_number=fields.get("log_sequence_number"),
-        log_flushed_up_to=fields.get("log_flushed_up_to"),
-        pages_flushed_up_to=fields.get("pages_flushed_up_to"),
-        last_checkpoint=fields.get("last_checkpoint"),
-        reported_checkpoint_age=fields.get("reported_checkpoint_age"),
-        max_checkpoint_age=fields.get("max_checkpoint_age"),
-        history_list_length=fields.get("history_list_length"),
-        read_views=fields.get("read_views"),
-        active_transactions=len(_ACTIVE_TRX.findall(status)),
-        lock_wait_transactions=len(_LOCK_WAIT_TRX.findall(status)),
-    )
+    return InnodbStatus(**fields)
 
 
 def _difference(values: Mapping[str, float], current: str, checkpoint: str) -> float | None:
@@ -368,6 +355,18 @@ class InnodbFacts:
         return age
 
 
+def read_innodb(conn: Connection) -> InnodbFacts:
+    """Status variables and INNODB_METRICS; the monitor text only when they lack history
+    list length or checkpoint age."""
+    facts = InnodbFacts(parse_status_rows(conn.query("innodb_global_status")),
+                        tuple(classify_innodb_metrics(query(conn, "innodb_metrics", PROCESS))))
+    if facts.history_list_length is None or facts.checkpoint_age is None:
+        rows = query(conn, "engine_innodb_status", PROCESS)
+        facts = replace(facts, monitor=parse_innodb_status(
+            text(rows[0].get("Status")) if rows else ""))
+    return facts
+
+
 class MySQLInnodb(Collector[InnodbFacts]):
     name = "mysql_innodb"
     help = ("InnoDB buffer pool, row operations and locks, data and redo I/O, deadlocks, "
@@ -375,24 +374,10 @@ class MySQLInnodb(Collector[InnodbFacts]):
             "INNODB_METRICS counters and, as a fallback, SHOW ENGINE INNODB STATUS.")
     kind = "mysql"
     flavors = frozenset({"mysql", "mariadb"})
-    metrics = (BP_PAGES, BP_BYTES, BP_DIRTY_PAGES, BP_DIRTY_BYTES, BP_READ_REQUESTS,
-               BP_DISK_READS, BP_WRITE_REQUESTS, BP_WAIT_FREE, BP_FLUSHED, BP_READ_AHEAD,
-               BP_READ_AHEAD_EVICTED, ROW_OPS, ROW_LOCK_WAITS, ROW_LOCK_TIME, ROW_LOCK_CURRENT,
-               DATA_READS, DATA_WRITES, DATA_FSYNCS, DATA_READ_BYTES, DATA_WRITTEN_BYTES,
-               DATA_PENDING, LOG_WAITS, LOG_WRITES, LOG_WRITE_REQUESTS, LOG_WRITTEN_BYTES,
-               LOG_FSYNCS, DEADLOCKS, PAGES_CREATED, PAGES_READ, PAGES_WRITTEN, PAGE_SIZE,
-               HISTORY, CHECKPOINT_AGE, CHECKPOINT_MAX_AGE, REDO_CAPACITY, METRICS_COUNTER,
-               METRICS_GAUGE)
+    metrics = METRICS
 
     def read(self, conn: Connection) -> InnodbFacts:
-        facts = InnodbFacts(parse_status_rows(conn.query("innodb_global_status")),
-                            tuple(classify_innodb_metrics(query(conn, "innodb_metrics",
-                                                                PROCESS))))
-        if facts.history_list_length is None or facts.checkpoint_age is None:
-            rows = query(conn, "engine_innodb_status", PROCESS)
-            facts = replace(facts, monitor=parse_innodb_status(
-                text(rows[0].get("Status")) if rows else ""))
-        return facts
+        return read_innodb(conn)
 
     def samples(self, facts: InnodbFacts) -> Iterable[Sample]:
         status = facts.status

@@ -19,12 +19,11 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
-from dbgauge.toolkit.db import Connection
+from dbgauge.toolkit.db import Connection, Row
 from dbgauge.toolkit.db.privileges import PROCESS, PS_SELECT, query
-from dbgauge.toolkit.db.values import number, text
-from dbgauge.toolkit.metrics import Collector, MetricSpec, Sample
+from dbgauge.toolkit.db.values import is_on, number, text
+from dbgauge.toolkit.metrics import Collector, MetricSpec, MetricTable, Sample
 from dbgauge.toolkit.sql import load_sql
 
 TRANSACTIONS = MetricSpec(
@@ -72,6 +71,9 @@ MDL_WAITING = MetricSpec(
 MDL_OLDEST = MetricSpec(
     "dbgauge_mysql_metadata_lock_oldest_wait_seconds", "gauge",
     "How long the longest current metadata lock wait has lasted, seconds; 0 when none.")
+METRICS = MetricTable(TRANSACTIONS, OLDEST_TRX, WAITING, OLDEST_WAIT, BLOCKERS, ROOT_BLOCKERS,
+                      MAX_WAITERS, IDLE_BLOCKERS, OLDEST_BLOCKER, MDL_INSTRUMENTED,
+                      MDL_WAITING, MDL_OLDEST)
 
 _STATES = ("running", "lock_wait", "rolling_back", "committing")
 _MAX_BLOCKERS_LOOKED_UP = 1000  # bounds the IN (...) list of lock_blockers
@@ -90,7 +92,7 @@ class LockGraph:
         return self.blockers - self.waiting
 
 
-def summarize_lock_waits(rows: Iterable[Mapping[str, Any]]) -> LockGraph:
+def summarize_lock_waits(rows: Iterable[Row]) -> LockGraph:
     """data_lock_waits-shaped rows (REQUESTING_/BLOCKING_ENGINE_TRANSACTION_ID) -> LockGraph.
 
     Both flavors' SQL return these two columns; one row per waiting lock and blocking
@@ -117,7 +119,7 @@ class TrxSummary:
         return self.by_state["lock_wait"]
 
 
-def summarize_transactions(rows: Iterable[Mapping[str, Any]]) -> TrxSummary:
+def summarize_transactions(rows: Iterable[Row]) -> TrxSummary:
     """innodb_trx_summary rows (trx_state, transactions, oldest_seconds, ...) -> TrxSummary."""
     by_state = dict.fromkeys(_STATES, 0)
     oldest = oldest_wait = 0.0
@@ -179,8 +181,8 @@ def read_metadata_locks(conn: Connection) -> MetadataLocks:
     """From performance_schema where instrumented, else from processlist thread states
     (MariaDB answers both in one round trip)."""
     row = query(conn, "metadata_lock_waits", PS_SELECT)[0]
-    instrumented = bool(number(row.get("performance_schema"))) and all(
-        text(row.get(col)).upper() == "YES" for col in ("mdl_instrument", "global_consumer"))
+    instrumented = is_on(row.get("performance_schema")) and all(
+        is_on(row.get(col)) for col in ("mdl_instrument", "global_consumer"))
     waiting, oldest = row.get("waiting"), row.get("oldest_wait_seconds")
     if not instrumented and "processlist_waiting" in row:  # MariaDB: same round trip
         waiting, oldest = row["processlist_waiting"], row["processlist_oldest_wait_seconds"]
@@ -190,6 +192,18 @@ def read_metadata_locks(conn: Connection) -> MetadataLocks:
     return MetadataLocks(instrumented, number(waiting) or 0.0, number(oldest) or 0.0)
 
 
+def read_lock_waits(conn: Connection) -> LockWaitFacts:
+    """Transactions by state, then the wait graph and its blockers only when something
+    waits, then metadata lock waits."""
+    trx = read_transactions(conn)
+    graph = summarize_lock_waits([])
+    if trx.waiting:  # nobody waits: no wait graph to read (the common case)
+        needs = PS_SELECT if conn.server.flavor == "mysql" else PROCESS
+        graph = summarize_lock_waits(query(conn, "lock_waits", needs))
+    idle, oldest_blocker = read_blockers(conn, graph)
+    return LockWaitFacts(trx, graph, idle, oldest_blocker, read_metadata_locks(conn))
+
+
 class MySQLLockWaits(Collector[LockWaitFacts]):
     name = "mysql_lock_waits"
     help = ("Row lock waits (waiting transactions, oldest wait, blockers, chain heads, idle "
@@ -197,18 +211,10 @@ class MySQLLockWaits(Collector[LockWaitFacts]):
             "waits; bounded labels only.")
     kind = "mysql"
     flavors = frozenset({"mysql", "mariadb"})
-    metrics = (TRANSACTIONS, OLDEST_TRX, WAITING, OLDEST_WAIT, BLOCKERS, ROOT_BLOCKERS,
-               MAX_WAITERS, IDLE_BLOCKERS, OLDEST_BLOCKER, MDL_INSTRUMENTED, MDL_WAITING,
-               MDL_OLDEST)
+    metrics = METRICS
 
     def read(self, conn: Connection) -> LockWaitFacts:
-        trx = read_transactions(conn)
-        graph = summarize_lock_waits([])
-        if trx.waiting:  # nobody waits: no wait graph to read (the common case)
-            needs = PS_SELECT if conn.server.flavor == "mysql" else PROCESS
-            graph = summarize_lock_waits(query(conn, "lock_waits", needs))
-        idle, oldest_blocker = read_blockers(conn, graph)
-        return LockWaitFacts(trx, graph, idle, oldest_blocker, read_metadata_locks(conn))
+        return read_lock_waits(conn)
 
     def samples(self, facts: LockWaitFacts) -> Iterable[Sample]:
         trx, graph, mdl = facts.transactions, facts.graph, facts.metadata

@@ -17,10 +17,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
-from dbgauge.toolkit.db import Connection
+from dbgauge.toolkit.db import Connection, Row
 from dbgauge.toolkit.db.privileges import PROCESS, query
 from dbgauge.toolkit.db.values import number, text
-from dbgauge.toolkit.metrics import Collector, MetricSpec, Sample
+from dbgauge.toolkit.metrics import Collector, MetricSpec, MetricTable, Sample
 
 THREADS = MetricSpec(
     "dbgauge_mysql_processlist_threads", "gauge",
@@ -30,6 +30,7 @@ LONGEST = MetricSpec(
     "dbgauge_mysql_processlist_longest_seconds", "gauge",
     "Longest time a thread of this command has been in its current state (processlist "
     "TIME, whole seconds).", ("command",))
+METRICS = MetricTable(THREADS, LONGEST)
 
 COMMANDS = frozenset({
     "sleep", "query", "connect", "binlog_dump", "binlog_dump_gtid", "daemon", "killed",
@@ -120,7 +121,7 @@ class ProcesslistFacts:
     longest: Mapping[str, float]
 
 
-def parse_processlist(rows: Iterable[Mapping[str, object]]) -> ProcesslistFacts:
+def parse_processlist(rows: Iterable[Row]) -> ProcesslistFacts:
     """`processlist_summary` rows (command, state, threads, longest) -> ProcesslistFacts,
     groups that normalise to the same labels added up (longest: the maximum)."""
     threads: dict[tuple[str, str], float] = {}
@@ -148,7 +149,7 @@ class MySQLProcesslist(Collector[ProcesslistFacts]):
             "time in a state per command.")
     kind = "mysql"
     flavors = frozenset({"mysql", "mariadb"})
-    metrics = (THREADS, LONGEST)
+    metrics = METRICS
 
     def read(self, conn: Connection) -> ProcesslistFacts:
         return parse_processlist(query(conn, "processlist_summary", PROCESS))

@@ -11,8 +11,10 @@ max_statement_time, MySQL max_execution_time); see `collectors._queries`.
 from __future__ import annotations
 
 from dbgauge.collectors._queries import QueriesCollector, success_spec
+from dbgauge.toolkit.metrics import MetricTable
 
 SUCCESS = success_spec("mysql")
+METRICS = MetricTable(SUCCESS)
 
 
 class MySQLQueries(QueriesCollector):
@@ -21,4 +23,4 @@ class MySQLQueries(QueriesCollector):
             "`file`), named `<prefix>_<column>`; nothing when no file is set.")
     kind = "mysql"
     flavors = frozenset({"mysql", "mariadb"})
-    metrics = (SUCCESS,)
+    metrics = METRICS

@@ -15,15 +15,15 @@ heartbeat lag, which keeps growing while the SQL thread is stopped.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from dbgauge.toolkit.db import Connection
+from dbgauge.toolkit.db import Connection, Row
 from dbgauge.toolkit.db.privileges import PROCESS, REPLICA_MONITOR, query
-from dbgauge.toolkit.db.values import number, text
+from dbgauge.toolkit.db.values import is_on, number, text
 from dbgauge.toolkit.gtid import GtidSet, parse_mariadb_gtids
-from dbgauge.toolkit.metrics import Collector, MetricSpec, Sample
+from dbgauge.toolkit.metrics import Collector, MetricSpec, MetricTable, Sample, present
 
 CONFIGURED = MetricSpec(
     "dbgauge_mysql_replication_configured", "gauge",
@@ -75,7 +75,10 @@ SUPER_READ_ONLY = MetricSpec(
 CONNECTED_REPLICAS = MetricSpec(
     "dbgauge_mysql_connected_replicas", "gauge",
     "Replicas streaming the binlog from this server right now (Binlog Dump threads).")
-
+METRICS = MetricTable(CONFIGURED, IO_RUNNING, SQL_RUNNING, SECONDS_BEHIND,
+                      SECONDS_BEHIND_UNKNOWN, SQL_DELAY, LAST_IO_ERRNO, LAST_SQL_ERRNO,
+                      RELAY_LOG_SPACE, SOURCE_SERVER_ID, GTID_PENDING, READ_ONLY,
+                      SUPER_READ_ONLY, CONNECTED_REPLICAS)
 
 
 @dataclass(frozen=True)
@@ -100,10 +103,10 @@ class ReplicaStatus:
 
     @property
     def io_running(self) -> bool:
-        return self.io_thread == "Yes"
+        return is_on(self.io_thread)
 
 
-def _col(row: Mapping[str, Any], *names: str) -> Any:
+def _col(row: Row, *names: str) -> Any:
     """The first of `names` present in `row` (Source/Replica names first, then Master/Slave)."""
     for name in names:
         if name in row:
@@ -124,7 +127,7 @@ def _seq_by_domain(position: str) -> dict[int, int]:
     return out
 
 
-def _gtid_pending(row: Mapping[str, Any]) -> int | None:
+def _gtid_pending(row: Row) -> int | None:
     io_pos = text(row.get("Gtid_IO_Pos")).strip()
     if "Gtid_IO_Pos" in row:  # MariaDB
         if not io_pos:
@@ -142,14 +145,14 @@ def _gtid_pending(row: Mapping[str, Any]) -> int | None:
     return gtid_subtract_count(retrieved, text(row.get("Executed_Gtid_Set")))
 
 
-def parse_replica_status(row: Mapping[str, Any]) -> ReplicaStatus:
+def parse_replica_status(row: Row) -> ReplicaStatus:
     """One SHOW REPLICA/SLAVE STATUS or SHOW ALL SLAVES STATUS row -> ReplicaStatus."""
     server_id = number(_col(row, "Source_Server_Id", "Master_Server_Id"))
     port = number(_col(row, "Source_Port", "Master_Port"))
     return ReplicaStatus(
         channel=text(_col(row, "Channel_Name", "Connection_name")),
         io_thread=text(_col(row, "Replica_IO_Running", "Slave_IO_Running")) or "No",
-        sql_running=text(_col(row, "Replica_SQL_Running", "Slave_SQL_Running")) == "Yes",
+        sql_running=is_on(_col(row, "Replica_SQL_Running", "Slave_SQL_Running")),
         seconds_behind=number(_col(row, "Seconds_Behind_Source", "Seconds_Behind_Master")),
         sql_delay=number(row.get("SQL_Delay")),
         last_io_errno=int(number(row.get("Last_IO_Errno")) or 0),
@@ -181,7 +184,7 @@ class ReplicationFlags:
         return not self.read_only and not self.super_read_only
 
 
-def parse_flags(row: Mapping[str, Any]) -> ReplicationFlags:
+def parse_flags(row: Row) -> ReplicationFlags:
     """The replication_flags row -> ReplicationFlags (a NULL or absent column is None)."""
     replicas = number(row.get("replicas"))
     return ReplicationFlags(number(row.get("read_only")), number(row.get("super_read_only")),
@@ -218,11 +221,10 @@ def channel_samples(st: ReplicaStatus) -> list[Sample]:
         Sample(LAST_IO_ERRNO.name, float(st.last_io_errno), labels),
         Sample(LAST_SQL_ERRNO.name, float(st.last_sql_errno), labels),
     ]
-    optional = ((SECONDS_BEHIND, st.seconds_behind), (SQL_DELAY, st.sql_delay),
-                (RELAY_LOG_SPACE, st.relay_log_space),
-                (SOURCE_SERVER_ID, st.source_server_id), (GTID_PENDING, st.gtid_pending))
-    out += [Sample(spec.name, float(value), labels) for spec, value in optional
-            if value is not None]
+    out += present(((SECONDS_BEHIND, st.seconds_behind), (SQL_DELAY, st.sql_delay),
+                     (RELAY_LOG_SPACE, st.relay_log_space),
+                     (SOURCE_SERVER_ID, st.source_server_id), (GTID_PENDING, st.gtid_pending)),
+                    labels)
     return out
 
 
@@ -233,9 +235,7 @@ class MySQLReplication(Collector[ReplicationFacts]):
             "connected replicas.")
     kind = "mysql"
     flavors = frozenset({"mysql", "mariadb"})
-    metrics = (CONFIGURED, IO_RUNNING, SQL_RUNNING, SECONDS_BEHIND, SECONDS_BEHIND_UNKNOWN,
-               SQL_DELAY, LAST_IO_ERRNO, LAST_SQL_ERRNO, RELAY_LOG_SPACE, SOURCE_SERVER_ID,
-               GTID_PENDING, READ_ONLY, SUPER_READ_ONLY, CONNECTED_REPLICAS)
+    metrics = METRICS
 
     def read(self, conn: Connection) -> ReplicationFacts:
         channels = read_channels(conn)
@@ -246,8 +246,6 @@ class MySQLReplication(Collector[ReplicationFacts]):
         for st in facts.channels:
             yield from channel_samples(st)
         flags = facts.flags
-        for spec, value in ((READ_ONLY, flags.read_only),
+        yield from present(((READ_ONLY, flags.read_only),
                             (SUPER_READ_ONLY, flags.super_read_only),
-                            (CONNECTED_REPLICAS, flags.connected_replicas)):
-            if value is not None:
-                yield Sample(spec.name, float(value))
+                            (CONNECTED_REPLICAS, flags.connected_replicas)))

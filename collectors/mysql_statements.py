@@ -17,39 +17,45 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
-from dbgauge.toolkit.db import Connection
+from dbgauge.toolkit.db import Connection, Row
 from dbgauge.toolkit.db.privileges import PS_SELECT, query
-from dbgauge.toolkit.db.values import number, text
-from dbgauge.toolkit.metrics import Collector, MetricSpec, Option, Sample
+from dbgauge.toolkit.db.values import is_on, numbers, text
+from dbgauge.toolkit.metrics import (
+    Collector,
+    Column,
+    MetricSpec,
+    MetricTable,
+    Option,
+    Sample,
+    column_samples,
+)
 
 PICOSECONDS = 1e-12
 _LABELS = ("schema", "digest")
 _SRC = "performance_schema.events_statements_summary_by_digest"
 
 
-def _counter(name: str, column: str, what: str) -> MetricSpec:
-    return MetricSpec(f"dbgauge_mysql_statements_{name}_total", "counter",
-                      f"{what}, per statement digest in the top N by total latency "
-                      f"({_SRC}.{column}).", _LABELS)
+def _counter(name: str, column: str, what: str, field: str, scale: float = 1.0) -> Column:
+    """A digest counter: the summary table's `column`, read as the statement's `field`."""
+    return Column(MetricSpec(f"dbgauge_mysql_statements_{name}_total", "counter",
+                             f"{what}, per statement digest in the top N by total latency "
+                             f"({_SRC}.{column}).", _LABELS), field, scale)
 
 
-CALLS = _counter("calls", "COUNT_STAR", "Executions")
-SECONDS = _counter("seconds", "SUM_TIMER_WAIT", "Time spent executing (seconds)")
-ROWS_EXAMINED = _counter("rows_examined", "SUM_ROWS_EXAMINED", "Rows read by the engine")
-ROWS_SENT = _counter("rows_sent", "SUM_ROWS_SENT", "Rows returned to clients")
-ERRORS = _counter("errors", "SUM_ERRORS", "Executions that raised an error")
-NO_INDEX_USED = _counter("no_index_used", "SUM_NO_INDEX_USED",
-                         "Executions that scanned a table without an index")
 ENABLED = MetricSpec(
     "dbgauge_mysql_performance_schema_enabled", "gauge",
     "1 if performance_schema is on (@@performance_schema), else 0: with 0 the statement and "
     "table I/O series are absent, not zero.")
-
-# (spec, facts field, scale)
-COLUMNS: tuple[tuple[MetricSpec, str, float], ...] = (
-    (CALLS, "calls", 1.0), (SECONDS, "timer_wait", PICOSECONDS),
-    (ROWS_EXAMINED, "rows_examined", 1.0), (ROWS_SENT, "rows_sent", 1.0),
-    (ERRORS, "errors", 1.0), (NO_INDEX_USED, "no_index_used", 1.0))
+METRICS = MetricTable(
+    _counter("calls", "COUNT_STAR", "Executions", "calls"),
+    _counter("seconds", "SUM_TIMER_WAIT", "Time spent executing (seconds)", "timer_wait",
+             PICOSECONDS),
+    _counter("rows_examined", "SUM_ROWS_EXAMINED", "Rows read by the engine", "rows_examined"),
+    _counter("rows_sent", "SUM_ROWS_SENT", "Rows returned to clients", "rows_sent"),
+    _counter("errors", "SUM_ERRORS", "Executions that raised an error", "errors"),
+    _counter("no_index_used", "SUM_NO_INDEX_USED",
+             "Executions that scanned a table without an index", "no_index_used"),
+    ENABLED)
 
 
 @dataclass(frozen=True)
@@ -67,15 +73,12 @@ class StatementsFacts:
     digests: tuple[Digest, ...] = ()
 
 
-def parse_enabled(rows: Sequence[Mapping[str, object]]) -> bool:
+def parse_enabled(rows: Sequence[Row]) -> bool:
     """The `performance_schema_enabled` answer: True only for a 1/ON value."""
-    if not rows:
-        return False
-    raw = rows[0].get("enabled")
-    return text(raw).upper() == "ON" or number(raw) == 1
+    return bool(rows) and is_on(rows[0].get("enabled"))
 
 
-def parse_digests(rows: Iterable[Mapping[str, object]], limit: int) -> tuple[Digest, ...]:
+def parse_digests(rows: Iterable[Row], limit: int) -> tuple[Digest, ...]:
     """`statement_digests` rows -> at most `limit` Digests (the SQL already limits; this
     keeps the bound when it is answered by something else)."""
     out: list[Digest] = []
@@ -83,20 +86,15 @@ def parse_digests(rows: Iterable[Mapping[str, object]], limit: int) -> tuple[Dig
         if len(out) >= limit:
             break
         digest = text(row.get("digest")) or "other"
-        values = {field: value for _, field, _ in COLUMNS
-                  for value in [number(row.get(field))] if value is not None}
-        out.append(Digest(text(row.get("schema_name")), digest, values))
+        out.append(Digest(text(row.get("schema_name")), digest, numbers(row, METRICS.column_names)))
     return tuple(out)
 
 
 def statement_samples(facts: StatementsFacts) -> Iterator[Sample]:
     yield Sample(ENABLED.name, 1.0 if facts.enabled else 0.0)
     for digest in facts.digests:
-        labels = {"schema": digest.schema, "digest": digest.digest}
-        for spec, field, scale in COLUMNS:
-            value = digest.values.get(field)
-            if value is not None:
-                yield Sample(spec.name, value * scale, labels)
+        yield from column_samples(METRICS.columns, digest.values,
+                                  {"schema": digest.schema, "digest": digest.digest})
 
 
 def performance_schema_on(conn: Connection) -> bool:
@@ -110,7 +108,7 @@ class MySQLStatements(Collector[StatementsFacts]):
             "labelled by schema and digest hash; whether performance_schema is on.")
     kind = "mysql"
     flavors = frozenset({"mysql", "mariadb"})
-    metrics = (CALLS, SECONDS, ROWS_EXAMINED, ROWS_SENT, ERRORS, NO_INDEX_USED, ENABLED)
+    metrics = METRICS
     options = {"limit": Option(50, "How many digests, the costliest by total latency.",
                                maximum=1000)}
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from dbgauge.toolkit.db import Connection
-from dbgauge.toolkit.db.values import number
-from dbgauge.toolkit.metrics import Collector, MetricSpec, Sample
+from dbgauge.toolkit.db import Connection, Row
+from dbgauge.toolkit.db.values import flag, number
+from dbgauge.toolkit.metrics import Collector, MetricSpec, MetricTable, Sample, present
 
 UPTIME = MetricSpec("dbgauge_mysql_uptime_seconds", "gauge",
                     "Seconds since the server started (Uptime).")
@@ -36,6 +36,9 @@ SLOW_QUERIES = MetricSpec("dbgauge_mysql_slow_queries_total", "counter",
                           "Statements slower than long_query_time (Slow_queries).")
 MAX_CONNECTIONS = MetricSpec("dbgauge_mysql_max_connections", "gauge",
                              "Configured connection limit (@@max_connections).")
+METRICS = MetricTable(UPTIME, THREADS_CONNECTED, THREADS_RUNNING, MAX_USED_CONNECTIONS,
+                      QUESTIONS, CONNECTIONS, ABORTED_CONNECTS, ABORTED_CLIENTS, SLOW_QUERIES,
+                      MAX_CONNECTIONS)
 
 
 @dataclass(frozen=True)
@@ -55,22 +58,18 @@ class StatusFacts:
     max_connections: float | None = None
 
 
-BOOLEAN = {"ON": 1.0, "OFF": 0.0}
-
-
 def status_value(raw: object) -> float | None:
     """A SHOW STATUS/VARIABLES value as a number: ON/OFF as 1/0; None when not numeric."""
-    if isinstance(raw, bytes):
-        raw = raw.decode("utf-8", "replace")
-    if isinstance(raw, str) and raw.strip().upper() in BOOLEAN:
-        return BOOLEAN[raw.strip().upper()]
     value = number(raw)
-    if value is None or value != value or value in (float("inf"), float("-inf")):
+    if value is None:
+        on = flag(raw)
+        return None if on is None else float(on)
+    if value != value or value in (float("inf"), float("-inf")):
         return None
     return value
 
 
-def parse_status_rows(rows: Iterable[Mapping[str, object]]) -> dict[str, float]:
+def parse_status_rows(rows: Iterable[Row]) -> dict[str, float]:
     """SHOW STATUS/VARIABLES rows (Variable_name, Value) -> numeric values by variable
     name; text and NULL left out. The one reader of such rows: this collector, InnoDB's and
     the global status and variables collectors use it."""
@@ -95,27 +94,29 @@ def status_facts(status: Mapping[str, float], max_connections: float | None) -> 
         max_connections=max_connections)
 
 
+def read_status(conn: Connection) -> StatusFacts:
+    """The status values and the connection limit: two statements."""
+    status = parse_status_rows(conn.query("global_status_basic"))
+    rows = conn.query("max_connections")
+    return status_facts(status, number(rows[0]["max_connections"]) if rows else None)
+
+
 class MySQLStatus(Collector[StatusFacts]):
     name = "mysql_status"
     help = "Uptime, threads, connections and statement counters from SHOW GLOBAL STATUS."
     kind = "mysql"
     flavors = frozenset({"mysql", "mariadb"})
-    metrics = (UPTIME, THREADS_CONNECTED, THREADS_RUNNING, MAX_USED_CONNECTIONS, QUESTIONS,
-               CONNECTIONS, ABORTED_CONNECTS, ABORTED_CLIENTS, SLOW_QUERIES, MAX_CONNECTIONS)
+    metrics = METRICS
 
     def read(self, conn: Connection) -> StatusFacts:
-        status = parse_status_rows(conn.query("global_status_basic"))
-        rows = conn.query("max_connections")
-        return status_facts(status, number(rows[0]["max_connections"]) if rows else None)
+        return read_status(conn)
 
     def samples(self, facts: StatusFacts) -> Iterable[Sample]:
-        for spec, value in ((UPTIME, facts.uptime), (THREADS_CONNECTED, facts.threads_connected),
-                            (THREADS_RUNNING, facts.threads_running),
-                            (MAX_USED_CONNECTIONS, facts.max_used_connections),
-                            (QUESTIONS, facts.questions), (CONNECTIONS, facts.connections),
-                            (ABORTED_CONNECTS, facts.aborted_connects),
-                            (ABORTED_CLIENTS, facts.aborted_clients),
-                            (SLOW_QUERIES, facts.slow_queries),
-                            (MAX_CONNECTIONS, facts.max_connections)):
-            if value is not None:
-                yield Sample(spec.name, value)
+        return present(((UPTIME, facts.uptime), (THREADS_CONNECTED, facts.threads_connected),
+                        (THREADS_RUNNING, facts.threads_running),
+                        (MAX_USED_CONNECTIONS, facts.max_used_connections),
+                        (QUESTIONS, facts.questions), (CONNECTIONS, facts.connections),
+                        (ABORTED_CONNECTS, facts.aborted_connects),
+                        (ABORTED_CLIENTS, facts.aborted_clients),
+                        (SLOW_QUERIES, facts.slow_queries),
+                        (MAX_CONNECTIONS, facts.max_connections)))

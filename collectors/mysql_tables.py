@@ -26,10 +26,18 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
-from dbgauge.toolkit.db import Connection
+from dbgauge.toolkit.db import Connection, Row
 from dbgauge.toolkit.db.privileges import PS_SELECT, query
-from dbgauge.toolkit.db.values import number, text
-from dbgauge.toolkit.metrics import Collector, MetricSpec, Option, Sample
+from dbgauge.toolkit.db.values import number, numbers, text
+from dbgauge.toolkit.metrics import (
+    Collector,
+    Column,
+    MetricSpec,
+    MetricTable,
+    Option,
+    Sample,
+    column_samples,
+)
 
 PICOSECONDS = 1e-12
 OPERATIONS = ("fetch", "insert", "update", "delete")
@@ -45,26 +53,27 @@ IO_WAIT_SECONDS = MetricSpec(
     "dbgauge_mysql_table_io_wait_seconds_total", "counter",
     f"Time spent in table I/O, by operation, for the top N tables by wait time "
     f"({_IO_SRC}.SUM_TIMER_*; 0 while the table I/O instrument is not timed).", _IO_LABELS)
-DATA_BYTES = MetricSpec(
-    "dbgauge_mysql_table_data_bytes", "gauge",
-    "Data size of the table, for the top N tables by data + index bytes "
-    "(information_schema.TABLES.DATA_LENGTH; InnoDB: clustered index pages).", _TABLE)
-INDEX_BYTES = MetricSpec(
-    "dbgauge_mysql_table_index_bytes", "gauge",
-    "Secondary index size of the table (information_schema.TABLES.INDEX_LENGTH).", _TABLE)
-FREE_BYTES = MetricSpec(
-    "dbgauge_mysql_table_free_bytes", "gauge",
-    "Allocated but unused bytes of the table or its tablespace "
-    "(information_schema.TABLES.DATA_FREE).", _TABLE)
-ROWS = MetricSpec(
-    "dbgauge_mysql_table_rows", "gauge",
-    "Estimated row count (information_schema.TABLES.TABLE_ROWS): an estimate from sampled "
-    "statistics for InnoDB, exact for MyISAM; refreshed when the engine updates its "
-    "statistics (ANALYZE TABLE forces it).", _TABLE)
-
-SIZE_COLUMNS: tuple[tuple[MetricSpec, str], ...] = (
-    (DATA_BYTES, "data_length"), (INDEX_BYTES, "index_length"), (FREE_BYTES, "data_free"),
-    (ROWS, "table_rows"))
+METRICS = MetricTable(
+    IO_WAITS, IO_WAIT_SECONDS,
+    Column(MetricSpec(
+        "dbgauge_mysql_table_data_bytes", "gauge",
+        "Data size of the table, for the top N tables by data + index bytes "
+        "(information_schema.TABLES.DATA_LENGTH; InnoDB: clustered index pages).", _TABLE),
+        "data_length"),
+    Column(MetricSpec(
+        "dbgauge_mysql_table_index_bytes", "gauge",
+        "Secondary index size of the table (information_schema.TABLES.INDEX_LENGTH).", _TABLE),
+        "index_length"),
+    Column(MetricSpec(
+        "dbgauge_mysql_table_free_bytes", "gauge",
+        "Allocated but unused bytes of the table or its tablespace "
+        "(information_schema.TABLES.DATA_FREE).", _TABLE), "data_free"),
+    Column(MetricSpec(
+        "dbgauge_mysql_table_rows", "gauge",
+        "Estimated row count (information_schema.TABLES.TABLE_ROWS): an estimate from sampled "
+        "statistics for InnoDB, exact for MyISAM; refreshed when the engine updates its "
+        "statistics (ANALYZE TABLE forces it).", _TABLE), "table_rows"),
+)
 
 
 @dataclass(frozen=True)
@@ -92,7 +101,7 @@ class TablesFacts:
     sizes: tuple[TableSize, ...]
 
 
-def parse_io(rows: Iterable[Mapping[str, object]], limit: int) -> tuple[TableIO, ...]:
+def parse_io(rows: Iterable[Row], limit: int) -> tuple[TableIO, ...]:
     """`table_io_waits` rows -> at most `limit` TableIO."""
     out: list[TableIO] = []
     for row in rows:
@@ -107,16 +116,14 @@ def parse_io(rows: Iterable[Mapping[str, object]], limit: int) -> tuple[TableIO,
     return tuple(out)
 
 
-def parse_sizes(rows: Iterable[Mapping[str, object]], limit: int) -> tuple[TableSize, ...]:
+def parse_sizes(rows: Iterable[Row], limit: int) -> tuple[TableSize, ...]:
     """`table_sizes` rows -> at most `limit` TableSize (NULL sizes left out)."""
     out: list[TableSize] = []
     for row in rows:
         if len(out) >= limit:
             break
-        values = {column: v for _, column in SIZE_COLUMNS
-                  for v in [number(row.get(column))] if v is not None}
         out.append(TableSize(text(row.get("table_schema")), text(row.get("table_name")),
-                             values))
+                             numbers(row, METRICS.column_names)))
     return tuple(out)
 
 
@@ -129,10 +136,8 @@ def table_samples(facts: TablesFacts) -> Iterator[Sample]:
             if op in io.picoseconds:
                 yield Sample(IO_WAIT_SECONDS.name, io.picoseconds[op] * PICOSECONDS, labels)
     for size in facts.sizes:
-        labels = {"schema": size.schema, "table": size.table}
-        for spec, column in SIZE_COLUMNS:
-            if column in size.values:
-                yield Sample(spec.name, size.values[column], labels)
+        yield from column_samples(METRICS.columns, size.values,
+                                  {"schema": size.schema, "table": size.table})
 
 
 class MySQLTables(Collector[TablesFacts]):
@@ -143,7 +148,7 @@ class MySQLTables(Collector[TablesFacts]):
             "bytes); system schemas left out.")
     kind = "mysql"
     flavors = frozenset({"mysql", "mariadb"})
-    metrics = (IO_WAITS, IO_WAIT_SECONDS, DATA_BYTES, INDEX_BYTES, FREE_BYTES, ROWS)
+    metrics = METRICS
     options = {
         "limit": Option(50, "How many tables for I/O waits, the most waited on.",
                         maximum=1000),

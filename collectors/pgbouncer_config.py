@@ -8,13 +8,12 @@ default_pool_size), and the global pool_mode as an info series. `read` returns
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
 
-from dbgauge.toolkit.db import Connection
+from dbgauge.toolkit.db import Connection, Row
 from dbgauge.toolkit.db.values import number
-from dbgauge.toolkit.metrics import Collector, MetricSpec, Sample
+from dbgauge.toolkit.metrics import Collector, MetricSpec, MetricTable, Sample, present
 
 _P = "dbgauge_pgbouncer_config_"
 
@@ -40,8 +39,8 @@ QUERY_WAIT_TIMEOUT = MetricSpec(_P + "query_wait_timeout_seconds", "gauge",
 INFO = MetricSpec(_P + "info", "info",
                   "PgBouncer's global pool_mode (session, transaction or statement); always 1.",
                   ("pool_mode",))
-
-Row = Mapping[str, Any]
+METRICS = MetricTable(MAX_CLIENT_CONN, DEFAULT_POOL_SIZE, MIN_POOL_SIZE, RESERVE_POOL_SIZE,
+                      MAX_DB_CONNECTIONS, MAX_USER_CONNECTIONS, QUERY_WAIT_TIMEOUT, INFO)
 
 
 @dataclass(frozen=True)
@@ -74,17 +73,19 @@ def parse_config(rows: Iterable[Row]) -> ConfigFacts:
         pool_mode=str(mode) if mode else "")
 
 
+def read_config(conn: Connection) -> ConfigFacts:
+    return parse_config(conn.query("show_config"))
+
+
 def config_samples(settings: ConfigFacts) -> Iterator[Sample]:
     """The settings that are present, then pool_mode as an info series."""
-    for spec, value in ((MAX_CLIENT_CONN, settings.max_client_conn),
+    yield from present(((MAX_CLIENT_CONN, settings.max_client_conn),
                         (DEFAULT_POOL_SIZE, settings.default_pool_size),
                         (MIN_POOL_SIZE, settings.min_pool_size),
                         (RESERVE_POOL_SIZE, settings.reserve_pool_size),
                         (MAX_DB_CONNECTIONS, settings.max_db_connections),
                         (MAX_USER_CONNECTIONS, settings.max_user_connections),
-                        (QUERY_WAIT_TIMEOUT, settings.query_wait_timeout)):
-        if value is not None:
-            yield Sample(spec.name, value)
+                        (QUERY_WAIT_TIMEOUT, settings.query_wait_timeout)))
     if settings.pool_mode:
         yield Sample(INFO.name, 1.0, {"pool_mode": settings.pool_mode})
 
@@ -95,11 +96,10 @@ class PgBouncerConfig(Collector[ConfigFacts]):
             "query_wait_timeout) and pool_mode as an info series (SHOW CONFIG).")
     kind = "pgbouncer"
     flavors = frozenset({"pgbouncer"})
-    metrics = (MAX_CLIENT_CONN, DEFAULT_POOL_SIZE, MIN_POOL_SIZE, RESERVE_POOL_SIZE,
-               MAX_DB_CONNECTIONS, MAX_USER_CONNECTIONS, QUERY_WAIT_TIMEOUT, INFO)
+    metrics = METRICS
 
     def read(self, conn: Connection) -> ConfigFacts:
-        return parse_config(conn.query("show_config"))
+        return read_config(conn)
 
     def samples(self, facts: ConfigFacts) -> Iterable[Sample]:
         return config_samples(facts)

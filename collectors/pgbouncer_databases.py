@@ -9,13 +9,12 @@ one `PgBouncerDatabase` per entry.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
 
-from dbgauge.toolkit.db import Connection
-from dbgauge.toolkit.db.values import number
-from dbgauge.toolkit.metrics import Collector, MetricSpec, Sample
+from dbgauge.toolkit.db import Connection, Row
+from dbgauge.toolkit.db.values import number, text
+from dbgauge.toolkit.metrics import Collector, MetricSpec, MetricTable, Sample, present
 
 _P = "dbgauge_pgbouncer_database_"
 _DB = ("database",)
@@ -55,8 +54,9 @@ INFO = MetricSpec(
     "Where the entry points: backend host, port and database name, forced user and pool_mode "
     "override (empty when unset); always 1.",
     ("database", "host", "port", "backend_database", "force_user", "pool_mode"))
-
-Row = Mapping[str, Any]
+METRICS = MetricTable(POOL_SIZE, MIN_POOL_SIZE, RESERVE_POOL_SIZE, MAX_CONNECTIONS,
+                      CURRENT_CONNECTIONS, MAX_CLIENT_CONNECTIONS, CURRENT_CLIENT_CONNECTIONS,
+                      SERVER_LIFETIME, PAUSED, DISABLED, INFO)
 
 
 @dataclass(frozen=True)
@@ -89,10 +89,6 @@ class DatabasesFacts:
     databases: tuple[PgBouncerDatabase, ...]
 
 
-def _text(value: object) -> str:
-    return "" if value is None else str(value)
-
-
 def _first(row: Row, *columns: str) -> float | None:
     """The first of `columns` holding a number."""
     for column in columns:
@@ -113,26 +109,28 @@ def parse_databases(rows: Iterable[Row]) -> DatabasesFacts:
         max_client_connections=_first(row, "max_client_connections"),
         current_client_connections=_first(row, "current_client_connections"),
         server_lifetime=_first(row, "server_lifetime"), paused=_first(row, "paused"),
-        disabled=_first(row, "disabled"), host=_text(row.get("host")),
-        port=_text(row.get("port")), backend_database=_text(row.get("database")),
-        force_user=_text(row.get("force_user")), pool_mode=_text(row.get("pool_mode")),
+        disabled=_first(row, "disabled"), host=text(row.get("host")),
+        port=text(row.get("port")), backend_database=text(row.get("database")),
+        force_user=text(row.get("force_user")), pool_mode=text(row.get("pool_mode")),
     ) for row in rows))
+
+
+def read_databases(conn: Connection) -> DatabasesFacts:
+    return parse_databases(conn.query("show_databases"))
 
 
 def database_samples(facts: DatabasesFacts) -> Iterator[Sample]:
     """Per-entry samples: the numbers present, then the info series."""
     for db in facts.databases:
         labels = {"database": db.name}
-        for spec, value in ((POOL_SIZE, db.pool_size), (MIN_POOL_SIZE, db.min_pool_size),
+        yield from present(((POOL_SIZE, db.pool_size), (MIN_POOL_SIZE, db.min_pool_size),
                             (RESERVE_POOL_SIZE, db.reserve_pool_size),
                             (MAX_CONNECTIONS, db.max_connections),
                             (CURRENT_CONNECTIONS, db.current_connections),
                             (MAX_CLIENT_CONNECTIONS, db.max_client_connections),
                             (CURRENT_CLIENT_CONNECTIONS, db.current_client_connections),
                             (SERVER_LIFETIME, db.server_lifetime), (PAUSED, db.paused),
-                            (DISABLED, db.disabled)):
-            if value is not None:
-                yield Sample(spec.name, value, labels)
+                            (DISABLED, db.disabled)), labels)
         yield Sample(INFO.name, 1.0, {
             **labels, "host": db.host, "port": db.port, "backend_database": db.backend_database,
             "force_user": db.force_user, "pool_mode": db.pool_mode,
@@ -145,12 +143,10 @@ class PgBouncerDatabases(Collector[DatabasesFacts]):
             "paused/disabled (SHOW DATABASES).")
     kind = "pgbouncer"
     flavors = frozenset({"pgbouncer"})
-    metrics = (POOL_SIZE, MIN_POOL_SIZE, RESERVE_POOL_SIZE, MAX_CONNECTIONS,
-               CURRENT_CONNECTIONS, MAX_CLIENT_CONNECTIONS, CURRENT_CLIENT_CONNECTIONS,
-               SERVER_LIFETIME, PAUSED, DISABLED, INFO)
+    metrics = METRICS
 
     def read(self, conn: Connection) -> DatabasesFacts:
-        return parse_databases(conn.query("show_databases"))
+        return read_databases(conn)
 
     def samples(self, facts: DatabasesFacts) -> Iterable[Sample]:
         return database_samples(facts)

@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from dbgauge.toolkit.db import Connection
+from dbgauge.toolkit.db import Connection, Row
 from dbgauge.toolkit.db.values import number
-from dbgauge.toolkit.metrics import Collector, MetricSpec, Sample
+from dbgauge.toolkit.metrics import Collector, MetricSpec, MetricTable, Sample
 
 ITEMS = MetricSpec(
     "dbgauge_pgbouncer_list_items", "gauge",
@@ -20,6 +20,7 @@ ITEMS = MetricSpec(
     "free/used/login clients and servers, DNS entries).",
     ("list",),
 )
+METRICS = MetricTable(ITEMS)
 
 
 @dataclass(frozen=True)
@@ -35,7 +36,7 @@ class ListsFacts:
         return self.items.get("used_clients", 0.0)
 
 
-def parse_lists(rows: Iterable[Mapping[str, object]]) -> dict[str, float]:
+def parse_lists(rows: Iterable[Row]) -> dict[str, float]:
     """SHOW LISTS rows (list, items) -> items by list name."""
     out: dict[str, float] = {}
     for row in rows:
@@ -45,15 +46,19 @@ def parse_lists(rows: Iterable[Mapping[str, object]]) -> dict[str, float]:
     return out
 
 
+def read_lists(conn: Connection) -> ListsFacts:
+    return ListsFacts(parse_lists(conn.query("show_lists")))
+
+
 class PgBouncerLists(Collector[ListsFacts]):
     name = "pgbouncer_lists"
     help = "PgBouncer internal list sizes from SHOW LISTS."
     kind = "pgbouncer"
     flavors = frozenset({"pgbouncer"})
-    metrics = (ITEMS,)
+    metrics = METRICS
 
     def read(self, conn: Connection) -> ListsFacts:
-        return ListsFacts(parse_lists(conn.query("show_lists")))
+        return read_lists(conn)
 
     def samples(self, facts: ListsFacts) -> Iterable[Sample]:
         for name, value in facts.items.items():

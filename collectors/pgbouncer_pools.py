@@ -14,11 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
 
-from dbgauge.toolkit.db import Connection
-from dbgauge.toolkit.db.values import number
-from dbgauge.toolkit.metrics import Collector, MetricSpec, Sample
+from dbgauge.toolkit.db import Connection, Row
+from dbgauge.toolkit.db.values import number, numbers
+from dbgauge.toolkit.metrics import Collector, MetricSpec, MetricTable, Sample
 
 _POOL = ("database", "user")
 CLIENT_STATES = {
@@ -43,8 +42,7 @@ MAXWAIT = MetricSpec(
     "dbgauge_pgbouncer_pool_client_maxwait_seconds", "gauge",
     "How long the oldest waiting client of the pool has waited (maxwait + maxwait_us); 0 "
     "when no client waits.", _POOL)
-
-Row = Mapping[str, Any]
+METRICS = MetricTable(CLIENTS, SERVERS, MAXWAIT)
 
 
 @dataclass(frozen=True)
@@ -71,12 +69,8 @@ class PoolsFacts:
 
 
 def _states(row: Row, columns: Mapping[str, str]) -> dict[str, float]:
-    out: dict[str, float] = {}
-    for column, state in columns.items():
-        value = number(row.get(column))
-        if value is not None:
-            out[state] = value
-    return out
+    """The numeric `columns` of `row` by their state label."""
+    return {columns[column]: value for column, value in numbers(row, columns).items()}
 
 
 def parse_pools(rows: Iterable[Row]) -> PoolsFacts:
@@ -89,6 +83,10 @@ def parse_pools(rows: Iterable[Row]) -> PoolsFacts:
         pools.append(Pool(str(row["database"]), str(row["user"]), _states(row, CLIENT_STATES),
                           _states(row, SERVER_STATES), maxwait))
     return PoolsFacts(tuple(pools))
+
+
+def read_pools(conn: Connection) -> PoolsFacts:
+    return parse_pools(conn.query("show_pools"))
 
 
 def pool_samples(facts: PoolsFacts) -> Iterator[Sample]:
@@ -109,10 +107,10 @@ class PgBouncerPools(Collector[PoolsFacts]):
             "(SHOW POOLS).")
     kind = "pgbouncer"
     flavors = frozenset({"pgbouncer"})
-    metrics = (CLIENTS, SERVERS, MAXWAIT)
+    metrics = METRICS
 
     def read(self, conn: Connection) -> PoolsFacts:
-        return parse_pools(conn.query("show_pools"))
+        return read_pools(conn)
 
     def samples(self, facts: PoolsFacts) -> Iterable[Sample]:
         return pool_samples(facts)

@@ -13,57 +13,51 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
 
-from dbgauge.toolkit.db import Connection
+from dbgauge.toolkit.db import Connection, Row
 from dbgauge.toolkit.db.values import number
-from dbgauge.toolkit.metrics import Collector, MetricSpec, Sample
+from dbgauge.toolkit.metrics import Collector, Column, MetricSpec, MetricTable, Sample
 
 _P = "dbgauge_pgbouncer_stats_"
 _DB = ("database",)
 
-# normalised column -> (spec, scale)
-COUNTERS: dict[str, tuple[MetricSpec, float]] = {
-    "xact_count": (MetricSpec(_P + "transactions_total", "counter",
-                              "SQL transactions pooled (xact_count).", _DB), 1.0),
-    "query_count": (MetricSpec(_P + "queries_total", "counter",
-                               "SQL queries pooled (query_count).", _DB), 1.0),
-    "bytes_received": (MetricSpec(_P + "received_bytes_total", "counter",
-                                  "Network traffic received from clients, bytes "
-                                  "(total_received / bytes_received).", _DB), 1.0),
-    "bytes_sent": (MetricSpec(_P + "sent_bytes_total", "counter",
-                              "Network traffic sent to clients, bytes "
-                              "(total_sent / bytes_sent).", _DB), 1.0),
-    "xact_time": (MetricSpec(_P + "transaction_seconds_total", "counter",
-                             "Time server connections spent in transactions, idle in "
-                             "transaction included (xact_time).", _DB), 1e-6),
-    "query_time": (MetricSpec(_P + "query_seconds_total", "counter",
-                              "Time server connections spent executing queries "
-                              "(query_time).", _DB), 1e-6),
-    "wait_time": (MetricSpec(_P + "client_wait_seconds_total", "counter",
-                             "Time clients spent waiting for a server connection "
-                             "(wait_time).", _DB), 1e-6),
-    "server_assignment_count": (MetricSpec(_P + "server_assignments_total", "counter",
-                                           "Times a server connection was assigned to a "
-                                           "client (PgBouncer 1.23+).", _DB), 1.0),
-    "client_parse_count": (MetricSpec(_P + "client_parses_total", "counter",
-                                      "Prepared statements created by clients (PgBouncer "
-                                      "1.24+, max_prepared_statements > 0).", _DB), 1.0),
-    "server_parse_count": (MetricSpec(_P + "server_parses_total", "counter",
-                                      "Prepared statements PgBouncer created on servers "
-                                      "(PgBouncer 1.24+).", _DB), 1.0),
-    "bind_count": (MetricSpec(_P + "binds_total", "counter",
-                              "Prepared statements readied for execution by clients "
-                              "(PgBouncer 1.24+).", _DB), 1.0),
-    "client_connect_count": (MetricSpec(_P + "client_connects_total", "counter",
-                                        "Client connections accepted (only PgBouncer "
-                                        "versions that report client_connect_count).", _DB),
-                             1.0),
-}
+
+def _counter(name: str, column: str, what: str, scale: float = 1.0) -> Column:
+    """A per-database counter from a normalised column (times: microseconds -> seconds)."""
+    return Column(MetricSpec(_P + name, "counter", what, _DB), column, scale)
+
+
+METRICS = MetricTable(
+    _counter("transactions_total", "xact_count", "SQL transactions pooled (xact_count)."),
+    _counter("queries_total", "query_count", "SQL queries pooled (query_count)."),
+    _counter("received_bytes_total", "bytes_received",
+             "Network traffic received from clients, bytes (total_received / bytes_received)."),
+    _counter("sent_bytes_total", "bytes_sent",
+             "Network traffic sent to clients, bytes (total_sent / bytes_sent)."),
+    _counter("transaction_seconds_total", "xact_time",
+             "Time server connections spent in transactions, idle in transaction included "
+             "(xact_time).", 1e-6),
+    _counter("query_seconds_total", "query_time",
+             "Time server connections spent executing queries (query_time).", 1e-6),
+    _counter("client_wait_seconds_total", "wait_time",
+             "Time clients spent waiting for a server connection (wait_time).", 1e-6),
+    _counter("server_assignments_total", "server_assignment_count",
+             "Times a server connection was assigned to a client (PgBouncer 1.23+)."),
+    _counter("client_parses_total", "client_parse_count",
+             "Prepared statements created by clients (PgBouncer 1.24+, "
+             "max_prepared_statements > 0)."),
+    _counter("server_parses_total", "server_parse_count",
+             "Prepared statements PgBouncer created on servers (PgBouncer 1.24+)."),
+    _counter("binds_total", "bind_count",
+             "Prepared statements readied for execution by clients (PgBouncer 1.24+)."),
+    _counter("client_connects_total", "client_connect_count",
+             "Client connections accepted (only PgBouncer versions that report "
+             "client_connect_count)."),
+)
+# Every counter by normalised column.
+COUNTERS: dict[str, Column] = {c.column: c for c in METRICS.columns}
 # SHOW STATS names that differ from SHOW STATS_TOTALS once total_ is stripped.
 _RENAMED = {"received": "bytes_received", "sent": "bytes_sent"}
-
-Row = Mapping[str, Any]
 
 
 def normalise(column: str) -> str | None:
@@ -112,8 +106,8 @@ def stats_samples(facts: StatsFacts) -> Iterator[Sample]:
     for db in facts.databases:
         labels = {"database": db.database}
         for name, value in db.counters.items():
-            spec, scale = COUNTERS[name]
-            yield Sample(spec.name, value * scale, labels)
+            counter = COUNTERS[name]
+            yield Sample(counter.spec.name, value * counter.scale, labels)
 
 
 class PgBouncerStats(Collector[StatsFacts]):
@@ -122,7 +116,7 @@ class PgBouncerStats(Collector[StatsFacts]):
             "(SHOW STATS on 1.18-1.22, SHOW STATS_TOTALS on 1.23+).")
     kind = "pgbouncer"
     flavors = frozenset({"pgbouncer"})
-    metrics = tuple(spec for spec, _ in COUNTERS.values())
+    metrics = METRICS
 
     def read(self, conn: Connection) -> StatsFacts:
         return parse_stats(conn.query("show_stats"))

@@ -15,23 +15,41 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
 
-from dbgauge.toolkit.db import Connection
-from dbgauge.toolkit.db.values import number, text
-from dbgauge.toolkit.metrics import Collector, MetricSpec, Sample
+from dbgauge.toolkit.db import Connection, Row
+from dbgauge.toolkit.db.values import number, numbers, text
+from dbgauge.toolkit.metrics import (
+    Collector,
+    Column,
+    MetricSpec,
+    MetricTable,
+    Sample,
+    column_samples,
+    present,
+)
 
 _P = "dbgauge_postgres_"
 _CK = "pg_stat_bgwriter, pg_stat_checkpointer from PostgreSQL 17"
 
 
-def _c(name: str, column: str, what: str, scale: float = 1.0
-       ) -> tuple[MetricSpec, str, float]:
-    return MetricSpec(_P + name, "counter", what, ()), column, scale
+def _c(name: str, column: str, what: str, scale: float = 1.0) -> Column:
+    """A counter from a column of the statement, scaled to base units."""
+    return Column(MetricSpec(_P + name, "counter", what, ()), column, scale)
 
 
-# (spec, column of the statement, scale to base units)
-COUNTERS: tuple[tuple[MetricSpec, str, float], ...] = (
+LAST_ARCHIVED_AGE = MetricSpec(
+    _P + "archiver_last_archived_age_seconds", "gauge",
+    "Seconds since the last WAL file was archived (now - pg_stat_archiver.last_archived_time); "
+    "absent if none ever was.")
+LAST_FAILED_AGE = MetricSpec(
+    _P + "archiver_last_failed_age_seconds", "gauge",
+    "Seconds since archiving last failed (now - pg_stat_archiver.last_failed_time); absent if "
+    "it never failed.")
+ARCHIVER_ENABLED = MetricSpec(
+    _P + "archiver_enabled", "gauge",
+    "1 if WAL archiving is on (archive_mode on, or always), else 0: without it the "
+    "archiver series stay at 0.")
+METRICS = MetricTable(
     _c("checkpoints_timed_total", "checkpoints_timed",
        f"Checkpoints started because checkpoint_timeout elapsed (skipped idle ones "
        f"included; {_CK}.num_timed)."),
@@ -73,23 +91,8 @@ COUNTERS: tuple[tuple[MetricSpec, str, float], ...] = (
     _c("archiver_failed_total", "failed_count",
        "Failed attempts to archive a WAL file; each is retried, and WAL piles up in pg_wal "
        "meanwhile (pg_stat_archiver.failed_count)."),
+    LAST_ARCHIVED_AGE, LAST_FAILED_AGE, ARCHIVER_ENABLED,
 )
-LAST_ARCHIVED_AGE = MetricSpec(
-    _P + "archiver_last_archived_age_seconds", "gauge",
-    "Seconds since the last WAL file was archived (now - pg_stat_archiver.last_archived_time); "
-    "absent if none ever was.")
-LAST_FAILED_AGE = MetricSpec(
-    _P + "archiver_last_failed_age_seconds", "gauge",
-    "Seconds since archiving last failed (now - pg_stat_archiver.last_failed_time); absent if "
-    "it never failed.")
-ARCHIVER_ENABLED = MetricSpec(
-    _P + "archiver_enabled", "gauge",
-    "1 if WAL archiving is on (archive_mode on, or always), else 0: without it the "
-    "archiver series stay at 0.")
-METRICS = (*(spec for spec, _, _ in COUNTERS), LAST_ARCHIVED_AGE, LAST_FAILED_AGE,
-           ARCHIVER_ENABLED)
-
-Row = Mapping[str, Any]
 
 
 @dataclass(frozen=True)
@@ -114,22 +117,16 @@ def age(value: object) -> float | None:
 def parse_checkpoints(row: Row) -> PgCheckpointFacts:
     """The `checkpoints` row -> PgCheckpointFacts."""
     return PgCheckpointFacts(
-        {column: value for _, column, _ in COUNTERS
-         for value in [number(row.get(column))] if value is not None},
+        numbers(row, METRICS.column_names),
         age(row.get("last_archived_age")), age(row.get("last_failed_age")),
         text(row.get("archive_mode")))
 
 
 def checkpoint_samples(facts: PgCheckpointFacts) -> Iterator[Sample]:
     """Counters in base units, then the archiver's ages and whether it is on."""
-    for spec, column, scale in COUNTERS:
-        value = facts.counters.get(column)
-        if value is not None:
-            yield Sample(spec.name, value * scale)
-    for spec, age in ((LAST_ARCHIVED_AGE, facts.last_archived_age),
-                      (LAST_FAILED_AGE, facts.last_failed_age)):
-        if age is not None:
-            yield Sample(spec.name, age)
+    yield from column_samples(METRICS.columns, facts.counters)
+    yield from present(((LAST_ARCHIVED_AGE, facts.last_archived_age),
+                        (LAST_FAILED_AGE, facts.last_failed_age)))
     yield Sample(ARCHIVER_ENABLED.name, 1.0 if facts.archive_mode in ("on", "always") else 0.0)
 
 

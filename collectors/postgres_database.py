@@ -12,49 +12,24 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
 
-from dbgauge.toolkit.db import Connection
-from dbgauge.toolkit.db.values import number
-from dbgauge.toolkit.metrics import Collector, MetricSpec, Sample
+from dbgauge.toolkit.db import Connection, Row
+from dbgauge.toolkit.db.values import number, numbers
+from dbgauge.toolkit.metrics import (
+    Collector,
+    Column,
+    MetricSpec,
+    MetricTable,
+    Sample,
+    column_samples,
+    present,
+)
 
 _P = "dbgauge_postgres_database_"
 _DB = ("database",)
 
 BACKENDS = MetricSpec(_P + "backends", "gauge",
                       "Backends connected to the database (pg_stat_database.numbackends).", _DB)
-
-
-def _counter(name: str, column: str, what: str) -> tuple[MetricSpec, str, float]:
-    return MetricSpec(_P + name, "counter", f"{what} (pg_stat_database.{column}).", _DB), \
-        column, 1.0
-
-
-# (spec, column, scale): counters straight from pg_stat_database.
-COUNTERS: tuple[tuple[MetricSpec, str, float], ...] = (
-    _counter("xact_commits_total", "xact_commit", "Transactions committed"),
-    _counter("xact_rollbacks_total", "xact_rollback", "Transactions rolled back"),
-    _counter("blocks_read_total", "blks_read",
-             "Blocks read from disk or the OS cache (not found in shared buffers)"),
-    _counter("blocks_hit_total", "blks_hit", "Blocks found in shared buffers"),
-    _counter("tuples_returned_total", "tup_returned", "Rows returned by sequential and index "
-             "scans"),
-    _counter("tuples_fetched_total", "tup_fetched", "Rows fetched by index scans"),
-    _counter("tuples_inserted_total", "tup_inserted", "Rows inserted"),
-    _counter("tuples_updated_total", "tup_updated", "Rows updated"),
-    _counter("tuples_deleted_total", "tup_deleted", "Rows deleted"),
-    _counter("temp_files_total", "temp_files", "Temporary files created by queries"),
-    _counter("temp_bytes_total", "temp_bytes", "Bytes written to temporary files by queries"),
-    _counter("deadlocks_total", "deadlocks", "Deadlocks detected"),
-    _counter("conflicts_total", "conflicts",
-             "Queries cancelled by recovery conflicts (standbys only)"),
-    (MetricSpec(_P + "block_read_seconds_total", "counter",
-                "Time spent reading data blocks (pg_stat_database.blk_read_time; 0 unless "
-                "track_io_timing is on).", _DB), "blk_read_time", 0.001),
-    (MetricSpec(_P + "block_write_seconds_total", "counter",
-                "Time spent writing data blocks (pg_stat_database.blk_write_time; 0 unless "
-                "track_io_timing is on).", _DB), "blk_write_time", 0.001),
-)
 STATS_RESET = MetricSpec(
     _P + "stats_reset_timestamp_seconds", "gauge",
     "When the database's statistics were last reset (Unix seconds); absent if never.", _DB)
@@ -78,7 +53,40 @@ RESERVED = MetricSpec("dbgauge_postgres_superuser_reserved_connections", "gauge"
                       "Connection slots reserved for superusers "
                       "(superuser_reserved_connections).")
 
-Row = Mapping[str, Any]
+
+def _counter(name: str, column: str, what: str) -> Column:
+    """A counter straight from a pg_stat_database column (the I/O times below are scaled
+    from milliseconds)."""
+    return Column(MetricSpec(_P + name, "counter", f"{what} (pg_stat_database.{column}).", _DB),
+                  column)
+
+
+METRICS = MetricTable(
+    BACKENDS,
+    _counter("xact_commits_total", "xact_commit", "Transactions committed"),
+    _counter("xact_rollbacks_total", "xact_rollback", "Transactions rolled back"),
+    _counter("blocks_read_total", "blks_read",
+             "Blocks read from disk or the OS cache (not found in shared buffers)"),
+    _counter("blocks_hit_total", "blks_hit", "Blocks found in shared buffers"),
+    _counter("tuples_returned_total", "tup_returned", "Rows returned by sequential and index "
+             "scans"),
+    _counter("tuples_fetched_total", "tup_fetched", "Rows fetched by index scans"),
+    _counter("tuples_inserted_total", "tup_inserted", "Rows inserted"),
+    _counter("tuples_updated_total", "tup_updated", "Rows updated"),
+    _counter("tuples_deleted_total", "tup_deleted", "Rows deleted"),
+    _counter("temp_files_total", "temp_files", "Temporary files created by queries"),
+    _counter("temp_bytes_total", "temp_bytes", "Bytes written to temporary files by queries"),
+    _counter("deadlocks_total", "deadlocks", "Deadlocks detected"),
+    _counter("conflicts_total", "conflicts",
+             "Queries cancelled by recovery conflicts (standbys only)"),
+    Column(MetricSpec(_P + "block_read_seconds_total", "counter",
+                      "Time spent reading data blocks (pg_stat_database.blk_read_time; 0 unless "
+                      "track_io_timing is on).", _DB), "blk_read_time", 0.001),
+    Column(MetricSpec(_P + "block_write_seconds_total", "counter",
+                      "Time spent writing data blocks (pg_stat_database.blk_write_time; 0 "
+                      "unless track_io_timing is on).", _DB), "blk_write_time", 0.001),
+    STATS_RESET, CONNECTIONS, MAX_CONNECTIONS, RESERVED,
+)
 
 
 @dataclass(frozen=True)
@@ -123,9 +131,7 @@ def parse_stat_database(rows: Iterable[Row]) -> tuple[DatabaseStats, ...]:
     """`stat_database` rows -> DatabaseStats."""
     return tuple(DatabaseStats(
         str(row["datname"]), number(row.get("numbackends")),
-        {column: value for _, column, _ in COUNTERS
-         for value in [number(row.get(column))] if value is not None},
-        number(row.get("stats_reset"))) for row in rows)
+        numbers(row, METRICS.column_names), number(row.get("stats_reset"))) for row in rows)
 
 
 def parse_connections(rows: Iterable[Row], limits: Row) -> Connections:
@@ -154,10 +160,7 @@ def database_samples(databases: Iterable[DatabaseStats]) -> Iterator[Sample]:
         labels = {"database": db.name}
         if db.backends is not None:
             yield Sample(BACKENDS.name, db.backends, labels)
-        for spec, column, scale in COUNTERS:
-            value = db.counters.get(column)
-            if value is not None:
-                yield Sample(spec.name, value * scale, labels)
+        yield from column_samples(METRICS.columns, db.counters, labels)
         if db.stats_reset is not None:
             yield Sample(STATS_RESET.name, db.stats_reset, labels)
 
@@ -166,10 +169,8 @@ def connection_samples(connections: Connections) -> Iterator[Sample]:
     """One sample per known state (0 if none), then the limits."""
     for state, value in connections.by_state.items():
         yield Sample(CONNECTIONS.name, value, {"state": state})
-    if connections.max_connections is not None:
-        yield Sample(MAX_CONNECTIONS.name, connections.max_connections)
-    if connections.reserved_connections is not None:
-        yield Sample(RESERVED.name, connections.reserved_connections)
+    yield from present(((MAX_CONNECTIONS, connections.max_connections),
+                        (RESERVED, connections.reserved_connections)))
 
 
 class PostgresDatabase(Collector[PgDatabaseFacts]):
@@ -179,8 +180,7 @@ class PostgresDatabase(Collector[PgDatabaseFacts]):
             "against max_connections.")
     kind = "postgres"
     flavors = frozenset({"postgres"})
-    metrics = (BACKENDS, *(spec for spec, _, _ in COUNTERS), STATS_RESET, CONNECTIONS,
-               MAX_CONNECTIONS, RESERVED)
+    metrics = METRICS
 
     def read(self, conn: Connection) -> PgDatabaseFacts:
         databases = parse_stat_database(conn.query("stat_database"))

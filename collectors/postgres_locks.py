@@ -16,13 +16,12 @@ which `check locks` uses.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, fields
-from typing import Any
 
-from dbgauge.toolkit.db import Connection
+from dbgauge.toolkit.db import Connection, Row
 from dbgauge.toolkit.db.values import number
-from dbgauge.toolkit.metrics import Collector, MetricSpec, Sample
+from dbgauge.toolkit.metrics import Collector, MetricSpec, MetricTable, Sample, present
 
 LOCK_TYPES = frozenset({
     "relation", "extend", "frozenid", "page", "tuple", "transactionid", "virtualxid",
@@ -66,8 +65,8 @@ IDLE_IN_XACT_AGE = MetricSpec(
     _P + "idle_in_transaction_oldest_seconds", "gauge",
     "How long the longest idle-in-transaction session has been idle (now - state_change); "
     "0 when there is none.")
-
-Row = Mapping[str, Any]
+METRICS = MetricTable(WAITS, WAITING, BLOCKED, BLOCKERS, ROOT_BLOCKERS, OLDEST_WAIT, OLDEST_XACT,
+                      IDLE_IN_XACT, IDLE_IN_XACT_AGE)
 
 
 @dataclass(frozen=True)
@@ -132,13 +131,11 @@ def wait_samples(waits: Iterable[LockWait]) -> Iterator[Sample]:
 
 def summary_samples(s: LockSummary) -> Iterator[Sample]:
     """The always-present gauges."""
-    for spec, value in ((WAITING, s.waiting_backends), (BLOCKED, s.blocked_backends),
-                        (BLOCKERS, s.blocking_backends), (ROOT_BLOCKERS, s.root_blockers),
-                        (OLDEST_WAIT, s.oldest_wait_seconds),
-                        (OLDEST_XACT, s.oldest_xact_seconds),
-                        (IDLE_IN_XACT, s.idle_in_transaction),
-                        (IDLE_IN_XACT_AGE, s.idle_in_transaction_oldest_seconds)):
-        yield Sample(spec.name, value)
+    return present(((WAITING, s.waiting_backends), (BLOCKED, s.blocked_backends),
+                    (BLOCKERS, s.blocking_backends), (ROOT_BLOCKERS, s.root_blockers),
+                    (OLDEST_WAIT, s.oldest_wait_seconds), (OLDEST_XACT, s.oldest_xact_seconds),
+                    (IDLE_IN_XACT, s.idle_in_transaction),
+                    (IDLE_IN_XACT_AGE, s.idle_in_transaction_oldest_seconds)))
 
 
 class PostgresLocks(Collector[PgLockFacts]):
@@ -148,8 +145,7 @@ class PostgresLocks(Collector[PgLockFacts]):
     kind = "postgres"
     flavors = frozenset({"postgres"})
     min_versions = {"postgres": (13,)}
-    metrics = (WAITS, WAITING, BLOCKED, BLOCKERS, ROOT_BLOCKERS, OLDEST_WAIT, OLDEST_XACT,
-               IDLE_IN_XACT, IDLE_IN_XACT_AGE)
+    metrics = METRICS
 
     def read(self, conn: Connection) -> PgLockFacts:
         summary = read_summary(conn)

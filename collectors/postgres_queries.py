@@ -10,8 +10,10 @@ runs read-only on the target's connection under its timeouts; see `collectors._q
 from __future__ import annotations
 
 from dbgauge.collectors._queries import QueriesCollector, success_spec
+from dbgauge.toolkit.metrics import MetricTable
 
 SUCCESS = success_spec("postgres")
+METRICS = MetricTable(SUCCESS)
 
 
 class PostgresQueries(QueriesCollector):
@@ -20,5 +22,5 @@ class PostgresQueries(QueriesCollector):
             "postgres_exporter's metric names and labels; nothing when no file is set.")
     kind = "postgres"
     flavors = frozenset({"postgres"})
-    metrics = (SUCCESS,)
+    metrics = METRICS
     with_server_label = True

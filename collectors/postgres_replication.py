@@ -21,13 +21,19 @@ its first statement alone, which `check lag` needs.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
 
-from dbgauge.toolkit.db import Connection
-from dbgauge.toolkit.db.values import number
-from dbgauge.toolkit.metrics import Collector, MetricSpec, Sample
+from dbgauge.toolkit.db import Connection, Row
+from dbgauge.toolkit.db.values import is_on, number
+from dbgauge.toolkit.metrics import (
+    Collector,
+    MetricSpec,
+    MetricTable,
+    Sample,
+    present,
+    state_set,
+)
 
 _P = "dbgauge_postgres_replication_"
 
@@ -52,24 +58,32 @@ STANDBY_SYNC = MetricSpec(
     _P + "standby_synchronous", "gauge",
     "1 if the standby is a synchronous standby (sync_state sync or quorum), else 0.",
     ("application_name",))
-_LAG_BYTES = {
-    stage: MetricSpec(
+
+
+def _lag_bytes(stage: str, verb: str) -> MetricSpec:
+    return MetricSpec(
         f"{_P}standby_{stage}_lag_bytes", "gauge",
         f"WAL bytes this server has generated that the standby has not yet {verb} "
         f"(pg_wal_lsn_diff of the current position and {stage}_lsn).",
         ("application_name",))
-    for stage, verb in (("sent", "been sent"), ("write", "written"), ("flush", "flushed"),
-                        ("replay", "replayed"))
-}
-_LAG_SECONDS = {
-    stage: MetricSpec(
+
+
+def _lag_seconds(stage: str, verb: str) -> MetricSpec:
+    return MetricSpec(
         f"{_P}standby_{stage}_lag_seconds", "gauge",
         f"PostgreSQL's own {stage}_lag for the standby: time from a local commit until the "
         f"standby reported it {verb}. PostgreSQL shows NULL once the standby has caught up "
         f"and gone idle: dbgauge reports 0 then (and nothing while NULL but not caught up).",
         ("application_name",))
-    for stage, verb in (("write", "written"), ("flush", "flushed"), ("replay", "replayed"))
-}
+
+
+SENT_LAG_BYTES = _lag_bytes("sent", "been sent")
+WRITE_LAG_BYTES = _lag_bytes("write", "written")
+FLUSH_LAG_BYTES = _lag_bytes("flush", "flushed")
+REPLAY_LAG_BYTES = _lag_bytes("replay", "replayed")
+WRITE_LAG_SECONDS = _lag_seconds("write", "written")
+FLUSH_LAG_SECONDS = _lag_seconds("flush", "flushed")
+REPLAY_LAG_SECONDS = _lag_seconds("replay", "replayed")
 
 SLOT_ACTIVE = MetricSpec(
     _P + "slot_active", "gauge", "1 if a process is streaming from the replication slot now.",
@@ -139,19 +153,14 @@ SUB_LAG_BYTES = MetricSpec(
     "latest_end_lsn): a lower bound of its backlog, which the publisher's slot shows in "
     "full. Absent while the apply worker does not run.", ("subscription",))
 
-METRICS: tuple[MetricSpec, ...] = (
+METRICS = MetricTable(
     CONFIGURED, IN_RECOVERY, STANDBYS, SLOTS, STANDBY_STATE, STANDBY_SYNC,
-    *_LAG_BYTES.values(), *_LAG_SECONDS.values(),
+    SENT_LAG_BYTES, WRITE_LAG_BYTES, FLUSH_LAG_BYTES, REPLAY_LAG_BYTES,
+    WRITE_LAG_SECONDS, FLUSH_LAG_SECONDS, REPLAY_LAG_SECONDS,
     SLOT_ACTIVE, SLOT_RETAINED, SLOT_SAFE, SLOT_WAL_STATUS,
     RECEIVE_REPLAY, LAST_REPLAY, LAG_SECONDS, REPLAY_PAUSED, RECEIVER_STATUS, RECEIVER_AGE,
     SUBSCRIPTIONS, SUB_ENABLED, SUB_WORKER, SUB_LAG_SECONDS, SUB_LAG_BYTES,
 )
-
-Row = Mapping[str, Any]
-
-
-def _flag(value: object) -> bool:
-    return value is True or value in ("t", "true", "on", 1)
 
 
 @dataclass(frozen=True)
@@ -185,14 +194,6 @@ class Standby:
     write_lag_seconds: float | None = None  # PostgreSQL's own, NULL once caught up and idle
     flush_lag_seconds: float | None = None
     replay_lag_seconds: float | None = None
-
-    def lag_bytes(self) -> dict[str, float | None]:
-        return {"sent": self.sent_lag_bytes, "write": self.write_lag_bytes,
-                "flush": self.flush_lag_bytes, "replay": self.replay_lag_bytes}
-
-    def lag_times(self) -> dict[str, float | None]:
-        return {"write": self.write_lag_seconds, "flush": self.flush_lag_seconds,
-                "replay": self.replay_lag_seconds}
 
 
 @dataclass(frozen=True)
@@ -234,7 +235,7 @@ class PgReplicationFacts:
 def parse_local(row: Row) -> LocalReplication:
     """The one row of `replication_local` -> LocalReplication."""
     return LocalReplication(
-        in_recovery=_flag(row.get("in_recovery")), standbys=number(row.get("standbys")) or 0.0,
+        in_recovery=is_on(row.get("in_recovery")), standbys=number(row.get("standbys")) or 0.0,
         slots=number(row.get("slots")) or 0.0,
         subscriptions=number(row.get("subscriptions")) or 0.0,
         receive_replay_bytes=number(row.get("receive_replay_bytes")),
@@ -242,7 +243,7 @@ def parse_local(row: Row) -> LocalReplication:
         lag_seconds=number(row.get("lag_seconds")),
         wal_receiver_last_message_age_seconds=number(
             row.get("wal_receiver_last_message_age_seconds")),
-        replay_paused=_flag(row.get("replay_paused")),
+        replay_paused=is_on(row.get("replay_paused")),
         wal_receiver_status=str(row.get("wal_receiver_status") or "stopped"))
 
 
@@ -263,21 +264,32 @@ def parse_standbys(rows: Iterable[Row]) -> tuple[Standby, ...]:
 
 def parse_slots(rows: Iterable[Row]) -> tuple[Slot, ...]:
     """`replication_slots` rows -> Slot."""
-    return tuple(Slot(str(row["slot_name"]), str(row.get("slot_type")), _flag(row.get("active")),
+    return tuple(Slot(str(row["slot_name"]), str(row.get("slot_type")), is_on(row.get("active")),
                       number(row.get("retained_bytes")), number(row.get("safe_wal_size")),
                       str(row.get("wal_status") or "")) for row in rows)
 
 
 def parse_subscriptions(rows: Iterable[Row]) -> tuple[Subscription, ...]:
     """`replication_subscriptions` rows -> Subscription."""
-    return tuple(Subscription(str(row["subname"]), _flag(row.get("enabled")),
-                              _flag(row.get("worker_running")), number(row.get("lag_bytes")),
+    return tuple(Subscription(str(row["subname"]), is_on(row.get("enabled")),
+                              is_on(row.get("worker_running")), number(row.get("lag_bytes")),
                               number(row.get("lag_seconds"))) for row in rows)
 
 
 def read_local(conn: Connection) -> LocalReplication:
     """The local row alone: one statement."""
     return parse_local(conn.query("replication_local")[0])
+
+
+def read_replication(conn: Connection) -> PgReplicationFacts:
+    """The local row, then the standbys, slots and subscriptions it counts (none: not
+    read)."""
+    local = read_local(conn)
+    standbys = parse_standbys(conn.query("replication_standbys")) if local.standbys else ()
+    slots = parse_slots(conn.query("replication_slots")) if local.slots else ()
+    subscriptions = parse_subscriptions(conn.query("replication_subscriptions")) \
+        if local.subscriptions else ()
+    return PgReplicationFacts(local, standbys, slots, subscriptions)
 
 
 def local_samples(local: LocalReplication) -> Iterator[Sample]:
@@ -291,16 +303,18 @@ def local_samples(local: LocalReplication) -> Iterator[Sample]:
     yield Sample(SUBSCRIPTIONS.name, local.subscriptions)
     if not local.in_recovery:
         return
-    for spec, value in ((RECEIVE_REPLAY, local.receive_replay_bytes),
+    yield from present(((RECEIVE_REPLAY, local.receive_replay_bytes),
                         (LAST_REPLAY, local.last_replay_timestamp),
                         (LAG_SECONDS, local.lag_seconds),
-                        (RECEIVER_AGE, local.wal_receiver_last_message_age_seconds)):
-        if value is not None:
-            yield Sample(spec.name, value)
+                        (RECEIVER_AGE, local.wal_receiver_last_message_age_seconds)))
     yield Sample(REPLAY_PAUSED.name, 1.0 if local.replay_paused else 0.0)
-    for state in RECEIVER_STATES:
-        yield Sample(RECEIVER_STATUS.name, 1.0 if state == local.wal_receiver_status else 0.0,
-                     {"status": state})
+    yield from state_set(RECEIVER_STATUS, "status", RECEIVER_STATES, local.wal_receiver_status)
+
+
+def _lag_time(seconds: float | None, lag_bytes: float | None) -> float | None:
+    """PostgreSQL's lag time, 0 when it is NULL because the standby caught up and went
+    idle (PostgreSQL clears the measurement then)."""
+    return 0.0 if seconds is None and lag_bytes == 0 else seconds
 
 
 def standby_samples(standbys: Iterable[Standby]) -> Iterator[Sample]:
@@ -316,23 +330,18 @@ def standby_samples(standbys: Iterable[Standby]) -> Iterator[Sample]:
             continue
         seen.add(name)
         labels = {"application_name": name}
-        for known in STANDBY_STATES:
-            yield Sample(STANDBY_STATE.name, 1.0 if known == standby.state else 0.0,
-                         {**labels, "state": known})
+        yield from state_set(STANDBY_STATE, "state", STANDBY_STATES, standby.state, labels)
         yield Sample(STANDBY_SYNC.name,
                      1.0 if standby.sync_state in ("sync", "quorum") else 0.0, labels)
-        lag_bytes = standby.lag_bytes()
-        for stage, spec in _LAG_BYTES.items():
-            value = lag_bytes[stage]
-            if value is not None:
-                yield Sample(spec.name, value, labels)
-        lag_times = standby.lag_times()
-        for stage, spec in _LAG_SECONDS.items():
-            value = lag_times[stage]
-            if value is None and lag_bytes.get(stage) == 0:
-                value = 0.0  # caught up and idle: PostgreSQL clears the measurement
-            if value is not None:
-                yield Sample(spec.name, value, labels)
+        yield from present(((SENT_LAG_BYTES, standby.sent_lag_bytes),
+                            (WRITE_LAG_BYTES, standby.write_lag_bytes),
+                            (FLUSH_LAG_BYTES, standby.flush_lag_bytes),
+                            (REPLAY_LAG_BYTES, standby.replay_lag_bytes)), labels)
+        yield from present(
+            ((WRITE_LAG_SECONDS, _lag_time(standby.write_lag_seconds, standby.write_lag_bytes)),
+             (FLUSH_LAG_SECONDS, _lag_time(standby.flush_lag_seconds, standby.flush_lag_bytes)),
+             (REPLAY_LAG_SECONDS, _lag_time(standby.replay_lag_seconds,
+                                            standby.replay_lag_bytes))), labels)
 
 
 def slot_samples(slots: Iterable[Slot]) -> Iterator[Sample]:
@@ -344,9 +353,8 @@ def slot_samples(slots: Iterable[Slot]) -> Iterator[Sample]:
             yield Sample(SLOT_RETAINED.name, slot.retained_bytes, labels)
         if slot.safe_wal_size is not None:
             yield Sample(SLOT_SAFE.name, slot.safe_wal_size, labels)
-        for known in WAL_STATUSES:
-            yield Sample(SLOT_WAL_STATUS.name, 1.0 if known == slot.wal_status else 0.0,
-                         {**labels, "wal_status": known})
+        yield from state_set(SLOT_WAL_STATUS, "wal_status", WAL_STATUSES, slot.wal_status,
+                             labels)
 
 
 def subscription_samples(subscriptions: Iterable[Subscription]) -> Iterator[Sample]:
@@ -355,9 +363,8 @@ def subscription_samples(subscriptions: Iterable[Subscription]) -> Iterator[Samp
         labels = {"subscription": sub.name}
         yield Sample(SUB_ENABLED.name, 1.0 if sub.enabled else 0.0, labels)
         yield Sample(SUB_WORKER.name, 1.0 if sub.worker_running else 0.0, labels)
-        for spec, value in ((SUB_LAG_SECONDS, sub.lag_seconds), (SUB_LAG_BYTES, sub.lag_bytes)):
-            if value is not None:
-                yield Sample(spec.name, value, labels)
+        yield from present(((SUB_LAG_SECONDS, sub.lag_seconds), (SUB_LAG_BYTES, sub.lag_bytes)),
+                           labels)
 
 
 class PostgresReplication(Collector[PgReplicationFacts]):
@@ -372,12 +379,7 @@ class PostgresReplication(Collector[PgReplicationFacts]):
     metrics = METRICS
 
     def read(self, conn: Connection) -> PgReplicationFacts:
-        local = read_local(conn)
-        standbys = parse_standbys(conn.query("replication_standbys")) if local.standbys else ()
-        slots = parse_slots(conn.query("replication_slots")) if local.slots else ()
-        subscriptions = parse_subscriptions(conn.query("replication_subscriptions")) \
-            if local.subscriptions else ()
-        return PgReplicationFacts(local, standbys, slots, subscriptions)
+        return read_replication(conn)
 
     def samples(self, facts: PgReplicationFacts) -> Iterable[Sample]:
         yield from local_samples(facts.local)

@@ -12,13 +12,12 @@ yet has no ratio either.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
 
-from dbgauge.toolkit.db import Connection
+from dbgauge.toolkit.db import Connection, Row
 from dbgauge.toolkit.db.values import number, text
-from dbgauge.toolkit.metrics import Collector, MetricSpec, Option, Sample
+from dbgauge.toolkit.metrics import Collector, MetricSpec, MetricTable, Option, Sample
 
 _P = "dbgauge_postgres_sequence"
 
@@ -33,9 +32,8 @@ UNREADABLE = MetricSpec(
     _P + "s_unreadable", "gauge",
     "Non-cycling sequences whose last_value dbgauge may not read (no USAGE or SELECT): they "
     "have no used_ratio series.")
-METRICS = (USED, COUNT, UNREADABLE)
-
-Row = Mapping[str, Any]
+METRICS = MetricTable(USED, COUNT, UNREADABLE)
+LIMIT = Option(50, "How many sequences to export, nearest their end first.", maximum=1000)
 
 
 @dataclass(frozen=True)
@@ -66,6 +64,11 @@ def parse_sequences(rows: Iterable[Row]) -> PgSequencesFacts:
         number(first.get("sequences")) or 0.0, number(first.get("unreadable")) or 0.0)
 
 
+def read_sequences(conn: Connection, limit: int = int(LIMIT.default)) -> PgSequencesFacts:
+    """The top `limit` sequences and the counts: one statement."""
+    return parse_sequences(conn.query("sequences", (limit,)))
+
+
 def sequence_samples(facts: PgSequencesFacts) -> Iterator[Sample]:
     """The counts, then a ratio per sequence that has one."""
     yield Sample(COUNT.name, facts.total)
@@ -86,11 +89,10 @@ class PostgresSequences(Collector[PgSequencesFacts]):
     flavors = frozenset({"postgres"})
     min_versions = {"postgres": (13,)}
     metrics = METRICS
-    options = {"limit": Option(50, "How many sequences to export, nearest their end first.",
-                               maximum=1000)}
+    options = {"limit": LIMIT}
 
     def read(self, conn: Connection) -> PgSequencesFacts:
-        return parse_sequences(conn.query("sequences", (int(self.setting("limit")),)))
+        return read_sequences(conn, int(self.setting("limit")))
 
     def samples(self, facts: PgSequencesFacts) -> Iterable[Sample]:
         return sequence_samples(facts)

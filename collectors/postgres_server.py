@@ -10,13 +10,12 @@ Sizes are read only where the role may measure them: a database that refuses con
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
 
-from dbgauge.toolkit.db import Connection
+from dbgauge.toolkit.db import Connection, Row
 from dbgauge.toolkit.db.values import number
-from dbgauge.toolkit.metrics import Collector, MetricSpec, Sample
+from dbgauge.toolkit.metrics import Collector, MetricSpec, MetricTable, Sample, present
 
 _P = "dbgauge_postgres_"
 _DB = ("database",)
@@ -41,8 +40,8 @@ MULTIXACT_FREEZE_MAX_AGE = MetricSpec(
     "autovacuum_multixact_freeze_max_age).")
 START_TIME = MetricSpec(_P + "start_time_seconds", "gauge",
                         "When the server started (pg_postmaster_start_time), Unix seconds.")
-
-Row = Mapping[str, Any]
+METRICS = MetricTable(SIZE, XID_AGE, MXID_AGE, FREEZE_MAX_AGE, MULTIXACT_FREEZE_MAX_AGE,
+                      START_TIME)
 
 
 @dataclass(frozen=True)
@@ -80,19 +79,18 @@ def parse_server(databases: Iterable[Row], info: Row) -> PgServerFacts:
                          number(info.get("autovacuum_multixact_freeze_max_age")))
 
 
+def read_server(conn: Connection) -> PgServerFacts:
+    return parse_server(conn.query("server_databases"), conn.query("server_info")[0])
+
+
 def server_samples(facts: PgServerFacts) -> Iterator[Sample]:
     """Per-database samples (NULLs left out), then the server-wide ones."""
     for db in facts.databases:
-        labels = {"database": db.name}
-        for spec, value in ((SIZE, db.size_bytes), (XID_AGE, db.xid_age),
-                            (MXID_AGE, db.mxid_age)):
-            if value is not None:
-                yield Sample(spec.name, value, labels)
-    for spec, value in ((FREEZE_MAX_AGE, facts.freeze_max_age),
+        yield from present(((SIZE, db.size_bytes), (XID_AGE, db.xid_age),
+                            (MXID_AGE, db.mxid_age)), {"database": db.name})
+    yield from present(((FREEZE_MAX_AGE, facts.freeze_max_age),
                         (MULTIXACT_FREEZE_MAX_AGE, facts.multixact_freeze_max_age),
-                        (START_TIME, facts.start_time)):
-        if value is not None:
-            yield Sample(spec.name, value)
+                        (START_TIME, facts.start_time)))
 
 
 class PostgresServer(Collector[PgServerFacts]):
@@ -103,10 +101,10 @@ class PostgresServer(Collector[PgServerFacts]):
     kind = "postgres"
     flavors = frozenset({"postgres"})
     min_versions = {"postgres": (13,)}
-    metrics = (SIZE, XID_AGE, MXID_AGE, FREEZE_MAX_AGE, MULTIXACT_FREEZE_MAX_AGE, START_TIME)
+    metrics = METRICS
 
     def read(self, conn: Connection) -> PgServerFacts:
-        return parse_server(conn.query("server_databases"), conn.query("server_info")[0])
+        return read_server(conn)
 
     def samples(self, facts: PgServerFacts) -> Iterable[Sample]:
         return server_samples(facts)

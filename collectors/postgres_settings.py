@@ -17,13 +17,14 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
-from dbgauge.toolkit.db import Connection
-from dbgauge.toolkit.db.values import number, text
-from dbgauge.toolkit.metrics import Collector, MetricSpec, Sample
+from dbgauge.toolkit.db import Connection, Row
+from dbgauge.toolkit.db.values import flag, number, text
+from dbgauge.toolkit.metrics import Collector, MetricSpec, MetricTable, Sample
 
 PREFIX = "dbgauge_postgres_settings_"
+METRICS = MetricTable()  # every family is named at run time, one per setting
 
 # The default allow-list, grouped as the README lists them.
 SETTINGS: tuple[str, ...] = (
@@ -69,8 +70,6 @@ _SCALE: Mapping[str, tuple[float, Base]] = {
     "min": (60.0, "seconds"), "h": (3600.0, "seconds"), "d": (86400.0, "seconds"),
 }
 
-Row = Mapping[str, Any]
-
 
 def parse_unit(unit: str | None) -> tuple[float, Base] | None:
     """pg_settings.unit -> (factor to base units, base): '8kB' -> (8192, 'bytes'),
@@ -89,8 +88,8 @@ def setting_value(setting: str, vartype: str, unit: str | None) -> tuple[float, 
     """One pg_settings row's value in base units and that base; None when it is not
     numeric or its unit is unknown. -1 stays -1 (PostgreSQL's 'disabled' marker)."""
     if vartype == "bool":
-        value = {"on": 1.0, "off": 0.0}.get(setting.strip().lower())
-        return None if value is None else (value, "")
+        on = flag(setting)
+        return None if on is None else (float(on), "")
     if vartype not in ("integer", "real"):
         return None
     raw, scale = number(setting), parse_unit(unit)
@@ -158,7 +157,7 @@ class PostgresSettings(Collector[PgSettingsFacts]):
     kind = "postgres"
     flavors = frozenset({"postgres"})
     min_versions = {"postgres": (13,)}
-    metrics = ()
+    metrics = METRICS
     dynamic_prefixes = (PREFIX,)
 
     def read(self, conn: Connection) -> PgSettingsFacts:

@@ -11,13 +11,12 @@ succeeds with no per-statement series.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
 
-from dbgauge.toolkit.db import Connection
+from dbgauge.toolkit.db import Connection, Row
 from dbgauge.toolkit.db.values import number, text
-from dbgauge.toolkit.metrics import Collector, MetricSpec, Option, Sample
+from dbgauge.toolkit.metrics import Collector, MetricSpec, MetricTable, Option, Sample, present
 from dbgauge.toolkit.sql import load_sql, quote_ident
 
 _P = "dbgauge_postgres_statements_"
@@ -43,9 +42,7 @@ HITS = MetricSpec(_P + "shared_blocks_hit_total", "counter",
 READS = MetricSpec(_P + "shared_blocks_read_total", "counter",
                    f"Blocks the statement read into shared buffers ({_SRC}.shared_blks_read).",
                    _L)
-METRICS = (CONFIGURED, CALLS, SECONDS, MEAN, ROWS, HITS, READS)
-
-Row = Mapping[str, Any]
+METRICS = MetricTable(CONFIGURED, CALLS, SECONDS, MEAN, ROWS, HITS, READS)
 
 
 @dataclass(frozen=True)
@@ -100,12 +97,10 @@ def statement_samples(facts: PgStatementsFacts) -> Iterator[Sample]:
     """`configured`, then each statement's samples (NULL values left out)."""
     yield Sample(CONFIGURED.name, 1.0 if facts.configured else 0.0)
     for st in facts.statements:
-        labels = {"queryid": st.queryid, "database": st.database, "user": st.user}
-        for spec, value in ((CALLS, st.calls), (SECONDS, st.seconds),
-                            (MEAN, st.mean_seconds), (ROWS, st.rows),
-                            (HITS, st.shared_blocks_hit), (READS, st.shared_blocks_read)):
-            if value is not None:
-                yield Sample(spec.name, value, labels)
+        yield from present(((CALLS, st.calls), (SECONDS, st.seconds), (MEAN, st.mean_seconds),
+                            (ROWS, st.rows), (HITS, st.shared_blocks_hit),
+                            (READS, st.shared_blocks_read)),
+                           {"queryid": st.queryid, "database": st.database, "user": st.user})
 
 
 class PostgresStatements(Collector[PgStatementsFacts]):

@@ -13,12 +13,20 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from dbgauge.collectors.postgres_checkpoints import age
-from dbgauge.toolkit.db import Connection
+from dbgauge.toolkit.db import Connection, Row
 from dbgauge.toolkit.db.values import number, text
-from dbgauge.toolkit.metrics import Collector, MetricSpec, Option, Sample
+from dbgauge.toolkit.metrics import (
+    Collector,
+    Column,
+    MetricSpec,
+    MetricTable,
+    Option,
+    Sample,
+    column_samples,
+    present,
+)
 
 _P = "dbgauge_postgres_table_"
 _L = ("schema", "table")
@@ -35,20 +43,21 @@ SEQ_SCANS = MetricSpec(_P + "seq_scans_total", "counter",
 IDX_SCANS = MetricSpec(_P + "index_scans_total", "counter",
                        f"Index scans started on the table ({_SRC}.idx_scan); absent for a "
                        f"table without indexes.", _L)
-# (spec, column): seconds since the event; absent when it never happened
-AGES: tuple[tuple[MetricSpec, str], ...] = tuple(
-    (MetricSpec(f"{_P}last_{event}_age_seconds", "gauge",
-                f"Seconds since the table was last {what} (now - {_SRC}.last_{event}); absent "
-                f"if never.", _L), f"last_{event}_age")
-    for event, what in (("vacuum", "vacuumed by hand (VACUUM)"),
-                        ("autovacuum", "vacuumed by autovacuum"),
-                        ("analyze", "analyzed by hand (ANALYZE)"),
-                        ("autoanalyze", "analyzed by autovacuum")))
 COUNT = MetricSpec("dbgauge_postgres_tables", "gauge",
                    f"User tables in the connected database ({_SRC}), exported or not.")
-METRICS = (COUNT, DEAD, LIVE, SIZE, SEQ_SCANS, IDX_SCANS, *(spec for spec, _ in AGES))
 
-Row = Mapping[str, Any]
+
+def _age(event: str, what: str) -> Column:
+    """Seconds since the event, from the statement's last_<event>_age; absent if never."""
+    return Column(MetricSpec(f"{_P}last_{event}_age_seconds", "gauge",
+                             f"Seconds since the table was last {what} (now - "
+                             f"{_SRC}.last_{event}); absent if never.", _L), f"last_{event}_age")
+
+
+METRICS = MetricTable(
+    COUNT, DEAD, LIVE, SIZE, SEQ_SCANS, IDX_SCANS,
+    _age("vacuum", "vacuumed by hand (VACUUM)"), _age("autovacuum", "vacuumed by autovacuum"),
+    _age("analyze", "analyzed by hand (ANALYZE)"), _age("autoanalyze", "analyzed by autovacuum"))
 
 
 @dataclass(frozen=True)
@@ -80,8 +89,8 @@ def parse_tables(rows: Iterable[Row]) -> tuple[TableStats, ...]:
         number(row.get("n_live_tup")), number(row.get("n_dead_tup")),
         number(row.get("size_bytes")), number(row.get("seq_scan")),
         number(row.get("idx_scan")),
-        {column: value for _, column in AGES
-         for value in [age(row.get(column))] if value is not None}) for row in rows)
+        {column: seconds for column in METRICS.column_names
+         if (seconds := age(row.get(column))) is not None}) for row in rows)
 
 
 def parse_facts(rows: Iterable[Row]) -> PgTablesFacts:
@@ -96,14 +105,9 @@ def table_samples(facts: PgTablesFacts) -> Iterator[Sample]:
     yield Sample(COUNT.name, facts.total)
     for t in facts.tables:
         labels = {"schema": t.schema, "table": t.table}
-        for spec, value in ((DEAD, t.dead_tuples), (LIVE, t.live_tuples), (SIZE, t.size_bytes),
-                            (SEQ_SCANS, t.seq_scans), (IDX_SCANS, t.index_scans)):
-            if value is not None:
-                yield Sample(spec.name, value, labels)
-        for spec, column in AGES:
-            age = t.ages.get(column)
-            if age is not None:
-                yield Sample(spec.name, age, labels)
+        yield from present(((DEAD, t.dead_tuples), (LIVE, t.live_tuples), (SIZE, t.size_bytes),
+                            (SEQ_SCANS, t.seq_scans), (IDX_SCANS, t.index_scans)), labels)
+        yield from column_samples(METRICS.columns, t.ages, labels)
 
 
 class PostgresTables(Collector[PgTablesFacts]):

@@ -2,9 +2,12 @@
 
 A collector is one module with one class (in `collectors/`). It declares which target
 kinds and server flavors/versions it supports and the metrics it may emit (name, type,
-help, labels); the exporter groups samples into families, adds the `target` label and
-renders them. Declaring metrics up front gives the README reference, a stable contract,
-and a check (in `validate_sample`) that a collector never emits an undeclared series.
+help, labels) in one `MetricTable`; the exporter groups samples into families, adds the
+`target` label and renders them. The table is the one declaration the registry, the README
+reference, the spec check (`validate_sample`: a collector never emits an undeclared series)
+and the collector's own `samples` read. Its entries are specs, or `Column`s: a family whose
+value is one column of a row, scaled to base units (the way mysqld_exporter's scrapers pair
+a Desc with the column it comes from).
 
 A collector works in two steps: `read(conn)` queries the server and returns its facts, a
 frozen dataclass of what it read (typed, NULL-safe); `samples(facts)` turns them into
@@ -61,6 +64,51 @@ class MetricSpec:
 
 
 @dataclass(frozen=True)
+class Column:
+    """A family whose value is one column of a row (or one status variable) times `scale`,
+    the factor to base units (milliseconds to seconds: 0.001)."""
+
+    spec: MetricSpec
+    column: str
+    scale: float = 1.0
+
+
+class MetricTable:
+    """A collector's metric table: every family it may emit, in the order the README lists
+    them, looked up by sample name; `columns` are the entries given as `Column`s and
+    `column_names` the columns they read."""
+
+    __slots__ = ("_specs", "column_names", "columns")
+
+    def __init__(self, *entries: MetricSpec | Column) -> None:
+        self._specs: dict[str, MetricSpec] = {}
+        for entry in entries:
+            spec = entry.spec if isinstance(entry, Column) else entry
+            if spec.name in self._specs:
+                raise ValueError(f"{spec.name} is declared twice")
+            self._specs[spec.name] = spec
+        self.columns: tuple[Column, ...] = tuple(e for e in entries if isinstance(e, Column))
+        self.column_names: tuple[str, ...] = tuple(c.column for c in self.columns)
+
+    def __iter__(self) -> Iterator[MetricSpec]:
+        return iter(self._specs.values())
+
+    def __len__(self) -> int:
+        return len(self._specs)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._specs
+
+    def get(self, name: str) -> MetricSpec | None:
+        return self._specs.get(name)
+
+    def sample(self, spec: MetricSpec, value: float) -> Sample:
+        """A sample of `spec`, a family named at run time: it carries its spec unless this
+        table declares the name (a run-time spec never shadows a declared family)."""
+        return Sample(spec.name, value, {}, None if spec.name in self._specs else spec)
+
+
+@dataclass(frozen=True)
 class Sample:
     """One value of a declared metric; `spec` only for a family named at run time (see
     `Collector.dynamic_prefixes`)."""
@@ -69,6 +117,31 @@ class Sample:
     value: float
     labels: Mapping[str, str] = field(default_factory=dict)
     spec: MetricSpec | None = None
+
+
+def present(values: Iterable[tuple[MetricSpec, float | None]],
+            labels: Mapping[str, str] | None = None) -> Iterator[Sample]:
+    """A sample per family whose value is known: None (NULL, a column or variable this
+    server lacks) gives no series, never a made-up 0."""
+    labels = {} if labels is None else labels
+    for spec, value in values:
+        if value is not None:
+            yield Sample(spec.name, float(value), labels)
+
+
+def column_samples(columns: Iterable[Column], values: Mapping[str, float],
+                   labels: Mapping[str, str] | None = None) -> Iterator[Sample]:
+    """A sample per column that `values` (read by column name) holds, in base units."""
+    return present(((c.spec, None if (v := values.get(c.column)) is None else v * c.scale)
+                    for c in columns), labels)
+
+
+def state_set(spec: MetricSpec, label: str, states: Iterable[str], current: str,
+              labels: Mapping[str, str] | None = None) -> Iterator[Sample]:
+    """An enumeration as a state set: a sample per known state, 1 for `current` and 0 for
+    the others, so an alert matches the state label whatever the state was before."""
+    for state in states:
+        yield Sample(spec.name, 1.0 if state == current else 0.0, {**(labels or {}), label: state})
 
 
 OptionValue = int | str
@@ -113,7 +186,7 @@ class Collector(ABC, Generic[F]):
     flavors: ClassVar[frozenset[str]]
     min_versions: ClassVar[Mapping[str, Version]] = {}
     default_enabled: ClassVar[bool] = True
-    metrics: ClassVar[tuple[MetricSpec, ...]]
+    metrics: ClassVar[MetricTable]
     # Families named at run time must start with one of these (`Sample.spec` describes them).
     dynamic_prefixes: ClassVar[tuple[str, ...]] = ()
     options: ClassVar[Mapping[str, Option]] = {}
@@ -121,7 +194,6 @@ class Collector(ABC, Generic[F]):
     # families that change slowly (settings, sizes) and cost the server more than they tell
     # at every scrape; every collector takes the `refresh` option (0: every scrape).
     refresh: ClassVar[int] = 0
-    _specs: dict[str, MetricSpec] | None = None
     _settings: Mapping[str, OptionValue] | None = None
 
     def setting(self, name: str) -> OptionValue:
@@ -179,13 +251,6 @@ class Collector(ABC, Generic[F]):
         """Read `conn`, then its samples: what the exporter calls on every scrape."""
         return self.samples(self.read(conn))
 
-    def spec(self, name: str) -> MetricSpec:
-        specs: dict[str, MetricSpec] | None = getattr(self, "_specs", None)
-        if specs is None:  # built once per collector: it is looked up for every sample
-            specs = {s.name: s for s in self.metrics}
-            self._specs = specs
-        return specs[name]
-
     def validate_sample(self, sample: Sample) -> MetricSpec:
         """The sample's spec; raises ValueError on an undeclared name or label set."""
         if sample.spec is not None:
@@ -195,11 +260,10 @@ class Collector(ABC, Generic[F]):
                 raise ValueError(f"collector {self.name} emitted {sample.name} outside its "
                                  f"dynamic prefixes {list(self.dynamic_prefixes)}")
         else:
-            try:
-                spec = self.spec(sample.name)
-            except KeyError:
-                raise ValueError(f"collector {self.name} emitted undeclared "
-                                 f"{sample.name}") from None
+            declared = self.metrics.get(sample.name)
+            if declared is None:
+                raise ValueError(f"collector {self.name} emitted undeclared {sample.name}")
+            spec = declared
         labels = sample.labels
         if len(labels) != len(spec.labels) or not all(k in labels for k in spec.labels):
             raise ValueError(

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 
 def _read(node: Target, conn: Connection) -> Measured | NodeOutcome:
-    from dbgauge.toolkit.db.values import number
+    from dbgauge.toolkit.db.values import is_on, number
 
     row = conn.query("check_archiver")[0]
     if row.get("archive_mode") == "off":
@@ -33,7 +33,7 @@ def _read(node: Target, conn: Connection) -> Measured | NodeOutcome:
     ready = number(row.get("ready_files")) or 0.0
     failed = number(row.get("failed_count")) or 0.0
     failing: tuple[Finding, ...] = ()
-    if row.get("failing") is True:
+    if is_on(row.get("failing")):
         age = number(row.get("last_failed_age")) or 0.0
         failing = (Finding(
             Status.CRITICAL, node.name, "archive-failing",

@@ -28,17 +28,17 @@ def _reported(value: float | None, what: str) -> float:
 def usage(conn: Connection) -> tuple[float, float, str]:
     """(used, limit, what the limit is) for any kind of target."""
     if conn.server.flavor in ("mysql", "mariadb"):
-        from dbgauge.collectors.mysql_status import MySQLStatus
+        from dbgauge.collectors.mysql_status import read_status
 
-        status = MySQLStatus().read(conn)
+        status = read_status(conn)
         return (_reported(status.threads_connected, "Threads_connected"),
                 _reported(status.max_connections, "max_connections"), "max_connections")
     if conn.server.flavor == "pgbouncer":
-        from dbgauge.collectors.pgbouncer_config import PgBouncerConfig
-        from dbgauge.collectors.pgbouncer_lists import PgBouncerLists
+        from dbgauge.collectors.pgbouncer_config import read_config
+        from dbgauge.collectors.pgbouncer_lists import read_lists
 
-        clients = PgBouncerLists().read(conn).used_clients
-        config = PgBouncerConfig().read(conn)
+        clients = read_lists(conn).used_clients
+        config = read_config(conn)
         return clients, _reported(config.max_client_conn, "max_client_conn"), "max_client_conn"
     from dbgauge.collectors.postgres_database import read_connections
 

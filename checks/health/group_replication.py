@@ -39,11 +39,11 @@ def group_findings(node: str, facts: GroupFacts) -> list[Finding]:
 
 
 def _read(node: Target, conn: Connection) -> NodeOutcome:
-    from dbgauge.collectors.mysql_group_replication import MySQLGroupReplication
+    from dbgauge.collectors.mysql_group_replication import read_group
 
     if conn.server.flavor != "mysql" or conn.server.version < (8, 0):
         return nothing_to_check(node, f"no Group Replication on {conn.server.version_text}")
-    facts = MySQLGroupReplication().read(conn)
+    facts = read_group(conn)
     if not facts.members:
         return nothing_to_check(node, "Group Replication is not running here")
     findings = group_findings(node.name, facts)

@@ -17,9 +17,9 @@ if TYPE_CHECKING:
 
 
 def _read(node: Target, conn: Connection) -> Measured:
-    from dbgauge.collectors.mysql_innodb import MySQLInnodb
+    from dbgauge.collectors.mysql_innodb import read_innodb
 
-    length = MySQLInnodb().read(conn).history_list_length
+    length = read_innodb(conn).history_list_length
     if length is None:
         raise CheckFailed("the server reported no InnoDB history list length")
     return Measured(length, f"InnoDB history list length {length:.0f}")

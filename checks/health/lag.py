@@ -34,9 +34,9 @@ if TYPE_CHECKING:
 def heartbeat_lag(conn: Connection) -> Measured:
     """The lag by the source's heartbeat row, read on `conn` (whose target reads a
     heartbeat table); QueryError when the table or the row is missing."""
-    from dbgauge.collectors.mysql_heartbeat import MySQLHeartbeat
+    from dbgauge.collectors.mysql_heartbeat import read_heartbeat
 
-    reading = MySQLHeartbeat().read(conn).reading
+    reading = read_heartbeat(conn).reading
     if reading is None:
         raise CheckFailed("no heartbeat settings on the connection")
     return Measured(reading.lag, f"lag {reading.lag:.2f} s (heartbeat of server_id "

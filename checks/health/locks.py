@@ -38,9 +38,9 @@ def lock_wait(waits: LockWaitFacts | LockSummary) -> Measured:
 
 def _read(node: Target, conn: Connection) -> Measured:
     if node.kind == "mysql":
-        from dbgauge.collectors.mysql_lock_waits import MySQLLockWaits
+        from dbgauge.collectors.mysql_lock_waits import read_lock_waits
 
-        return lock_wait(MySQLLockWaits().read(conn))
+        return lock_wait(read_lock_waits(conn))
     from dbgauge.collectors.postgres_locks import read_summary
 
     return lock_wait(read_summary(conn))

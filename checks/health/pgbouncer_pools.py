@@ -38,9 +38,9 @@ def pool_wait(facts: PoolsFacts) -> Measured:
 
 
 def _read(node: Target, conn: Connection) -> Measured:
-    from dbgauge.collectors.pgbouncer_pools import PgBouncerPools
+    from dbgauge.collectors.pgbouncer_pools import read_pools
 
-    return pool_wait(PgBouncerPools().read(conn))
+    return pool_wait(read_pools(conn))
 
 
 CHECK = HealthCheck(

@@ -143,9 +143,9 @@ def _subscription_perf(node: str, subscriptions: Sequence[Subscription]
 
 
 def _postgres(node: Target, conn: Connection) -> NodeOutcome:
-    from dbgauge.collectors.postgres_replication import PostgresReplication
+    from dbgauge.collectors.postgres_replication import read_replication
 
-    facts = PostgresReplication().read(conn)
+    facts = read_replication(conn)
     if facts.local.in_recovery:
         findings = standby_findings(node.name, facts.local)
         perf = ((perf_label(node.name, METRIC), 0.0 if findings else 1.0),)

@@ -26,9 +26,9 @@ if TYPE_CHECKING:
 
 
 def _read(node: Target, conn: Connection) -> Measured | NodeOutcome:
-    from dbgauge.collectors.postgres_sequences import PostgresSequences
+    from dbgauge.collectors.postgres_sequences import read_sequences
 
-    facts = PostgresSequences().read(conn)
+    facts = read_sequences(conn)
     used = [s for s in facts.sequences if s.used_ratio is not None]
     unreadable = f", {facts.unreadable:.0f} not readable by this role" \
         if facts.unreadable else ""

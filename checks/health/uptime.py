@@ -19,9 +19,9 @@ if TYPE_CHECKING:
 
 def _read(node: Target, conn: Connection) -> Measured:
     if node.kind == "mysql":
-        from dbgauge.collectors.mysql_status import MySQLStatus
+        from dbgauge.collectors.mysql_status import read_status
 
-        seconds = MySQLStatus().read(conn).uptime
+        seconds = read_status(conn).uptime
     else:
         from dbgauge.toolkit.db.values import number
 

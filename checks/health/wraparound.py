@@ -23,9 +23,9 @@ WRAP_LIMIT = 2.0 ** 31  # transaction IDs a database may be behind before wrapar
 
 
 def _read(node: Target, conn: Connection) -> Measured:
-    from dbgauge.collectors.postgres_server import PostgresServer
+    from dbgauge.collectors.postgres_server import read_server
 
-    facts = PostgresServer().read(conn)
+    facts = read_server(conn)
     ages = {db.name: db.xid_age for db in facts.databases if db.xid_age is not None}
     if not ages:
         raise CheckFailed("the server reported no database's age(datfrozenxid)")

@@ -30,6 +30,7 @@ from dbgauge.checks.innodb_cluster.options import (
     RENAMED_SINCE,
 )
 from dbgauge.checks.validation import did_you_mean
+from dbgauge.toolkit.db.values import is_on
 from dbgauge.toolkit.db.version import version_text
 from dbgauge.toolkit.result import Finding, Severity, finding
 
@@ -153,7 +154,7 @@ def _file_hygiene(m: Member, out: _Out) -> None:
 
 def _check_binlog(m: Member, out: _Out) -> None:
     if m.live:
-        if (m.text("log_bin") or "").upper() not in ("ON", "1"):
+        if not is_on(m.text("log_bin")):
             _need(out, "log_bin", "ON", m.text("log_bin"))
     else:
         for off in ("skip_log_bin", "disable_log_bin"):

@@ -21,6 +21,7 @@ from dbgauge.checks.innodb_cluster.mycnf import (
     lookup,
 )
 from dbgauge.checks.innodb_cluster.options import LATEST_PATCH, RENAMED, RENAMED_SINCE
+from dbgauge.toolkit.db.values import flag
 from dbgauge.toolkit.db.version import Version, parse_version
 
 NAME = "validate innodb-cluster"
@@ -94,8 +95,7 @@ class Member:
             return None
         if s.option is not None:
             return as_bool(s.option)
-        v = (s.value or "").strip().lower()
-        return True if v in ("on", "1", "true") else False if v in ("off", "0", "false") else None
+        return flag(s.value)
 
     def where(self, name: str) -> tuple[str | None, int | None]:
         s = self.get(name)

@@ -17,6 +17,7 @@ from dbgauge.checks.pgbouncer.connstr import parse_connstr
 from dbgauge.checks.pgbouncer.model import PgbConfig, strtol
 from dbgauge.checks.pgbouncer.params import PARAMS, Param
 from dbgauge.toolkit.db import connect_dsn
+from dbgauge.toolkit.db.values import flag
 from dbgauge.toolkit.db.version import Version
 from dbgauge.toolkit.dsn import parse_dsn
 from dbgauge.toolkit.errors import CheckFailed
@@ -68,7 +69,7 @@ def compare_show_config(cfg: PgbConfig, rows: Iterable[Mapping[str, Any]],
         expected, actual = _normalize(param, expected_raw), _normalize(param, row.get("value"))
         if expected == actual:
             continue
-        restart = str(row.get("changeable", "yes")).lower() == "no"
+        restart = flag(row.get("changeable", "yes")) is False
         shown = expected_raw if entry is not None else f"{expected_raw} (default)"
         if restart:
             msg = (f"running value {row.get('value')!r}, file says {shown!r}: restart-only "

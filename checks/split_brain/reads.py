@@ -19,7 +19,7 @@ from dbgauge.collectors.mysql_replication import (
     read_flags,
 )
 from dbgauge.toolkit.db import Connection
-from dbgauge.toolkit.db.values import number, text
+from dbgauge.toolkit.db.values import is_on, number, text
 from dbgauge.toolkit.dsn import parse_dsn
 from dbgauge.toolkit.targets import Target
 
@@ -51,7 +51,7 @@ def pg_node(name: str, address: Address, row: Mapping[str, Any]) -> PgNode:
     port = number(row.get("sender_port"))
     host = text(row.get("sender_host")).strip()
     return PgNode(name, address, text(row.get("system_identifier")),
-                  row.get("in_recovery") is True, None if timeline is None else int(timeline),
+                  is_on(row.get("in_recovery")), None if timeline is None else int(timeline),
                   parse_lsn(row.get("wal_lsn")), parse_lsn(row.get("replay_lsn")),
                   (host, int(port)) if host and port is not None else None)
 

@@ -19,12 +19,12 @@ from dbgauge.checks.health.replication import (
 from dbgauge.checks.split_brain.model import Address, MySQLNode, PgNode
 from dbgauge.checks.split_brain.reads import mysql_node, pg_node
 from dbgauge.checks.status.model import NodeState
-from dbgauge.collectors.mysql_lock_waits import MySQLLockWaits
+from dbgauge.collectors.mysql_lock_waits import read_lock_waits
 from dbgauge.collectors.mysql_replication import ReplicaStatus, read_channels, read_flags
-from dbgauge.collectors.pgbouncer_databases import PgBouncerDatabases
-from dbgauge.collectors.pgbouncer_pools import PgBouncerPools
+from dbgauge.collectors.pgbouncer_databases import read_databases
+from dbgauge.collectors.pgbouncer_pools import read_pools
 from dbgauge.collectors.postgres_locks import read_summary
-from dbgauge.collectors.postgres_replication import PostgresReplication, Standby, Subscription
+from dbgauge.collectors.postgres_replication import Standby, Subscription, read_replication
 from dbgauge.toolkit.db import Connection
 from dbgauge.toolkit.db.values import number
 from dbgauge.toolkit.errors import DbgaugeError, QueryError
@@ -68,7 +68,7 @@ def _mysql(node: Target, conn: Connection, address: Address) -> tuple[NodeState,
     me = mysql_node(node.name, address, conn.server.flavor, state, flags, channels)
     findings = [f for st in channels for f in channel_findings(node.name, st)]
     lagging = _lag(node, conn, channels) if channels else None
-    lock_waits = MySQLLockWaits().read(conn)
+    lock_waits = read_lock_waits(conn)
     waits = locks.CHECK.judge(node, locks.lock_wait(lock_waits))
     trx = lock_waits.transactions
     hosts: tuple[tuple[int, str, int], ...] = ()
@@ -97,7 +97,7 @@ def _mysql(node: Target, conn: Connection, address: Address) -> tuple[NodeState,
 
 def _postgres(node: Target, conn: Connection, address: Address) -> tuple[NodeState, Hints]:
     me = pg_node(node.name, address, conn.query("split_brain_state")[0])
-    facts = PostgresReplication().read(conn)
+    facts = read_replication(conn)
     subs = facts.subscriptions
     summary = read_summary(conn)
     waits = locks.CHECK.judge(node, locks.lock_wait(summary))
@@ -132,11 +132,11 @@ def _postgres(node: Target, conn: Connection, address: Address) -> tuple[NodeSta
 
 
 def _pgbouncer(node: Target, conn: Connection, address: Address) -> tuple[NodeState, Hints]:
-    pool_facts = PgBouncerPools().read(conn)
+    pool_facts = read_pools(conn)
     pools = pgbouncer_pools.CHECK.judge(node, pgbouncer_pools.pool_wait(pool_facts))
     waiting = sum(p.clients.get("waiting", 0.0) for p in pool_facts.pools)
     pooled: list[Address] = []
-    for db in PgBouncerDatabases().read(conn).databases:
+    for db in read_databases(conn).databases:
         port = number(db.port)
         where = (db.host or "localhost", int(port) if port is not None else 5432)
         if db.name != "pgbouncer" and where not in pooled:

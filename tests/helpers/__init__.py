@@ -1,4 +1,5 @@
-"""Helpers shared by the tests: waiting for a state, reading exposition text, free ports.
+"""Helpers shared by the tests: waiting for a state, reading samples (exposition text or a
+collector's own), free ports.
 
 Imported by test modules (`from tests.helpers import wait_for`); fixtures stay in
 tests/conftest.py. Nothing here starts a server.
@@ -9,11 +10,13 @@ from __future__ import annotations
 import socket
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TypeVar
 
 from prometheus_client.parser import text_string_to_metric_families
+
+from dbgauge.toolkit.metrics import Sample
 
 REPO = Path(__file__).resolve().parents[2]
 DBGAUGE = [sys.executable, "-m", "dbgauge"]  # the checkout's own code, as a command
@@ -47,17 +50,28 @@ def parse_metrics(text: str) -> Metrics:
     return out
 
 
+def as_dict(collector: str, samples: Iterable[Sample]) -> Metrics:
+    """A collector's samples as {(name, labels): value}, each checked against the
+    collector's declared specs (name and label set); a series twice fails."""
+    from dbgauge.app import registry
+
+    checked = registry()[collector]
+    out: Metrics = {}
+    for sample in samples:
+        checked.validate_sample(sample)
+        key = (sample.name, frozenset(sample.labels.items()))
+        assert key not in out, f"{collector} emitted {key} twice"
+        out[key] = sample.value
+    return out
+
+
 def value(metrics: Metrics, name: str, **labels: str) -> float | None:
-    """The value of the one sample of `name` whose labels include `labels`."""
+    """The value of the one sample of `name` whose labels include `labels` (all of a
+    family's labels, or fewer when the rest are the same for every sample, like `target`)."""
     found = [v for (n, ls), v in metrics.items()
              if n == name and set(labels.items()) <= set(ls)]
     assert len(found) <= 1, f"{name}{labels} matches {len(found)} samples"
     return found[0] if found else None
-
-
-def val(metrics: Metrics, name: str, **labels: str) -> float | None:
-    """The sample with exactly these labels."""
-    return metrics.get((name, frozenset(labels.items())))
 
 
 def free_port() -> int:

@@ -4,24 +4,26 @@ named statements with captured rows (for paths no local server can run, e.g. MyS
 Every fixture under tests/fixtures/mysql-*/ and mariadb-*/ starts with `#` lines naming the
 server version and the statement it came from (and, when taken from a public repository,
 where). The body keeps the client's own format: SHOW ENGINE INNODB STATUS text, `\\G`
-vertical rows, `+---+` tables, or `mariadb -B` tab-separated rows.
+vertical rows, `+---+` tables, or `mariadb -B` tab-separated rows. PostgreSQL and PgBouncer
+rows are JSON documents carrying the same provenance (`source`, `statement`) next to
+their `rows`.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dbgauge.toolkit.db import ServerInfo
+from dbgauge.toolkit.db import Row, ServerInfo
 from dbgauge.toolkit.db.version import Version
 from dbgauge.toolkit.sql import load_sql
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 MYSQL_FIXTURES = sorted(p for pattern in ("mysql-*/*", "mariadb-*/*")
                         for p in FIXTURES.glob(pattern) if p.is_file())
-Row = dict[str, Any]
 
 
 def load(relative: str) -> tuple[list[str], str]:
@@ -35,6 +37,20 @@ def load(relative: str) -> tuple[list[str], str]:
 
 def body(relative: str) -> str:
     return load(relative)[1]
+
+
+def json_doc(relative: str) -> dict[str, Any]:
+    """The JSON document tests/fixtures/<relative>."""
+    return dict(json.loads((FIXTURES / relative).read_text(encoding="utf-8")))
+
+
+def json_rows(relative: str, source: str = "") -> list[Row]:
+    """The rows of a JSON fixture, whose provenance must be there (a `statement`, and a
+    `source` starting with `source`)."""
+    doc = json_doc(relative)
+    assert doc["statement"] and doc["source"] and doc["source"].startswith(source), \
+        f"{relative}: no provenance, or not from {source}"
+    return list(doc["rows"])
 
 
 def _null(value: str) -> str | None:

@@ -15,7 +15,7 @@ import psycopg
 import pytest
 
 from dbgauge.toolkit.sandbox.model import SUBSCRIPTION
-from tests.helpers import val, wait_for
+from tests.helpers import value, wait_for
 from tests.helpers.daemon import Outcome, cfg, check, collect_direct
 from tests.helpers.servers import Sandbox, pg_admin
 
@@ -183,11 +183,11 @@ def test_replication_on_a_logical_subscriber(sandbox: Sandbox) -> None:
     assert f"'pg-subscriber:{SUBSCRIPTION}:subscription_lag_bytes'=" in got.first
     r = "dbgauge_postgres_replication_"
     m = collect_direct(sandbox, "pg-subscriber", "postgres_replication")
-    assert val(m, r + "subscriptions") == 1 and val(m, r + "configured") == 1
-    assert val(m, r + "subscription_enabled", subscription=SUBSCRIPTION) == 1
-    assert val(m, r + "subscription_worker_running", subscription=SUBSCRIPTION) == 1
-    assert (val(m, r + "subscription_lag_seconds", subscription=SUBSCRIPTION) or 0) < 60
-    assert val(m, r + "subscription_lag_bytes", subscription=SUBSCRIPTION) is not None
+    assert value(m, r + "subscriptions") == 1 and value(m, r + "configured") == 1
+    assert value(m, r + "subscription_enabled", subscription=SUBSCRIPTION) == 1
+    assert value(m, r + "subscription_worker_running", subscription=SUBSCRIPTION) == 1
+    assert (value(m, r + "subscription_lag_seconds", subscription=SUBSCRIPTION) or 0) < 60
+    assert value(m, r + "subscription_lag_bytes", subscription=SUBSCRIPTION) is not None
     with closing(pg_admin(sandbox, "pg-subscriber", dbname="drift")) as conn:
         conn.execute(f"ALTER SUBSCRIPTION {SUBSCRIPTION} DISABLE")
         try:
@@ -195,11 +195,11 @@ def test_replication_on_a_logical_subscriber(sandbox: Sandbox) -> None:
             assert f"CRITICAL pg-subscriber [subscription-disabled] subscription " \
                    f"{SUBSCRIPTION} is disabled" in got.out
             assert f"fix (not run by dbgauge): ALTER SUBSCRIPTION {SUBSCRIPTION} ENABLE" in got.out
-            m = wait_for(lambda: (lambda s: s if val(
+            m = wait_for(lambda: (lambda s: s if value(
                 s, r + "subscription_worker_running", subscription=SUBSCRIPTION) == 0
                 else None)(collect_direct(sandbox, "pg-subscriber", "postgres_replication")))
-            assert val(m, r + "subscription_enabled", subscription=SUBSCRIPTION) == 0
-            assert val(m, r + "subscription_lag_seconds", subscription=SUBSCRIPTION) is None
+            assert value(m, r + "subscription_enabled", subscription=SUBSCRIPTION) == 0
+            assert value(m, r + "subscription_lag_seconds", subscription=SUBSCRIPTION) is None
         finally:
             conn.execute(f"ALTER SUBSCRIPTION {SUBSCRIPTION} ENABLE")
     when("replication", 0, *target, what="the subscription to stream again")

@@ -19,7 +19,7 @@ from dbgauge.collectors.pgbouncer_stats import parse_stats, stats_samples
 from dbgauge.toolkit import sandbox as sb
 from dbgauge.toolkit.db import connect
 from dbgauge.toolkit.errors import QueryError
-from tests.helpers import DBGAUGE, REPO, Metrics, val, wait_for
+from tests.helpers import DBGAUGE, REPO, Metrics, value, wait_for
 from tests.helpers.daemon import collect_direct
 from tests.helpers.servers import Sandbox, pgbouncer_clients
 
@@ -48,13 +48,13 @@ def test_stats_user_is_not_admin_and_every_collector_works(sandbox: Sandbox) -> 
         with pytest.raises(QueryError, match="admin access needed"):
             conn.execute_sql("SHOW FDS")
     m = collect(sandbox)
-    assert val(m, "dbgauge_pgbouncer_config_info", pool_mode="transaction") == 1
-    assert val(m, "dbgauge_pgbouncer_config_max_client_connections") == 1000
-    assert val(m, "dbgauge_pgbouncer_config_default_pool_size") == 10
-    assert val(m, "dbgauge_pgbouncer_database_pool_size", database=sb.TINY_POOL_DATABASE) == \
+    assert value(m, "dbgauge_pgbouncer_config_info", pool_mode="transaction") == 1
+    assert value(m, "dbgauge_pgbouncer_config_max_client_connections") == 1000
+    assert value(m, "dbgauge_pgbouncer_config_default_pool_size") == 10
+    assert value(m, "dbgauge_pgbouncer_database_pool_size", database=sb.TINY_POOL_DATABASE) == \
         sb.TINY_POOL_SIZE
     entries = [k for k in m if k[0] == "dbgauge_pgbouncer_database_info"]
-    assert val(m, "dbgauge_pgbouncer_list_items", list="databases") == len(entries) >= 4
+    assert value(m, "dbgauge_pgbouncer_list_items", list="databases") == len(entries) >= 4
 
 
 def test_five_clients_one_in_a_transaction(sandbox: Sandbox) -> None:
@@ -65,17 +65,17 @@ def test_five_clients_one_in_a_transaction(sandbox: Sandbox) -> None:
         for conn in conns[1:]:
             conn.execute("SELECT 1")
             conn.commit()
-        m = wait_for(lambda: (lambda m: m if val(m, clients_, **TINY, state="active") == 5
+        m = wait_for(lambda: (lambda m: m if value(m, clients_, **TINY, state="active") == 5
                               else None)(collect(sandbox)), what="5 active clients")
-        assert val(m, clients_, **TINY, state="waiting") == 0
-        assert val(m, servers, **TINY, state="active") == 1
-        assert (val(m, servers, **TINY, state="idle") or 0) <= 1
-        assert val(m, "dbgauge_pgbouncer_pool_client_maxwait_seconds", **TINY) == 0
-        assert val(m, "dbgauge_pgbouncer_database_current_connections",
-                   database=sb.TINY_POOL_DATABASE) in (1, 2)
-        assert (val(m, "dbgauge_pgbouncer_stats_queries_total",
-                    database=sb.TINY_POOL_DATABASE) or 0) >= 5
-        assert (val(m, "dbgauge_pgbouncer_list_items", list="used_clients") or 0) >= 6
+        assert value(m, clients_, **TINY, state="waiting") == 0
+        assert value(m, servers, **TINY, state="active") == 1
+        assert (value(m, servers, **TINY, state="idle") or 0) <= 1
+        assert value(m, "dbgauge_pgbouncer_pool_client_maxwait_seconds", **TINY) == 0
+        assert value(m, "dbgauge_pgbouncer_database_current_connections",
+                     database=sb.TINY_POOL_DATABASE) in (1, 2)
+        assert (value(m, "dbgauge_pgbouncer_stats_queries_total",
+                      database=sb.TINY_POOL_DATABASE) or 0) >= 5
+        assert (value(m, "dbgauge_pgbouncer_list_items", list="used_clients") or 0) >= 6
         conns[0].rollback()
 
 
@@ -88,17 +88,17 @@ def test_exhausted_pool_makes_clients_wait(sandbox: Sandbox) -> None:
         thread = threading.Thread(target=lambda: queued.execute("SELECT 1"), daemon=True)
         thread.start()
         try:
-            wait_for(lambda: val(collect(sandbox, "pgbouncer_pools"), clients_, **TINY,
-                                 state="waiting") == 1, what="cl_waiting to rise")
-            m = wait_for(lambda: (lambda m: m if (val(
+            wait_for(lambda: value(collect(sandbox, "pgbouncer_pools"), clients_, **TINY,
+                                   state="waiting") == 1, what="cl_waiting to rise")
+            m = wait_for(lambda: (lambda m: m if (value(
                 m, "dbgauge_pgbouncer_pool_client_maxwait_seconds", **TINY) or 0) >= 1
                 else None)(collect(sandbox)), what="a client waiting for a second")
-            assert val(m, clients_, **TINY, state="waiting") == 1
-            assert val(m, "dbgauge_pgbouncer_pool_server_connections", **TINY,
-                       state="active") == sb.TINY_POOL_SIZE
-            assert (val(m, "dbgauge_pgbouncer_pool_client_maxwait_seconds", **TINY) or 0) >= 1
-            assert val(m, "dbgauge_pgbouncer_database_current_connections",
-                       database=sb.TINY_POOL_DATABASE) == sb.TINY_POOL_SIZE
+            assert value(m, clients_, **TINY, state="waiting") == 1
+            assert value(m, "dbgauge_pgbouncer_pool_server_connections", **TINY,
+                         state="active") == sb.TINY_POOL_SIZE
+            assert (value(m, "dbgauge_pgbouncer_pool_client_maxwait_seconds", **TINY) or 0) >= 1
+            assert value(m, "dbgauge_pgbouncer_database_current_connections",
+                         database=sb.TINY_POOL_DATABASE) == sb.TINY_POOL_SIZE
             out = subprocess.run([*DBGAUGE, "collect", "--config", str(sandbox.config),
                                   "pgbouncer"], capture_output=True, text=True, timeout=60,
                                  cwd=REPO, check=True).stdout
@@ -110,10 +110,10 @@ def test_exhausted_pool_makes_clients_wait(sandbox: Sandbox) -> None:
                 conn.rollback()
             thread.join(15)
         assert not thread.is_alive()
-        m = wait_for(lambda: (lambda m: m if val(m, clients_, **TINY, state="waiting") == 0
+        m = wait_for(lambda: (lambda m: m if value(m, clients_, **TINY, state="waiting") == 0
                               else None)(collect(sandbox, "pgbouncer_pools")),
                      what="the queue to drain")
-        assert val(m, "dbgauge_pgbouncer_pool_client_maxwait_seconds", **TINY) == 0
+        assert value(m, "dbgauge_pgbouncer_pool_client_maxwait_seconds", **TINY) == 0
 
 
 def test_show_stats_and_show_stats_totals_give_the_same_counters(sandbox: Sandbox) -> None:

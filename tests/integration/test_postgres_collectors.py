@@ -1,8 +1,11 @@
-"""postgres_replication, postgres_locks and postgres_database against the real sandbox.
+"""postgres_replication, postgres_locks, postgres_database, postgres_server,
+postgres_checkpoints (archiver included) and postgres_settings against the real sandbox.
 
 Every collector runs as the monitoring role `dbgauge`, which has pg_monitor and nothing
 else: the least privilege the README documents. Server state is changed with the
-sandbox's admin account (replay pause/resume, writes, locks) and always restored.
+sandbox's admin account (replay pause/resume, writes, locks, transaction IDs consumed, a
+CHECKPOINT, WAL switched, archiving made to fail by creating pg-primary's archive_fail
+file, which its archive_command tests for) and always restored.
 """
 
 from __future__ import annotations
@@ -11,14 +14,16 @@ import subprocess
 import time
 from collections.abc import Iterator
 from contextlib import closing, contextmanager
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from dbgauge.app import load_config
 from dbgauge.toolkit.db import Connection, connect
+from dbgauge.toolkit.sandbox.postgres import ARCHIVE_DIR, ARCHIVE_FAIL_FLAG
 from dbgauge.toolkit.sql import load_sql
-from tests.helpers import DBGAUGE, REPO, Metrics, val, wait_for
+from tests.helpers import DBGAUGE, REPO, Metrics, parse_metrics, value, wait_for
 from tests.helpers.daemon import collect_direct
 from tests.helpers.servers import Sandbox, lock_wait, pg_admin
 
@@ -34,13 +39,15 @@ pytestmark = pytest.mark.integration
 
 
 
-def promtool_clean(sandbox: Sandbox, target: str) -> None:
+def promtool_clean(sandbox: Sandbox, target: str) -> str:
+    """`dbgauge collect` of `target`, which promtool finds nothing to say about."""
     out = subprocess.run([*DBGAUGE, "collect", "--config", str(sandbox.config), target],
                          capture_output=True, text=True, timeout=60, cwd=REPO, check=True).stdout
     check = subprocess.run(["promtool", "check", "metrics"], input=out, capture_output=True,
                            text=True, timeout=30, check=False)
     assert check.returncode == 0 and not (check.stdout + check.stderr).strip(), \
         check.stdout + check.stderr
+    return out
 
 
 # ----------------------------------------------------------------- least privilege
@@ -65,10 +72,10 @@ def test_monitoring_role_is_least_privilege(sandbox: Sandbox) -> None:
 def _caught_up(sandbox: Sandbox) -> bool:
     s = collect_direct(sandbox, "pg-standby", "postgres_replication")
     p = collect_direct(sandbox, "pg-primary", "postgres_replication")
-    return (val(s, "dbgauge_postgres_replication_receive_replay_lag_bytes") == 0
-            and val(s, "dbgauge_postgres_replication_lag_seconds") == 0
-            and val(p, "dbgauge_postgres_replication_standby_replay_lag_bytes",
-                    application_name="pg-standby") == 0)
+    return (value(s, "dbgauge_postgres_replication_receive_replay_lag_bytes") == 0
+            and value(s, "dbgauge_postgres_replication_lag_seconds") == 0
+            and value(p, "dbgauge_postgres_replication_standby_replay_lag_bytes",
+                      application_name="pg-standby") == 0)
 
 
 @contextmanager
@@ -85,15 +92,15 @@ def test_both_sides_report_their_role(sandbox: Sandbox) -> None:
     p = collect_direct(sandbox, "pg-primary", "postgres_replication")
     s = collect_direct(sandbox, "pg-standby", "postgres_replication")
     r = "dbgauge_postgres_replication_"
-    assert val(p, r + "configured") == 1 and val(p, r + "in_recovery") == 0
-    assert val(s, r + "configured") == 1 and val(s, r + "in_recovery") == 1
-    assert val(p, r + "standbys") == 2  # pg-standby, and pg-subscriber's logical walsender
-    assert val(p, r + "standby_state", application_name="pg-standby", state="streaming") == 1
-    assert val(p, r + "slot_active", slot_name="pg_standby", slot_type="physical") == 1
-    assert val(p, r + "slot_wal_status", slot_name="pg_standby", slot_type="physical",
-               wal_status="reserved") == 1
-    assert val(s, r + "wal_receiver_status", status="streaming") == 1
-    assert (val(s, r + "wal_receiver_last_message_age_seconds") or 0) < 60
+    assert value(p, r + "configured") == 1 and value(p, r + "in_recovery") == 0
+    assert value(s, r + "configured") == 1 and value(s, r + "in_recovery") == 1
+    assert value(p, r + "standbys") == 2  # pg-standby, and pg-subscriber's logical walsender
+    assert value(p, r + "standby_state", application_name="pg-standby", state="streaming") == 1
+    assert value(p, r + "slot_active", slot_name="pg_standby", slot_type="physical") == 1
+    assert value(p, r + "slot_wal_status", slot_name="pg_standby", slot_type="physical",
+                 wal_status="reserved") == 1
+    assert value(s, r + "wal_receiver_status", status="streaming") == 1
+    assert (value(s, r + "wal_receiver_last_message_age_seconds") or 0) < 60
 
 
 def test_paused_replay_shows_lag_on_both_sides_then_returns_to_zero(sandbox: Sandbox) -> None:
@@ -104,27 +111,28 @@ def test_paused_replay_shows_lag_on_both_sides_then_returns_to_zero(sandbox: San
         primary.execute("CREATE TABLE dbgauge_test_lag (id int, pad text)")
         try:
             with replay_paused(sandbox):
-                wait_for(lambda: val(collect_direct(sandbox, "pg-standby", "postgres_replication"),
-                                     r + "replay_paused") == 1, what="replay to pause")
+                wait_for(lambda: value(collect_direct(sandbox, "pg-standby",
+                                                      "postgres_replication"),
+                                       r + "replay_paused") == 1, what="replay to pause")
                 primary.execute("INSERT INTO dbgauge_test_lag "
                                 "SELECT g, repeat('x', 100) FROM generate_series(1, 2000) g")
 
                 def standby_behind() -> Metrics | None:
                     s = collect_direct(sandbox, "pg-standby", "postgres_replication")
-                    behind = (val(s, r + "receive_replay_lag_bytes") or 0) > 0
+                    behind = (value(s, r + "receive_replay_lag_bytes") or 0) > 0
                     return s if behind else None
 
                 s = wait_for(standby_behind, what="receive-vs-replay bytes to rise")
-                assert (val(s, r + "lag_seconds") or 0) > 0
+                assert (value(s, r + "lag_seconds") or 0) > 0
                 def primary_sees_lag() -> bool:
                     m = collect_direct(sandbox, "pg-primary", "postgres_replication")
-                    lag = val(m, r + "standby_replay_lag_bytes", application_name="pg-standby")
+                    lag = value(m, r + "standby_replay_lag_bytes", application_name="pg-standby")
                     return (lag or 0) > 0
 
                 wait_for(primary_sees_lag, what="the primary's replay lag bytes to rise")
                 # the replay lag is what the paused standby has received but not applied
                 p = collect_direct(sandbox, "pg-primary", "postgres_replication")
-                assert val(p, r + "standby_sent_lag_bytes", application_name="pg-standby") == 0
+                assert value(p, r + "standby_sent_lag_bytes", application_name="pg-standby") == 0
                 promtool_clean(sandbox, "pg-standby")
             # resumed: both sides go back to 0 (the primary hears within
             # wal_receiver_status_interval, 10 s by default)
@@ -148,9 +156,9 @@ def test_idle_caught_up_standby_keeps_zero_lag_seconds(sandbox: Sandbox) -> None
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         s = collect_direct(sandbox, "pg-standby", "postgres_replication")
-        samples.append((time.time(), val(s, r + "lag_seconds") or 0.0,
-                        val(s, r + "receive_replay_lag_bytes"),
-                        val(s, r + "last_replay_timestamp_seconds")))
+        samples.append((time.time(), value(s, r + "lag_seconds") or 0.0,
+                        value(s, r + "receive_replay_lag_bytes"),
+                        value(s, r + "last_replay_timestamp_seconds")))
         time.sleep(1)
     assert len(samples) >= 25
     for when, lag, pending, _ in samples:
@@ -175,25 +183,25 @@ def test_lock_wait_one_waiter_one_blocker_then_zero(sandbox: Sandbox) -> None:
     with lock_wait(sandbox) as waiting:
         def waited_a_second() -> Metrics | None:
             m = collect_direct(sandbox, "pg-primary", "postgres_locks")
-            return m if (val(m, p + "lock_oldest_wait_seconds") or 0) >= 1 else None
+            return m if (value(m, p + "lock_oldest_wait_seconds") or 0) >= 1 else None
 
         m = wait_for(waited_a_second, what="a lock wait of a second")
-        assert val(m, p + "lock_waiting_backends") == 1
-        assert val(m, p + "lock_blocked_backends") == 1
-        assert val(m, p + "lock_blocking_backends") == 1
-        assert val(m, p + "lock_root_blockers") == 1
-        assert (val(m, p + "lock_oldest_wait_seconds") or 0) >= 1
-        assert val(m, p + "lock_waits", locktype="relation", mode="AccessShareLock") == 1
+        assert value(m, p + "lock_waiting_backends") == 1
+        assert value(m, p + "lock_blocked_backends") == 1
+        assert value(m, p + "lock_blocking_backends") == 1
+        assert value(m, p + "lock_root_blockers") == 1
+        assert (value(m, p + "lock_oldest_wait_seconds") or 0) >= 1
+        assert value(m, p + "lock_waits", locktype="relation", mode="AccessShareLock") == 1
         assert [k for k in m if k[0] == p + "lock_waits"] == \
             [(p + "lock_waits", frozenset({("locktype", "relation"),
                                            ("mode", "AccessShareLock")}))]
         # the holder is idle in its transaction, the oldest transaction
-        assert val(m, p + "idle_in_transaction_sessions") == 1
-        assert (val(m, p + "idle_in_transaction_oldest_seconds") or 0) >= 1
-        assert (val(m, p + "oldest_transaction_age_seconds") or 0) >= 1
+        assert value(m, p + "idle_in_transaction_sessions") == 1
+        assert (value(m, p + "idle_in_transaction_oldest_seconds") or 0) >= 1
+        assert (value(m, p + "oldest_transaction_age_seconds") or 0) >= 1
         db = collect_direct(sandbox, "pg-primary", "postgres_database")
-        assert (val(db, p + "connections", state="idle_in_transaction") or 0) >= 1
-        assert (val(db, p + "connections", state="active") or 0) >= 2  # waiter + dbgauge
+        assert (value(db, p + "connections", state="idle_in_transaction") or 0) >= 1
+        assert (value(db, p + "connections", state="active") or 0) >= 2  # waiter + dbgauge
         promtool_clean(sandbox, "pg-primary")
         # PostgreSQL 13's statement (no pg_locks.waitstart) also runs and agrees
         with closing(connect(load_config(sandbox.config).target("pg-primary"))) as conn:
@@ -204,7 +212,7 @@ def test_lock_wait_one_waiter_one_blocker_then_zero(sandbox: Sandbox) -> None:
     for name in ("lock_waiting_backends", "lock_blocked_backends", "lock_blocking_backends",
                  "lock_root_blockers", "lock_oldest_wait_seconds",
                  "idle_in_transaction_sessions"):
-        assert val(m, p + name) == 0, name
+        assert value(m, p + name) == 0, name
     assert not [k for k in m if k[0] == p + "lock_waits"]
 
 
@@ -224,16 +232,180 @@ def test_database_counters_and_connection_limits(sandbox: Sandbox) -> None:
             conn.execute("SELECT 1")
     after = collect_direct(sandbox, "pg-primary", "postgres_database")
     app = {"database": "app"}
-    assert (val(after, p + "database_xact_commits_total", **app) or 0) > \
-        (val(before, p + "database_xact_commits_total", **app) or 0)
-    assert (val(after, p + "database_xact_rollbacks_total", **app) or 0) > \
-        (val(before, p + "database_xact_rollbacks_total", **app) or 0)
+    assert (value(after, p + "database_xact_commits_total", **app) or 0) > \
+        (value(before, p + "database_xact_commits_total", **app) or 0)
+    assert (value(after, p + "database_xact_rollbacks_total", **app) or 0) > \
+        (value(before, p + "database_xact_rollbacks_total", **app) or 0)
     for name in ("blocks_read_total", "blocks_hit_total", "temp_bytes_total", "deadlocks_total",
                  "conflicts_total"):
-        assert val(after, p + "database_" + name, **app) is not None, name
-    assert val(after, p + "max_connections") == 300  # the sandbox leaves room for bench/fleet
-    assert val(after, p + "superuser_reserved_connections") == 3
+        assert value(after, p + "database_" + name, **app) is not None, name
+    assert value(after, p + "max_connections") == 300  # the sandbox leaves room for bench/fleet
+    assert value(after, p + "superuser_reserved_connections") == 3
     states = {dict(k[1])["state"] for k in after if k[0] == p + "connections"}
     assert states == {"active", "idle", "idle_in_transaction", "idle_in_transaction_aborted",
                       "fastpath_function_call", "disabled"}
-    assert (val(after, p + "connections", state="active") or 0) >= 1  # dbgauge itself
+    assert (value(after, p + "connections", state="active") or 0) >= 1  # dbgauge itself
+
+
+# ----------------------------------------------------------------- every member
+
+# Collectors that read per-database or per-server state: each must work on a standby and
+# a subscriber too.
+EVERY_MEMBER = ("postgres_server", "postgres_checkpoints", "postgres_statements", "postgres_tables",
+       "postgres_sequences", "postgres_settings")
+P = "dbgauge_postgres_"
+
+
+def server(sandbox: Sandbox) -> Metrics:
+    return collect_direct(sandbox, "pg-primary", "postgres_server")
+
+
+def checkpoints(sandbox: Sandbox) -> Metrics:
+    return collect_direct(sandbox, "pg-primary", "postgres_checkpoints")
+
+
+def test_collectors_run_as_the_monitoring_role_on_every_member(
+        sandbox: Sandbox) -> None:
+    for target in ("pg-primary", "pg-standby", "pg-subscriber"):
+        for name in EVERY_MEMBER:
+            assert collect_direct(sandbox, target, name), (target, name)
+    scraped = parse_metrics(promtool_clean(sandbox, "pg-primary"))
+    for name in EVERY_MEMBER:  # on by default, and successful through the daemon's own scrape path
+        assert value(scraped, "dbgauge_collector_success", collector=name, sandbox="true",
+                     target="pg-primary") == 1, name
+
+
+# ----------------------------------------------------------------- postgres_server
+
+
+def test_sizes_ages_limits_and_start_time_match_the_server(sandbox: Sandbox) -> None:
+    m = server(sandbox)
+    with pg_admin(sandbox, "pg-primary") as admin:
+        start = admin.execute(
+            "SELECT EXTRACT(EPOCH FROM pg_postmaster_start_time())::float8").fetchone()[0]
+        freeze = int(admin.execute("SHOW autovacuum_freeze_max_age").fetchone()[0])
+        size = admin.execute("SELECT pg_database_size('app')").fetchone()[0]
+    assert value(m, P + "start_time_seconds") == pytest.approx(start, abs=1e-3)
+    assert value(m, P + "autovacuum_freeze_max_age") == freeze == 200_000_000
+    assert value(m, P + "autovacuum_multixact_freeze_max_age") == 400_000_000
+    # a size within 10% of what the admin measured a moment later (writes go on)
+    assert value(m, P + "database_size_bytes", database="app") == pytest.approx(size, rel=0.1)
+    # template0 refuses connections: no size, but its wraparound age is there
+    assert value(m, P + "database_size_bytes", database="template0") is None
+    assert value(m, P + "database_xid_age", database="template0") is not None
+    assert value(m, P + "database_mxid_age", database="template0") is not None
+
+
+def test_xid_age_grows_as_transaction_ids_are_consumed(sandbox: Sandbox) -> None:
+    before = value(server(sandbox), P + "database_xid_age", database="app")
+    assert before is not None
+    with pg_admin(sandbox, "pg-primary") as admin:
+        for _ in range(40):
+            admin.execute("SELECT txid_current()")  # each autocommit statement takes an xid
+    wait_for(lambda: (value(server(sandbox), P + "database_xid_age", database="app") or 0)
+             >= before + 40, what="app's xid age to grow by the 40 transactions")
+
+
+# ----------------------------------------------------------------- postgres_checkpoints
+
+
+def test_checkpoint_and_wal_counters_grow(sandbox: Sandbox) -> None:
+    m = checkpoints(sandbox)
+    requested = value(m, P + "checkpoints_requested_total")
+    wal_bytes, wal_records = value(m, P + "wal_bytes_total"), value(m, P + "wal_records_total")
+    assert requested is not None and wal_bytes is not None and wal_records is not None
+    for name in ("checkpoints_timed_total", "checkpoint_write_seconds_total",
+                 "checkpoint_sync_seconds_total", "checkpoint_buffers_written_total",
+                 "bgwriter_buffers_clean_total", "bgwriter_maxwritten_clean_total",
+                 "buffers_backend_total", "buffers_backend_fsync_total",
+                 "buffers_alloc_total", "wal_fpi_total", "wal_buffers_full_total"):
+        assert value(m, P + name) is not None, name  # PostgreSQL 15 has every one of them
+    with pg_admin(sandbox, "pg-primary") as admin:
+        admin.execute("SELECT pg_logical_emit_message(false, 'dbgauge-test', repeat('x', 5000))")
+        admin.execute("CHECKPOINT")
+
+    def grown() -> bool:
+        now = checkpoints(sandbox)
+        return ((value(now, P + "checkpoints_requested_total") or 0) > requested
+                and (value(now, P + "wal_bytes_total") or 0) >= wal_bytes + 5000
+                and (value(now, P + "wal_records_total") or 0) > wal_records)
+
+    wait_for(grown, what="requested checkpoints and WAL bytes to grow")
+
+
+@contextmanager
+def archiving_fails(sandbox: Sandbox) -> Iterator[None]:
+    """pg-primary's archive_command fails while the flag file exists; removed afterwards,
+    and a WAL switch wakes the archiver so it catches up."""
+    flag = sandbox.directory / "pg-primary" / ARCHIVE_FAIL_FLAG
+    flag.touch()
+    try:
+        yield
+    finally:
+        flag.unlink(missing_ok=True)
+
+
+def switch_wal(sandbox: Sandbox) -> None:
+    """Close the current WAL segment (after writing to it: an empty one is not switched)."""
+    with pg_admin(sandbox, "pg-primary") as admin:
+        admin.execute("SELECT pg_logical_emit_message(false, 'dbgauge-test', 'switch')")
+        admin.execute("SELECT pg_switch_wal()")
+
+
+def test_archiver_counts_archived_then_failed_wal(sandbox: Sandbox) -> None:
+    m = checkpoints(sandbox)
+    assert value(m, P + "archiver_enabled") == 1
+    archived = value(m, P + "archiver_archived_total")
+    failed = value(m, P + "archiver_failed_total")
+    assert archived is not None and failed is not None
+    switch_wal(sandbox)
+    m = wait_for(lambda: (lambda c: c if (value(c, P + "archiver_archived_total") or 0)
+                          > archived else None)(checkpoints(sandbox)),
+                 what="archived_total to grow after pg_switch_wal")
+    archived_age = value(m, P + "archiver_last_archived_age_seconds")
+    assert archived_age is not None and archived_age < 60  # 0.0 (just archived) counts
+    archive = Path(sandbox.directory) / "pg-primary" / ARCHIVE_DIR
+    assert any(archive.iterdir())  # the copies landed where the sandbox keeps them
+    try:
+        with archiving_fails(sandbox):
+            switch_wal(sandbox)
+            m = wait_for(lambda: (lambda c: c if (value(c, P + "archiver_failed_total") or 0)
+                                  > failed else None)(checkpoints(sandbox)),
+                         what="failed_total to grow while archive_command fails")
+            failed_age = value(m, P + "archiver_last_failed_age_seconds")
+            assert failed_age is not None and failed_age < 60
+        now_archived = value(checkpoints(sandbox), P + "archiver_archived_total") or 0
+    finally:
+        switch_wal(sandbox)  # wakes the archiver, which retries the failed segment
+    wait_for(lambda: (value(checkpoints(sandbox), P + "archiver_archived_total") or 0)
+             > now_archived, timeout=90, what="archiving to recover once the flag is gone")
+
+
+def test_archiver_is_off_and_ages_absent_where_archiving_is_off(sandbox: Sandbox) -> None:
+    m = collect_direct(sandbox, "pg-subscriber", "postgres_checkpoints")
+    assert value(m, P + "archiver_enabled") == 0
+    assert value(m, P + "archiver_archived_total") == 0
+    assert value(m, P + "archiver_last_archived_age_seconds") is None
+    assert value(m, P + "archiver_last_failed_age_seconds") is None
+
+
+# ----------------------------------------------------------------- postgres_settings
+
+
+def test_settings_in_base_units(sandbox: Sandbox) -> None:
+    m = collect_direct(sandbox, "pg-primary", "postgres_settings")
+    s = P + "settings_"
+    assert value(m, s + "shared_buffers_bytes") == 32 * 1024 * 1024  # sandbox: 32MB
+    assert value(m, s + "max_connections") == 300  # sandbox: room for bench/fleet
+    assert value(m, s + "wal_segment_size_bytes") == 16 * 1024 * 1024
+    assert value(m, s + "work_mem_bytes") == 4 * 1024 * 1024  # default 4MB, unit kB
+    assert value(m, s + "checkpoint_timeout_seconds") == 300  # default 5min, unit s
+    assert value(m, s + "autovacuum_naptime_seconds") == 60
+    assert value(m, s + "deadlock_timeout_seconds") == 1  # default 1s, unit ms
+    assert value(m, s + "max_wal_size_bytes") == 1024 ** 3  # default 1GB, unit MB
+    assert value(m, s + "track_io_timing") == 1 and value(m, s + "hot_standby_feedback") == 0
+    assert value(m, s + "log_min_duration_statement_seconds") == -1  # disabled stays -1
+    assert value(m, s + "checkpoint_completion_target") == pytest.approx(0.9)
+    # dbgauge's own session timeouts are not the server's settings
+    assert not any("statement_timeout" in name for name, _ in m)
+    assert all(name.startswith(s) for name, _ in m) and len(m) > 50

@@ -10,7 +10,7 @@ from dbgauge.app import parse_config
 from dbgauge.toolkit.db import Connection, ServerInfo
 from dbgauge.toolkit.errors import ConfigError
 from dbgauge.toolkit.exporter.scrape import CollectorRun, SampleOut, TargetResult
-from dbgauge.toolkit.metrics import Collector, MetricSpec, Option, Registry, Sample
+from dbgauge.toolkit.metrics import Collector, MetricSpec, MetricTable, Option, Registry, Sample
 from dbgauge.toolkit.render.prometheus import encode
 
 ROWS = MetricSpec("dbgauge_test_rows", "gauge", "Rows.", ("table",))
@@ -21,7 +21,7 @@ class TopTables(Collector[int]):
     help = "A test collector with a limit and run-time families."
     kind = "postgres"
     flavors = frozenset({"postgres"})
-    metrics = (ROWS,)
+    metrics = MetricTable(ROWS)
     dynamic_prefixes = ("dbgauge_test_dyn_",)
     options = {"limit": Option(50, "How many tables."), "file": Option("x", "A file.")}
 

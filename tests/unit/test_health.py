@@ -29,7 +29,7 @@ from dbgauge.toolkit.ranges import parse_range
 from dbgauge.toolkit.render.plugin import render_plugin, render_plugin_json
 from dbgauge.toolkit.result import CheckResult, Finding, Status, perf_label, plugin_result, worst
 from dbgauge.toolkit.targets import Selection, select, target_from_dsn
-from tests.helpers.captured import table_rows, vertical_rows
+from tests.helpers.captured import json_rows, table_rows, vertical_rows
 
 
 def test_replica_status_rows_from_captured_output() -> None:
@@ -50,13 +50,6 @@ def test_replica_status_rows_from_captured_output() -> None:
     (found,) = channel_findings("replica", parse_replica_status(broken))
     assert found.detail == ("replication: SQL thread stopped: error 1950: "
                             "out-of-order sequence number")
-
-
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
-
-
-def _rows(path: str) -> list[dict[str, Any]]:
-    return list(json.loads((FIXTURES / path).read_text())["rows"])
 
 
 class Answers:
@@ -81,33 +74,33 @@ def _evaluate(check: str, kind: str, conn: Answers) -> NodeOutcome:
 
 def test_checks_read_the_collectors_facts_with_their_statements_only() -> None:
     """Each check runs the statements of the collector facts it needs, nothing more."""
-    conn = Answers("pgbouncer", {"show_lists": _rows("pgbouncer-1.18/show_lists.json"),
-                                 "show_config": _rows("pgbouncer-1.18/show_config.json")})
+    conn = Answers("pgbouncer", {"show_lists": json_rows("pgbouncer-1.18/show_lists.json"),
+                                 "show_config": json_rows("pgbouncer-1.18/show_config.json")})
     outcome = _evaluate("connections", "pgbouncer", conn)
     assert conn.asked == ["show_lists", "show_config"]
     assert outcome.note == "6 of 200 connections in use (3% of max_client_conn)"
     assert outcome.perfdata == (("n:connections_percent", 3.0), ("n:connections", 6.0))
-    conn = Answers("postgres", {"connections": _rows("postgres-15/connections-wait.json")})
+    conn = Answers("postgres", {"connections": json_rows("postgres-15/connections-wait.json")})
     outcome = _evaluate("connections", "postgres", conn)
     assert conn.asked == ["connections"]
     assert outcome.note == ("4 of 47 connections in use (9% of max_connections - "
                             "superuser_reserved_connections)")
-    conn = Answers("postgres", {"lock_summary": _rows("postgres-15/lock_summary-wait.json")})
+    conn = Answers("postgres", {"lock_summary": json_rows("postgres-15/lock_summary-wait.json")})
     outcome = _evaluate("locks", "postgres", conn)
     assert conn.asked == ["lock_summary"]  # someone waits, but the waits by mode are not read
     assert outcome.note.endswith("(1 waiting, 1 root blocker(s))")
     conn = Answers("postgres", {
-        "replication_local": _rows("postgres-15/replication_local-primary.json")})
+        "replication_local": json_rows("postgres-15/replication_local-primary.json")})
     outcome = _evaluate("lag", "postgres", conn)
     assert conn.asked == ["replication_local"] and outcome.note == "not a standby"
     conn.answers.update({
-        "replication_standbys": _rows("postgres-15/replication_standbys-replay-paused.json"),
-        "replication_slots": _rows("postgres-15/replication_slots-primary.json")})
+        "replication_standbys": json_rows("postgres-15/replication_standbys-replay-paused.json"),
+        "replication_slots": json_rows("postgres-15/replication_slots-primary.json")})
     conn.asked.clear()
     outcome = _evaluate("replication", "postgres", conn)
     assert conn.asked == ["replication_local", "replication_standbys", "replication_slots"]
     assert outcome.note == "primary, 1 standby(s) streaming" and outcome.findings == ()
-    conn = Answers("pgbouncer", {"show_pools": _rows("pgbouncer-1.18/show_pools.json")})
+    conn = Answers("pgbouncer", {"show_pools": json_rows("pgbouncer-1.18/show_pools.json")})
     outcome = _evaluate("pgbouncer-pools", "pgbouncer", conn)
     assert conn.asked == ["show_pools"]
     assert "1 client(s) waiting" in outcome.note

@@ -30,25 +30,16 @@ REGISTRY = registry()
 
 GOLDEN = {
     "mysql-8.0/show_engine_innodb_status.txt": InnodbStatus(
-        log_sequence_number=31603995, log_flushed_up_to=31603995,
-        pages_flushed_up_to=31603995, last_checkpoint=31603995, history_list_length=0,
-        read_views=0, active_transactions=0, lock_wait_transactions=0),
+        log_sequence_number=31603995, last_checkpoint=31603995, history_list_length=0),
     "mysql-8.0/show_engine_innodb_status_datadog.txt": InnodbStatus(
-        log_sequence_number=32236865, log_flushed_up_to=32236865,
-        pages_flushed_up_to=32236865, last_checkpoint=32236865, history_list_length=0,
-        read_views=0),
+        log_sequence_number=32236865, last_checkpoint=32236865, history_list_length=0),
     "mysql-8.0/show_engine_innodb_status_percona.txt": InnodbStatus(
-        log_sequence_number=31825026, log_flushed_up_to=31825026,
-        pages_flushed_up_to=31825026, last_checkpoint=31825026, reported_checkpoint_age=0,
-        max_checkpoint_age=80576000, history_list_length=0, read_views=0),
+        log_sequence_number=31825026, last_checkpoint=31825026, reported_checkpoint_age=0,
+        max_checkpoint_age=80576000, history_list_length=0),
     "mysql-8.4/show_engine_innodb_status.txt": InnodbStatus(
-        log_sequence_number=19643450, log_flushed_up_to=19643450,
-        pages_flushed_up_to=19643450, last_checkpoint=19643450, history_list_length=19,
-        read_views=0, active_transactions=1, lock_wait_transactions=1),
+        log_sequence_number=19643450, last_checkpoint=19643450, history_list_length=19),
     "mariadb-10.11/show_engine_innodb_status.txt": InnodbStatus(
-        log_sequence_number=173293, log_flushed_up_to=173293, pages_flushed_up_to=44404,
-        last_checkpoint=44404, history_list_length=504, read_views=1,
-        active_transactions=3, lock_wait_transactions=1),
+        log_sequence_number=173293, last_checkpoint=44404, history_list_length=504),
 }
 
 

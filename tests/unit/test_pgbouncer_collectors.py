@@ -3,8 +3,6 @@ taken from public sources for older and newer versions (tests/fixtures/pgbouncer
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,40 +13,13 @@ from dbgauge.collectors.pgbouncer_databases import database_samples, parse_datab
 from dbgauge.collectors.pgbouncer_lists import ListsFacts, parse_lists
 from dbgauge.collectors.pgbouncer_pools import parse_pools, pool_samples
 from dbgauge.collectors.pgbouncer_stats import COUNTERS, normalise, parse_stats, stats_samples
-from dbgauge.toolkit.metrics import Collector, Sample
+from dbgauge.toolkit.metrics import Collector
 from dbgauge.toolkit.sql import load_sql
-from tests.helpers.captured import Answers
+from tests.helpers import as_dict, value
+from tests.helpers.captured import Answers, json_doc, json_rows
 
 REGISTRY = registry()
-
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 PUBLIC = "pgbouncer-public/"
-
-
-def doc(path: str) -> dict[str, Any]:
-    return dict(json.loads((FIXTURES / path).read_text()))
-
-
-def rows(path: str) -> list[dict[str, Any]]:
-    return list(doc(path)["rows"])
-
-
-Key = tuple[str, frozenset[tuple[str, str]]]
-
-
-def as_dict(collector: str, samples: list[Sample]) -> dict[Key, float]:
-    c: Collector = REGISTRY[collector]
-    out: dict[Key, float] = {}
-    for s in samples:
-        c.validate_sample(s)
-        key = (s.name, frozenset(s.labels.items()))
-        assert key not in out, key
-        out[key] = s.value
-    return out
-
-
-def get(d: dict[Key, float], name: str, **labels: str) -> float | None:
-    return d.get((name, frozenset(labels.items())))
 
 
 def test_all_pgbouncer_collectors_default_on() -> None:
@@ -58,18 +29,18 @@ def test_all_pgbouncer_collectors_default_on() -> None:
 
 
 def test_pools_1_18_exhausted_pool() -> None:
-    facts = parse_pools(rows("pgbouncer-1.18/show_pools.json"))
+    facts = parse_pools(json_rows("pgbouncer-1.18/show_pools.json"))
     d = as_dict("pgbouncer_pools", list(pool_samples(facts)))
     pool = {"database": "app_tiny", "user": "sandbox_admin"}
     clients = "dbgauge_pgbouncer_pool_client_connections"
     servers = "dbgauge_pgbouncer_pool_server_connections"
-    assert get(d, clients, **pool, state="active") == 4
-    assert get(d, clients, **pool, state="waiting") == 1
-    assert get(d, clients, **pool, state="waiting_cancel_req") == 0
-    assert get(d, servers, **pool, state="active") == 2
-    assert get(d, servers, **pool, state="login") == 0
-    row = rows("pgbouncer-1.18/show_pools.json")[0]
-    maxwait = get(d, "dbgauge_pgbouncer_pool_client_maxwait_seconds", **pool)
+    assert value(d, clients, **pool, state="active") == 4
+    assert value(d, clients, **pool, state="waiting") == 1
+    assert value(d, clients, **pool, state="waiting_cancel_req") == 0
+    assert value(d, servers, **pool, state="active") == 2
+    assert value(d, servers, **pool, state="login") == 0
+    row = json_rows("pgbouncer-1.18/show_pools.json")[0]
+    maxwait = value(d, "dbgauge_pgbouncer_pool_client_maxwait_seconds", **pool)
     assert maxwait == pytest.approx(row["maxwait"] + row["maxwait_us"] / 1e6)
     assert maxwait is not None and maxwait >= 1
 
@@ -77,20 +48,20 @@ def test_pools_1_18_exhausted_pool() -> None:
 def test_pools_other_versions() -> None:
     # 1.21-1.23: the same columns as 1.18
     d = as_dict("pgbouncer_pools",
-                list(pool_samples(parse_pools(rows(PUBLIC + "show_pools-1.21.json")))))
-    assert get(d, "dbgauge_pgbouncer_pool_server_connections", database="postgres",
-               user="postgres", state="used") == 1
+                list(pool_samples(parse_pools(json_rows(PUBLIC + "show_pools-1.21.json")))))
+    assert value(d, "dbgauge_pgbouncer_pool_server_connections", database="postgres",
+                 user="postgres", state="used") == 1
     # 1.17 (before the cancel-request split): the states it has, nothing invented
     d = as_dict("pgbouncer_pools",
-                list(pool_samples(parse_pools(rows(PUBLIC + "show_pools-1.17.json")))))
+                list(pool_samples(parse_pools(json_rows(PUBLIC + "show_pools-1.17.json")))))
     pool = {"database": "xxdb", "user": "xxdb_user"}
-    assert get(d, "dbgauge_pgbouncer_pool_client_connections", **pool, state="waiting") == 419
-    assert get(d, "dbgauge_pgbouncer_pool_client_connections", **pool,
-               state="waiting_cancel_req") is None
-    maxwait = get(d, "dbgauge_pgbouncer_pool_client_maxwait_seconds", **pool)
+    assert value(d, "dbgauge_pgbouncer_pool_client_connections", **pool, state="waiting") == 419
+    assert value(d, "dbgauge_pgbouncer_pool_client_connections", **pool,
+                 state="waiting_cancel_req") is None
+    maxwait = value(d, "dbgauge_pgbouncer_pool_client_maxwait_seconds", **pool)
     assert maxwait == pytest.approx(0.142343)
     # 1.24+: load_balance_hosts is a new text column and is ignored
-    cols = doc("pgbouncer-public/columns-source.json")["SHOW POOLS"]
+    cols = json_doc("pgbouncer-public/columns-source.json")["SHOW POOLS"]
     row = dict.fromkeys(cols, 0) | {"database": "d", "user": "u", "pool_mode": "session",
                                     "load_balance_hosts": None}
     d = as_dict("pgbouncer_pools", list(pool_samples(parse_pools([row]))))
@@ -100,21 +71,21 @@ def test_pools_other_versions() -> None:
 def test_stats_1_18_show_stats_and_stats_totals_agree() -> None:
     via_stats = as_dict("pgbouncer_stats",
                         list(stats_samples(parse_stats(
-                            rows("pgbouncer-1.18/show_stats.json")))))
+                            json_rows("pgbouncer-1.18/show_stats.json")))))
     via_totals = as_dict("pgbouncer_stats",
                          list(stats_samples(parse_stats(
-                             rows("pgbouncer-1.18/show_stats_totals.json")))))
+                             json_rows("pgbouncer-1.18/show_stats_totals.json")))))
     assert set(via_stats) == set(via_totals)
     db = {"database": "app_tiny"}
-    assert (get(via_stats, "dbgauge_pgbouncer_stats_queries_total", **db) or 0) >= 1
-    wait = get(via_stats, "dbgauge_pgbouncer_stats_client_wait_seconds_total", **db)
-    assert wait == pytest.approx(rows("pgbouncer-1.18/show_stats.json")[0]["total_wait_time"]
+    assert (value(via_stats, "dbgauge_pgbouncer_stats_queries_total", **db) or 0) >= 1
+    wait = value(via_stats, "dbgauge_pgbouncer_stats_client_wait_seconds_total", **db)
+    assert wait == pytest.approx(json_rows("pgbouncer-1.18/show_stats.json")[0]["total_wait_time"]
                                  / 1e6)
     assert not any("avg" in name for name, _ in via_stats)
 
 
 def test_stats_newest_columns_all_map() -> None:
-    cols = doc("pgbouncer-public/columns-source.json")
+    cols = json_doc("pgbouncer-public/columns-source.json")
     totals = {normalise(c) for c in cols["SHOW STATS_TOTALS"]} - {"database"}
     stats = {normalise(c) for c in cols["SHOW STATS"]} - {"database", None}
     assert totals == stats  # both spellings normalise to the same names
@@ -136,59 +107,59 @@ def test_stats_statement_by_version() -> None:
 def test_databases_1_18() -> None:
     d = as_dict("pgbouncer_databases",
                 list(database_samples(parse_databases(
-                    rows("pgbouncer-1.18/show_databases.json")))))
+                    json_rows("pgbouncer-1.18/show_databases.json")))))
     p = "dbgauge_pgbouncer_database_"
-    assert get(d, p + "pool_size", database="app_tiny") == 2
-    assert get(d, p + "reserve_pool_size", database="app") == 0  # 1.18: reserve_pool
-    assert get(d, p + "current_connections", database="app_tiny") == 2
-    assert get(d, p + "paused", database="app") == 0
-    assert get(d, p + "server_lifetime_seconds", database="app") is None  # 1.23+
-    assert get(d, p + "info", database="app_tiny", host="127.0.0.1",
-               port=str(rows("pgbouncer-1.18/show_databases.json")[0]["port"]),
-               backend_database="app", force_user="", pool_mode="") == 1
+    assert value(d, p + "pool_size", database="app_tiny") == 2
+    assert value(d, p + "reserve_pool_size", database="app") == 0  # 1.18: reserve_pool
+    assert value(d, p + "current_connections", database="app_tiny") == 2
+    assert value(d, p + "paused", database="app") == 0
+    assert value(d, p + "server_lifetime_seconds", database="app") is None  # 1.23+
+    assert value(d, p + "info", database="app_tiny", host="127.0.0.1",
+                 port=str(json_rows("pgbouncer-1.18/show_databases.json")[0]["port"]),
+                 backend_database="app", force_user="", pool_mode="") == 1
 
 
 def test_databases_1_25() -> None:
     d = as_dict("pgbouncer_databases",
                 list(database_samples(parse_databases(
-                    rows("pgbouncer-public/show_databases-1.25.json")))))
+                    json_rows("pgbouncer-public/show_databases-1.25.json")))))
     p = "dbgauge_pgbouncer_database_"
     db = {"database": "rideshare_development"}
-    assert get(d, p + "pool_size", **db) == 20
-    assert get(d, p + "reserve_pool_size", **db) == 0  # 1.24+: reserve_pool_size
-    assert get(d, p + "server_lifetime_seconds", **db) == 3600
-    assert get(d, p + "current_connections", **db) == 1
-    assert get(d, p + "current_client_connections", database="pgbouncer") == 1
-    assert get(d, p + "info", database="pgbouncer", host="", port="6432",
-               backend_database="pgbouncer", force_user="pgbouncer", pool_mode="statement") == 1
+    assert value(d, p + "pool_size", **db) == 20
+    assert value(d, p + "reserve_pool_size", **db) == 0  # 1.24+: reserve_pool_size
+    assert value(d, p + "server_lifetime_seconds", **db) == 3600
+    assert value(d, p + "current_connections", **db) == 1
+    assert value(d, p + "current_client_connections", database="pgbouncer") == 1
+    assert value(d, p + "info", database="pgbouncer", host="", port="6432",
+                 backend_database="pgbouncer", force_user="pgbouncer", pool_mode="statement") == 1
 
 
 def test_config_selected_keys() -> None:
     d = as_dict("pgbouncer_config",
-                list(config_samples(parse_config(rows("pgbouncer-1.18/show_config.json")))))
+                list(config_samples(parse_config(json_rows("pgbouncer-1.18/show_config.json")))))
     p = "dbgauge_pgbouncer_config_"
-    assert get(d, p + "max_client_connections") == 200
-    assert get(d, p + "default_pool_size") == 10
-    assert get(d, p + "query_wait_timeout_seconds") == 120
-    assert get(d, p + "info", pool_mode="transaction") == 1
+    assert value(d, p + "max_client_connections") == 200
+    assert value(d, p + "default_pool_size") == 10
+    assert value(d, p + "query_wait_timeout_seconds") == 120
+    assert value(d, p + "info", pool_mode="transaction") == 1
     assert len(d) == 8
 
 
 def test_lists() -> None:
-    lists = parse_lists(rows("pgbouncer-1.18/show_lists.json"))
+    lists = parse_lists(json_rows("pgbouncer-1.18/show_lists.json"))
     assert lists["databases"] == 4 and lists["used_clients"] >= 5
-    names = set(doc("pgbouncer-public/columns-source.json")["SHOW LISTS rows"])
+    names = set(json_doc("pgbouncer-public/columns-source.json")["SHOW LISTS rows"])
     assert set(lists) <= names  # newer versions only add lists (peers, peer_pools)
 
 
 def test_read_returns_facts_and_samples_are_pure() -> None:
     """Each PgBouncer collector: read() runs its one SHOW and returns typed facts;
     samples() of those facts is what collect() yields."""
-    conn = Answers({"show_pools": rows("pgbouncer-1.18/show_pools.json"),
-                     "show_stats": rows("pgbouncer-1.18/show_stats.json"),
-                     "show_databases": rows("pgbouncer-1.18/show_databases.json"),
-                     "show_config": rows("pgbouncer-1.18/show_config.json"),
-                     "show_lists": rows("pgbouncer-1.18/show_lists.json")})
+    conn = Answers({"show_pools": json_rows("pgbouncer-1.18/show_pools.json"),
+                     "show_stats": json_rows("pgbouncer-1.18/show_stats.json"),
+                     "show_databases": json_rows("pgbouncer-1.18/show_databases.json"),
+                     "show_config": json_rows("pgbouncer-1.18/show_config.json"),
+                     "show_lists": json_rows("pgbouncer-1.18/show_lists.json")})
     facts: dict[str, Any] = {}
     for name in ("pgbouncer_pools", "pgbouncer_stats", "pgbouncer_databases",
                  "pgbouncer_config", "pgbouncer_lists"):
@@ -202,7 +173,7 @@ def test_read_returns_facts_and_samples_are_pure() -> None:
     assert pool.clients["waiting"] == 1 and pool.servers["active"] == 2
     assert pool.maxwait_seconds is not None and pool.maxwait_seconds >= 1
     stats = {db.database: db for db in facts["pgbouncer_stats"].databases}
-    raw = rows("pgbouncer-1.18/show_stats.json")[0]
+    raw = json_rows("pgbouncer-1.18/show_stats.json")[0]
     assert stats[raw["database"]].counters["wait_time"] == raw["total_wait_time"]  # as read: us
     assert "avg_wait_time" not in stats[raw["database"]].counters
     app = next(d for d in facts["pgbouncer_databases"].databases if d.name == "app")

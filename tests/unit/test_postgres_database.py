@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-from typing import Any
-
 import pytest
 
 from dbgauge.app import registry
@@ -18,20 +14,15 @@ from dbgauge.collectors.postgres_database import (
     parse_stat_database,
     read_connections,
 )
-from tests.helpers.captured import Answers
+from tests.helpers.captured import Answers, json_rows
 
 REGISTRY = registry()
-
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "postgres-15"
 COLLECTOR = REGISTRY["postgres_database"]
 
 
-def rows(name: str) -> list[dict[str, Any]]:
-    return list(json.loads((FIXTURES / f"{name}.json").read_text())["rows"])
-
-
 def test_stat_database_rows() -> None:
-    samples = list(database_samples(parse_stat_database(rows("stat_database"))))
+    rows = json_rows("postgres-15/stat_database.json")
+    samples = list(database_samples(parse_stat_database(rows)))
     for s in samples:
         COLLECTOR.validate_sample(s)
     by = {(s.name, s.labels["database"]): s.value for s in samples}
@@ -47,15 +38,17 @@ def test_stat_database_rows() -> None:
 
 
 def test_io_time_is_seconds() -> None:
-    row = {**rows("stat_database")[0], "blk_read_time": 1500.0, "stats_reset": 1.7e9}
+    row = {**json_rows("postgres-15/stat_database.json")[0], "blk_read_time": 1500.0,
+           "stats_reset": 1.7e9}
     by = {s.name: s.value for s in database_samples(parse_stat_database([row]))}
     assert by["dbgauge_postgres_database_block_read_seconds_total"] == pytest.approx(1.5)
     assert by["dbgauge_postgres_database_stats_reset_timestamp_seconds"] == 1.7e9
 
 
 def test_connections_by_state_always_complete() -> None:
-    captured = {r["state"]: r["connections"] for r in rows("connections-wait")}
-    captured_rows = rows("connections-wait")
+    captured = {r["state"]: r["connections"]
+                for r in json_rows("postgres-15/connections-wait.json")}
+    captured_rows = json_rows("postgres-15/connections-wait.json")
     connections = parse_connections(captured_rows, captured_rows[0])
     samples = [s for s in connection_samples(connections) if s.labels]
     by = {s.labels["state"]: s.value for s in samples}
@@ -74,8 +67,8 @@ def test_connections_by_state_always_complete() -> None:
 
 
 def test_limits_ride_on_the_connections_rows() -> None:
-    conn = Answers({"stat_database": rows("stat_database"),
-                     "connections": rows("connections-wait")})
+    conn = Answers({"stat_database": json_rows("postgres-15/stat_database.json"),
+                     "connections": json_rows("postgres-15/connections-wait.json")})
     samples = list(COLLECTOR.collect(conn))  # type: ignore[arg-type]
     for s in samples:
         COLLECTOR.validate_sample(s)
@@ -90,8 +83,8 @@ def test_limits_ride_on_the_connections_rows() -> None:
 
 
 def test_read_returns_facts_and_samples_are_pure() -> None:
-    conn = Answers({"stat_database": rows("stat_database"),
-                     "connections": rows("connections-wait")})
+    conn = Answers({"stat_database": json_rows("postgres-15/stat_database.json"),
+                     "connections": json_rows("postgres-15/connections-wait.json")})
     collector = PostgresDatabase()
     facts = collector.read(conn)  # type: ignore[arg-type]
     assert conn.asked == ["stat_database", "connections"]
@@ -106,6 +99,6 @@ def test_read_returns_facts_and_samples_are_pure() -> None:
     assert again == list(collector.samples(facts)) == list(collector.collect(Answers(
         dict(conn.answers))))  # type: ignore[arg-type]
     # the server-wide half alone: one statement (what check connections runs)
-    alone = Answers({"connections": rows("connections-wait")})
+    alone = Answers({"connections": json_rows("postgres-15/connections-wait.json")})
     assert read_connections(alone) == facts.connections  # type: ignore[arg-type]
     assert alone.asked == ["connections"]

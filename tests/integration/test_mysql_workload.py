@@ -1,7 +1,9 @@
-"""The mysqld_exporter-parity collectors against the real MariaDB sandbox, scraping as the
-monitoring user `dbgauge`: each test creates the condition a series reports (a burst of
-statements, a table with rows, an idle connection, binlog writes, timed queries) with the
-admin account and waits for it in the samples. Anything changed is restored in `finally`.
+"""mysql_global_status, mysql_global_variables, mysql_statements, mysql_tables,
+mysql_processlist, mysql_binlog and mariadb_query_response_time against the real MariaDB
+sandbox, scraping as the monitoring user `dbgauge`: each test creates the condition a
+series reports (a burst of statements, a table with rows, an idle connection, binlog
+writes, timed queries) with the admin account and waits for it in the samples. Anything
+changed is restored in `finally`.
 """
 
 from __future__ import annotations
@@ -25,10 +27,9 @@ from tests.helpers.servers import Sandbox, admin, documented_grants, replica_cau
 pytestmark = pytest.mark.integration
 
 PRIMARY = "mariadb-primary"
-TABLE = "dbgauge_coverage"
-NEW_COLLECTORS = ("mysql_global_status", "mysql_global_variables", "mysql_statements",
-                  "mysql_tables", "mysql_processlist", "mysql_binlog",
-                  "mariadb_query_response_time")
+TABLE = "dbgauge_workload"
+COLLECTORS = ("mysql_global_status", "mysql_global_variables", "mysql_statements",
+              "mysql_tables", "mysql_processlist", "mysql_binlog", "mariadb_query_response_time")
 
 
 def collect(sandbox: Sandbox, collector: str, target: str = PRIMARY,
@@ -38,7 +39,7 @@ def collect(sandbox: Sandbox, collector: str, target: str = PRIMARY,
 
 
 @pytest.fixture()
-def coverage_table(sandbox: Sandbox) -> Iterator[str]:
+def workload_table(sandbox: Sandbox) -> Iterator[str]:
     run(sandbox, PRIMARY, f"DROP TABLE IF EXISTS app.{TABLE}",
         f"CREATE TABLE app.{TABLE} (id INT PRIMARY KEY, v VARCHAR(200)) ENGINE=InnoDB")
     try:
@@ -101,12 +102,12 @@ def digest_of(sandbox: Sandbox, start: str, marker: str) -> str:
     return str(found[0]["DIGEST"])
 
 
-@pytest.mark.usefixtures("coverage_table")
+@pytest.mark.usefixtures("workload_table")
 def test_a_statement_burst_is_counted_under_its_digest(sandbox: Sandbox) -> None:
     burst = 30
-    query = "SELECT COUNT(*) FROM app.dbgauge_coverage WHERE id > %s"
+    query = "SELECT COUNT(*) FROM app.dbgauge_workload WHERE id > %s"
     run(sandbox, PRIMARY, (query, (0,)))
-    digest = digest_of(sandbox, "SELECT COUNT", "`dbgauge_coverage` WHERE ID >")
+    digest = digest_of(sandbox, "SELECT COUNT", "`dbgauge_workload` WHERE ID >")
     labels = {"schema": "app", "digest": digest}
     calls = "dbgauge_mysql_statements_calls_total"
     before = collect(sandbox, "mysql_statements", limit=1000)
@@ -133,15 +134,15 @@ def test_a_statement_burst_is_counted_under_its_digest(sandbox: Sandbox) -> None
 
 # --------------------------------------------------------------------------- tables
 
-@pytest.mark.usefixtures("coverage_table")
+@pytest.mark.usefixtures("workload_table")
 def test_a_table_with_rows_shows_its_size_rows_and_io(sandbox: Sandbox) -> None:
     rows = 2000
     conn = admin(sandbox, PRIMARY)
     try:
         cur = conn.cursor()
-        cur.executemany("INSERT INTO app.dbgauge_coverage VALUES (%s, REPEAT('x', 150))",
+        cur.executemany("INSERT INTO app.dbgauge_workload VALUES (%s, REPEAT('x', 150))",
                         [(i,) for i in range(rows)])
-        cur.execute("SELECT COUNT(*) FROM app.dbgauge_coverage WHERE v <> ''")  # fetches every row
+        cur.execute("SELECT COUNT(*) FROM app.dbgauge_workload WHERE v <> ''")  # fetches every row
         cur.execute(f"ANALYZE TABLE app.{TABLE}")
         cur.fetchall()
     finally:
@@ -201,7 +202,7 @@ def test_sleeping_connections_are_counted(sandbox: Sandbox) -> None:
 
 # --------------------------------------------------------------------------- binlog
 
-@pytest.mark.usefixtures("coverage_table")
+@pytest.mark.usefixtures("workload_table")
 def test_binlog_bytes_grow_after_writes(sandbox: Sandbox) -> None:
     first = collect(sandbox, "mysql_binlog")
     assert value(first, "dbgauge_mysql_binlog_enabled") == 1
@@ -209,7 +210,7 @@ def test_binlog_bytes_grow_after_writes(sandbox: Sandbox) -> None:
     before = value(first, "dbgauge_mysql_binlog_bytes") or 0
     server = sum(int(r["File_size"]) for r in run(sandbox, PRIMARY, "SHOW BINARY LOGS"))
     assert before <= server
-    run(sandbox, PRIMARY, ("INSERT INTO app.dbgauge_coverage VALUES (1, REPEAT('y', 200))", ()))
+    run(sandbox, PRIMARY, ("INSERT INTO app.dbgauge_workload VALUES (1, REPEAT('y', 200))", ()))
     wait_for(lambda: (value(collect(sandbox, "mysql_binlog"), "dbgauge_mysql_binlog_bytes")
                       or 0) > before + 200, what="the binlog to grow by the row")
 
@@ -266,7 +267,7 @@ def test_new_families_are_lint_clean_in_a_probe(daemon: Daemon) -> None:
     status, body = daemon.get(f"/probe?target={PRIMARY}")
     assert status == 200
     m = parse_metrics(body)
-    for collector in NEW_COLLECTORS:
+    for collector in COLLECTORS:
         assert value(m, "dbgauge_collector_success", collector=collector) == 1, collector
     assert value(m, "dbgauge_collector_success", collector="mysql_group_replication") is None
     assert f"# TYPE {BUCKETS} untyped" in body
@@ -292,7 +293,7 @@ def test_documented_grants_are_enough_for_the_new_collectors(
         monitor = connect(target_config(sandbox, PRIMARY, dsn=dsn,
                                         password_file=str(tmp_path / "pw")))
         try:
-            for name in NEW_COLLECTORS:
+            for name in COLLECTORS:
                 if name == "mysql_binlog":
                     with pytest.raises(QueryError, match=r"binary_logs needs the BINLOG "
                                        r"MONITOR privilege \(GRANT BINLOG MONITOR ON"):

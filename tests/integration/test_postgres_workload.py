@@ -13,7 +13,7 @@ from collections.abc import Iterator
 import pytest
 
 from dbgauge.toolkit.sandbox.model import ADMIN_USER
-from tests.helpers import Metrics, val, wait_for
+from tests.helpers import Metrics, value, wait_for
 from tests.helpers.daemon import collect_direct, scraper
 from tests.helpers.servers import Sandbox, pg_admin
 
@@ -57,19 +57,19 @@ def test_a_burst_of_statements_is_counted(sandbox: Sandbox) -> None:
     def statements() -> Metrics:
         return with_options(sandbox, "postgres_statements", limit=1000)
 
-    before = val(statements(), P + "statements_calls_total", **labels)
+    before = value(statements(), P + "statements_calls_total", **labels)
     assert before is not None and before >= 1
     burst_queryid(sandbox, 25)
-    m = wait_for(lambda: (lambda s: s if (val(s, P + "statements_calls_total", **labels) or 0)
+    m = wait_for(lambda: (lambda s: s if (value(s, P + "statements_calls_total", **labels) or 0)
                           >= before + 25 else None)(statements()),
                  what="the burst's 25 calls to be counted")
-    calls = val(m, P + "statements_calls_total", **labels) or 0
-    seconds = val(m, P + "statements_seconds_total", **labels) or 0
-    assert val(m, P + "statements_rows_total", **labels) == calls  # one row per call
-    assert val(m, P + "statements_mean_seconds", **labels) == pytest.approx(seconds / calls)
-    assert val(m, P + "statements_shared_blocks_hit_total", **labels) is not None
-    assert val(m, P + "statements_shared_blocks_read_total", **labels) is not None
-    assert val(m, P + "statements_configured") == 1
+    calls = value(m, P + "statements_calls_total", **labels) or 0
+    seconds = value(m, P + "statements_seconds_total", **labels) or 0
+    assert value(m, P + "statements_rows_total", **labels) == calls  # one row per call
+    assert value(m, P + "statements_mean_seconds", **labels) == pytest.approx(seconds / calls)
+    assert value(m, P + "statements_shared_blocks_hit_total", **labels) is not None
+    assert value(m, P + "statements_shared_blocks_read_total", **labels) is not None
+    assert value(m, P + "statements_configured") == 1
     for found in series(m, P + "statements_calls_total"):  # never the query text
         assert set(found) == {"queryid", "database", "user"}
         assert "dbgauge_burst_probe" not in "".join(found.values())
@@ -122,26 +122,26 @@ def test_dead_tuples_then_vacuum_and_analyze(sandbox: Sandbox, dead_table: str) 
     def tables() -> Metrics:
         return with_options(sandbox, "postgres_tables", limit=1000)
 
-    m = wait_for(lambda: (lambda s: s if val(s, P + "table_dead_tuples", **t) == 1500
+    m = wait_for(lambda: (lambda s: s if value(s, P + "table_dead_tuples", **t) == 1500
                           else None)(tables()),
                  timeout=30, what="pg_stat_user_tables to show the 1500 dead rows")
-    assert val(m, P + "table_live_tuples", **t) == 500
-    assert (val(m, P + "table_size_bytes", **t) or 0) > 8192
-    assert val(m, P + "table_seq_scans_total", **t) is not None
-    assert val(m, P + "table_index_scans_total", **t) is None  # no index
-    assert (val(m, P + "tables") or 0) >= 1
+    assert value(m, P + "table_live_tuples", **t) == 500
+    assert (value(m, P + "table_size_bytes", **t) or 0) > 8192
+    assert value(m, P + "table_seq_scans_total", **t) is not None
+    assert value(m, P + "table_index_scans_total", **t) is None  # no index
+    assert (value(m, P + "tables") or 0) >= 1
     for event in ("vacuum", "autovacuum", "analyze", "autoanalyze"):
-        assert val(m, f"{P}table_last_{event}_age_seconds", **t) is None  # never yet
+        assert value(m, f"{P}table_last_{event}_age_seconds", **t) is None  # never yet
     with pg_admin(sandbox, "pg-primary", dbname="app") as admin:
         admin.execute(f"VACUUM ANALYZE public.{dead_table}")
-    m = wait_for(lambda: (lambda s: s if val(s, P + "table_dead_tuples", **t) == 0
-                          and val(s, P + "table_last_vacuum_age_seconds", **t) is not None
+    m = wait_for(lambda: (lambda s: s if value(s, P + "table_dead_tuples", **t) == 0
+                          and value(s, P + "table_last_vacuum_age_seconds", **t) is not None
                           else None)(tables()),
                  timeout=30, what="VACUUM to clear the dead rows and be dated")
     for age in ("table_last_vacuum_age_seconds", "table_last_analyze_age_seconds"):
-        seconds = val(m, P + age, **t)
+        seconds = value(m, P + age, **t)
         assert seconds is not None and seconds < 60, age  # 0.0 (just now) counts
-    assert val(m, P + "table_last_autovacuum_age_seconds", **t) is None
+    assert value(m, P + "table_last_autovacuum_age_seconds", **t) is None
 
 
 def test_tables_limit_keeps_the_most_dead_tuples(sandbox: Sandbox, dead_table: str) -> None:
@@ -157,15 +157,15 @@ def test_tables_limit_keeps_the_most_dead_tuples(sandbox: Sandbox, dead_table: s
 
             def both() -> bool:
                 m = with_options(sandbox, "postgres_tables", limit=1000)
-                return (val(m, P + "table_dead_tuples", **t) == 1500
-                        and val(m, P + "table_dead_tuples", **small) == 10)
+                return (value(m, P + "table_dead_tuples", **t) == 1500
+                        and value(m, P + "table_dead_tuples", **small) == 10)
 
             wait_for(both, timeout=30, what="both tables' dead rows to show")
             one = with_options(sandbox, "postgres_tables", limit=1)
             assert series(one, P + "table_dead_tuples") == [t]  # the most dead rows wins
             assert series(one, P + "table_live_tuples") == [t]
-            assert val(one, P + "table_dead_tuples", **t) == 1500
-            assert (val(one, P + "tables") or 0) >= 2  # all tables counted, not the kept
+            assert value(one, P + "table_dead_tuples", **t) == 1500
+            assert (value(one, P + "tables") or 0) >= 2  # all tables counted, not the kept
         finally:
             admin.execute("DROP TABLE IF EXISTS public.dbgauge_cov_small")
 
@@ -202,14 +202,14 @@ def sequences(sandbox: Sandbox) -> Iterator[None]:
 def test_sequences_near_their_end(sandbox: Sandbox, sequences: None) -> None:
     m = with_options(sandbox, "postgres_sequences", limit=1000)
     ratio = P + "sequence_used_ratio"
-    up = val(m, ratio, schema="public", sequence="dbgauge_cov_up")
-    down = val(m, ratio, schema="public", sequence="dbgauge_cov_down")
+    up = value(m, ratio, schema="public", sequence="dbgauge_cov_up")
+    down = value(m, ratio, schema="public", sequence="dbgauge_cov_down")
     assert up == pytest.approx(94 / 99) and up > 0.9
     assert down == pytest.approx(90 / 99) and down > 0.9
-    assert val(m, ratio, schema="public", sequence="dbgauge_cov_hidden") is None
-    assert val(m, ratio, schema="public", sequence="dbgauge_cov_new") is None
-    assert (val(m, P + "sequences") or 0) >= 4
-    assert (val(m, P + "sequences_unreadable") or 0) >= 1
+    assert value(m, ratio, schema="public", sequence="dbgauge_cov_hidden") is None
+    assert value(m, ratio, schema="public", sequence="dbgauge_cov_new") is None
+    assert (value(m, P + "sequences") or 0) >= 4
+    assert (value(m, P + "sequences_unreadable") or 0) >= 1
     one = with_options(sandbox, "postgres_sequences", limit=1)
     (kept,) = series(one, ratio)  # one, and the one nearest its end
-    assert val(one, ratio, **kept) == max(v for (n, _), v in m.items() if n == ratio) >= up
+    assert value(one, ratio, **kept) == max(v for (n, _), v in m.items() if n == ratio) >= up

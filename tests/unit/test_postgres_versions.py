@@ -1,4 +1,5 @@
-"""The coverage collectors' statements against each PostgreSQL version's views.
+"""The statements of postgres_checkpoints, postgres_statements, postgres_tables,
+postgres_sequences and postgres_settings against each PostgreSQL version's views.
 
 PostgreSQL 15 is the sandbox's (views.json captured there); 13, 14, 16 and 17 are written
 from their documentation (`tests/fixtures/postgres-<v>/stat_views.json`, provenance in the
@@ -11,25 +12,22 @@ samples.
 from __future__ import annotations
 
 import datetime as dt
-import json
 import re
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from dbgauge.collectors.postgres_checkpoints import PostgresCheckpoints, parse_checkpoints
 from dbgauge.toolkit.sql import load_sql
+from tests.helpers.captured import json_doc, json_rows
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 DOCUMENTED = (13, 14, 16, 17)
 ALL = (13, 14, 15, 16, 17)
 COLLECTOR = PostgresCheckpoints()
 
 
 def documented(version: int) -> dict[str, Any]:
-    doc: dict[str, Any] = json.loads(
-        (FIXTURES / f"postgres-{version}" / "stat_views.json").read_text())
+    doc = json_doc(f"postgres-{version}/stat_views.json")
     assert doc["source"].startswith(f"Written from the PostgreSQL {version} documentation")
     return doc
 
@@ -37,7 +35,7 @@ def documented(version: int) -> dict[str, Any]:
 def columns(version: int) -> dict[str, list[str]]:
     """Every view's columns in `version`."""
     if version == 15:
-        rows = json.loads((FIXTURES / "postgres-15" / "views.json").read_text())["rows"]
+        rows = json_rows("postgres-15/views.json", "PostgreSQL 15")
         return {r["view"]: r["columns"] for r in rows}
     doc = documented(version)
     return {**doc["columns"], **{view: list(row) for view, row in doc["views"].items()}}

@@ -1,0 +1,40 @@
+"""mysql_tables: table I/O and sizes with NULLs and top-N limits, and its statements."""
+
+from __future__ import annotations
+
+from dbgauge.collectors.mysql_tables import MySQLTables, parse_io, parse_sizes
+from tests.helpers import as_dict, value
+from tests.helpers.captured import FixtureConnection
+
+
+def test_table_io_and_sizes_parse_with_nulls_and_limits() -> None:
+    io_rows = [{"table_schema": "app", "table_name": f"t{i}", "count_fetch": 10,
+                "timer_fetch": 2 * 10**12, "count_insert": 1, "timer_insert": None,
+                "count_update": 0, "timer_update": 0, "count_delete": None,
+                "timer_delete": None} for i in range(4)]
+    size_rows = [{"table_schema": "app", "table_name": "big", "data_length": 16384,
+                  "index_length": 0, "data_free": None, "table_rows": 3}]
+    conn = FixtureConnection("mariadb", (10, 11, 19), {"table_io_waits": io_rows,
+                                                       "table_sizes": size_rows})
+    collector = MySQLTables().configured({"limit": 2, "size_limit": 5})
+    samples = list(collector.collect(conn))  # type: ignore[arg-type]
+    m = as_dict("mysql_tables", samples)
+    assert {s.labels["table"] for s in samples} == {"t0", "t1", "big"}
+    fetch = {"schema": "app", "table": "t0", "operation": "fetch"}
+    assert value(m, "dbgauge_mysql_table_io_waits_total", **fetch) == 10
+    assert value(m, "dbgauge_mysql_table_io_wait_seconds_total", **fetch) == 2.0
+    assert value(m, "dbgauge_mysql_table_io_wait_seconds_total", schema="app",
+                 table="t0", operation="insert") is None  # NULL
+    assert value(m, "dbgauge_mysql_table_io_waits_total", schema="app",
+                 table="t0", operation="delete") is None
+    assert value(m, "dbgauge_mysql_table_data_bytes", schema="app", table="big") == 16384
+    assert value(m, "dbgauge_mysql_table_rows", schema="app", table="big") == 3
+    assert value(m, "dbgauge_mysql_table_free_bytes", schema="app", table="big") is None
+    assert len(parse_io(io_rows, 1)) == 1 and len(parse_sizes(size_rows * 3, 2)) == 2
+
+
+def test_table_statements_leave_system_schemas_out_and_bind_the_limit() -> None:
+    for name in ("table_io_waits", "table_sizes"):
+        sql = FixtureConnection("mysql", (8, 0, 36), {}).sql(name)
+        assert "'performance_schema'" in sql and "'mysql'" in sql and "'sys'" in sql
+        assert sql.rstrip().endswith("LIMIT %s")
