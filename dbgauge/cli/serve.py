@@ -4,8 +4,6 @@
 from __future__ import annotations
 
 import logging
-import os
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -13,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from dbgauge.cli.base import CONFIG_OPTION, die, finish, positive_duration
+from dbgauge.cli.base import CONFIG_OPTION, die, exit_now, finish, positive_duration
 from dbgauge.toolkit import ENV_CONFIG
 from dbgauge.toolkit.errors import DbgaugeError
 from dbgauge.toolkit.result import Status
@@ -56,18 +54,8 @@ def serve(config_path: str | None, listen: str | None, web_config_file: str | No
         code = run(wiring, config_path, listen, web_config_path=web_config_file)
     except DbgaugeError as exc:
         die(exc)
-    _exit_now(code)
-
-
-def _exit_now(code: int) -> None:
-    """Exit without waiting for worker threads: a scrape thread stuck in a driver call
-    (a frozen server) would otherwise hold the interpreter's exit-time join of its pool
-    long after SIGTERM. The daemon has already stopped cleanly; nothing is left to flush
-    but the streams."""
-    logging.shutdown()
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(code)
+    logging.shutdown()  # the daemon has stopped cleanly: what is left is the log and streams
+    exit_now(code)
 
 
 def _with_my_cnf(load: Callable[[str | None], Config], my_cnf: Path
