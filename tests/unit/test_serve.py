@@ -4,6 +4,7 @@ taken (by this test's own socket) and a config whose targets are never contacted
 from __future__ import annotations
 
 import socket
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,6 @@ from dbgauge.cli import cli
 from dbgauge.toolkit.config import Config
 from dbgauge.toolkit.errors import ConfigError
 from dbgauge.toolkit.exporter import server, state
-from dbgauge.toolkit.exporter.wiring import Wiring
 from dbgauge.toolkit.jobs import Job
 from dbgauge.toolkit.mycnf import my_cnf_target
 
@@ -39,8 +39,7 @@ def test_nothing_starts_when_the_port_is_taken(tmp_path: Path,
 
     path = tmp_path / "c.yaml"
     path.write_text(CONFIG)
-    wiring = Wiring(load_config=app.load_config, registry=app.registry(),
-                    job_builders=(builder,))
+    wiring = replace(app.wiring(), job_builders=(builder,))
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
         busy.listen(1)

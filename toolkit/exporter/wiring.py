@@ -27,4 +27,4 @@ class Wiring:
     load_config: Callable[[str | None], Config]
     registry: Registry
     job_builders: Sequence[JobBuilder]
-    status: StatusSource | None = None
+    status: StatusSource
