@@ -78,7 +78,7 @@ def test_text_writer_matches_prometheus_client_byte_for_byte() -> None:
     dyn = MetricSpec("dbgauge_test_dyn_total", "untyped", "Untyped\\help\nwith newline.")
     samples = tuple(SampleOut("dbgauge_mysql_questions_total", labels, v)
                     for v in (0.0, 5.0, 1234567.0, 1e21, 0.000123, float("inf"), float("nan"),
-                              -3.5, 123456.789))
+                              -3.5, 123456.789, 12345678901.0, 9.5e15, 2.0**53, -1e12))
     result = TargetResult("a", "mysql", labels, True, 0.02,
                           ServerInfo("mariadb", (10, 11, 6), "10.11.6-MariaDB"), None,
                           (CollectorRun("mysql_status", True, 0.01),),
@@ -88,3 +88,4 @@ def test_text_writer_matches_prometheus_client_byte_for_byte() -> None:
     theirs = generate_latest(_Snapshot([_metric(f) for f in families]))  # type: ignore[arg-type]
     assert ours == theirs
     assert b"1.234567e+06" in ours and b"+Inf" in ours and b"NaN" in ours
+    assert b" 1.2345678901e+10\n" in ours  # Go's exponent, two digits (not e+010)

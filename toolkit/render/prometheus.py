@@ -136,7 +136,7 @@ def _number(value: float) -> str:
     dot = text.find(".")
     if value > 0 and dot > 6:  # Go switches to exponents sooner than Python
         mantissa = f"{text[0]}.{text[1:dot]}{text[dot + 1:]}".rstrip("0.")
-        return f"{mantissa}e+0{dot - 1}"
+        return f"{mantissa}e+{dot - 1:02d}"
     return text
 
 
