@@ -130,3 +130,15 @@ def test_openmetrics_names_stay_whole_when_a_scraper_asks_for_values_escaping() 
     text = body.decode()
     assert "# TYPE dbgauge_mysql_questions counter" in text and "U__" not in text
     assert 'dbgauge_mysql_questions_total{target="odd \\"name\\"\\\\with\\nnewline"} 5.0' in text
+
+
+def test_a_name_with_a_colon_keeps_it_on_its_samples_in_openmetrics() -> None:
+    """Custom queries may name a metric with a colon: its samples carry the name their
+    family has (prometheus_client 0.26 wrote them with `_`, apart from their family)."""
+    spec = MetricSpec("dbgauge_app:orders_ratio", "gauge", "A recording-rule style name.")
+    result = TargetResult("a", "postgres", (("target", "a"),), True, 0.02, None, None, (),
+                          (SampleOut(spec.name, (("target", "a"),), 0.5, spec),))
+    for accept in ("", "application/openmetrics-text; version=1.0.0"):
+        text = encode([result], accept)[0].decode()
+        assert "# TYPE dbgauge_app:orders_ratio gauge\n" in text
+        assert 'dbgauge_app:orders_ratio{target="a"} 0.5\n' in text
