@@ -24,7 +24,7 @@ from prometheus_client.parser import text_string_to_metric_families as text_fami
 from dbgauge import app
 from dbgauge.cli import cli
 from dbgauge.toolkit import sandbox as sb
-from dbgauge.toolkit.exporter.scrape import Scraper
+from dbgauge.toolkit.exporter.scrape import scrape_once
 from dbgauge.toolkit.render.prometheus import build_families, negotiate, render
 from tests.helpers import DBGAUGE, REPO, parse_metrics, value, wait_for
 from tests.helpers.daemon import Daemon, config_file, target_entry
@@ -150,11 +150,8 @@ def test_one_writer_makes_both_formats_of_a_full_scrape(sandbox: Sandbox) -> Non
     metrics): the text format and OpenMetrics are prometheus_client's own bytes for these
     families, and they carry the same families, types, HELP, samples and labels."""
     registry = app.registry()
-    scraper = Scraper(app.load_config(sandbox.config), registry)
-    try:
-        results = scraper.scrape(list(scraper.runners), time.monotonic() + 30, None)
-    finally:
-        scraper.close()
+    config = app.load_config(sandbox.config)
+    results = scrape_once(config, registry, [t.name for t in config.all_targets()], 30)
     assert [r.target for r in results if not r.up] == []
     families = build_families(results, specs=registry.specs())
     process = list(ProcessCollector(registry=None).collect())
