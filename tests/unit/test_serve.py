@@ -93,3 +93,22 @@ def test_bad_my_cnf_is_a_clear_config_error(tmp_path: Path, text: str, says: str
                                       "--listen", "127.0.0.1:1"])
     assert result.exit_code == 2, result.output
     assert str(path) in result.output and says in result.output, result.output
+
+
+def test_the_my_cnf_target_joins_every_config_load(tmp_path: Path) -> None:
+    """--config.my-cnf: its target alone without --config, added to --config's targets
+    (on start and on each reload: the loader is the daemon's), refused on a name clash."""
+    from dbgauge.toolkit.exporter.wiring import with_my_cnf
+
+    cnf = tmp_path / "my.cnf"
+    cnf.write_text("[client]\nuser=exporter\nhost=db1\nport=3307\n")
+    wiring = with_my_cnf(app.wiring(), app.parse_config, cnf)
+    assert [t.name for t in wiring.load_config(None).targets] == ["mysql"]
+    config = tmp_path / "c.yaml"
+    config.write_text(CONFIG)
+    loaded = wiring.load_config(str(config))
+    assert [t.name for t in loaded.targets] == ["db", "mysql"]
+    assert loaded.target("mysql").dsn == "mysql://exporter@db1:3307/"
+    config.write_text("targets:\n  - {name: mysql, kind: mysql, dsn: 'mysql://u@h/'}\n")
+    with pytest.raises(ConfigError, match=r"makes a target named 'mysql'.*rename that one"):
+        wiring.load_config(str(config))
