@@ -7,7 +7,11 @@ table gives their type; they never show a traceback. Exceptions carry no exit co
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
 import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import NoReturn
 
@@ -94,6 +98,33 @@ def die(exc: DbgaugeError) -> NoReturn:
 def finish(family: str, status: Status) -> NoReturn:
     """Exit with the status a `family` command gives a result of `status`."""
     sys.exit(RESULT_EXIT[family][status])
+
+
+def exit_now(code: int) -> NoReturn:
+    """Exit without waiting for worker threads: one stuck in a driver call (a frozen
+    server) would otherwise hold the interpreter's exit-time join of its pool for as long
+    as the server's timeouts allow. Only the streams are flushed; a flush that would
+    re-enter a write the main thread was interrupted in is skipped."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(code)
+
+
+@contextlib.contextmanager
+def interrupt_exits(on_interrupt: Callable[[], int]) -> Iterator[None]:
+    """Within the block, Ctrl-C (SIGINT) ends the process at once with the exit status
+    `on_interrupt()` returns, wherever the main thread is: parsing a config, waiting for
+    a fan-out whose server hangs, sleeping. Nothing unwinds: a KeyboardInterrupt would
+    wait for the fan-out's threads and could stop a `with lock:` half way."""
+    def handler(_signum: int, _frame: object) -> None:
+        exit_now(on_interrupt())
+
+    previous = signal.signal(signal.SIGINT, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def seconds(value: str) -> float:

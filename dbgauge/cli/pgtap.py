@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -15,6 +16,10 @@ from dbgauge.cli.base import (
 )
 from dbgauge.toolkit.errors import ConfigError, DbgaugeError
 from dbgauge.toolkit.result import Status
+
+if TYPE_CHECKING:
+    from dbgauge.toolkit.pgtap.runner import FileResult
+    from dbgauge.toolkit.render.progress import Progress
 
 
 def _pgtap_connection(f: click.decorators.FC) -> click.decorators.FC:
@@ -122,69 +127,67 @@ def pgtap_run(paths: tuple[str, ...], dsn: str | None, host: str | None, port: s
       dbgauge pgtap run -h db -p 5432 -U ci -d app t/
     """
     from dbgauge.toolkit.pgtap import files, runner
-    from dbgauge.toolkit.pgtap.psql import find_psql, psql_target
+    from dbgauge.toolkit.render import junit
     from dbgauge.toolkit.render import pgtap as report
     from dbgauge.toolkit.render.progress import Progress
 
     bar = Progress("file", interval=progress, quiet=quiet, sequential=False)
-
     try:
-        dsn = _dsn(dsn, host, port, username, dbname)
-        psql = find_psql(psql_bin)
-        psql_target(dsn)  # a bad DSN is a usage error before anything runs
         spec = runner.Runtests(schema, match) if (runtests or schema or match) else None
-        if spec is None and not paths:
-            raise ConfigError("nothing to run: give test files or directories, or --runtests")
-        found = files.discover(paths, files.normalise_extensions(ext)) if paths else []
-        jobs = [runner.Job(str(p), p) for p in found]
-        if not jobs and spec is not None:
-            jobs = [runner.Job(spec.call_text, None)]
-        options = runner.RunOptions(psql, files.parse_assignments(variables, "--set"),
-                                    files.parse_assignments(psets, "--pset"), timeout, spec)
-        if junit_path is not None and not junit_path.resolve().parent.is_dir():
-            raise ConfigError(f"--junit {junit_path}: directory does not exist")
-        width = report.name_width([j.name for j in jobs])
-        done: dict[int, runner.FileResult] = {}
-        next_out = [0]
-        bar.plan([(j.name, 1) for j in jobs])
-
-        def on_done(index: int, result: runner.FileResult) -> None:
-            bar.clear()
-            try:
-                _print_done(index, result)
-            finally:
-                bar.progress(result.name, 1, 1)
-
-        def _print_done(index: int, result: runner.FileResult) -> None:
-            if not raw_tap:
-                click.echo(report.file_line(result, width))
-                return
-            done[index] = result
-            while next_out[0] in done:  # raw TAP in file order, whatever finished first
-                r = done.pop(next_out[0])
-                click.echo(f"# dbgauge pgtap: {r.name}")
-                for line in r.lines:
-                    click.echo(line)
-                if r.stderr:
-                    click.echo(r.stderr, err=True, nl=not r.stderr.endswith("\n"))
-                next_out[0] += 1
-
-        run = runner.execute(dsn, options, jobs, parallel, install_pgtap=install_pgtap,
-                             on_done=on_done,
-                             on_note=bar.note)
+        dsn = _dsn(dsn, host, port, username, dbname)
+        plan = files.plan_run(dsn, paths, extensions=ext, runtests=spec, variables=variables,
+                              psets=psets, timeout=timeout, psql=psql_bin)
         if junit_path is not None:
-            from dbgauge.toolkit.render import junit as junit_xml
-
-            try:
-                junit_xml.write(run.results, junit_path)
-            except OSError as exc:
-                raise ConfigError(f"cannot write --junit {junit_path}: {exc.strerror}") from None
+            junit.check_directory(junit_path)
+        shown = _Shown(bar, [j.name for j in plan.jobs], raw_tap)
+        run = runner.execute(dsn, plan.options, plan.jobs, parallel,
+                             install_pgtap=install_pgtap, on_done=shown.done, on_note=bar.note)
+        if junit_path is not None:
+            junit.write(run.results, junit_path)
     except DbgaugeError as exc:
         bar.clear()
         die(exc)
     bar.clear()
     click.echo(report.summary(run.results, run.wall, parallel, run.facts), err=raw_tap)
     finish("pgtap", Status.OK if run.passed else Status.CRITICAL)
+
+
+class _Shown:
+    """What a run prints as each file finishes, under the progress bar: its line, or with
+    --tap its raw TAP, in file order whatever finished first."""
+
+    def __init__(self, bar: Progress, names: list[str], raw_tap: bool) -> None:
+        from dbgauge.toolkit.render.pgtap import name_width
+
+        self.bar = bar
+        self.raw_tap = raw_tap
+        self.width = name_width(names)
+        bar.plan([(name, 1) for name in names])
+        self._done: dict[int, FileResult] = {}
+        self._next = 0
+
+    def done(self, index: int, result: FileResult) -> None:
+        self.bar.clear()
+        try:
+            self._print(index, result)
+        finally:
+            self.bar.progress(result.name, 1, 1)
+
+    def _print(self, index: int, result: FileResult) -> None:
+        from dbgauge.toolkit.render.pgtap import file_line
+
+        if not self.raw_tap:
+            click.echo(file_line(result, self.width))
+            return
+        self._done[index] = result
+        while self._next in self._done:
+            r = self._done.pop(self._next)
+            click.echo(f"# dbgauge pgtap: {r.name}")
+            for line in r.lines:
+                click.echo(line)
+            if r.stderr:
+                click.echo(r.stderr, err=True, nl=not r.stderr.endswith("\n"))
+            self._next += 1
 
 
 @pgtap_group.command("generate", short_help="Write pgTAP tests that pin down a live schema.",

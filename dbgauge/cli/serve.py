@@ -4,22 +4,14 @@
 from __future__ import annotations
 
 import logging
-import os
-import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import click
 
-from dbgauge.cli.base import CONFIG_OPTION, die, finish, positive_duration
+from dbgauge.cli.base import CONFIG_OPTION, die, exit_now, finish, positive_duration
 from dbgauge.toolkit import ENV_CONFIG
 from dbgauge.toolkit.errors import DbgaugeError
 from dbgauge.toolkit.result import Status
-
-if TYPE_CHECKING:
-    from dbgauge.toolkit.config import Config
 
 
 @click.command(short_help="Run the Prometheus exporter daemon.")
@@ -44,56 +36,19 @@ def serve(config_path: str | None, listen: str | None, web_config_file: str | No
     Example: dbgauge serve --config /etc/dbgauge/dbgauge.yaml --listen :9860 \\
              --web.config.file /etc/dbgauge/web.yml
     """
-    from dataclasses import replace
-
     from dbgauge import app
     from dbgauge.toolkit.exporter.server import serve as run
+    from dbgauge.toolkit.exporter.wiring import with_my_cnf
 
     try:
         wiring = app.wiring()
         if my_cnf is not None:
-            wiring = replace(wiring, load_config=_with_my_cnf(app.load_config, Path(my_cnf)))
+            wiring = with_my_cnf(wiring, app.parse_config, Path(my_cnf))
         code = run(wiring, config_path, listen, web_config_path=web_config_file)
     except DbgaugeError as exc:
         die(exc)
-    _exit_now(code)
-
-
-def _exit_now(code: int) -> None:
-    """Exit without waiting for worker threads: a scrape thread stuck in a driver call
-    (a frozen server) would otherwise hold the interpreter's exit-time join of its pool
-    long after SIGTERM. The daemon has already stopped cleanly; nothing is left to flush
-    but the streams."""
-    logging.shutdown()
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(code)
-
-
-def _with_my_cnf(load: Callable[[str | None], Config], my_cnf: Path
-                 ) -> Callable[[str | None], Config]:
-    """A config loader that adds the my.cnf's target (also on every reload)."""
-    import yaml
-
-    from dbgauge import app
-    from dbgauge.toolkit.config import read_config_file
-    from dbgauge.toolkit.mycnf import my_cnf_target
-
-    def loaded(path: str | None) -> Config:
-        entry = my_cnf_target(read_config_file(my_cnf, "my.cnf"), str(my_cnf))
-        mine = app.parse_config(yaml.safe_dump({"targets": [entry]}), source=str(my_cnf))
-        if path is None:
-            return mine
-        config = load(path)
-        if any(t.name == entry["name"] for t in config.targets):
-            from dbgauge.toolkit.errors import ConfigError
-
-            raise ConfigError(f"--config.my-cnf {my_cnf} makes a target named "
-                              f"{entry['name']!r}, and {path} has one too: rename that one",
-                              source=path)
-        return config.model_copy(update={"targets": [*config.targets, *mine.targets]})
-
-    return loaded
+    logging.shutdown()  # the daemon has stopped cleanly: what is left is the log and streams
+    exit_now(code)
 
 
 @click.command(short_help="Scrape one target once and print the metrics.")
@@ -110,7 +65,7 @@ def collect(config_path: str | None, target: str, only: tuple[str, ...], timeout
     dbgauge collect --config .sandbox/dbgauge.yaml mariadb-primary
     """
     from dbgauge import app
-    from dbgauge.toolkit.exporter.scrape import Scraper
+    from dbgauge.toolkit.exporter.scrape import scrape_once
     from dbgauge.toolkit.logs import setup_logging
     from dbgauge.toolkit.render.prometheus import encode
 
@@ -119,11 +74,7 @@ def collect(config_path: str | None, target: str, only: tuple[str, ...], timeout
         setup_logging(config.daemon.log_format, "warning")
         config.target(target)
         registry = app.registry()
-        scraper = Scraper(config, registry)
-        try:
-            results = scraper.scrape([target], time.monotonic() + timeout, set(only) or None)
-        finally:
-            scraper.close()
+        results = scrape_once(config, registry, [target], timeout, set(only) or None)
     except DbgaugeError as exc:
         die(exc)
     body, _ = encode(results, specs=registry.specs())

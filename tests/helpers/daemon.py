@@ -170,8 +170,9 @@ def cfg(sandbox: Sandbox, *args: str) -> list[str]:
     return ["--config", str(sandbox.config), *args]
 
 
-class Scraper:
-    """In-process scrapes of one target through the daemon's own runner."""
+class InProcessScrape:
+    """In-process scrapes of one target through the daemon's own TargetRunner (not the
+    daemon's Scraper of every target): each call is one scrape, checked."""
 
     def __init__(self, cfg: Target) -> None:
         self.runner = TargetRunner(cfg, registry().for_target(cfg))
@@ -192,9 +193,9 @@ class Scraper:
 
 
 @contextmanager
-def scraper(sandbox: Sandbox, name: str, **overrides: Any) -> Iterator[Scraper]:
-    """An in-process Scraper of one sandbox target, closed afterwards."""
-    s = Scraper(target_config(sandbox, name, **overrides))
+def scraper(sandbox: Sandbox, name: str, **overrides: Any) -> Iterator[InProcessScrape]:
+    """In-process scrapes of one sandbox target, closed afterwards."""
+    s = InProcessScrape(target_config(sandbox, name, **overrides))
     try:
         yield s
     finally:

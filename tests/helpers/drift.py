@@ -120,7 +120,7 @@ def outside_dbgauge(written: list[str]) -> list[str]:
 
 
 def pg(sandbox: Sandbox, name: str, database: str = DRIFT_DATABASE) -> psycopg.Connection[Any]:
-    return psycopg.connect(sandbox.state.admin_dsn(name, database), autocommit=True,
+    return psycopg.connect(sandbox.admin_dsn(name, database), autocommit=True,
                            connect_timeout=5)
 
 

@@ -13,6 +13,7 @@ from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import psycopg
 import pymysql  # type: ignore[import-untyped,unused-ignore]
@@ -29,6 +30,30 @@ class Sandbox:
     directory: Path
     config: Path
     state: sb.SandboxState
+
+    def admin_dsn(self, name: str, database: str | None = None) -> str:
+        return admin_dsn(self.state, name, database)
+
+
+def admin_dsn(state: sb.SandboxState, name: str, database: str | None = None) -> str:
+    """DSN of the sandbox's all-privileges account on instance `name`, for the test's side
+    (dbgauge itself reaches these servers as the monitoring user of dbgauge.yaml).
+
+    For `pgbouncer` it is pgb_admin on the admin console, or sandbox_admin when another
+    database (e.g. "app") is asked for through the pooler.
+    """
+    port = state.port(name)
+    if name.startswith("mariadb"):
+        user, password = state.mariadb.admin_user, state.mariadb.admin_password
+        scheme, default_db = "mysql", sb.APP_DATABASE
+    elif name == "pgbouncer" and database in (None, "pgbouncer"):
+        user, password = state.pgbouncer.admin_user, state.pgbouncer.admin_password
+        scheme, default_db = "postgresql", "pgbouncer"
+    else:
+        user, password = state.postgres.admin_user, state.postgres.admin_password
+        scheme, default_db = "postgresql", state.postgres.database
+    db = default_db if database is None else database
+    return f"{scheme}://{quote(user, safe='')}:{quote(password, safe='')}@127.0.0.1:{port}/{db}"
 
 
 # ----------------------------------------------------------------- MariaDB
@@ -129,7 +154,7 @@ def documented_grants(flavor: str, user: str, password: str) -> list[str]:
 
 def pg_admin(sandbox: Sandbox, name: str, **kwargs: Any) -> psycopg.Connection[Any]:
     """An autocommit admin session on a PostgreSQL instance."""
-    return psycopg.connect(sandbox.state.admin_dsn(name), autocommit=True, **kwargs)
+    return psycopg.connect(sandbox.admin_dsn(name), autocommit=True, **kwargs)
 
 
 @contextmanager
@@ -152,8 +177,8 @@ def lock_wait(sandbox: Sandbox) -> Iterator[threading.Thread]:
     """One session holds ACCESS EXCLUSIVE on a table; another waits to read it."""
     with pg_admin(sandbox, "pg-primary") as setup:
         setup.execute("CREATE TABLE IF NOT EXISTS dbgauge_test_lock (id int)")
-    holder = psycopg.connect(sandbox.state.admin_dsn("pg-primary"))
-    waiter = psycopg.connect(sandbox.state.admin_dsn("pg-primary"), autocommit=True,
+    holder = psycopg.connect(sandbox.admin_dsn("pg-primary"))
+    waiter = psycopg.connect(sandbox.admin_dsn("pg-primary"), autocommit=True,
                              options="-c statement_timeout=60000")
     thread = threading.Thread(
         target=lambda: waiter.execute("SELECT count(*) FROM dbgauge_test_lock"), daemon=True)
@@ -171,7 +196,7 @@ def lock_wait(sandbox: Sandbox) -> Iterator[threading.Thread]:
 @contextmanager
 def pgbouncer_clients(sandbox: Sandbox, n: int) -> Iterator[list[psycopg.Connection[Any]]]:
     """`n` client connections to the tiny-pool database through PgBouncer."""
-    dsn = sandbox.state.admin_dsn("pgbouncer", sb.TINY_POOL_DATABASE)
+    dsn = sandbox.admin_dsn("pgbouncer", sb.TINY_POOL_DATABASE)
     conns = [psycopg.connect(dsn, prepare_threshold=None, connect_timeout=5) for _ in range(n)]
     try:
         yield conns

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import shutil
 import signal
 import socket
@@ -10,14 +11,24 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from prometheus_client import ProcessCollector
+from prometheus_client.openmetrics.parser import (
+    text_string_to_metric_families as om_families,
+)
+from prometheus_client.parser import text_string_to_metric_families as text_families
 
+from dbgauge import app
 from dbgauge.cli import cli
 from dbgauge.toolkit import sandbox as sb
+from dbgauge.toolkit.exporter.scrape import scrape_once
+from dbgauge.toolkit.render.prometheus import build_families, negotiate, render
 from tests.helpers import DBGAUGE, REPO, parse_metrics, value, wait_for
 from tests.helpers.daemon import Daemon, config_file, target_entry
+from tests.helpers.exposition import reference
 from tests.helpers.servers import Sandbox
 
 pytestmark = pytest.mark.integration
@@ -115,6 +126,55 @@ def test_promtool_finds_nothing_on_a_full_scrape(daemon: Daemon) -> None:
                           text=True, timeout=30, check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.strip() == "" and proc.stderr.strip() == ""
+
+
+OPENMETRICS = "application/openmetrics-text; version=1.0.0"
+
+
+def exposition(body: bytes | str, openmetrics: bool) -> dict[str, tuple[str, str, list[Any]]]:
+    """Exposition text parsed by prometheus_client: family (a counter's without _total)
+    -> (type, HELP, its samples as (name, labels, value) in order)."""
+    text = body.decode() if isinstance(body, bytes) else body
+    parse = om_families if openmetrics else text_families
+    out = {}
+    for family in parse(text):
+        kind = "unknown" if family.type == "untyped" else family.type
+        out[family.name.removesuffix("_total")] = (kind, family.documentation, [
+            (s.name, s.labels, "NaN" if math.isnan(s.value) else s.value)
+            for s in family.samples])
+    return out
+
+
+def test_one_writer_makes_both_formats_of_a_full_scrape(sandbox: Sandbox) -> None:
+    """A full scrape of the sandbox (every target and default collector, the process
+    metrics): the text format and OpenMetrics are prometheus_client's own bytes for these
+    families, and they carry the same families, types, HELP, samples and labels."""
+    registry = app.registry()
+    config = app.load_config(sandbox.config)
+    results = scrape_once(config, registry, [t.name for t in config.all_targets()], 30)
+    assert [r.target for r in results if not r.up] == []
+    families = build_families(results, specs=registry.specs())
+    process = list(ProcessCollector(registry=None).collect())
+    text = render(families, process, negotiate(None))
+    om = render(families, process, negotiate(OPENMETRICS))
+    assert text == reference(families, process, None)[0]
+    assert om == reference(families, process, OPENMETRICS)[0]
+    parsed = exposition(text, openmetrics=False)
+    assert len(parsed) > 300 and parsed == exposition(om, openmetrics=True)
+
+
+def test_the_daemon_serves_both_formats_alike(daemon: Daemon) -> None:
+    """/metrics in the text format and in OpenMetrics (two scrapes: values move): the same
+    families, types, HELP, sample names and label sets."""
+    def shape(body: str, openmetrics: bool) -> dict[str, tuple[str, str, list[Any]]]:
+        return {name: (kind, help_, sorted((s[0], sorted(s[1].items())) for s in samples))
+                for name, (kind, help_, samples) in exposition(body, openmetrics).items()}
+
+    status, text = daemon.get("/metrics")
+    assert status == 200 and not text.rstrip().endswith("# EOF")
+    status, om = daemon.get("/metrics", headers={"Accept": OPENMETRICS})
+    assert status == 200 and om.endswith("\n# EOF\n")
+    assert shape(text, False) == shape(om, True)
 
 
 def test_killed_replica_is_down_and_comes_back(sandbox: Sandbox, daemon: Daemon) -> None:

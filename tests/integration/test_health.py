@@ -51,7 +51,7 @@ def test_stopped_sql_thread_is_critical_then_ok(sandbox: Sandbox) -> None:
                                     "SQL thread stopped")
         assert "CRITICAL mariadb-replica [sql-thread-stopped]" in got.out
         # Without a heartbeat, Seconds_Behind_Master is NULL: the lag is unknown, CRITICAL.
-        got = check("lag", "--node", sandbox.state.admin_dsn("mariadb-replica"))
+        got = check("lag", "--node", sandbox.admin_dsn("mariadb-replica"))
         assert got.code == 2 and "[lag-unknown]" in got.out, got.out
         assert sandbox.state.mariadb.admin_password not in got.out
     finally:

@@ -161,7 +161,7 @@ def test_longest_running_query(sandbox: Sandbox) -> None:
 
 def test_idle_in_transaction_and_transaction_time(sandbox: Sandbox) -> None:
     target = cfg(sandbox, *PRIMARY)
-    with closing(psycopg.connect(sandbox.state.admin_dsn("pg-primary"))) as holder:
+    with closing(psycopg.connect(sandbox.admin_dsn("pg-primary"))) as holder:
         holder.execute("SELECT 1")  # opens a transaction and leaves it idle
         try:
             got = when("txn-idle", 1, *target, "-w", "1", what="the idle transaction to age")

@@ -69,9 +69,9 @@ CREATE TABLE public.plain (id int PRIMARY KEY, note text DEFAULT 'it''s');
 
 class Database:
     def __init__(self, sandbox: Sandbox) -> None:
-        self.admin = sandbox.state.admin_dsn("pg-primary")
+        self.admin = sandbox.admin_dsn("pg-primary")
         self.name = f"dbgauge_pgtap_gen_{uuid.uuid4().hex[:10]}"
-        self.dsn = sandbox.state.admin_dsn("pg-primary", database=self.name)
+        self.dsn = sandbox.admin_dsn("pg-primary", database=self.name)
         self.password = sandbox.state.postgres.admin_password
         self._admin(f"CREATE DATABASE {quote_ident(self.name, 'postgres')}")
 

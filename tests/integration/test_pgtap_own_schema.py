@@ -23,7 +23,7 @@ pytestmark = pytest.mark.integration
 
 @pytest.fixture()
 def fresh_dsn(sandbox: Sandbox) -> Iterator[str]:
-    admin = sandbox.state.admin_dsn("pg-primary")
+    admin = sandbox.admin_dsn("pg-primary")
     name = f"dbgauge_pgtap_own_{uuid.uuid4().hex[:10]}"
     conn = connect_dsn(admin)
     try:
@@ -31,7 +31,7 @@ def fresh_dsn(sandbox: Sandbox) -> Iterator[str]:
     finally:
         conn.close()
     try:
-        yield sandbox.state.admin_dsn("pg-primary", database=name)
+        yield sandbox.admin_dsn("pg-primary", database=name)
     finally:
         conn = connect_dsn(admin)
         try:

@@ -40,9 +40,9 @@ class Scratch:
     """A database created for these tests (pgtap created in it unless told otherwise)."""
 
     def __init__(self, sandbox: Sandbox, *, pgtap: bool) -> None:
-        self.admin = sandbox.state.admin_dsn("pg-primary")
+        self.admin = sandbox.admin_dsn("pg-primary")
         self.name = f"dbgauge_pgtap_{uuid.uuid4().hex[:10]}"
-        self.dsn = sandbox.state.admin_dsn("pg-primary", database=self.name)
+        self.dsn = sandbox.admin_dsn("pg-primary", database=self.name)
         self.password = sandbox.state.postgres.admin_password
         conn = connect_dsn(self.admin)
         try:

@@ -89,7 +89,7 @@ def test_pgtap_run_status_lines_and_bar(sandbox: Sandbox, tmp_path: Path) -> Non
     for i in range(3):
         (tmp_path / f"t{i}.sql").write_text(
             f"SELECT '1..1';\nSELECT pg_sleep(0.2);\nSELECT 'ok 1 - file {i}';\n")
-    env = {**os.environ, "DBGAUGE_PGTAP_DSN": sandbox.state.admin_dsn("pg-primary")}
+    env = {**os.environ, "DBGAUGE_PGTAP_DSN": sandbox.admin_dsn("pg-primary")}
     base = [*DBGAUGE, "pgtap", "run", str(tmp_path)]
     logged = subprocess.run([*base, "--progress", "time,1ms"], cwd=REPO, env=env,
                             capture_output=True, text=True, timeout=120, check=False)

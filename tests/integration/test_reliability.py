@@ -76,7 +76,7 @@ def proc_stats(pid: int) -> dict[str, int]:
 
 
 def _pg_admin(sandbox: Sandbox, name: str = "pg-primary") -> psycopg.Connection[Any]:
-    return psycopg.connect(sandbox.state.admin_dsn(name, "postgres"), autocommit=True,
+    return psycopg.connect(sandbox.admin_dsn(name, "postgres"), autocommit=True,
                            connect_timeout=5)
 
 
@@ -344,7 +344,7 @@ def close_tiny_pool(sandbox: Sandbox) -> None:
 
 
 def _pgbouncer_admin(sandbox: Sandbox) -> psycopg.Connection[Any]:
-    return psycopg.connect(sandbox.state.admin_dsn("pgbouncer"), autocommit=True,
+    return psycopg.connect(sandbox.admin_dsn("pgbouncer"), autocommit=True,
                            prepare_threshold=None)
 
 

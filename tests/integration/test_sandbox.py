@@ -27,6 +27,7 @@ import yaml
 from dbgauge.toolkit import sandbox as sb
 from tests.helpers import wait_for
 from tests.helpers.ports import BASE_PORT as SESSION_BASE_PORT
+from tests.helpers.servers import admin_dsn
 
 pytestmark = pytest.mark.integration
 
@@ -81,7 +82,7 @@ def mysql_one(state: sb.SandboxState, name: str, query: str, *args: object) -> A
 
 
 def pg(state: sb.SandboxState, name: str) -> psycopg.Connection[Any]:
-    return psycopg.connect(state.admin_dsn(name), autocommit=True, connect_timeout=5)
+    return psycopg.connect(admin_dsn(state, name), autocommit=True, connect_timeout=5)
 
 
 def by_name(directory: Path) -> dict[str, sb.InstanceStatus]:
@@ -112,10 +113,10 @@ def test_state_file_and_secrets(built: Built) -> None:
     state = built.state
     assert state.port("pgbouncer") == BASE_PORT + 6432
     assert state.mariadb.admin_user == state.postgres.admin_user == "sandbox_admin"
-    assert state.admin_dsn("mariadb-primary").startswith("mysql://sandbox_admin:")
-    assert state.admin_dsn("pg-standby").endswith(f"@127.0.0.1:{BASE_PORT + 5433}/app")
-    assert state.admin_dsn("pgbouncer").startswith("postgresql://pgb_admin:")
-    assert state.admin_dsn("pgbouncer", "app").startswith("postgresql://sandbox_admin:")
+    assert admin_dsn(state, "mariadb-primary").startswith("mysql://sandbox_admin:")
+    assert admin_dsn(state, "pg-standby").endswith(f"@127.0.0.1:{BASE_PORT + 5433}/app")
+    assert admin_dsn(state, "pgbouncer").startswith("postgresql://pgb_admin:")
+    assert admin_dsn(state, "pgbouncer", "app").startswith("postgresql://sandbox_admin:")
     for secret in (built.directory / "secrets").iterdir():
         assert stat.S_IMODE(secret.stat().st_mode) == 0o600, secret
     assert state.dbgauge_password_file.read_text().strip() == state.dbgauge_password
@@ -242,7 +243,7 @@ def test_pgbouncer_admin_console(built: Built) -> None:
     # The admin console speaks only the simple query protocol and rejects BEGIN:
     # autocommit, and ClientCursor (client-side binding) so parameters also go simple.
     with psycopg.connect(
-        state.admin_dsn("pgbouncer"), autocommit=True, cursor_factory=psycopg.ClientCursor
+        admin_dsn(state, "pgbouncer"), autocommit=True, cursor_factory=psycopg.ClientCursor
     ) as conn:
         pools = conn.execute("SHOW POOLS").fetchall()
         assert {row[0] for row in pools} >= {"pgbouncer"}
@@ -259,7 +260,7 @@ def test_pgbouncer_admin_console(built: Built) -> None:
     app = f"postgresql://dbgauge@127.0.0.1:{state.port('pgbouncer')}/app"
     with psycopg.connect(app, password=state.dbgauge_password, prepare_threshold=None) as conn:
         assert conn.execute("SELECT current_user, %s::int", (7,)).fetchone() == ("dbgauge", 7)
-    with psycopg.connect(state.admin_dsn("pgbouncer", "app"), prepare_threshold=None) as conn:
+    with psycopg.connect(admin_dsn(state, "pgbouncer", "app"), prepare_threshold=None) as conn:
         assert conn.execute("SELECT current_user").fetchone() == ("sandbox_admin",)
 
 

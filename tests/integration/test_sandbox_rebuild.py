@@ -31,7 +31,7 @@ def detail(sandbox: Sandbox, name: str) -> str:
 
 
 def test_up_rebuilds_a_promoted_standby(sandbox: Sandbox) -> None:
-    with psycopg.connect(sandbox.state.admin_dsn("pg-standby"), autocommit=True) as conn:
+    with psycopg.connect(sandbox.admin_dsn("pg-standby"), autocommit=True) as conn:
         assert conn.execute("SELECT pg_promote(true, 30)").fetchone() == (True,)
     assert detail(sandbox, "pg-standby") != "streaming from pg-primary"
     proc = up(sandbox)
@@ -39,11 +39,11 @@ def test_up_rebuilds_a_promoted_standby(sandbox: Sandbox) -> None:
     assert "rebuilding it from pg-primary" in proc.stderr
     assert detail(sandbox, "pg-standby") == "streaming from pg-primary"
     token = uuid.uuid4().hex
-    with psycopg.connect(sandbox.state.admin_dsn("pg-primary"), autocommit=True) as conn:
+    with psycopg.connect(sandbox.admin_dsn("pg-primary"), autocommit=True) as conn:
         conn.execute("CREATE TABLE IF NOT EXISTS sandbox_rebuild (token text)")
         conn.execute("INSERT INTO sandbox_rebuild VALUES (%s)", (token,))
         (lsn,) = conn.execute("SELECT pg_current_wal_lsn()::text").fetchone() or ("",)
-    with psycopg.connect(sandbox.state.admin_dsn("pg-standby"), autocommit=True) as conn:
+    with psycopg.connect(sandbox.admin_dsn("pg-standby"), autocommit=True) as conn:
         wait_for(lambda: conn.execute("SELECT pg_last_wal_replay_lsn() >= %s::pg_lsn",
                                       (lsn,)).fetchone() == (True,) or None,
                  what="the rebuilt standby to replay the primary's writes")
@@ -74,7 +74,7 @@ def test_up_rebuilds_a_replica_with_errant_transactions(sandbox: Sandbox) -> Non
 def test_up_rebuilds_a_subscriber_whose_slot_is_gone(sandbox: Sandbox) -> None:
     sb.stop_instance(sandbox.directory, "pg-subscriber")
     try:
-        with psycopg.connect(sandbox.state.admin_dsn("pg-primary", sb.DRIFT_DATABASE),
+        with psycopg.connect(sandbox.admin_dsn("pg-primary", sb.DRIFT_DATABASE),
                              autocommit=True) as conn:
             wait_for(lambda: conn.execute(
                 "SELECT NOT active FROM pg_replication_slots WHERE slot_name = %s",

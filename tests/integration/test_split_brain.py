@@ -134,7 +134,7 @@ def test_errant_write_on_the_mariadb_replica_then_reconciled(sandbox: Sandbox,
 
 def test_promoted_standby_is_a_second_primary_until_rebuilt(sandbox: Sandbox) -> None:
     try:
-        with psycopg.connect(sandbox.state.admin_dsn("pg-standby"), autocommit=True) as conn:
+        with psycopg.connect(sandbox.admin_dsn("pg-standby"), autocommit=True) as conn:
             assert conn.execute("SELECT pg_promote(true, 30)").fetchone() == (True,)
         got = check("split-brain", *cfg(sandbox))
         assert got.code == 2, got.out

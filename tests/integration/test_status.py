@@ -5,21 +5,27 @@ reconciled), as conftest's `_servers_outlive_the_test` requires."""
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import pty
 import select
 import signal
+import socket
 import subprocess
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from dbgauge.cli.status import CLEAR
 from dbgauge.toolkit import sandbox as sb
 from tests.helpers import DBGAUGE, REPO, wait_for
-from tests.helpers.daemon import heartbeat
+from tests.helpers.daemon import config_file, heartbeat
 from tests.helpers.servers import (
     Sandbox,
     errant_write,
@@ -162,17 +168,16 @@ def test_watch_redraws_in_place_and_keeps_a_dead_node_in_its_tree(sandbox: Sandb
         return next((f for f in reversed(done) if text in f), None)
 
     try:
-        first = wait_for(lambda: frame_with("└── replica: mariadb-replica [OK]"), timeout=30)
+        first = wait_for(lambda: frame_with("└── replica: mariadb-replica [OK]"), timeout=60)
         assert first.startswith("STATUS OK")
         sb.stop_instance(sandbox.directory, "mariadb-replica")
         try:
             down = wait_for(lambda: frame_with("└── replica: mariadb-replica [CRITICAL]"),
-                            timeout=30)
+                            timeout=60)
             assert " - down" in down and "In no tree" not in down
         finally:
             sb.start_instance(sandbox.directory, "mariadb-replica")
-        proc.send_signal(signal.SIGINT)
-        assert proc.wait(30) in (0, 2)  # the state of the last frame drawn
+        assert interrupted(proc) in (0, 2)  # the state of the last frame drawn
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -196,3 +201,149 @@ def test_lock_wait_old_transaction_and_waiting_clients_are_shown(sandbox: Sandbo
         bouncer = wait_for(lambda: (lambda n: n if n["waiting_clients"] == 1 else None)(
             nodes(as_json(sandbox)[1])["pgbouncer"]), what="a client to wait in a pool")
         assert bouncer["role"] == "pooler"
+
+
+# ------------------------------------------------------------------ Ctrl-C, at any moment
+
+EXIT_DEADLINE = 1.0  # seconds from SIGINT to exit, wherever `status` was
+IN_CLOSE_NOWRITE = 0x10  # inotify: a file opened for reading was closed
+
+
+def interrupted(proc: subprocess.Popen[bytes]) -> int:
+    """SIGINT to `proc`, which must exit within EXIT_DEADLINE: its exit status."""
+    proc.send_signal(signal.SIGINT)
+    try:
+        return proc.wait(EXIT_DEADLINE)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"dbgauge status did not exit within {EXIT_DEADLINE} s of SIGINT")
+
+
+class Output:
+    """A process's stdout read as it comes (so the pipe never fills), split into the
+    JSON documents `status --watch --format json` writes (each followed by a blank line
+    once it is written in full)."""
+
+    def __init__(self, proc: subprocess.Popen[bytes]) -> None:
+        assert proc.stdout is not None
+        self._data = bytearray()
+        self._lock = threading.Lock()
+        self._reader = threading.Thread(target=self._read, args=(proc.stdout.fileno(),),
+                                        daemon=True)
+        self._reader.start()
+
+    def _read(self, fd: int) -> None:
+        while chunk := os.read(fd, 65536):
+            with self._lock:
+                self._data.extend(chunk)
+
+    def docs(self) -> list[dict[str, Any]]:
+        with self._lock:
+            text = self._data.decode()
+        return [json.loads(part + "\n}") for part in text.split("\n}\n\n")[:-1]]
+
+    def closed(self) -> list[dict[str, Any]]:
+        """Every document, once the process has exited and its stdout is read to the end."""
+        self._reader.join(30)
+        assert not self._reader.is_alive()
+        return self.docs()
+
+
+def watch(config: Path, interval: str) -> subprocess.Popen[bytes]:
+    return subprocess.Popen([*DBGAUGE, "status", "--config", str(config), "--watch", interval,
+                             "--format", "json"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, cwd=REPO)
+
+
+def stopped(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is None:
+        proc.kill()
+    proc.wait()
+
+
+@contextmanager
+def closed_after_reading(path: Path) -> Iterator[Callable[[], bool]]:
+    """A check that is true once a process has read `path` and closed it (inotify)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    fd = libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
+    if fd < 0:
+        raise OSError(ctypes.get_errno(), "inotify_init1")
+    try:
+        if libc.inotify_add_watch(fd, os.fsencode(path), IN_CLOSE_NOWRITE) < 0:
+            raise OSError(ctypes.get_errno(), f"inotify_add_watch {path}")
+
+        def read() -> bool:
+            try:
+                return bool(os.read(fd, 4096))
+            except BlockingIOError:
+                return False
+
+        yield read
+    finally:
+        os.close(fd)
+
+
+def test_ctrl_c_while_a_large_config_loads_exits_unknown_at_once(tmp_path: Path) -> None:
+    """A fleet's generated config of thousands of targets takes seconds to load: Ctrl-C
+    then exits at once, UNKNOWN (no state was shown), with one line and no traceback."""
+    config = tmp_path / "fleet.yaml"
+    config.write_text("targets:\n" + "".join(
+        f"  - {{name: db{i}, kind: mysql, dsn: 'mysql://dbgauge@10.{i // 250}.{i % 250}.1/',"
+        f" labels: {{rack: r{i % 40}}}}}\n" for i in range(3000)))
+    with closed_after_reading(config) as read:
+        proc = watch(config, "1")
+        try:
+            wait_for(lambda: read() or proc.poll() is not None, timeout=60,
+                     what="status to read its config")
+            assert proc.poll() is None, proc.communicate()
+            code = interrupted(proc)
+            out, err = proc.communicate()
+        finally:
+            stopped(proc)
+    assert code == 3, err
+    assert out == b"" and err.decode() == \
+        "dbgauge: interrupted before the first status was read\n"
+
+
+def test_ctrl_c_between_redraws_exits_with_the_state_shown(sandbox: Sandbox) -> None:
+    proc = watch(sandbox.config, "30")
+    try:
+        output = Output(proc)
+        first = wait_for(lambda: output.docs() or None, timeout=60, what="the first status")[0]
+        code = interrupted(proc)  # status is sleeping until its next read, 30 s later
+    finally:
+        stopped(proc)
+    assert code == first["exit_code"]
+    assert output.closed() == [first] and proc.stderr is not None
+    assert proc.stderr.read() == b""
+
+
+def test_ctrl_c_while_a_node_hangs_exits_with_the_state_shown(sandbox: Sandbox,
+                                                              tmp_path: Path) -> None:
+    """A server that accepts connections and never answers (frozen, a half-dead
+    network): the read waits up to the target's connect_timeout (2 minutes here), and
+    Ctrl-C in the middle of it exits at once with the last state shown."""
+    frozen = socket.socket()
+    frozen.bind(("127.0.0.1", 0))  # bound, not listening: connections are refused
+    port = frozen.getsockname()[1]
+    config = config_file(sandbox, tmp_path / "c.yaml", [
+        *yaml.safe_load(sandbox.config.read_text())["targets"],
+        {"name": "frozen", "kind": "mysql", "dsn": f"mysql://dbgauge@127.0.0.1:{port}/",
+         "connect_timeout": "2m"}])
+    proc = watch(config, "1")
+    try:
+        output = Output(proc)
+        first = wait_for(lambda: output.docs() or None, timeout=60, what="the first status")[0]
+        assert nodes(first)["frozen"]["up"] is False and first["exit_code"] == 2
+        frozen.listen(8)  # the next read connects, and waits for a greeting that never comes
+        frozen.settimeout(60)
+        held, _ = frozen.accept()  # status is in the middle of a read, waiting on it
+        try:
+            code = interrupted(proc)
+        finally:
+            held.close()
+    finally:
+        stopped(proc)
+        frozen.close()
+    last = output.closed()[-1]  # the state shown before the read that hung
+    assert code == last["exit_code"] == 2 and nodes(last)["frozen"]["up"] is False
+    assert proc.stderr is not None and proc.stderr.read() == b""

@@ -45,7 +45,7 @@ def test_mariadb_live_says_group_replication_does_not_exist(sandbox: Sandbox,
 
 
 def test_incompatible_tables_query_on_real_tables(sandbox: Sandbox) -> None:
-    admin = connect_dsn(sandbox.state.admin_dsn("mariadb-primary"))
+    admin = connect_dsn(sandbox.admin_dsn("mariadb-primary"))
     monitor = connect_dsn(sandbox.state.dbgauge_dsn("mariadb-primary"),
                           password=sandbox.state.dbgauge_password)
     try:

@@ -102,7 +102,7 @@ def test_file_edited_without_reload_shows_drift_and_pending_restart(
 
 def test_pool_sizing_against_the_real_max_connections(sandbox: Sandbox, tmp_path: Path) -> None:
     ini = _copy_ini(sandbox, tmp_path)
-    with psycopg.connect(sandbox.state.admin_dsn("pg-primary")) as conn:
+    with psycopg.connect(sandbox.admin_dsn("pg-primary")) as conn:
         max_conn = int(conn.execute("SHOW max_connections").fetchone()[0])  # type: ignore[index]
         reserved = int(conn.execute(
             "SHOW superuser_reserved_connections").fetchone()[0])  # type: ignore[index]
@@ -114,7 +114,7 @@ def test_pool_sizing_against_the_real_max_connections(sandbox: Sandbox, tmp_path
     fits = re.sub(r"(?m)^default_pool_size = \d+$", "default_pool_size = 1", text)
     fits = re.sub(r" pool_size=\d+", " pool_size=1", fits)
     ini.write_text(fits)
-    args = [str(ini), "--postgres", sandbox.state.admin_dsn("pg-primary")]
+    args = [str(ini), "--postgres", sandbox.admin_dsn("pg-primary")]
     code, doc, out = _validate(args)
     assert not [f for f in doc["findings"] if f["rule"] == "pgbouncer/sizing"], out
     ini.write_text(re.sub(r"(?m)^default_pool_size = \d+$",

@@ -10,7 +10,12 @@ from pathlib import Path
 import pytest
 
 from dbgauge.toolkit.errors import ConfigError
-from dbgauge.toolkit.pgtap.files import discover, normalise_extensions, parse_assignments
+from dbgauge.toolkit.pgtap.files import (
+    discover,
+    normalise_extensions,
+    parse_assignments,
+    plan_run,
+)
 from dbgauge.toolkit.pgtap.psql import (
     DEBIAN_SYSCONFDIR,
     PSQL_FLAGS,
@@ -96,6 +101,29 @@ def test_psql_command_uses_pg_prove_flags() -> None:
     assert "dbgauge_schema=test" in argv and "dbgauge_match=^test" in argv
     assert stdin == "SELECT * FROM runtests(:'dbgauge_schema'::name, :'dbgauge_match'::text);\n"
     assert Runtests("t", "^x").call_text == "runtests('t', '^x')"
+
+
+def test_a_run_is_planned_and_checked_before_anything_runs(tmp_path: Path) -> None:
+    """The command line's usage errors come before any session: what `pgtap run` plans."""
+    psql = _executable(tmp_path / "bin" / "psql")
+    (tmp_path / "t").mkdir()
+    (tmp_path / "t" / "a.sql").write_text("")
+    dsn = "postgresql://ci@127.0.0.1/app"
+    plan = plan_run(dsn, [str(tmp_path / "t")], variables=["v=1"], psets=["null=NULL"],
+                    timeout=5.0, psql=str(psql))
+    assert plan.jobs == (Job(str(tmp_path / "t" / "a.sql"), tmp_path / "t" / "a.sql"),)
+    assert plan.options == RunOptions(str(psql), (("v", "1"),), (("null", "NULL"),), 5.0)
+    xunit = plan_run(dsn, [], runtests=Runtests("test", None), psql=str(psql))
+    assert xunit.jobs == (Job("runtests('test')", None),)
+    assert xunit.options.runtests == Runtests("test", None)
+    with pytest.raises(ConfigError, match="nothing to run"):
+        plan_run(dsn, [], psql=str(psql))
+    with pytest.raises(ConfigError, match="PostgreSQL DSN"):
+        plan_run("mysql://u@h/db", [str(tmp_path / "t")], psql=str(psql))
+    with pytest.raises(ConfigError, match="--pset 'x': expected NAME=VALUE"):
+        plan_run(dsn, [str(tmp_path / "t")], psets=["x"], psql=str(psql))
+    with pytest.raises(ConfigError, match="psql not found"):
+        plan_run(dsn, [str(tmp_path / "t")], psql=str(tmp_path / "missing"))
 
 
 def _executable(path: Path) -> Path:
@@ -213,3 +241,14 @@ def test_junit_xml() -> None:
     assert suites[3].find("testcase/skipped") is not None
     died = suites[4].find("testcase[@name='dbgauge_xunit.test_d_dies']/failure")
     assert died is not None and "Test died: P0001: boom" in (died.text or "")
+
+
+def test_junit_file_errors_are_usage_errors(tmp_path: Path) -> None:
+    junit.check_directory(tmp_path / "out.xml")
+    with pytest.raises(ConfigError, match="directory does not exist"):
+        junit.check_directory(tmp_path / "missing" / "out.xml")
+    (tmp_path / "taken").mkdir()
+    with pytest.raises(ConfigError, match=r"cannot write --junit .*taken: Is a directory"):
+        junit.write([result("t/fail.sql", "fail")], tmp_path / "taken")
+    junit.write([result("t/fail.sql", "fail")], tmp_path / "out.xml")
+    assert ET.parse(tmp_path / "out.xml").getroot().get("tests") == "3"

@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import pytest
+from prometheus_client import ProcessCollector
 
 from dbgauge.app import registry
 from dbgauge.toolkit.db import ServerInfo
 from dbgauge.toolkit.exporter.scrape import CollectorRun, SampleOut, TargetResult
 from dbgauge.toolkit.metrics import SELF_METRICS, MetricSpec, Sample
-from dbgauge.toolkit.render.prometheus import encode
+from dbgauge.toolkit.render.prometheus import (
+    build_families,
+    encode,
+    negotiate,
+    render,
+)
+from tests.helpers.exposition import reference
 
 REGISTRY = registry()
 ALL = REGISTRY.all
@@ -70,21 +77,68 @@ def test_metric_names_follow_conventions() -> None:
 def test_text_writer_matches_prometheus_client_byte_for_byte() -> None:
     """The text format is written directly (it is the hot path); prometheus_client's own
     encoder, fed the same families, must give the same bytes."""
-    from prometheus_client.exposition import generate_latest
+    families = build_families([_odd_result()], specs=REGISTRY.specs())
+    ours = render(families)
+    assert ours == reference(families)[0]
+    assert b"1.234567e+06" in ours and b"+Inf" in ours and b"NaN" in ours
+    assert b" 1.2345678901e+10\n" in ours  # Go's exponent, two digits (not e+010)
 
-    from dbgauge.toolkit.render.prometheus import _metric, _Snapshot, build_families, render_text
 
+def _odd_result() -> TargetResult:
+    """A scrape with every kind of value and of escaping the formats treat differently."""
     labels = (("target", 'odd "name"\\with\nnewline'),)
-    dyn = MetricSpec("dbgauge_test_dyn_total", "untyped", "Untyped\\help\nwith newline.")
+    dyn = MetricSpec("dbgauge_test_dyn_total", "untyped", 'Untyped\\help\nwith "newline".')
     samples = tuple(SampleOut("dbgauge_mysql_questions_total", labels, v)
                     for v in (0.0, 5.0, 1234567.0, 1e21, 0.000123, float("inf"), float("nan"),
-                              -3.5, 123456.789))
-    result = TargetResult("a", "mysql", labels, True, 0.02,
-                          ServerInfo("mariadb", (10, 11, 6), "10.11.6-MariaDB"), None,
-                          (CollectorRun("mysql_status", True, 0.01),),
-                          (*samples, SampleOut(dyn.name, labels, 2.0, dyn)))
-    families = build_families([result], specs=REGISTRY.specs())
-    ours = render_text(families)
-    theirs = generate_latest(_Snapshot([_metric(f) for f in families]))  # type: ignore[arg-type]
-    assert ours == theirs
-    assert b"1.234567e+06" in ours and b"+Inf" in ours and b"NaN" in ours
+                              -3.5, 123456.789, 12345678901.0, 9.5e15, 2.0**53, -1e12))
+    return TargetResult("a", "mysql", labels, True, 0.02,
+                        ServerInfo("mariadb", (10, 11, 6), "10.11.6-MariaDB"), None,
+                        (CollectorRun("mysql_status", True, 0.01),),
+                        (*samples, SampleOut(dyn.name, labels, 2.0, dyn)))
+
+
+@pytest.mark.parametrize("accept", [
+    "application/openmetrics-text; version=1.0.0",
+    "application/openmetrics-text",
+    "application/openmetrics-text; version=1.0.0; escaping=allow-utf-8",
+    "application/openmetrics-text; version=1.0.0; escaping=underscores",
+    "application/openmetrics-text; version=1.0.0; escaping=dots",
+    "application/openmetrics-text; version=2.0.0",
+    "application/openmetrics-text;version=1.0.0;q=0.5,text/plain;version=0.0.4;q=0.4",
+    "text/plain; version=0.0.4", "*/*", "",
+])
+def test_one_writer_for_both_formats_matches_prometheus_client(accept: str) -> None:
+    """OpenMetrics is written by the same writer as the text format: prometheus_client's
+    encoder for what the Accept header negotiates gives the same bytes and content type,
+    the daemon's process metrics included."""
+    families = build_families([_odd_result()], specs=REGISTRY.specs())
+    process = list(ProcessCollector(registry=None).collect())  # as the daemon reads them
+    fmt = negotiate(accept)
+    assert (render(families, process, fmt), fmt.content_type) == \
+        reference(families, process, accept)
+    body, content_type = encode([_odd_result()], accept, specs=REGISTRY.specs())
+    assert content_type == fmt.content_type and body == render(families, (), fmt)
+
+
+def test_openmetrics_names_stay_whole_when_a_scraper_asks_for_values_escaping() -> None:
+    """dbgauge's names are all in the legacy character set, which the `values` scheme
+    leaves as they are (prometheus_client 0.26 prefixed the sample lines alone with U__,
+    so they no longer matched their family)."""
+    body, content_type = encode([_odd_result()], "application/openmetrics-text; "
+                                "version=1.0.0; escaping=values", specs=REGISTRY.specs())
+    assert content_type.endswith("escaping=values")
+    text = body.decode()
+    assert "# TYPE dbgauge_mysql_questions counter" in text and "U__" not in text
+    assert 'dbgauge_mysql_questions_total{target="odd \\"name\\"\\\\with\\nnewline"} 5.0' in text
+
+
+def test_a_name_with_a_colon_keeps_it_on_its_samples_in_openmetrics() -> None:
+    """Custom queries may name a metric with a colon: its samples carry the name their
+    family has (prometheus_client 0.26 wrote them with `_`, apart from their family)."""
+    spec = MetricSpec("dbgauge_app:orders_ratio", "gauge", "A recording-rule style name.")
+    result = TargetResult("a", "postgres", (("target", "a"),), True, 0.02, None, None, (),
+                          (SampleOut(spec.name, (("target", "a"),), 0.5, spec),))
+    for accept in ("", "application/openmetrics-text; version=1.0.0"):
+        text = encode([result], accept)[0].decode()
+        assert "# TYPE dbgauge_app:orders_ratio gauge\n" in text
+        assert 'dbgauge_app:orders_ratio{target="a"} 0.5\n' in text

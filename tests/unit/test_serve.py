@@ -4,6 +4,7 @@ taken (by this test's own socket) and a config whose targets are never contacted
 from __future__ import annotations
 
 import socket
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,6 @@ from dbgauge.cli import cli
 from dbgauge.toolkit.config import Config
 from dbgauge.toolkit.errors import ConfigError
 from dbgauge.toolkit.exporter import server, state
-from dbgauge.toolkit.exporter.wiring import Wiring
 from dbgauge.toolkit.jobs import Job
 from dbgauge.toolkit.mycnf import my_cnf_target
 
@@ -39,8 +39,7 @@ def test_nothing_starts_when_the_port_is_taken(tmp_path: Path,
 
     path = tmp_path / "c.yaml"
     path.write_text(CONFIG)
-    wiring = Wiring(load_config=app.load_config, registry=app.registry(),
-                    job_builders=(builder,))
+    wiring = replace(app.wiring(), job_builders=(builder,))
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
         busy.listen(1)
@@ -94,3 +93,22 @@ def test_bad_my_cnf_is_a_clear_config_error(tmp_path: Path, text: str, says: str
                                       "--listen", "127.0.0.1:1"])
     assert result.exit_code == 2, result.output
     assert str(path) in result.output and says in result.output, result.output
+
+
+def test_the_my_cnf_target_joins_every_config_load(tmp_path: Path) -> None:
+    """--config.my-cnf: its target alone without --config, added to --config's targets
+    (on start and on each reload: the loader is the daemon's), refused on a name clash."""
+    from dbgauge.toolkit.exporter.wiring import with_my_cnf
+
+    cnf = tmp_path / "my.cnf"
+    cnf.write_text("[client]\nuser=exporter\nhost=db1\nport=3307\n")
+    wiring = with_my_cnf(app.wiring(), app.parse_config, cnf)
+    assert [t.name for t in wiring.load_config(None).targets] == ["mysql"]
+    config = tmp_path / "c.yaml"
+    config.write_text(CONFIG)
+    loaded = wiring.load_config(str(config))
+    assert [t.name for t in loaded.targets] == ["db", "mysql"]
+    assert loaded.target("mysql").dsn == "mysql://exporter@db1:3307/"
+    config.write_text("targets:\n  - {name: mysql, kind: mysql, dsn: 'mysql://u@h/'}\n")
+    with pytest.raises(ConfigError, match=r"makes a target named 'mysql'.*rename that one"):
+        wiring.load_config(str(config))

@@ -321,3 +321,15 @@ class Scraper:
             if id(runner) not in kept:
                 runner.close()
         self._pool.close()
+
+
+def scrape_once(config: Config, registry: Registry, names: Sequence[str], timeout: float,
+                only: set[str] | None = None) -> list[TargetResult]:
+    """One scrape of the targets `names` within `timeout` seconds, by a Scraper made for it
+    and closed after (`dbgauge collect`)."""
+    deadline = time.monotonic() + timeout
+    scraper = Scraper(config, registry)
+    try:
+        return scraper.scrape(names, deadline, only)
+    finally:
+        scraper.close()

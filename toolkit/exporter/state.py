@@ -45,16 +45,12 @@ class Exporter:
         self.scraper = Scraper(config, wiring.registry)
         self._writers: dict[str, tuple[Target, BackgroundTask]] = {}
         self._jobs: list[JobRunner] = []
-        self._status = StatusCache(wiring.status) if wiring.status is not None else None
+        self._status = StatusCache(wiring.status)
 
     def status(self) -> dict[str, Any]:
         """The status page's document: cached, refreshed at most once per
         daemon.status_refresh (a page view adds no queries within the interval)."""
         config = self.config
-        if self._status is None:
-            return {"schema": "dbgauge.status/1", "status": "UNKNOWN", "exit_code": 3,
-                    "taken_at": "", "clusters": [], "apart": [], "links": [], "nodes": [],
-                    "error": "this daemon was started without topology discovery"}
         return self._status.get(config.all_targets(), config.daemon.status_refresh,
                                 self.job_snapshots)
 

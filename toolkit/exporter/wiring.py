@@ -4,7 +4,8 @@ HTTP server so a one-shot command that loads a config does not import the server
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 from dbgauge.toolkit.config import Config
@@ -27,4 +28,31 @@ class Wiring:
     load_config: Callable[[str | None], Config]
     registry: Registry
     job_builders: Sequence[JobBuilder]
-    status: StatusSource | None = None
+    status: StatusSource
+
+
+def with_my_cnf(wiring: Wiring, parse: Callable[[str, str], Config], my_cnf: Path) -> Wiring:
+    """`wiring` whose config loader adds the one mysql target the [client] section of
+    `my_cnf` makes (mysqld_exporter's --config.my-cnf), on start and on every reload;
+    `parse` checks that target's YAML as the composition root checks a config."""
+    import yaml
+
+    from dbgauge.toolkit.config import read_config_file
+    from dbgauge.toolkit.errors import ConfigError
+    from dbgauge.toolkit.mycnf import my_cnf_target
+
+    load = wiring.load_config
+
+    def loaded(path: str | None) -> Config:
+        entry = my_cnf_target(read_config_file(my_cnf, "my.cnf"), str(my_cnf))
+        mine = parse(yaml.safe_dump({"targets": [entry]}), str(my_cnf))
+        if path is None:
+            return mine
+        config = load(path)
+        if any(t.name == entry["name"] for t in config.targets):
+            raise ConfigError(f"--config.my-cnf {my_cnf} makes a target named "
+                              f"{entry['name']!r}, and {path} has one too: rename that one",
+                              source=path)
+        return config.model_copy(update={"targets": [*config.targets, *mine.targets]})
+
+    return replace(wiring, load_config=loaded)

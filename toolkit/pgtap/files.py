@@ -1,13 +1,16 @@
 """What a pgTAP run is given on the command line: test files and directories, extensions,
-and psql variables; checked before anything runs."""
+psql and its variables; checked (`plan_run`) before anything runs."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from dbgauge.toolkit.errors import ConfigError
+from dbgauge.toolkit.pgtap.psql import find_psql, psql_target
+from dbgauge.toolkit.pgtap.runner import Job, RunOptions, Runtests
 
 DEFAULT_EXTENSIONS = (".sql", ".pg")
 _VAR_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -58,3 +61,31 @@ def discover(paths: Sequence[str], extensions: Sequence[str]) -> list[Path]:
                           + ", ".join(repr(p) for p in paths)
                           + "; use --ext to pick other extensions")
     return found
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """A checked command line: the psql sessions to run and how to run them."""
+
+    options: RunOptions
+    jobs: tuple[Job, ...]
+
+
+def plan_run(dsn: str, paths: Sequence[str], *, extensions: Sequence[str] = (),
+             runtests: Runtests | None = None, variables: Sequence[str] = (),
+             psets: Sequence[str] = (), timeout: float | None = None,
+             psql: str | None = None) -> RunPlan:
+    """The files under `paths` (or one runtests() session), psql and its --set/--pset
+    variables: every usage error (no psql, a bad DSN, nothing to run, a bad variable) is
+    a ConfigError raised here, before anything runs."""
+    psql_bin = find_psql(psql)
+    psql_target(dsn)  # a bad DSN is a usage error before anything runs
+    if runtests is None and not paths:
+        raise ConfigError("nothing to run: give test files or directories, or --runtests")
+    found = discover(paths, normalise_extensions(extensions)) if paths else []
+    jobs = [Job(str(p), p) for p in found]
+    if not jobs and runtests is not None:
+        jobs = [Job(runtests.call_text, None)]
+    options = RunOptions(psql_bin, parse_assignments(variables, "--set"),
+                         parse_assignments(psets, "--pset"), timeout, runtests)
+    return RunPlan(options, tuple(jobs))

@@ -157,164 +157,193 @@ def parse_tap(lines: Iterable[str], times: Sequence[float] | None = None,
     """Parse a TAP stream. `times[i]`, if given, is when line i arrived (seconds from the
     start of the run); it only feeds `TestPoint.elapsed`. Never raises on bad input:
     problems are returned in `errors`, as TAP::Parser reports parse errors."""
-    items = [line.rstrip("\r\n") for line in lines]
-    tests: list[TestPoint] = []
-    errors: list[str] = []
-    comments: list[str] = []
-    summary: list[str] = []
-    unknown: list[str] = []
-    plan: Plan | None = None
-    plans_seen = 0
-    version: int | None = None
-    bailout: str | None = None
-    pending: _Pending | None = None
-    sub_lines: list[str] = []
-    sub_times: list[float] = []
-    sub_start = 0
-    last_time = 0.0
-    in_yaml: str | None = None  # the indentation of an open YAML block
-    plan_misplaced = False
-    plan_trailing = False
+    parser = _Parser(times, line_offset, name)
+    for index, line in enumerate(lines):
+        parser.feed(index, line.rstrip("\r\n"))
+    return parser.finish()
 
-    def flush() -> None:
-        nonlocal pending
-        if pending is not None:
-            tests.append(pending.freeze())
-            pending = None
 
-    def close_orphan_subtest(where: int) -> None:
-        if not sub_lines:
-            return
-        if any(line.strip() for line in sub_lines):
-            errors.append(f"line {where}: indented subtest output not followed by its "
-                          "parent test point")
-        sub_lines.clear()
-        sub_times.clear()
+class _Parser:
+    """One TAP stream read line by line: each kind of line is one step (a method), and
+    `finish` gives the verdict TAP::Parser would."""
 
-    for index, line in enumerate(items):
-        lineno = line_offset + index + 1
+    def __init__(self, times: Sequence[float] | None, line_offset: int,
+                 name: str | None) -> None:
+        self.times = times
+        self.line_offset = line_offset
+        self.name = name
+        self.count = 0  # lines fed
+        self.tests: list[TestPoint] = []
+        self.errors: list[str] = []
+        self.comments: list[str] = []
+        self.summary: list[str] = []
+        self.unknown: list[str] = []
+        self.plan: Plan | None = None
+        self.plans_seen = 0
+        self.version: int | None = None
+        self.bailout: str | None = None
+        self.pending: _Pending | None = None
+        self.sub_lines: list[str] = []  # the indented subtest being collected
+        self.sub_times: list[float] = []
+        self.sub_start = 0
+        self.last_time = 0.0
+        self.in_yaml: str | None = None  # the indentation of an open YAML block
+        self.plan_misplaced = False
+        self.plan_trailing = False  # the plan came after test points
+
+    def feed(self, index: int, line: str) -> None:
+        """One line (without its line break), `index` lines after the first."""
+        self.count = index + 1
+        lineno = self.line_offset + index + 1
+        times = self.times
         now = times[index] if times is not None and index < len(times) else None
-
-        if in_yaml is not None:
-            if pending is not None:
-                pending.yaml.append(line)
-            if line.startswith(in_yaml) and line[len(in_yaml):].rstrip() == "...":
-                in_yaml = None
-            continue
-
-        if line.startswith(SUBTEST_INDENT):
-            if not sub_lines:
-                sub_start = line_offset + index
-            sub_lines.append(line[len(SUBTEST_INDENT):])
-            if now is not None:
-                sub_times.append(now)
-            if bailout is None and (bm := _BAILOUT.match(line)):
-                # TAP::Parser sees an indented Bail out! too, and stops the run for it.
-                bailout = bm.group(1).strip()
-            continue
-
-        if now is not None and not line.startswith(SUBTEST_INDENT) and \
-                _TEST.match(line) is None:
-            last_time = now  # a plan or diagnostic line: the next test's time starts here
-
-        if not line.strip():
-            if sub_lines:
-                sub_lines.append("")
-                if now is not None:
-                    sub_times.append(now)
-            continue
-
-        if index == 0 and (m := _VERSION.match(line)):
-            version = int(m.group(1))
-            if version < 13:
-                errors.append(f"line {lineno}: explicit TAP version must be at least 13")
-            continue
-
-        if (m := _TEST.match(line)) is not None:
-            flush()
-            expected = len(tests) + 1
-            number = int(m.group(2)) if m.group(2) else expected
-            if number != expected:
-                errors.append(f"line {lineno}: tests out of sequence: found ({number}) but "
-                              f"expected ({expected})")
-            if plan is not None and plan_trailing and not plan_misplaced:
-                plan_misplaced = True  # a test after a plan that itself followed tests
-                errors.append(f"line {plan.line}: plan (1..{plan.count}) must be at the "
-                              "beginning or end of the TAP output")
-            description, directive, reason = _split_test(m.group(3))
-            subtest = None
-            if sub_lines:
-                subtest = parse_tap(sub_lines, sub_times if times is not None else None,
-                                    line_offset=sub_start)
-                sub_lines.clear()
-                sub_times.clear()
-            elapsed = None
-            if now is not None:
-                elapsed = max(0.0, now - last_time)
-                last_time = now
-            pending = _Pending(number, m.group(1) is None, description, directive, reason,
-                               lineno, subtest, elapsed)
-            continue
-
-        if (m := _PLAN.match(line)) is not None:
-            flush()
-            close_orphan_subtest(lineno)
-            plans_seen += 1
-            if plans_seen > 1:
-                errors.append(f"line {lineno}: more than one plan found in TAP output")
-                continue
-            count, tail = int(m.group(1)), m.group(2).strip()
-            skip_reason = None
-            sm = _PLAN_SKIP.match(tail)
-            if sm is not None:
-                skip_reason = sm.group(1).strip()
-            elif count == 0:
-                skip_reason = ""
-            if skip_reason is not None and count != 0:
-                errors.append(f"line {lineno}: a plan with SKIP must be 1..0")
-            plan = Plan(count, skip_reason, lineno)
-            plan_trailing = bool(tests) or pending is not None
-            continue
-
-        if (m := _BAILOUT.match(line)) is not None:
-            flush()
-            if bailout is None:
-                bailout = m.group(1).strip()
-            continue
-
-        if (m := _COMMENT.match(line)) is not None:
-            text = m.group(1)
-            text = text[1:] if text.startswith(" ") else text
-            if _SUMMARY_COMMENT.match(text):
-                summary.append(text)
-            elif pending is not None:
-                pending.diagnostics.append(text)
-            elif not tests and name is None and (sm := _SUBTEST_NAME.match(text)):
-                name = sm.group(1)
+        if self.in_yaml is not None:
+            self._yaml_line(line)
+        elif line.startswith(SUBTEST_INDENT):
+            self._subtest_line(index, line, now)
+        else:
+            test = _TEST.match(line)
+            if now is not None and test is None:
+                self.last_time = now  # a plan or diagnostic line: the next test's time
+            if not line.strip():
+                self._blank_line(now)
+            elif index == 0 and (m := _VERSION.match(line)):
+                self._version_line(lineno, int(m.group(1)))
+            elif test is not None:
+                self._test_line(lineno, test, now)
             else:
-                comments.append(text)
-            continue
+                self._other_line(lineno, line)
 
-        if (ym := _YAML_START.match(line)) is not None and pending is not None \
-                and not pending.yaml:
-            in_yaml = ym.group(1)
-            pending.yaml.append(line)
-            continue
+    def _yaml_line(self, line: str) -> None:
+        if self.pending is not None:
+            self.pending.yaml.append(line)
+        if self.in_yaml is not None and line.startswith(self.in_yaml) \
+                and line[len(self.in_yaml):].rstrip() == "...":
+            self.in_yaml = None
 
-        unknown.append(line)
+    def _subtest_line(self, index: int, line: str, now: float | None) -> None:
+        if not self.sub_lines:
+            self.sub_start = self.line_offset + index
+        self.sub_lines.append(line[len(SUBTEST_INDENT):])
+        if now is not None:
+            self.sub_times.append(now)
+        if self.bailout is None and (bm := _BAILOUT.match(line)):
+            # TAP::Parser sees an indented Bail out! too, and stops the run for it.
+            self.bailout = bm.group(1).strip()
 
-    flush()
-    close_orphan_subtest(line_offset + len(items))
-    if in_yaml is not None:
-        errors.append("unterminated YAML block at end of TAP output")
-    if plan is None:
-        if bailout is None:
-            errors.append("no plan found in TAP output")
-    elif plan.skip_reason is not None and plan.count == 0:
-        if tests:
-            errors.append(f"plan 1..0 (skip all) but {len(tests)} test(s) ran")
-    elif len(tests) != plan.count and bailout is None:
-        errors.append(f"bad plan: planned {plan.count} test(s) but ran {len(tests)}")
-    return TapResult(tuple(tests), plan, bailout, tuple(errors), tuple(comments),
-                     tuple(unknown), version, name, tuple(summary))
+    def _blank_line(self, now: float | None) -> None:
+        if self.sub_lines:
+            self.sub_lines.append("")
+            if now is not None:
+                self.sub_times.append(now)
 
+    def _version_line(self, lineno: int, version: int) -> None:
+        self.version = version
+        if version < 13:
+            self.errors.append(f"line {lineno}: explicit TAP version must be at least 13")
+
+    def _test_line(self, lineno: int, m: re.Match[str], now: float | None) -> None:
+        self._flush()
+        expected = len(self.tests) + 1
+        number = int(m.group(2)) if m.group(2) else expected
+        if number != expected:
+            self.errors.append(f"line {lineno}: tests out of sequence: found ({number}) but "
+                               f"expected ({expected})")
+        plan = self.plan
+        if plan is not None and self.plan_trailing and not self.plan_misplaced:
+            self.plan_misplaced = True  # a test after a plan that itself followed tests
+            self.errors.append(f"line {plan.line}: plan (1..{plan.count}) must be at the "
+                               "beginning or end of the TAP output")
+        description, directive, reason = _split_test(m.group(3))
+        subtest = None
+        if self.sub_lines:
+            subtest = parse_tap(self.sub_lines,
+                                self.sub_times if self.times is not None else None,
+                                line_offset=self.sub_start)
+            self.sub_lines.clear()
+            self.sub_times.clear()
+        elapsed = None
+        if now is not None:
+            elapsed = max(0.0, now - self.last_time)
+            self.last_time = now
+        self.pending = _Pending(number, m.group(1) is None, description, directive, reason,
+                                lineno, subtest, elapsed)
+
+    def _other_line(self, lineno: int, line: str) -> None:
+        """A plan, a bail-out, a comment, the start of a YAML block, or unknown."""
+        if (m := _PLAN.match(line)) is not None:
+            self._plan_line(lineno, int(m.group(1)), m.group(2).strip())
+        elif (m := _BAILOUT.match(line)) is not None:
+            self._flush()
+            if self.bailout is None:
+                self.bailout = m.group(1).strip()
+        elif (m := _COMMENT.match(line)) is not None:
+            self._comment_line(m.group(1))
+        elif (ym := _YAML_START.match(line)) is not None and self.pending is not None \
+                and not self.pending.yaml:
+            self.in_yaml = ym.group(1)
+            self.pending.yaml.append(line)
+        else:
+            self.unknown.append(line)
+
+    def _plan_line(self, lineno: int, count: int, tail: str) -> None:
+        self._flush()
+        self._close_orphan_subtest(lineno)
+        self.plans_seen += 1
+        if self.plans_seen > 1:
+            self.errors.append(f"line {lineno}: more than one plan found in TAP output")
+            return
+        skip_reason = None
+        sm = _PLAN_SKIP.match(tail)
+        if sm is not None:
+            skip_reason = sm.group(1).strip()
+        elif count == 0:
+            skip_reason = ""
+        if skip_reason is not None and count != 0:
+            self.errors.append(f"line {lineno}: a plan with SKIP must be 1..0")
+        self.plan = Plan(count, skip_reason, lineno)
+        self.plan_trailing = bool(self.tests) or self.pending is not None
+
+    def _comment_line(self, text: str) -> None:
+        text = text[1:] if text.startswith(" ") else text
+        if _SUMMARY_COMMENT.match(text):
+            self.summary.append(text)
+        elif self.pending is not None:
+            self.pending.diagnostics.append(text)
+        elif not self.tests and self.name is None and (sm := _SUBTEST_NAME.match(text)):
+            self.name = sm.group(1)
+        else:
+            self.comments.append(text)
+
+    def _flush(self) -> None:
+        if self.pending is not None:
+            self.tests.append(self.pending.freeze())
+            self.pending = None
+
+    def _close_orphan_subtest(self, where: int) -> None:
+        if not self.sub_lines:
+            return
+        if any(line.strip() for line in self.sub_lines):
+            self.errors.append(f"line {where}: indented subtest output not followed by its "
+                               "parent test point")
+        self.sub_lines.clear()
+        self.sub_times.clear()
+
+    def finish(self) -> TapResult:
+        """The stream is over: close what is open and check the plan."""
+        self._flush()
+        self._close_orphan_subtest(self.line_offset + self.count)
+        errors, plan, tests = self.errors, self.plan, self.tests
+        if self.in_yaml is not None:
+            errors.append("unterminated YAML block at end of TAP output")
+        if plan is None:
+            if self.bailout is None:
+                errors.append("no plan found in TAP output")
+        elif plan.skip_reason is not None and plan.count == 0:
+            if tests:
+                errors.append(f"plan 1..0 (skip all) but {len(tests)} test(s) ran")
+        elif len(tests) != plan.count and self.bailout is None:
+            errors.append(f"bad plan: planned {plan.count} test(s) but ran {len(tests)}")
+        return TapResult(tuple(tests), plan, self.bailout, tuple(errors),
+                         tuple(self.comments), tuple(self.unknown), self.version, self.name,
+                         tuple(self.summary))

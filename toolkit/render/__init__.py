@@ -2,7 +2,8 @@
 
 One module per audience: `plugin` (the monitoring-plugin line and its JSON), `findings`
 (validators' text, JSON and SARIF), `checksum` (the drift table), `pgtap` and `junit`
-(the runner's lines, summary and JUnit XML), `progress` (a progress bar on a terminal) and
-`prometheus` (the exposition format of a scrape) and `page` (the daemon's HTML page). None
-of them runs a query or decides a status.
+(the runner's lines, summary and JUnit XML), `progress` (a progress bar on a terminal),
+`status` (`dbgauge status`'s trees as text), `page` (the daemon's HTML page) and
+`prometheus` (a scrape in the exposition formats: text and OpenMetrics). None of them runs
+a query or decides a status.
 """

@@ -15,6 +15,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from pathlib import Path
 
+from dbgauge.toolkit.errors import ConfigError
 from dbgauge.toolkit.pgtap.runner import FileResult
 from dbgauge.toolkit.pgtap.tap import TestPoint
 from dbgauge.toolkit.render.pgtap import failed_test_lines
@@ -114,5 +115,15 @@ def render(results: Sequence[FileResult]) -> bytes:
     return data + b"\n"
 
 
+def check_directory(path: Path) -> None:
+    """Before a run: the --junit file's directory must exist (a run is not wasted on it)."""
+    if not path.resolve().parent.is_dir():
+        raise ConfigError(f"--junit {path}: directory does not exist")
+
+
 def write(results: Sequence[FileResult], path: Path) -> None:
-    path.write_bytes(render(results))
+    """The JUnit XML of `results` at `path` (the --junit file)."""
+    try:
+        path.write_bytes(render(results))
+    except OSError as exc:
+        raise ConfigError(f"cannot write --junit {path}: {exc.strerror}") from None

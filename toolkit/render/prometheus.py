@@ -5,10 +5,14 @@ targets, so each family appears once in the output whatever the number of target
 Which type and help a sample's family has comes from the specs the exporter was handed
 (the collectors' declarations), the daemon's own and the jobs'.
 
-The text format (what Prometheus asks for unless it asks for OpenMetrics) is written here
-directly: a scrape of a MySQL server has over a thousand samples, and going through
-prometheus_client's Metric objects and generic encoder cost more CPU than the queries.
-OpenMetrics still goes through prometheus_client's encoder.
+Both formats are written here, by one writer: the text format 0.0.4 (what Prometheus asks
+for unless it asks for OpenMetrics) and OpenMetrics 1.0. Their sample lines are the same;
+only the family's HELP/TYPE lines and the closing `# EOF` differ (and the names, when an
+OpenMetrics scraper asks for `dots` escaping). A scrape of a MySQL
+server has over a thousand samples, and going through prometheus_client's Metric objects
+and generic encoders cost more CPU than the queries; prometheus_client still negotiates
+the content type and reads the process metrics, and its encoders are the tests' reference
+for the bytes.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from __future__ import annotations
 import math
 import platform
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 
 from prometheus_client import ProcessCollector
 from prometheus_client.core import Metric
@@ -41,6 +46,7 @@ from dbgauge.toolkit.metrics import (
 
 _SELF: dict[str, MetricSpec] = {s.name: s for s in (*SELF_METRICS, *JOB_METRICS)}
 Labels = tuple[tuple[str, str], ...]
+Samples = Iterable[tuple[str, Labels, float]]  # (sample name, labels, value)
 
 
 class Family:
@@ -104,26 +110,25 @@ def build_families(results: Sequence[TargetResult], jobs: Sequence[JobSnapshot] 
 _PROCESS = ProcessCollector(registry=None)
 
 
-def _metric(family: Family) -> Metric:
-    """The family as prometheus_client's Metric (for the OpenMetrics encoder)."""
-    spec = family.spec
-    if spec.type == "counter":
-        metric = Metric(spec.name.removesuffix("_total"), spec.help, "counter")
-    else:
-        metric = Metric(spec.name, spec.help, "untyped" if spec.type == "untyped" else "gauge")
-    for labels, value in family.samples:
-        metric.add_sample(spec.name, dict(labels), value)
-    return metric
+@dataclass(frozen=True)
+class Format:
+    """What the scraper asked for (its Accept header): OpenMetrics or the text format,
+    and for OpenMetrics whether names are escaped with `dots`."""
+
+    content_type: str
+    openmetrics: bool = False
+    dots: bool = False
 
 
-class _Snapshot:
-    """The object prometheus_client's encoders expect: something with collect()."""
+TEXT = Format("text/plain; version=0.0.4; charset=utf-8")
 
-    def __init__(self, families: Iterable[Metric]) -> None:
-        self._families = list(families)
 
-    def collect(self) -> Iterator[Metric]:
-        return iter(self._families)
+def negotiate(accept: str | None) -> Format:
+    """prometheus_client's negotiation: the Content-Type it would answer with."""
+    _encoder, content_type = choose_encoder(accept or "")
+    if content_type.startswith("text/plain"):
+        return Format(content_type)
+    return Format(content_type, True, content_type.endswith("; escaping=dots"))
 
 
 def _number(value: float) -> str:
@@ -136,7 +141,7 @@ def _number(value: float) -> str:
     dot = text.find(".")
     if value > 0 and dot > 6:  # Go switches to exponents sooner than Python
         mantissa = f"{text[0]}.{text[1:dot]}{text[dot + 1:]}".rstrip("0.")
-        return f"{mantissa}e+0{dot - 1}"
+        return f"{mantissa}e+{dot - 1:02d}"
     return text
 
 
@@ -146,14 +151,27 @@ def _escape(value: str) -> str:
     return value
 
 
-def _lines(name: str, type_: str, help_: str,
-           samples: Iterable[tuple[str, Labels, float]],
-           rendered: dict[Labels, str]) -> Iterator[str]:
-    """HELP, TYPE and sample lines; `rendered` caches each label set's `{...}` text (the
-    same target labels recur on most samples of a scrape)."""
-    escaped = help_.replace("\\", r"\\").replace("\n", r"\n")
-    yield f"# HELP {name} {escaped}\n"
-    yield f"# TYPE {name} {type_}\n"
+def _head(name: str, type_: str, help_: str, fmt: Format) -> str:
+    """A family's HELP and TYPE lines. `name` is its samples' name and `type_` counter,
+    gauge or untyped: OpenMetrics names a counter family without `_total`, calls untyped
+    `unknown` and escapes quotes in HELP too."""
+    if fmt.openmetrics:
+        if type_ == "counter":
+            name = name.removesuffix("_total")
+        elif type_ == "untyped":
+            type_ = "unknown"
+        escaped = _escape(help_)
+    else:
+        escaped = help_.replace("\\", r"\\").replace("\n", r"\n")
+    if fmt.dots:
+        name = name.replace("_", "__")
+    return f"# HELP {name} {escaped}\n# TYPE {name} {type_}\n"
+
+
+def _lines(head: str, samples: Samples, rendered: dict[Labels, str]) -> Iterator[str]:
+    """The family's head, then its sample lines; `rendered` caches each label set's
+    `{...}` text (the same target labels recur on most samples of a scrape)."""
+    yield head
     for sample_name, labels, value in samples:
         text = rendered.get(labels)
         if text is None:
@@ -162,21 +180,36 @@ def _lines(name: str, type_: str, help_: str,
         yield f"{sample_name}{text} {_number(value)}\n"
 
 
-def render_text(families: Sequence[Family], process: Iterable[Metric] = ()) -> bytes:
-    """The text exposition format 0.0.4, as prometheus_client writes it."""
+def _dots(samples: Samples) -> Samples:
+    """Names in the `dots` escaping scheme (an OpenMetrics scraper may ask for it): an
+    underscore is doubled (dbgauge's names are in the legacy character set, the only
+    other thing the scheme changes)."""
+    for name, labels, value in samples:
+        yield (name.replace("_", "__"),
+               tuple((k.replace("_", "__"), v) for k, v in labels), value)
+
+
+def render(families: Sequence[Family], process: Iterable[Metric] = (),
+           fmt: Format = TEXT) -> bytes:
+    """The text exposition format 0.0.4, or OpenMetrics 1.0, as prometheus_client writes
+    them; `process` are prometheus_client's process metrics (gauges and counters)."""
     out: list[str] = []
     rendered: dict[Labels, str] = {}
+
+    def add(name: str, type_: str, help_: str, samples: Samples) -> None:
+        out.extend(_lines(_head(name, type_, help_, fmt), _dots(samples) if fmt.dots
+                          else samples, rendered))
+
     for family in families:
         spec = family.spec
-        type_ = spec.type if spec.type in ("counter", "untyped") else "gauge"
-        out.extend(_lines(spec.name, type_, spec.help,
-                          ((spec.name, labels, value) for labels, value in family.samples),
-                          rendered))
+        add(spec.name, spec.type if spec.type in ("counter", "untyped") else "gauge",
+            spec.help, ((spec.name, labels, value) for labels, value in family.samples))
     for metric in process:
-        name = metric.name + "_total" if metric.type == "counter" else metric.name
-        out.extend(_lines(name, metric.type, metric.documentation,
-                          ((s.name, tuple(sorted(s.labels.items())), s.value)
-                           for s in metric.samples), rendered))
+        add(metric.name + "_total" if metric.type == "counter" else metric.name,
+            metric.type, metric.documentation,
+            ((s.name, tuple(sorted(s.labels.items())), s.value) for s in metric.samples))
+    if fmt.openmetrics:
+        out.append("# EOF\n")
     return "".join(out).encode()
 
 
@@ -186,9 +219,7 @@ def encode(results: Sequence[TargetResult], accept: str | None = None,
            process: bool = False) -> tuple[bytes, str]:
     """Exposition bytes and content type, honouring the Accept header (OpenMetrics).
     `process` adds the daemon's own process_* families (CPU, memory, fds, start time)."""
+    fmt = negotiate(accept)
     families = build_families(results, jobs, specs)
     extra = list(_PROCESS.collect()) if process else []
-    encoder, content_type = choose_encoder(accept or "")
-    if content_type.startswith("text/plain"):  # the classic text format, written here
-        return render_text(families, extra), content_type
-    return encoder(_Snapshot([*map(_metric, families), *extra])), content_type
+    return render(families, extra, fmt), fmt.content_type

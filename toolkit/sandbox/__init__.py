@@ -8,10 +8,12 @@ streaming standby + logical subscriber and PgBouncer in front of the primary. Ev
 different base ports can coexist, and `down` stops exactly the processes it started and
 nothing else. `dbgauge sandbox` is the command line over this API.
 
-The package: `model` (names, ports, state types), `process` (OS helpers), `binaries`,
-`layout` (paths, stopping), `state` (secrets, sandbox.json, dbgauge.yaml), `core` (one
-sandbox directory, SQL through toolkit.db), one module per engine (`mariadb`, `postgres`
-with `postgres_setup`, `pgbouncer`) and `engines` (all three together).
+The package: `model` (names, ports, accounts, and `SandboxState`: where each instance
+listens and the passwords, what tests read), `process` (OS helpers), `binaries` (the
+server programs it needs), `layout` (paths, stopping), `state` (secrets, sandbox.json,
+dbgauge.yaml), `core` (one sandbox directory, SQL through toolkit.db), one module per
+engine (`mariadb`, `postgres` with `postgres_setup`, `pgbouncer`) and `engines` (all
+three together).
 """
 
 from __future__ import annotations

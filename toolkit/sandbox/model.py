@@ -11,7 +11,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from urllib.parse import quote
 
 from dbgauge.toolkit.errors import SandboxError
 
@@ -131,25 +130,6 @@ class SandboxState:
 
     def port(self, name: str) -> int:
         return self.instance(name).port
-
-    def admin_dsn(self, name: str, database: str | None = None) -> str:
-        """DSN of the all-privileges test account.
-
-        For `pgbouncer` it is pgb_admin on the admin console, or sandbox_admin when another
-        database (e.g. "app") is asked for through the pooler.
-        """
-        port = self.port(name)
-        if name.startswith("mariadb"):
-            user, password = self.mariadb.admin_user, self.mariadb.admin_password
-            scheme, default_db = "mysql", APP_DATABASE
-        elif name == "pgbouncer" and database in (None, "pgbouncer"):
-            user, password = self.pgbouncer.admin_user, self.pgbouncer.admin_password
-            scheme, default_db = "postgresql", "pgbouncer"
-        else:
-            user, password = self.postgres.admin_user, self.postgres.admin_password
-            scheme, default_db = "postgresql", self.postgres.database
-        db = default_db if database is None else database
-        return f"{scheme}://{quote(user, safe='')}:{quote(password, safe='')}@127.0.0.1:{port}/{db}"
 
     def dbgauge_dsn(self, name: str) -> str:
         """DSN of the monitoring account as written to dbgauge.yaml (password in a file)."""
