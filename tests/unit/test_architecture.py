@@ -27,7 +27,7 @@ LONG_FUNCTIONS: frozenset[str] = frozenset({
     "toolkit/pgtap/tap.py:parse_tap", "checks/pgbouncer/rules_auth.py:check_auth",
     "checks/drift/verdict.py:finish_table", "dbgauge/cli/pgtap.py:pgtap_run",
     "checks/drift/plan.py:plan_table", "checks/innodb_cluster/group_rules.py:check_group",
-    "checks/innodb_cluster/router.py:check_router", "dbgauge/cli/checksum.py:checksum",
+    "checks/innodb_cluster/router.py:check_router",
     "checks/pgbouncer/rules_params.py:check_params",
     "checks/pgbouncer/rules_entries.py:check_databases",
     "checks/innodb_cluster/member_rules.py:_check_gr_options",
