@@ -23,8 +23,19 @@ from dbgauge.toolkit.db.values import text as _text
 from dbgauge.toolkit.errors import DbgaugeError
 from dbgauge.toolkit.sql import quote_ident
 
-# schema, table, estimated rows, readable by the checking user
-TableEntry = tuple[str, str, int, bool]
+
+@dataclass(frozen=True)
+class TableEntry:
+    """A table the run compares, as the source lists it."""
+
+    schema: str
+    table: str
+    estimate: int  # rows, as the source's statistics estimate them
+    readable: bool  # by the checking user
+
+    @property
+    def name(self) -> str:
+        return f"{self.schema}.{self.table}"
 
 
 @dataclass(frozen=True)
@@ -65,7 +76,7 @@ def list_tables(source: Side, options: ChecksumOptions) -> list[TableEntry]:
     found = {(_text(r["db"]), _text(r["tbl"])): (int(r["rows_estimate"] or 0),
                                                bool(int(r["readable"]))) for r in rows}
     wanted = select_tables(found, options, source.name, lambda n: grant_hint(source, n))
-    return [(schema, table, *found[(schema, table)]) for schema, table in wanted]
+    return [TableEntry(schema, table, *found[(schema, table)]) for schema, table in wanted]
 
 
 def plan_table(source: Side, replicas: Sequence[Side], options: ChecksumOptions,
