@@ -13,12 +13,10 @@ from pathlib import Path
 import pytest
 
 from dbgauge.app import parse_config
-from dbgauge.checks.drift.chunks import KeyRange
 from dbgauge.checks.drift.model import (
     ChecksumOptions,
     Difference,
     DriftError,
-    Suspect,
     TableResult,
     Unnamed,
 )
@@ -27,7 +25,7 @@ from dbgauge.checks.drift.repair import literal, repair_script
 from dbgauge.checks.drift.result import checksum_result
 from dbgauge.checks.drift.schedule import METRICS, checksum_jobs, samples
 from dbgauge.checks.drift.sides import check_kinds
-from dbgauge.checks.drift.state import RunState, SavedWalk, result_from_json, result_to_json
+from dbgauge.checks.drift.state import RunState, result_from_json, result_to_json
 from dbgauge.cli.base import RESULT_EXIT
 from dbgauge.toolkit.errors import ConfigError
 from dbgauge.toolkit.render.checksum import render_checksum, render_checksum_json
@@ -129,28 +127,6 @@ def test_state_is_kept_per_arguments(tmp_path: Path) -> None:
     no_file = RunState.open(ChecksumOptions(keep_state=False), "direct", "src", ["r"])
     no_file.save(force=True)
     assert no_file.path is None
-
-
-def test_a_walk_saved_for_resume_reads_back(tmp_path: Path) -> None:
-    """What --resume continues a table's walk from: the next chunk's lower bound, the
-    counts, the chunks still to re-check (not their differing buckets: a resumed run reads
-    those again) and the last chunk size; after the last chunk, nothing is left to walk."""
-    path = tmp_path / "state.json"
-    ends = ["mysql://db1:3306/", "mysql://db2:3306/"]
-    state = RunState.open(ChecksumOptions(state_file=path), "direct", "src", ["r"], ends)
-    odd = KeyRange((dt.date(2024, 1, 1), Decimal("2.50")), (dt.date(2024, 1, 2), b"\x00"))
-    state.progress("app.t", (20,), 20, 2, [
-        Suspect("r", KeyRange(None, (10,)), pieces=(KeyRange((0,), (5,)),)),
-        Suspect("r", odd)], 1000)
-    state.save(force=True)
-    resumed = RunState.open(ChecksumOptions(state_file=path, resume=True), "direct", "src",
-                            ["r"], ends)
-    assert resumed.walk("app.t") == SavedWalk(
-        next_lower=(20,), rows=20, chunks=2, chunk_rows=1000, walked=False,
-        suspects=(Suspect("r", KeyRange(None, (10,))), Suspect("r", odd)))
-    assert resumed.walk("app.u") is None
-    resumed.progress("app.t", None, 25, 3, [], 1000)  # the last chunk, open-ended
-    assert resumed.walk("app.t") == SavedWalk(None, 25, 3, (), 1000, walked=True)
 
 
 def test_a_checksum_of_dsns_does_not_load_the_config_machinery() -> None:
