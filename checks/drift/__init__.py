@@ -22,21 +22,27 @@ are returned, never run.
 
 The package, by responsibility:
 
-- `model`: options, per-table results, errors, the reporter protocol;
-  `result`: the run as a `toolkit.result.CheckResult` (evidence = the JSON report);
+- `model`: options, the chunks that differ (`Suspect`), per-table results, errors, the
+  reporter protocol; `result`: the run as a `toolkit.result.CheckResult` (evidence = the
+  JSON report);
 - `sides`, `links`: one server of the comparison, and how a replica follows the source;
-- `session`: one run's connections, method, pacing and synchronisation;
-- `plan`: which tables, and how each is compared; `whole_table`: the CHECKSUM TABLE
-  pre-check; `walk`: the chunk walk; `recheck`, `verdict`: re-checks, bisection, the rows
-  that differ and their repair; `state`: the --resume file; `run`: `run_checksum`;
+- `context`: the run's immutable `Context` (sides, links, method, limits, --run-time) with
+  the throttling and synchronisation every comparison goes through; what changes as the
+  run goes on lives in two objects of its own: the `Throttle` clock and the --resume file
+  (`state`);
+- one table, step by step, each returning what it found: `plan` (which tables, and how
+  each is compared), `whole_table` (the CHECKSUM TABLE pre-check), `walk` (the chunk walk;
+  `pipeline`: the direct method's sides pipelined), `recheck` and `verdict` (re-checks,
+  bisection, the rows that differ and their repair); `run`: `run_checksum`, which opens
+  the context and checks the tables one by one;
 - pure helpers: `chunks` (key ranges, sizing, row diffs), `normalize` (row text and
   hashes), `sql` (statements), `repair` (repair statements);
 - pt-table-checksum's options: `select` (--databases/--tables filters and patterns),
   `load` (--max-load), `discover` (--recursion-method), `replicate` (the replicate
   table: dbgauge.checksums or --replicate DB.TBL in pt's layout), `checkonly`
   (--replicate-check-only);
-- `schedule`: the daemon's scheduled checksum job and its metrics (imported by
-  `dbgauge.app` only: it needs the config machinery).
+- `schedule`: the metrics of the daemon's scheduled checksums, made of a run's result (the
+  job itself is `checks.schedule.ChecksumJob`).
 """
 
 from __future__ import annotations

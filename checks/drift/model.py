@@ -1,5 +1,6 @@
-"""What a checksum run is asked and what it finds per table: the options, the typed
-per-table results, the errors that stop a run, and the reporter a run talks to.
+"""What a checksum run is asked and what it finds per table: the options, the chunks
+that differed, the typed per-table results, the errors that stop a run, and the reporter a
+run talks to.
 
 Every other module of the package works with these; the run's one public result is a
 `toolkit.result.CheckResult` built from them (`checks.drift.result`), and the --resume
@@ -14,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from dbgauge.checks.drift.chunks import json_value
+from dbgauge.checks.drift.chunks import KeyRange, json_value
 from dbgauge.toolkit.errors import CheckFailed
 
 log = logging.getLogger("dbgauge.checksum")
@@ -77,6 +78,19 @@ class ChecksumOptions:
     recursion_method: tuple[str, ...] = ()  # processlist, hosts, dsn=D=db,t=tbl, none
     replicate: str | None = None  # db.tbl of the replicated method (None: dbgauge.checksums)
     replicate_check_only: bool = False  # report what the replicate table holds, no checksum
+
+
+@dataclass(frozen=True)
+class Suspect:
+    """A chunk that differed on a replica when walked (direct) or whose replica values in
+    the replicate table differ from the source's (replicated): to re-check, and bisect
+    down to rows if it still differs."""
+
+    replica: str
+    rng: KeyRange
+    # direct walk over an integer key: the chunk's key buckets whose hashes differed, the
+    # only parts to read again (None: not known, e.g. a resumed run; read the bucket hashes)
+    pieces: tuple[KeyRange, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -153,6 +167,11 @@ class TableResult:
     rechecked_chunks: int = 0  # differed at first, matched when re-checked: in-flight writes
     whole_table: bool = False  # proven equal by the whole-table pre-check (no chunk walk)
     unnamed: tuple[Unnamed, ...] = ()  # keyless table: replicas it differs on, rows unnamed
+
+    @classmethod
+    def unchecked(cls, table: str, reason: str, rows: int = 0) -> TableResult:
+        """A table that could not be compared, and why."""
+        return cls(table=table, status="unchecked", rows=rows, reason=reason)
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -9,11 +9,11 @@ Chunks are compared, counted and saved for --resume in key order, once every sid
 hashed them.
 
 Throttling keeps its meaning: right after a chunk, each side answers its own part of
-`Session.throttle` on its own connection (the source its load, a replica its lag) when
+`Context.throttle` on its own connection (the source its load, a replica its lag) when
 THROTTLE_EVERY has passed for it. When one says wait, no new chunk starts; once every side
-is idle, `Session.throttle` pauses as it does between lock-step chunks.
+is idle, `Context.throttle` pauses as it does between lock-step chunks.
 
-The calls run on `Runner`: the session's threads, one per connection (`PoolRunner`); the
+The calls run on `Runner`: the run's threads, one per connection (`PoolRunner`); the
 unit tests pass one that decides on a single thread which call finishes next.
 """
 
@@ -21,15 +21,15 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from dbgauge.checks.drift.chunks import KeyRange, Span, bucket_width
+from dbgauge.checks.drift.context import THROTTLE_EVERY, Context
 from dbgauge.checks.drift.plan import TablePlan
 from dbgauge.checks.drift.recheck import BucketHashes, bucket_hashes, differing_ranges
-from dbgauge.checks.drift.session import THROTTLE_EVERY, Session
 from dbgauge.checks.drift.sides import Side
 from dbgauge.checks.drift.sql import TableQueries
 from dbgauge.toolkit.db.values import text as _text
@@ -42,12 +42,15 @@ Ranges = Iterator[tuple[KeyRange, Observe, Span | None]]
 
 @dataclass(frozen=True)
 class Hashed:
-    """One chunk hashed on every side: (source rows, source seconds, differing replicas)."""
+    """One chunk hashed on every side: source rows and seconds, the replicas it differs
+    on, and for each (over an integer key) the key buckets that differ: finding the rows
+    reads those, not the chunk again."""
 
     rng: KeyRange
     rows: int
     seconds: float
     differing: list[str]
+    pieces: Mapping[str, tuple[KeyRange, ...]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -75,7 +78,7 @@ class Runner(Protocol):
 
 @dataclass(frozen=True)
 class PoolRunner:
-    """The session's pool: a thread per connection."""
+    """The run's pool: a thread per connection."""
 
     pool: FanOut[Any, Any]
 
@@ -124,17 +127,17 @@ def hash_chunk(side: Side, queries: Sequence[TableQueries], rng: KeyRange,
     return out, seconds[0]
 
 
-def walk_direct(run: Session, plan: TablePlan, ranges: Ranges,
+def walk_direct(ctx: Context, plan: TablePlan, ranges: Ranges,
                 runner: Runner | None = None) -> Iterator[Hashed]:
     """Every range of `ranges` hashed on every side, pipelined, in key order. Every call
     has ended when this returns or raises, so no connection is left busy."""
-    pipe = _Pipeline(run, plan, ranges, runner or PoolRunner(run.pool))
+    pipe = _Pipeline(ctx, plan, ranges, runner or PoolRunner(ctx.pool))
     try:
         while True:
-            run.check_run_time()
+            ctx.check_run_time()
             pipe.feed()
             while pipe.window and len(pipe.window[0].done) == len(pipe.lanes):
-                yield _compare(run, plan, pipe.modes, pipe.window.popleft(), pipe.lanes)
+                yield _compare(plan, pipe.modes, pipe.window.popleft(), pipe.lanes)
             if not pipe.collect():
                 return
     finally:
@@ -142,16 +145,19 @@ def walk_direct(run: Session, plan: TablePlan, ranges: Ranges,
 
 
 class _Pipeline:
-    """The lanes (one per connection), the chunks in flight, and why to pause."""
+    """The lanes (one per connection), the chunks in flight, and why to pause.
 
-    def __init__(self, run: Session, plan: TablePlan, ranges: Ranges, runner: Runner
+    Mutable on purpose: it is the walk's scheduler, advanced each time a side's call
+    completes on its connection's thread; it lives as long as one table's walk."""
+
+    def __init__(self, ctx: Context, plan: TablePlan, ranges: Ranges, runner: Runner
                  ) -> None:
-        self.run = run
+        self.ctx = ctx
         self.ranges = ranges
         self.runner = runner
         self.modes = sorted(plan.source)
-        self.lanes = [_Lane(run.source, [plan.source[m] for m in self.modes])]
-        self.lanes += [_Lane(rep, [plan.replicas[rep.name]]) for rep in run.replicas]
+        self.lanes = [_Lane(ctx.source, [plan.source[m] for m in self.modes])]
+        self.lanes += [_Lane(rep, [plan.replicas[rep.name]]) for rep in ctx.replicas]
         self.window: deque[_Chunk] = deque()  # not yet hashed by every side, in key order
         self.created = 0
         self.exhausted = False
@@ -178,7 +184,7 @@ class _Pipeline:
                 self.created += 1
         for lane in self.lanes:
             if lane.busy is None and lane.next < self.created:
-                lane.busy = self.runner.submit(_call(self.run, lane, self._chunk(lane),
+                lane.busy = self.runner.submit(_call(self.ctx, lane, self._chunk(lane),
                                                      self.pos, lane is source))
 
     def drain(self) -> None:
@@ -194,7 +200,7 @@ class _Pipeline:
         busy = [lane.busy for lane in self.lanes if lane.busy is not None]
         if not busy:
             if self.waits:
-                self.run.throttle(force=True)  # pauses until the replicas and source allow
+                self.ctx.throttle(force=True)  # pauses until the replicas and source allow
                 self.waits = []
                 for lane in self.lanes:
                     lane.paced = time.monotonic()
@@ -218,7 +224,7 @@ class _Pipeline:
         return True
 
 
-def _call(run: Session, lane: _Lane, chunk: _Chunk, pos: str | None, source: bool
+def _call(ctx: Context, lane: _Lane, chunk: _Chunk, pos: str | None, source: bool
           ) -> Callable[[], _Done]:
     """`chunk` hashed on `lane`'s connection, with its part of throttling when it is due."""
     pace = time.monotonic() - lane.paced >= THROTTLE_EVERY
@@ -229,20 +235,20 @@ def _call(run: Session, lane: _Lane, chunk: _Chunk, pos: str | None, source: boo
         if not pace:
             return _Done(hashes, seconds, None)
         if source:
-            busy, now_pos = run.source_pace()
+            busy, now_pos = ctx.source_pace()
             return _Done(hashes, seconds, busy, now_pos)
-        return _Done(hashes, seconds, run.replica_pace(run.links[lane.side.name], pos))
+        return _Done(hashes, seconds, ctx.replica_pace(ctx.links[lane.side.name], pos))
 
     return call
 
 
-def _compare(run: Session, plan: TablePlan, modes: Sequence[bool], chunk: _Chunk,
-             lanes: list[_Lane]) -> Hashed:
-    """A chunk every side has hashed: which replicas differ; the key buckets that differ
-    are kept in `run.pieces`, so finding the rows reads those, not the chunk again."""
+def _compare(plan: TablePlan, modes: Sequence[bool], chunk: _Chunk, lanes: list[_Lane]
+             ) -> Hashed:
+    """A chunk every side has hashed: which replicas differ, and in which key buckets."""
     source = chunk.done[0]
     by_mode = dict(zip(modes, source.hashes, strict=True))
     differing = []
+    pieces: dict[str, tuple[KeyRange, ...]] = {}
     for i, lane in enumerate(lanes[1:], start=1):
         name = lane.side.name
         theirs = chunk.done[i].hashes[0]
@@ -251,7 +257,6 @@ def _compare(run: Session, plan: TablePlan, modes: Sequence[bool], chunk: _Chunk
             continue
         differing.append(name)
         if chunk.width is not None:
-            run.pieces[(name, chunk.rng)] = differing_ranges(mine, theirs, chunk.width,
-                                                             chunk.rng)
+            pieces[name] = tuple(differing_ranges(mine, theirs, chunk.width, chunk.rng))
     rows = sum(cnt for cnt, _ in source.hashes[0].values())
-    return Hashed(chunk.rng, rows, source.seconds, differing)
+    return Hashed(chunk.rng, rows, source.seconds, differing, pieces)

@@ -1,7 +1,7 @@
 """Telling drift from writes in flight, and finding the rows: re-checks of a differing
 chunk, bisection down to rows, and the confirmation rounds rows must survive.
 
-Every comparison here is synchronised (`Session.synced`): the replica is read only once it
+Every comparison here is synchronised (`Context.synced`): the replica is read only once it
 has applied the source's position as of just after the source was read, so a range or
 row that matches on a re-check was a write in flight, not drift. A range that still
 differs is cut at every n-th key and the pieces compared again (data-diff's bisection),
@@ -29,8 +29,8 @@ from dbgauge.checks.drift.chunks import (
     sort_items,
     split_range,
 )
+from dbgauge.checks.drift.context import Context
 from dbgauge.checks.drift.plan import TablePlan
-from dbgauge.checks.drift.session import Session
 from dbgauge.checks.drift.sides import Side
 from dbgauge.toolkit.db import Row
 from dbgauge.toolkit.db.values import text as _text
@@ -54,7 +54,7 @@ def same(a: list[Row], b: list[Row]) -> bool:
     return (int(a[0]["cnt"]), _text(a[0]["crc"])) == (int(b[0]["cnt"]), _text(b[0]["crc"]))
 
 
-def recheck(run: Session, plan: TablePlan, replica: Side, rng: KeyRange, attempts: int = 1
+def recheck(ctx: Context, plan: TablePlan, replica: Side, rng: KeyRange, attempts: int = 1
             ) -> tuple[list[Row], list[Row]] | None:
     """None when the range matches on a synchronised re-check (it was in flight),
     else the last differing (source, replica) chunk rows. `attempts` > 1 (tables without
@@ -63,9 +63,9 @@ def recheck(run: Session, plan: TablePlan, replica: Side, rng: KeyRange, attempt
     last: tuple[list[Row], list[Row]] | None = None
     for attempt in range(max(1, attempts)):
         if attempt:
-            run.pause(run.options.retry_delay)
-        run.check_run_time()
-        a, b = run.synced(replica, src_q.chunk(rng), plan.replicas[replica.name].chunk(rng))
+            ctx.pause(ctx.options.retry_delay)
+        ctx.check_run_time()
+        a, b = ctx.synced(replica, src_q.chunk(rng), plan.replicas[replica.name].chunk(rng))
         if same(a, b):
             return None
         last = (a, b)
@@ -86,7 +86,7 @@ def bucket_hashes(rows: list[Row]) -> BucketHashes:
             if int(r["cnt"])}
 
 
-def differing_buckets(run: Session, plan: TablePlan, replica: Side, rng: KeyRange,
+def differing_buckets(ctx: Context, plan: TablePlan, replica: Side, rng: KeyRange,
                       span: Span, width: int | None = None) -> list[KeyRange]:
     """The key buckets of `rng` (an integer key; `width` keys each, else the walk's) whose
     hashes differ, both sides read at once: the pieces to re-check in lock-step instead of
@@ -94,12 +94,12 @@ def differing_buckets(run: Session, plan: TablePlan, replica: Side, rng: KeyRang
     src_q = plan.source[plan.replicas[replica.name].portable]
     rep_q = plan.replicas[replica.name]
     width = width or bucket_width(rng, span)
-    a, b = run.parallel([lambda: run.source.run(src_q.chunk_buckets(rng, width, span)),
+    a, b = ctx.parallel([lambda: ctx.source.run(src_q.chunk_buckets(rng, width, span)),
                          lambda: replica.run(rep_q.chunk_buckets(rng, width, span))])
     return differing_ranges(bucket_hashes(a), bucket_hashes(b), width, rng)
 
 
-def finer(run: Session, plan: TablePlan, replica: Side, pieces: list[KeyRange]
+def finer(ctx: Context, plan: TablePlan, replica: Side, pieces: Sequence[KeyRange]
           ) -> list[KeyRange]:
     """Differing buckets of more than FINE_KEYS keys read again in FINE_BUCKETS buckets each,
     both sides at once, keeping only the finer ones that differ: a walk's bucket (32768 keys
@@ -113,8 +113,8 @@ def finer(run: Session, plan: TablePlan, replica: Side, pieces: list[KeyRange]
         if high - low + 1 <= FINE_KEYS:
             out.append(piece)
             continue
-        run.check_run_time()  # a bounded piece covers its own keys: it is its own span
-        out += differing_buckets(run, plan, replica, piece, (low, high),
+        ctx.check_run_time()  # a bounded piece covers its own keys: it is its own span
+        out += differing_buckets(ctx, plan, replica, piece, (low, high),
                                  width=-(-(high - low + 1) // FINE_BUCKETS))
     return out
 
@@ -126,7 +126,7 @@ def differing_ranges(source: BucketHashes, replica: BucketHashes, width: int, rn
             if source.get(x) != replica.get(x)]
 
 
-def locate(run: Session, plan: TablePlan, replica: Side, rng: KeyRange,
+def locate(ctx: Context, plan: TablePlan, replica: Side, rng: KeyRange,
            counts: tuple[int, int], seen: Seen) -> Candidates:
     """Bisect a differing range down to rows; returns candidate (kind, key) pairs, to be
     confirmed by `confirm` (once for all of a table's candidates), and records the row
@@ -134,35 +134,35 @@ def locate(run: Session, plan: TablePlan, replica: Side, rng: KeyRange,
     src_q = plan.source[plan.replicas[replica.name].portable]
     rep_q = plan.replicas[replica.name]
     size = max(counts)
-    leaf = run.options.leaf_rows if plan.ranges_safe else max(run.options.leaf_rows, size)
+    leaf = ctx.options.leaf_rows if plan.ranges_safe else max(ctx.options.leaf_rows, size)
     if size <= leaf or plan.key is None:
-        return row_diff(run, plan, replica, rng, seen)
-    every = max(1, math.ceil(size / run.options.split_factor))
-    side, queries = (run.source, src_q) if counts[0] >= counts[1] else (replica, rep_q)
+        return row_diff(ctx, plan, replica, rng, seen)
+    every = max(1, math.ceil(size / ctx.options.split_factor))
+    side, queries = (ctx.source, src_q) if counts[0] >= counts[1] else (replica, rep_q)
     points = [tuple(r[k] for k in queries.key) for r in side.run(queries.split_points(rng,
                                                                                       every))]
     pieces = split_range(rng, points)
     if len(pieces) < 2:
-        return row_diff(run, plan, replica, rng, seen)
+        return row_diff(ctx, plan, replica, rng, seen)
     found: Candidates = []
     for piece in pieces:
-        run.check_run_time()
+        ctx.check_run_time()
         # One synchronised look per piece: rows found in the end are re-read anyway.
-        differing = recheck(run, plan, replica, piece)
+        differing = recheck(ctx, plan, replica, piece)
         if differing is not None:
             a, b = differing
-            found += locate(run, plan, replica, piece, (int(a[0]["cnt"]), int(b[0]["cnt"])),
+            found += locate(ctx, plan, replica, piece, (int(a[0]["cnt"]), int(b[0]["cnt"])),
                             seen)
     return found
 
 
-def row_diff(run: Session, plan: TablePlan, replica: Side, rng: KeyRange, seen: Seen
+def row_diff(ctx: Context, plan: TablePlan, replica: Side, rng: KeyRange, seen: Seen
              ) -> Candidates:
     """The rows of `rng` that differ, by key and row hash (one synchronised read)."""
     src_q = plan.source[plan.replicas[replica.name].portable]
     rep_q = plan.replicas[replica.name]
-    run.check_run_time()
-    a, b = run.synced(replica, src_q.rows(rng), rep_q.rows(rng))
+    ctx.check_run_time()
+    a, b = ctx.synced(replica, src_q.rows(rng), rep_q.rows(rng))
     return _differing(hash_map(a, src_q.key), hash_map(b, rep_q.key), seen)
 
 
@@ -174,7 +174,7 @@ def _differing(source: dict[Bound, str], replica: dict[Bound, str], seen: Seen
     return found
 
 
-def confirm(run: Session, plan: TablePlan, replica: Side, candidates: Candidates,
+def confirm(ctx: Context, plan: TablePlan, replica: Side, candidates: Candidates,
             seen: Seen) -> tuple[Candidates, Candidates]:
     """(the candidates that differ, those that cannot be told from writes in flight).
 
@@ -193,18 +193,18 @@ def confirm(run: Session, plan: TablePlan, replica: Side, candidates: Candidates
     sources = {key: {values[0]} for key, values in seen.items()}  # source hashes read
     kept: Candidates = []
     pending = candidates
-    for attempt in range(max(1, run.options.retries)):
+    for attempt in range(max(1, ctx.options.retries)):
         if not pending:
             break
         if attempt:
-            run.pause(run.options.retry_delay)
+            ctx.pause(ctx.options.retry_delay)
         moved: Candidates = []
         for start in range(0, len(pending), KEY_BATCH):
-            run.check_run_time()
+            ctx.check_run_time()
             items = pending[start:start + KEY_BATCH]
             batch = [key for _, key in items]
             try:
-                a, b = run.synced(replica, src_q.confirm_hashes(batch), rep_q.hashes(batch))
+                a, b = ctx.synced(replica, src_q.confirm_hashes(batch), rep_q.hashes(batch))
             except QueryError as exc:
                 if exc.errno != _LOCK_WAIT_TIMEOUT:
                     raise

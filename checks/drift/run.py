@@ -1,9 +1,10 @@
 """`run_checksum`: the entry point of a checksum run, for the CLI and the daemon's job.
 
-It validates what was asked, opens the session (every server, the replica links, the
-method), refuses early what cannot work (a stopped replica, an unknown or unreadable
+It validates what was asked, opens the run's context (every server, the replica links,
+the method), refuses early what cannot work (a stopped replica, an unknown or unreadable
 table, the replicated method without its privileges), then checks the tables one by one
-and returns the run as a `toolkit.result.CheckResult` whose evidence is the JSON report.
+-- plan, whole-table pre-check or chunk walk, verdict -- and returns the run as a
+`toolkit.result.CheckResult` whose evidence is the JSON report.
 """
 
 from __future__ import annotations
@@ -11,9 +12,10 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from contextlib import ExitStack
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from dbgauge.checks.drift.checkonly import check_only
+from dbgauge.checks.drift.context import Context, open_context
 from dbgauge.checks.drift.discover import discover
 from dbgauge.checks.drift.model import (
     METHODS,
@@ -24,12 +26,13 @@ from dbgauge.checks.drift.model import (
     Reporter,
     TableResult,
 )
-from dbgauge.checks.drift.plan import TableEntry, list_tables
+from dbgauge.checks.drift.plan import TableEntry, list_tables, plan_table
 from dbgauge.checks.drift.replicate import ReplicateTable, parse_replicate, prepare
 from dbgauge.checks.drift.result import checksum_result
-from dbgauge.checks.drift.session import Session
 from dbgauge.checks.drift.sides import Side, check_kinds, grant_hint
-from dbgauge.checks.drift.walk import check_table
+from dbgauge.checks.drift.verdict import finish_table
+from dbgauge.checks.drift.walk import walk_table
+from dbgauge.checks.drift.whole_table import whole_table
 from dbgauge.toolkit.db.privileges import denied
 from dbgauge.toolkit.errors import ConfigError, QueryError
 from dbgauge.toolkit.redact import redact
@@ -56,46 +59,81 @@ def run_checksum(source: Target, replicas: Sequence[Target],
         return check_only(source, replicas, options, reporter)
     started = time.monotonic()
     with ExitStack() as stack:
-        run = Session(source, replicas, options, reporter, stack)
-        if options.replicate is not None and run.method != "replicated":
+        ctx = open_context(source, replicas, options, reporter, stack)
+        if options.replicate is not None and ctx.method != "replicated":
             raise ConfigError(f"--replicate {options.replicate}: the table is written by the "
                               "replicated method only (MySQL/MariaDB replicas of the source)")
-        for link in run.links.values():
+        for link in ctx.links.values():
             link.check()
         # Unknown or unreadable tables fail before anything is written.
-        tables = list_tables(run.source, options)
-        if run.method == "replicated":
-            run.replicate = _prepare_replicated(run.source, options.replicate)
-        run.started = time.monotonic()  # --run-time counts checking, not connecting
+        tables = list_tables(ctx.source, options)
+        if ctx.method == "replicated":
+            ctx = replace(ctx, replicate=_prepare_replicated(ctx.source, options.replicate))
+        ctx = replace(ctx, started=time.monotonic())  # --run-time counts checking only
         try:
-            results = _check_tables(run, tables)
+            results = _check_tables(ctx, tables)
         except KeyboardInterrupt:
-            run.state.save(force=True)
-            raise Interrupted(f"interrupted; progress is saved in {run.state.path}: continue "
+            ctx.state.save(force=True)
+            raise Interrupted(f"interrupted; progress is saved in {ctx.state.path}: continue "
                               "with --resume") from None
-        run.state.complete()
-        return checksum_result(run.method, run.source.name,
-                               tuple(r.name for r in run.replicas), tuple(results),
-                               time.monotonic() - started, tuple(run.notes))
+        ctx.state.complete()
+        return checksum_result(ctx.method, ctx.source.name,
+                               tuple(r.name for r in ctx.replicas), tuple(results),
+                               time.monotonic() - started, ctx.notes)
 
 
-def _check_tables(run: Session, tables: list[TableEntry]) -> list[TableResult]:
+@dataclass(frozen=True)
+class Checked:
+    """One table's result, and the speed CHECKSUM TABLE is expected to read the next
+    table at (rows/s, learnt from the pre-checks so far; None: not measured yet)."""
+
+    result: TableResult
+    whole_table_rate: float | None
+
+
+def _check_tables(ctx: Context, tables: list[TableEntry]) -> list[TableResult]:
+    """Every table's result, in order: kept from the resumed run, unreadable, or checked."""
     results: list[TableResult] = []
-    run.reporter.plan([(f"{schema}.{table}", estimate) for schema, table, estimate, _ in tables])
-    for schema, table, estimate, readable in tables:
-        name = f"{schema}.{table}"
-        previous = run.state.finished(name)
+    rate = ctx.options.whole_table_rate
+    ctx.reporter.plan([(entry.name, entry.estimate) for entry in tables])
+    for entry in tables:
+        previous = ctx.state.finished(entry.name)
         if previous is not None:
             results.append(replace(previous, notes=(*previous.notes,
                                                     "result kept from the resumed run")))
             continue
-        if not readable:
-            results.append(TableResult(name, "unchecked", reason=(
-                f"no privilege to read it on {run.source.name}: "
-                f"{grant_hint(run.source, name)}")))
+        if not entry.readable:
+            results.append(TableResult.unchecked(entry.name, (
+                f"no privilege to read it on {ctx.source.name}: "
+                f"{grant_hint(ctx.source, entry.name)}")))
             continue
-        results.append(check_table(run, schema, table, estimate))
+        checked = check_table(ctx, entry, rate)
+        results.append(checked.result)
+        rate = checked.whole_table_rate
     return results
+
+
+def check_table(ctx: Context, entry: TableEntry, rate: float | None) -> Checked:
+    """Plan, pre-check or walk, and judge one table (continuing a saved walk); `rate` is
+    the speed the whole-table pre-check expects of CHECKSUM TABLE."""
+    planned = plan_table(ctx.source, ctx.replicas, ctx.options, entry.schema, entry.table,
+                         entry.estimate)
+    if isinstance(planned, TableResult):
+        return Checked(planned, rate)
+    plan = planned
+    saved = ctx.state.walk(plan.name)
+    started = time.monotonic()
+    if saved is not None and saved.chunks:
+        ctx.reporter.note(f"{plan.name}: resuming at chunk {saved.chunks + 1}")
+    else:
+        pre = whole_table(ctx, plan, started, rate)
+        rate = pre.rate
+        if pre.result is not None:
+            ctx.reporter.progress(plan.name, pre.result.rows, pre.result.rows)
+            ctx.state.done(plan.name, pre.result)
+            return Checked(pre.result, rate)
+    walked = walk_table(ctx, plan, saved)
+    return Checked(finish_table(ctx, plan, walked, started), rate)
 
 
 def _prepare_replicated(source: Side, replicate: str | None) -> ReplicateTable:

@@ -12,15 +12,23 @@ import json
 import os
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import fields
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from dbgauge.checks.drift.chunks import Bound, KeyRange, decode_value, encode_bound, encode_value
+from dbgauge.checks.drift.chunks import (
+    Bound,
+    KeyRange,
+    decode_bound,
+    decode_value,
+    encode_bound,
+    encode_value,
+)
 from dbgauge.checks.drift.model import (
     ChecksumOptions,
     Difference,
     DriftError,
+    Suspect,
     TableResult,
     Unnamed,
 )
@@ -43,12 +51,37 @@ def default_state_dir() -> Path:
     return Path(base) / "dbgauge"
 
 
+@dataclass(frozen=True)
+class SavedWalk:
+    """Where an interrupted run left a table's walk: the next chunk's lower bound, what
+    was counted so far, the chunks still to re-check, and the last chunk size."""
+
+    next_lower: Bound | None
+    rows: int
+    chunks: int
+    suspects: tuple[Suspect, ...]
+    chunk_rows: int | None
+    walked: bool  # the last chunk is done: nothing left to walk, only to re-check
+
+    @classmethod
+    def from_json(cls, entry: Mapping[str, Any]) -> SavedWalk:
+        return cls(
+            next_lower=decode_bound(entry.get("next_lower")), rows=int(entry.get("rows", 0)),
+            chunks=int(entry.get("chunks", 0)),
+            suspects=tuple(Suspect(s[0], KeyRange(decode_bound(s[1]), decode_bound(s[2])))
+                           for s in entry.get("suspects", [])),
+            chunk_rows=entry.get("chunk_rows"), walked=bool(entry.get("walked")))
+
+
 class RunState:
     """Progress of a run in a JSON file, so --resume can continue where it stopped.
 
     Keyed by what was asked (source, replicas, method, tables) and by what it reaches
     (each server's address and database, the arguments that change the result): a state
     file written for another run is never continued.
+
+    Mutable on purpose: the walk records every chunk in it as it goes, and a stop
+    (--run-time, Ctrl-C, SIGTERM) saves whatever it holds at that moment.
     """
 
     def __init__(self, path: Path | None, identity: dict[str, Any], data: dict[str, Any],
@@ -96,6 +129,11 @@ class RunState:
         entry = self.data["tables"].get(name)
         return entry if isinstance(entry, dict) else None
 
+    def walk(self, name: str) -> SavedWalk | None:
+        """Where the resumed run left table `name`'s walk (None: start it afresh)."""
+        entry = self.table(name)
+        return SavedWalk.from_json(entry) if entry else None
+
     def finished(self, name: str) -> TableResult | None:
         entry = self.table(name)
         if not self.resumed or not entry or entry.get("status") != "done":
@@ -103,12 +141,12 @@ class RunState:
         return result_from_json(entry["result"])
 
     def progress(self, name: str, upper: Bound | None, rows: int, chunks: int,
-                 suspects: list[tuple[str, KeyRange]], chunk_rows: int) -> None:
+                 suspects: Sequence[Suspect], chunk_rows: int) -> None:
         self.data["tables"][name] = {
             "status": "running", "next_lower": encode_bound(upper), "rows": rows,
             "chunks": chunks, "chunk_rows": chunk_rows,
-            "suspects": [[n, encode_bound(r.lower), encode_bound(r.upper)]
-                         for n, r in suspects]}
+            "suspects": [[s.replica, encode_bound(s.rng.lower), encode_bound(s.rng.upper)]
+                         for s in suspects]}
         if upper is None:  # the last chunk is done: nothing left to walk
             self.data["tables"][name]["walked"] = True
         self.save()

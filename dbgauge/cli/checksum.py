@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from click.core import ParameterSource
@@ -20,6 +20,10 @@ from dbgauge.cli.base import (
     seconds,
 )
 from dbgauge.toolkit.errors import DbgaugeError
+
+if TYPE_CHECKING:
+    from dbgauge.toolkit.result import CheckResult
+    from dbgauge.toolkit.targets import Target
 
 
 @click.command(short_help="Find rows that differ between a source and its replicas.")
@@ -139,47 +143,61 @@ def checksum(source_arg: str, replica_args: tuple[str, ...], config_path: str | 
 
     from dbgauge.checks.drift import ChecksumOptions, run_checksum
     from dbgauge.checks.drift.select import split_list
-    from dbgauge.toolkit.dsn import is_dsn
-    from dbgauge.toolkit.render.checksum import render_checksum, render_checksum_json
     from dbgauge.toolkit.render.progress import Progress
-    from dbgauge.toolkit.targets import resolve, split_names
-
-    def stop(_signum: int, _frame: object) -> None:
-        raise KeyboardInterrupt
+    from dbgauge.toolkit.targets import split_names
 
     reporter = Progress("table", interval=progress, quiet=quiet)
-    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGTERM, _stop)
     try:
         pt = _pt_options(chunk_size, max_threads_running, max_load, recursion_method)
-        configured = None
-        if config_path or not all(is_dsn(a) for a in (source_arg, *replica_args)):
-            from dbgauge import app
-
-            configured = {t.name: t for t in app.load_config(config_path).all_targets()}
-        read_password(password_file)
-        source = resolve(source_arg, configured, password_file=password_file)
-        replicas = [resolve(a, configured, password_file=password_file) for a in replica_args]
+        source, replicas = _targets(source_arg, replica_args, config_path, password_file)
         options = ChecksumOptions(
             tables=tuple(split_names(tables)), exclude=tuple(split_names(exclude)),
             method=method, chunk_time=chunk_time, whole_table_time=whole_table_time,
-            max_lag=max_lag, max_threads_running=max_threads_running,
-            retries=retries, retry_delay=retry_delay, print_repair=print_repair, resume=resume,
+            max_lag=max_lag, max_threads_running=max_threads_running, retries=retries,
+            retry_delay=retry_delay, print_repair=print_repair, resume=resume,
             state_file=state_file, run_time=run_time, show_values=show_values,
-            databases=split_list(databases),
-            ignore_databases=split_list(ignore_databases), databases_regex=databases_regex,
-            ignore_databases_regex=ignore_databases_regex, tables_regex=tables_regex,
-            ignore_tables_regex=ignore_tables_regex, chunk_size=chunk_size,
-            replicate=replicate, replicate_check_only=replicate_check_only, **pt)
+            databases=split_list(databases), ignore_databases=split_list(ignore_databases),
+            databases_regex=databases_regex, ignore_databases_regex=ignore_databases_regex,
+            tables_regex=tables_regex, ignore_tables_regex=ignore_tables_regex,
+            chunk_size=chunk_size, replicate=replicate,
+            replicate_check_only=replicate_check_only, **pt)
         result = run_checksum(source, replicas, options, reporter)
     except DbgaugeError as exc:
         reporter.clear()
         die(exc)
     reporter.clear()
-    if fmt == "json":
-        click.echo(render_checksum_json(result))
-    else:
-        click.echo(render_checksum(result))
+    _echo(result, fmt)
     finish("checksum", result.status)
+
+
+def _stop(_signum: int, _frame: object) -> None:
+    """SIGTERM stops a run as Ctrl-C does: resumably."""
+    raise KeyboardInterrupt
+
+
+def _targets(source_arg: str, replica_args: tuple[str, ...], config_path: str | None,
+             password_file: Path | None) -> tuple[Target, list[Target]]:
+    """--source and --replica as targets: DSNs, or names from the config."""
+    from dbgauge.toolkit.dsn import is_dsn
+    from dbgauge.toolkit.targets import resolve
+
+    configured = None
+    if config_path or not all(is_dsn(a) for a in (source_arg, *replica_args)):
+        from dbgauge import app
+
+        configured = {t.name: t for t in app.load_config(config_path).all_targets()}
+    read_password(password_file)
+    source = resolve(source_arg, configured, password_file=password_file)
+    replicas = [resolve(a, configured, password_file=password_file) for a in replica_args]
+    return source, replicas
+
+
+def _echo(result: CheckResult, fmt: str) -> None:
+    """The report on stdout: text, or JSON (--format json)."""
+    from dbgauge.toolkit.render.checksum import render_checksum, render_checksum_json
+
+    click.echo(render_checksum_json(result) if fmt == "json" else render_checksum(result))
 
 
 def _pt_options(chunk_size: int | None, max_threads_running: int, max_load: tuple[str, ...],

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from dbgauge.checks.drift import ChecksumOptions, run_checksum
-from dbgauge.checks.drift.session import THROTTLE_EVERY
+from dbgauge.checks.drift.context import THROTTLE_EVERY
 from tests.helpers.drift import (
     mariadb_table,
     pg,
@@ -177,3 +177,35 @@ def test_a_pause_asked_for_mid_walk_drains_waits_and_walks_on(
     assert pausing and "Threads_connected" in pausing[0], reporter.notes
     assert "resuming" in reporter.notes
 
+
+
+@pytest.fixture
+def small_then_keyless(sandbox: Sandbox) -> Iterator[None]:
+    """app.drift_small (an integer key, one chunk) and app.drift_nokey (no key), each with
+    a row changed on the replica."""
+    with mariadb_table(
+            sandbox, "app.drift_small",
+            "CREATE TABLE app.drift_small (id INT PRIMARY KEY, v VARCHAR(40) NOT NULL)",
+            "INSERT INTO app.drift_small SELECT seq, CONCAT('v-', seq) FROM app.seq_1_to_10"), \
+            mariadb_table(
+                sandbox, "app.drift_nokey",
+                "CREATE TABLE app.drift_nokey (n INT NOT NULL, v VARCHAR(40) NOT NULL)",
+                "INSERT INTO app.drift_nokey SELECT seq, 'x' FROM app.seq_1_to_10"):
+        execute(sandbox, "mariadb-replica",
+                "UPDATE app.drift_small SET v = 'changed' WHERE id = 3",
+                "UPDATE app.drift_nokey SET v = 'changed' WHERE n = 4", log_bin=False)
+        yield
+
+
+def test_each_table_reads_only_its_own_differing_buckets(
+        sandbox: Sandbox, small_then_keyless: None) -> None:
+    """A small table over an integer key is one chunk, (-inf, +inf], as a keyless table is:
+    the buckets that differed in the first table's walk are not the second's to re-read."""
+    t = targets(sandbox)
+    result = run_checksum(t["mariadb-primary"], [t["mariadb-replica"]],
+                          ChecksumOptions(tables=("app.drift_small", "app.drift_nokey"),
+                                          **OPTIONS))
+    small, nokey = result.evidence["tables"]
+    assert [d["key"] for d in small["differences"]] == [{"id": 3}], small
+    assert (nokey["status"], nokey["differing_chunks"]) == ("drift", {"mariadb-replica": 1})
+    assert [u["replica"] for u in nokey["unnamed_differences"]] == ["mariadb-replica"], nokey

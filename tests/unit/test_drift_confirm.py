@@ -42,8 +42,9 @@ class Query:
         return f"{self.side} (confirming)", list(keys)
 
 
-class FakeRun:
-    """The parts of a Session confirm uses: each synced call answers the next read."""
+class FakeContext:
+    """The parts of a run's Context confirm uses: each synced call answers the next
+    read."""
 
     def __init__(self, reads: list[Reads], retries: int = 3) -> None:
         self.reads = reads
@@ -82,22 +83,22 @@ PLAN = TablePlan("s.t", "s", "t", None, {False: Query("src")},  # type: ignore[d
 
 
 def run_confirm(first: Reads, rereads: list[Reads], retries: int = 3
-                ) -> tuple[list[tuple[str, Bound]], list[tuple[str, Bound]], FakeRun]:
+                ) -> tuple[list[tuple[str, Bound]], list[tuple[str, Bound]], FakeContext]:
     """Candidates found by the read `first` (what locate saw), then the re-reads."""
-    run = FakeRun(rereads, retries)
+    ctx = FakeContext(rereads, retries)
     seen = {(k,): v for k, v in first.items()}
     candidates = [("changed" if s and r else "missing" if s else "extra", (k,))
                   for k, (s, r) in first.items()]
-    kept, written = confirm(run, PLAN, Replica(), candidates, seen)  # type: ignore[arg-type]
-    return kept, written, run
+    kept, written = confirm(ctx, PLAN, Replica(), candidates, seen)  # type: ignore[arg-type]
+    return kept, written, ctx
 
 
 def test_a_row_that_holds_still_on_both_sides_is_reported_at_once() -> None:
-    kept, written, run = run_confirm({1: ("a", "x")}, [{1: ("a", "x")}])
-    assert (kept, written, run.synced_calls) == ([("changed", (1,))], [], 1)
+    kept, written, ctx = run_confirm({1: ("a", "x")}, [{1: ("a", "x")}])
+    assert (kept, written, ctx.synced_calls) == ([("changed", (1,))], [], 1)
     # the source confirms with its confirming read (a locking read on MariaDB); the
     # replica, which a lock would hold up in applying, with the plain one
-    assert run.statements == [("src (confirming)", "rep")]
+    assert ctx.statements == [("src (confirming)", "rep")]
 
 
 def test_a_row_that_matches_in_a_re_read_was_in_flight() -> None:
@@ -108,8 +109,8 @@ def test_a_row_that_matches_in_a_re_read_was_in_flight() -> None:
 def test_a_row_rewritten_on_the_replica_alone_differs() -> None:
     # the source holds still; the replica's values move and never match: drift
     reads: list[Reads] = [{1: ("a", f"x{i}")} for i in range(3)]
-    kept, written, run = run_confirm({1: ("a", "x")}, reads)
-    assert (kept, written, run.synced_calls, run.pauses) == ([("changed", (1,))], [], 3, 2)
+    kept, written, ctx = run_confirm({1: ("a", "x")}, reads)
+    assert (kept, written, ctx.synced_calls, ctx.pauses) == ([("changed", (1,))], [], 3, 2)
 
 
 def test_a_row_written_on_the_source_throughout_is_not_reported() -> None:
@@ -141,12 +142,12 @@ def test_a_row_a_writer_holds_locked_is_being_written() -> None:
     # the source's confirming read gave up waiting for the row's lock: that read tells
     # nothing, and a row whose writer held it is not reported on the reads around it
     reads: list[Reads] = [LOCKED, {1: ("a", "x1")}, {1: ("a", "x2")}]
-    kept, written, run = run_confirm({1: ("a", "x")}, reads)
-    assert (kept, written, run.synced_calls) == ([], [("changed", (1,))], 3)
+    kept, written, ctx = run_confirm({1: ("a", "x")}, reads)
+    assert (kept, written, ctx.synced_calls) == ([], [("changed", (1,))], 3)
 
 
 def test_other_errors_end_the_run() -> None:
-    class Failing(FakeRun):
+    class Failing(FakeContext):
         def synced(self, *args: Any) -> Any:
             raise QueryError("Access denied", errno=1142)
     with pytest.raises(QueryError, match="Access denied"):

@@ -95,14 +95,13 @@ class Script:
                              f"waits for: running {[e for e, _, _ in self.running]}")
 
 
-class FakeRun:
-    """The parts of a Session the pipeline uses."""
+class FakeContext:
+    """The parts of a run's Context the pipeline uses."""
 
     def __init__(self, source: FakeSide, replicas: list[FakeSide]) -> None:
         self.source = source
         self.replicas = replicas
         self.links = {r.name: None for r in replicas}
-        self.pieces: dict[Any, Any] = {}
         self.observed: list[int] = []
         self.lag: list[list[str]] = []  # the replica's pacing answers, in turn (then none)
         self.paused_with: list[tuple[list[Event], int]] = []  # at each pause: what was
@@ -124,31 +123,31 @@ class FakeRun:
         return self.lag.pop(0) if self.lag else []
 
 
-def ranges(run: FakeRun, n: int) -> Iterator[tuple[KeyRange, Any, None]]:
+def ranges(ctx: FakeContext, n: int) -> Iterator[tuple[KeyRange, Any, None]]:
     """Chunk i is the range (i-1, i]; the last one is open-ended (reported as 99)."""
     for i in range(1, n + 1):
         upper = None if i == n else (i,)
         yield (KeyRange(None if i == 1 else (i - 1,), upper),
-               lambda rows, s, i=i: run.observed.append(i), None)
+               lambda rows, s, i=i: ctx.observed.append(i), None)
 
 
 def setup(n_chunks: int, finishes: Sequence[str] = (), crc: dict[int, str] | None = None
-          ) -> tuple[FakeRun, Script, FakeSide, FakeSide, Iterator[Any]]:
+          ) -> tuple[FakeContext, Script, FakeSide, FakeSide, Iterator[Any]]:
     started: list[Event] = []
     source = FakeSide("src", started, {})
     replica = FakeSide("rep", started, crc or {})
-    run = FakeRun(source, [replica])
-    script = run.script = Script(started, finishes)
+    ctx = FakeContext(source, [replica])
+    script = ctx.script = Script(started, finishes)
     plan = TablePlan("s.t", "s", "t", None, {False: Query()},  # type: ignore[dict-item]
                      {"rep": Query()}, False, 0, True)  # type: ignore[dict-item]
-    walk = walk_direct(run, plan, ranges(run, n_chunks), script)  # type: ignore[arg-type]
-    return run, script, source, replica, walk
+    walk = walk_direct(ctx, plan, ranges(ctx, n_chunks), script)  # type: ignore[arg-type]
+    return ctx, script, source, replica, walk
 
 
 def test_the_source_runs_one_chunk_ahead_of_a_slow_replica_and_no_further() -> None:
     assert AHEAD == 1
     # the source finishes chunks 1 and 2 while the replica is still on chunk 1
-    run, script, _, _, walk = setup(4, finishes=["src", "src", "rep"], crc={2: "b"})
+    ctx, script, _, _, walk = setup(4, finishes=["src", "src", "rep"], crc={2: "b"})
     out = list(walk)
     assert script.at_wait[0] == [("src", 1), ("rep", 1)]
     assert script.at_wait[1] == [("src", 1), ("rep", 1), ("src", 2)]  # went on at once
@@ -161,7 +160,7 @@ def test_the_source_runs_one_chunk_ahead_of_a_slow_replica_and_no_further() -> N
     assert [h.rng.upper for h in out] == [(1,), (2,), (3,), None]  # key order
     assert [h.differing for h in out] == [[], ["rep"], [], []]
     assert [h.rows for h in out] == [10] * 4
-    assert run.observed == [1, 2, 3, 4]  # every source chunk sized the next one
+    assert ctx.observed == [1, 2, 3, 4]  # every source chunk sized the next one
 
 
 def test_a_slow_source_lets_the_replica_take_every_chunk_it_has_started() -> None:
@@ -196,14 +195,14 @@ def test_closing_the_walk_early_waits_for_running_statements() -> None:
 
 
 def test_a_pause_waits_until_no_side_runs_a_statement_and_starts_nothing_before() -> None:
-    run, script, _, _, walk = setup(4, finishes=["src", "rep"])
-    run.lag = [["rep is 9 s behind"]]  # the replica's first pacing answer: wait
+    ctx, script, _, _, walk = setup(4, finishes=["src", "rep"])
+    ctx.lag = [["rep is 9 s behind"]]  # the replica's first pacing answer: wait
     out = list(walk)
     # the replica asked to wait when it finished chunk 1, with the source on chunk 2: the
     # walk let chunk 2 end, started nothing, and paused once nothing ran
     assert script.started[:3] == [("src", 1), ("rep", 1), ("src", 2)]
     assert script.finished[:3] == [("src", 1), ("rep", 1), ("src", 2)]
-    assert run.paused_with == [([], 3)]
+    assert ctx.paused_with == [([], 3)]
     assert script.started[3] == ("src", 3)  # after the pause, on it went
     assert [h.rng.upper for h in out] == [(1,), (2,), (3,), None]
 

@@ -1,20 +1,21 @@
-"""One run's servers and pace: the connections, the replica links, the method, the
---resume state, and the throttling and synchronisation every comparison goes through.
+"""One run's servers and pace, fixed once checking starts: the connections, the replica
+links, the method, the limits, and the throttling and synchronisation every comparison
+goes through.
 
-The planning, the chunk walk, the re-checks and the whole-table pre-check are functions
-that take a `Session`; it holds what they share and what changes as the run goes on (the
-chunk sizer, the pre-check's measured speed, the time of the last throttle check).
+Every step (planning, the pre-check, the walk, the re-checks) takes the `Context` and
+returns what it found for its table; none writes into it. Two things in it change as the
+run goes on, each in an object of its own that says why: the `Throttle` (when lag and load
+were last asked) and the --resume `RunState` file.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from dbgauge.checks.drift.chunks import ChunkSizer, KeyRange
 from dbgauge.checks.drift.links import Link, link
 from dbgauge.checks.drift.load import LoadLimits
 from dbgauge.checks.drift.model import ChecksumOptions, DriftError, Interrupted, Reporter
@@ -29,69 +30,47 @@ from dbgauge.toolkit.targets import FanOut, Target, unique_names
 _QUERY_TIMEOUT = 120.0  # chunks aim at chunk_time; this only stops a runaway statement
 THROTTLE_EVERY = 0.5  # seconds between checks of the replicas' lag and the source's load
 
+Pool = FanOut[Callable[[], Any], Any]
 
-class Session:
-    """One checksum run: connections, the replica links, the state file, the pacing."""
 
-    def __init__(self, source: Target, replicas: Sequence[Target],
-                 options: ChecksumOptions, reporter: Reporter, stack: ExitStack) -> None:
-        self.options = options
-        self.reporter = reporter
-        self.started = time.monotonic()
-        names = unique_names([source, *replicas])
-        self.source = self._open(source, names[0], "source", stack)
-        self.replicas = [self._open(t, n, "replica", stack)
-                         for t, n in zip(replicas, names[1:], strict=True)]
-        self.links = {r.name: link(self.source, r) for r in self.replicas}
-        for one in self.links.values():
-            if one.detail:
-                reporter.note(one.detail)
-        self.notes: list[str] = [one.detail for one in self.links.values() if one.detail]
-        self.method = self._method()
-        self.load = LoadLimits.resolve(self.source, options)  # --max-load names, checked now
-        self.replicate = ReplicateTable(*DEFAULT)  # replicated method: set by run_checksum
-        self.pool: FanOut[Callable[[], Any], Any] = stack.enter_context(
-            FanOut(1 + len(self.replicas), "checksum"))
-        self.last_throttle = 0.0
-        # (replica, chunk) -> the key buckets of the chunk that differed (checks.drift.walk)
-        self.pieces: dict[tuple[str, KeyRange], list[KeyRange]] = {}
-        self.whole_table_rate: float | None = options.whole_table_rate
-        self.current_sizer = ChunkSizer(options.chunk_time, options.initial_chunk_rows)
-        self.state = RunState.open(options, self.method, self.source.name,
-                                   [r.name for r in self.replicas],
-                                   [endpoint(t) for t in (source, *replicas)])
-        if options.resume and not self.state.resumed:
-            reporter.note("nothing to resume (no unfinished run with these arguments): "
-                          "starting from the beginning")
+@dataclass
+class Throttle:
+    """When the replicas' lag and the source's load were last asked (monotonic seconds).
 
-    @staticmethod
-    def _open(target: Target, name: str, role: str, stack: ExitStack) -> Side:
-        target = replace(target, query_timeout=max(target.query_timeout, _QUERY_TIMEOUT))
-        try:
-            conn = connect(target)
-        except DbgaugeError as exc:
-            raise type(exc)(f"{role} {name}: {exc}") from None
-        stack.callback(conn.close)
-        side = Side(name, conn, role)
-        side.q("checksum_session")
-        return side
+    Mutable on purpose: one clock for the whole run, advanced by whichever step throttles
+    next (a pre-check, a replicated chunk, a direct walk's pause), so lag and load are
+    asked at most every THROTTLE_EVERY whichever table or step is running."""
 
-    def _method(self) -> str:
-        method = self.options.method
-        all_mysql = self.source.mysql and all(r.mysql for r in self.replicas)
-        if method is None:
-            follows = all(one.kind == "mysql" for one in self.links.values())
-            method = "replicated" if all_mysql and follows else "direct"
-        if method == "replicated":
-            if not all_mysql:
-                raise DriftError("--method replicated works within one MySQL/MariaDB "
-                                 "replication topology only: use --method direct")
-            for name, one in self.links.items():
-                if one.kind != "mysql":
-                    raise DriftError(f"--method replicated needs every replica to replicate "
-                                     f"from the source, and {name} does not: use --method "
-                                     "direct")
-        return method
+    last: float = 0.0
+
+
+@dataclass(frozen=True)
+class Context:
+    """One checksum run as every step sees it: the sides, how each replica follows the
+    source, what was asked, and when checking started (for --run-time)."""
+
+    options: ChecksumOptions
+    reporter: Reporter
+    source: Side
+    replicas: tuple[Side, ...]
+    links: Mapping[str, Link]  # by replica name
+    method: str  # replicated | direct
+    load: LoadLimits
+    pool: Pool  # a thread per connection, for statements run on every side at once
+    state: RunState
+    # the replicated method's table (dbgauge.checksums, or the one --replicate names)
+    replicate: ReplicateTable = field(default_factory=lambda: ReplicateTable(*DEFAULT))
+    started: float = field(default_factory=time.monotonic)
+    throttled: Throttle = field(default_factory=Throttle)
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """What the run says about the replicas' links (a copy compared as is, ...)."""
+        return tuple(one.detail for one in self.links.values() if one.detail)
+
+    def replica(self, name: str) -> Side:
+        """The replica called `name`."""
+        return self.links[name].replica
 
     # -- throttling and synchronisation
 
@@ -99,9 +78,9 @@ class Session:
         """Pause while a replica lags more than max_lag or the source is busy."""
         self.check_run_time()
         now = time.monotonic()
-        if not force and now - self.last_throttle < THROTTLE_EVERY:
+        if not force and now - self.throttled.last < THROTTLE_EVERY:
             return
-        self.last_throttle = now
+        self.throttled.last = now
         paused_at: float | None = None
         while True:
             busy, pos = self.source_pace()
@@ -191,3 +170,58 @@ class Session:
             if isinstance(outcome, Exception):
                 raise outcome
         return outcomes
+
+
+def open_context(source: Target, replicas: Sequence[Target], options: ChecksumOptions,
+                 reporter: Reporter, stack: ExitStack) -> Context:
+    """Connect to every server (closed with `stack`), find how each replica follows the
+    source, choose the method, resolve --max-load and open the --resume state."""
+    names = unique_names([source, *replicas])
+    src = _open(source, names[0], "source", stack)
+    reps = tuple(_open(t, n, "replica", stack) for t, n in zip(replicas, names[1:], strict=True))
+    links = {r.name: link(src, r) for r in reps}
+    for one in links.values():
+        if one.detail:
+            reporter.note(one.detail)
+    method = choose_method(options.method, src, reps, links)
+    load = LoadLimits.resolve(src, options)  # --max-load names, checked now
+    pool: Pool = stack.enter_context(FanOut(1 + len(reps), "checksum"))
+    state = RunState.open(options, method, src.name, [r.name for r in reps],
+                          [endpoint(t) for t in (source, *replicas)])
+    if options.resume and not state.resumed:
+        reporter.note("nothing to resume (no unfinished run with these arguments): "
+                      "starting from the beginning")
+    return Context(options=options, reporter=reporter, source=src, replicas=reps, links=links,
+                   method=method, load=load, pool=pool, state=state)
+
+
+def _open(target: Target, name: str, role: str, stack: ExitStack) -> Side:
+    target = replace(target, query_timeout=max(target.query_timeout, _QUERY_TIMEOUT))
+    try:
+        conn = connect(target)
+    except DbgaugeError as exc:
+        raise type(exc)(f"{role} {name}: {exc}") from None
+    stack.callback(conn.close)
+    side = Side(name, conn, role)
+    side.q("checksum_session")
+    return side
+
+
+def choose_method(asked: str | None, source: Side, replicas: Sequence[Side],
+                  links: Mapping[str, Link]) -> str:
+    """--method, or the default: replicated for MySQL-family replicas of the source."""
+    method = asked
+    all_mysql = source.mysql and all(r.mysql for r in replicas)
+    if method is None:
+        follows = all(one.kind == "mysql" for one in links.values())
+        method = "replicated" if all_mysql and follows else "direct"
+    if method == "replicated":
+        if not all_mysql:
+            raise DriftError("--method replicated works within one MySQL/MariaDB "
+                             "replication topology only: use --method direct")
+        for name, one in links.items():
+            if one.kind != "mysql":
+                raise DriftError(f"--method replicated needs every replica to replicate "
+                                 f"from the source, and {name} does not: use --method "
+                                 "direct")
+    return method
