@@ -76,8 +76,10 @@ class Condition(Generic[C, E]):
 
     @property
     def summary(self) -> str:
-        """The first line of the function's docstring (what the docs say it catches)."""
-        return (self.check.__doc__ or "").strip().splitlines()[0].rstrip(".")
+        """The first paragraph of the function's docstring, on one line: what the docs
+        say it catches."""
+        first = (self.check.__doc__ or "").strip().split("\n\n", 1)[0]
+        return " ".join(first.split()).rstrip(".")
 
 
 class Stage(Generic[C, E]):
@@ -113,6 +115,12 @@ class Stage(Generic[C, E]):
         """Every condition on `ctx`, each with an emitter bound to its rule id."""
         for condition in self.conditions:
             condition.check(ctx, out(condition.rule))
+
+    def findings(self, ctx: C, emitter: Callable[[list[Finding], str], E]) -> list[Finding]:
+        """`run` into a new list: what this stage alone finds on `ctx`."""
+        items: list[Finding] = []
+        self.run(ctx, lambda rule: emitter(items, rule))
+        return items
 
 
 class Registry(Mapping[str, str]):
@@ -162,9 +170,9 @@ class Registry(Mapping[str, str]):
 
 
 def rules_markdown(registry: Registry) -> str:
-    """The rules table of docs/validate.md: each id, its description and its conditions."""
-    rows = ["| rule | what it means | conditions |", "| --- | --- | --- |"]
+    """The rules list of docs/validate.md: each id, its description and its conditions."""
+    lines = []
     for rule_id, description in registry.items():
-        conditions = "; ".join(c.summary for c in registry.conditions(rule_id))
-        rows.append(f"| `{rule_id}` | {description} | {conditions} |")
-    return "\n".join(rows) + "\n"
+        lines.append(f"- `{rule_id}`: {description}")
+        lines += [f"  - {c.summary}" for c in registry.conditions(rule_id)]
+    return "\n".join(lines) + "\n"

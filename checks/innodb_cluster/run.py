@@ -2,7 +2,9 @@
 
 Reading option files (with their !include/!includedir) is the I/O of the offline path;
 everything it reads goes through the pure `mycnf` parser, and the members through the
-rules in `member_rules`, `group_rules` and `router`; `--live` members come from `live`.
+stages of `rules.RULES`: `kind`, then per member (`member_rules.check_member`), across
+the members (`group_rules`) and the router file (`router`); `--live` members come from
+`live`.
 """
 
 from __future__ import annotations
@@ -10,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from dbgauge.checks.innodb_cluster.group_rules import check_group, check_kind
+from dbgauge.checks.innodb_cluster.group_rules import check_group
+from dbgauge.checks.innodb_cluster.kind import check_kind
 from dbgauge.checks.innodb_cluster.live import live_member
 from dbgauge.checks.innodb_cluster.member_rules import check_member
 from dbgauge.checks.innodb_cluster.model import NAME, READ_REPLICA, Member, member_from_file

@@ -22,9 +22,10 @@ Submodules import their siblings, never this package.
 
 from __future__ import annotations
 
-from dbgauge.checks.pgbouncer.check import RULES, check_pgbouncer
+from dbgauge.checks.pgbouncer.check import check_pgbouncer
 from dbgauge.checks.pgbouncer.live import compare_show_config, compare_show_databases
 from dbgauge.checks.pgbouncer.model import Environment, PgbConfig, build_config
+from dbgauge.checks.pgbouncer.rules import RULES
 from dbgauge.checks.pgbouncer.run import PgbouncerOptions, load_config, validate_pgbouncer
 from dbgauge.checks.pgbouncer.tokens import Problem
 

@@ -13,11 +13,11 @@ import dbgauge.checks.pgbouncer.rules_hba as rules_hba
 import dbgauge.checks.pgbouncer.rules_params as rules_params
 import dbgauge.checks.pgbouncer.rules_pooling as rules_pooling
 from dbgauge.checks.pgbouncer.model import Check, Environment, Out, PgbConfig
-from dbgauge.checks.pgbouncer.rules import OFFLINE, RULES
+from dbgauge.checks.pgbouncer.rules import OFFLINE
 from dbgauge.toolkit.result import Finding
 
+# Imported for their registrations: the conditions of every offline stage.
 RULE_MODULES = (rules_params, rules_entries, rules_auth, rules_hba, rules_pooling)
-__all__ = ["RULES", "RULE_MODULES", "check_pgbouncer"]
 
 
 def check_pgbouncer(cfg: PgbConfig, env: Environment) -> list[Finding]:

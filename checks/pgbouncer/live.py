@@ -106,9 +106,7 @@ def restart_pending(x: LiveRows, out: Out) -> None:
 def compare_show_config(cfg: PgbConfig, rows: Iterable[Mapping[str, Any]],
                         node: str) -> list[Finding]:
     """File vs `SHOW CONFIG`: drift (RELOAD pending) or restart-only keys that differ."""
-    items: list[Finding] = []
-    SHOW_CONFIG.run(LiveRows(cfg, tuple(rows)), lambda rule: Out(cfg, items, rule, node))
-    return items
+    return SHOW_CONFIG.findings(LiveRows(cfg, tuple(rows)), Out.live(cfg, node))
 
 
 def _running(x: LiveRows) -> dict[str, Mapping[str, Any]]:
@@ -162,9 +160,7 @@ def database_only_running(x: LiveRows, out: Out) -> None:
 def compare_show_databases(cfg: PgbConfig, rows: Iterable[Mapping[str, Any]],
                            node: str) -> list[Finding]:
     """[databases] of the file vs `SHOW DATABASES` of the running pooler."""
-    items: list[Finding] = []
-    SHOW_DATABASES.run(LiveRows(cfg, tuple(rows)), lambda rule: Out(cfg, items, rule, node))
-    return items
+    return SHOW_DATABASES.findings(LiveRows(cfg, tuple(rows)), Out.live(cfg, node))
 
 
 def backends_of(rows: Iterable[Mapping[str, Any]]) -> list[tuple[str, str, int]]:
@@ -214,7 +210,7 @@ def live_findings(cfg: PgbConfig, dsn: str, *, password: str | None = None,
             raise err  # reachable() answers OSErrors itself; anything else is a bug
         if err:
             failed.append((db, host, port, err))
-    BACKENDS.run(Backends(cfg, tuple(failed)), lambda rule: Out(cfg, findings, rule, node))
+    findings += BACKENDS.findings(Backends(cfg, tuple(failed)), Out.live(cfg, node))
     return version, findings
 
 

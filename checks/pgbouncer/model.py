@@ -210,6 +210,11 @@ class Out(Emitter):
         self.cfg = cfg
         self.node = node
 
+    @classmethod
+    def live(cls, cfg: PgbConfig, node: str) -> Callable[[list[Finding], str], Out]:
+        """Emitters for findings about the pooler `node` runs with `cfg`."""
+        return lambda items, rule: cls(cfg, items, rule, node)
+
     def add(self, sev: Severity, msg: str, *, file: str | None = None, line: int | None = None,
             key: str | None = None, fix: str | None = None) -> None:
         """A finding anywhere: the main file unless `file` says otherwise."""

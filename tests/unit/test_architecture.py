@@ -26,9 +26,8 @@ LONG_DATA_TABLES: dict[str, str] = {}
 LONG_FUNCTIONS: frozenset[str] = frozenset({
     "toolkit/pgtap/tap.py:parse_tap",
     "checks/drift/verdict.py:finish_table", "dbgauge/cli/pgtap.py:pgtap_run",
-    "checks/drift/plan.py:plan_table", "checks/innodb_cluster/group_rules.py:check_group",
-    "checks/innodb_cluster/router.py:check_router", "dbgauge/cli/checksum.py:checksum",
-    "checks/innodb_cluster/member_rules.py:_check_gr_options",
+    "checks/drift/plan.py:plan_table",
+    "dbgauge/cli/checksum.py:checksum",
 })
 
 
