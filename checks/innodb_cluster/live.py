@@ -4,7 +4,8 @@ The conditions are pure interpretations of performance_schema rows
 (replication_group_members, replication_group_member_stats) and of the incompatible
 tables query, tested on published MySQL outputs (`check_group_members`,
 `check_member_stats`, `check_tables` run them); `live_member` is the only I/O: it
-connects, reads SHOW GLOBAL VARIABLES as a `Member` and runs those interpretations.
+connects, says so when the server is not MySQL at all, reads SHOW GLOBAL VARIABLES as a
+`Member` and runs those interpretations.
 """
 
 from __future__ import annotations
@@ -12,16 +13,34 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from dbgauge.checks.innodb_cluster.model import Member, Out, Rows, member_from_variables
-from dbgauge.checks.innodb_cluster.rules import GROUP_MEMBERS, MEMBER_STATS, TABLES
+from dbgauge.checks.innodb_cluster.model import Member, Out, Rows, Server, member_from_variables
+from dbgauge.checks.innodb_cluster.rules import GROUP_MEMBERS, MEMBER_STATS, SERVER, TABLES
 from dbgauge.toolkit.db import connect_dsn
 from dbgauge.toolkit.dsn import parse_dsn
 from dbgauge.toolkit.errors import CheckFailed
 from dbgauge.toolkit.result import Finding, Severity
 
+MYSQL_FAMILY = ("mysql", "mariadb")
+_PRODUCTS = {"postgres": "PostgreSQL", "pgbouncer": "PgBouncer"}
+
 
 def _lower(row: Mapping[str, Any]) -> dict[str, Any]:
     return {str(k).lower(): v for k, v in row.items()}
+
+
+# ---------------------------------------------------------- the server itself
+
+
+@SERVER.rule("live/not-mysql", "Server is not MySQL")
+def not_mysql(s: Server, out: Out) -> None:
+    """A --live DSN that reaches PostgreSQL or PgBouncer: there is no Group Replication."""
+    flavor = s.server.flavor
+    if flavor not in MYSQL_FAMILY:
+        product = _PRODUCTS.get(flavor, flavor)
+        out.emit(Severity.ERROR, f"{s.node} is {product} {s.server.version_text}, not MySQL: "
+                 "Group Replication and InnoDB Cluster run on MySQL 8.0/8.4, so there is "
+                 "nothing to validate live", node=s.node,
+                 fix="point --live at a MySQL member (mysql://USER@HOST:3306/)")
 
 
 # --------------------------------------------------- replication_group_members
@@ -200,18 +219,23 @@ def check_tables(rows: Iterable[Mapping[str, Any]], node: str) -> list[Finding]:
 # ----------------------------------------------------------------------- the read
 
 
-def live_member(dsn: str, password: str | None = None) -> tuple[Member, list[Finding]]:
-    """One server: its variables as a Member, plus the group's view and table checks."""
+def live_member(dsn: str, password: str | None = None) -> tuple[Member | None, list[Finding]]:
+    """One server: its variables as a Member, plus the group's view and table checks.
+
+    A DSN that reaches a server outside the MySQL family (postgresql://...) is a
+    live/not-mysql finding and no member; MariaDB stops the run (no Group Replication)."""
     params = parse_dsn(dsn)
-    conn = connect_dsn(dsn, password=password, kind="mysql")
+    conn = connect_dsn(dsn, password=password)
     try:
         server = conn.server
+        label = params.address
+        if server.flavor not in MYSQL_FAMILY:
+            return None, SERVER.findings(Server(label, server), Out)
         if server.flavor == "mariadb":
             raise CheckFailed(
                 f"{params.address} is MariaDB {server.version_text}: Group Replication and "
                 "InnoDB Cluster do not exist on MariaDB (it uses Galera or async "
                 "replication), so there is nothing to validate live")
-        label = params.address
         member = member_from_variables(conn.query("validate_global_variables"),
                                        server.version, label)
         sp = member.flag("group_replication_single_primary_mode")

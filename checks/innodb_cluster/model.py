@@ -3,7 +3,7 @@
 Settings come from option files (`mycnf`) or from a live server's SHOW GLOBAL VARIABLES;
 both become the same `Member`, so every member, group and router rule is a pure
 function of members and runs the same offline and live. `Group` is the members
-validated together, `Rows` what a live server answered; `Out` is where one
+validated together, `Server` and `Rows` what a live server answered; `Out` is where one
 rule's findings go.
 """
 
@@ -23,6 +23,7 @@ from dbgauge.checks.innodb_cluster.mycnf import (
 )
 from dbgauge.checks.innodb_cluster.options import LATEST_PATCH, RENAMED, RENAMED_SINCE
 from dbgauge.checks.validation import Emitter
+from dbgauge.toolkit.db.base import ServerInfo
 from dbgauge.toolkit.db.version import Version, parse_version
 from dbgauge.toolkit.result import Severity
 
@@ -154,6 +155,14 @@ class Group:
     @property
     def replicas(self) -> list[Member]:
         return [m for m in self.members if m.role == READ_REPLICA]
+
+
+@dataclass(frozen=True)
+class Server:
+    """What a live DSN turned out to be."""
+
+    node: str  # host:port
+    server: ServerInfo
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ docs/validate.md read `RULES` itself.
 
 from __future__ import annotations
 
-from dbgauge.checks.innodb_cluster.model import Group, Member, Out, Rows
+from dbgauge.checks.innodb_cluster.model import Group, Member, Out, Rows, Server
 from dbgauge.checks.innodb_cluster.routerconf import RouterConf
 from dbgauge.checks.validation import Registry, Stage
 
@@ -27,6 +27,7 @@ GROUP: Stage[Group, Out] = RULES.stage("group")  # across the members
 ROUTER: Stage[RouterConf, Out] = RULES.stage("router")  # mysqlrouter.conf
 
 # --live: what the server itself reports.
+SERVER: Stage[Server, Out] = RULES.stage("server")
 GROUP_MEMBERS: Stage[Rows, Out] = RULES.stage("group members")
 MEMBER_STATS: Stage[Rows, Out] = RULES.stage("member stats")
 TABLES: Stage[Rows, Out] = RULES.stage("tables")

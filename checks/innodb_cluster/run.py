@@ -3,8 +3,8 @@
 Reading option files (with their !include/!includedir) is the I/O of the offline path;
 everything it reads goes through the pure `mycnf` parser, and the members through the
 stages of `rules.RULES`: `kind`, then per member (`member_rules.check_member`), across
-the members (`group_rules`) and the router file (`router`); `--live` members come from
-`live`.
+the members (`group_rules`) and the router file (`router`); `--live` members (or a
+live/not-mysql finding) come from `live`.
 """
 
 from __future__ import annotations
@@ -85,7 +85,8 @@ def validate_innodb_cluster(files: Sequence[str], opts: ClusterOptions) -> Check
         members.append(member_from_file(load_cnf(path), opts.version, role=READ_REPLICA))
     for dsn in opts.live:
         member, live = live_member(dsn, opts.password)
-        members.append(member)
+        if member is not None:
+            members.append(member)
         findings += live
     kind, applies = check_kind(members)
     findings += kind
