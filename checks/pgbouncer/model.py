@@ -263,20 +263,24 @@ def int_or_none(text: str | None) -> int | None:
         return None
 
 
-def bad_port(value: str) -> bool:
-    return not (value.isascii() and value.isdigit() and 0 < int(value) < 65536)
-
-
 def bad_pool_mode(value: str) -> bool:
     return value.lower() not in POOL_MODES
 
 
-def refused_parameter(key: str, value: str, version: Version) -> bool:
-    """A [databases] connection parameter that makes PgBouncer refuse the file: unknown,
-    newer than the version, or a port or pool_mode it cannot read."""
+def parameter_problem(key: str, value: str, version: Version) -> str | None:
+    """Why PgBouncer refuses the file over this [databases] connection parameter:
+    "unknown", "too new" (for the version), "port" or "pool_mode" (a value it cannot
+    read); None if it takes it."""
     since = DATABASE_KEYS.get(key)
-    return since is None or version < since or (key == "port" and bad_port(value)) or (
-        key == "pool_mode" and bad_pool_mode(value))
+    if since is None:
+        return "unknown"
+    if version < since:
+        return "too new"
+    if key == "port" and not (value.isascii() and value.isdigit() and 0 < int(value) < 65536):
+        return "port"
+    if key == "pool_mode" and bad_pool_mode(value):
+        return "pool_mode"
+    return None
 
 
 def database_lines(cfg: PgbConfig) -> tuple[DbLine, ...]:
@@ -291,7 +295,7 @@ def usable_databases(lines: tuple[DbLine, ...], version: Version) -> tuple[Db, .
     dbs = []
     for line in lines:
         cs = line.cs
-        if any(refused_parameter(k, val, version) for k, val in cs.pairs):
+        if any(parameter_problem(k, val, version) for k, val in cs.pairs):
             continue
         mode = cs.get("pool_mode")
         dbs.append(Db(line.name, line.entry, cs.get("host"), int_or_none(cs.get("port")) or 5432,

@@ -17,8 +17,8 @@ from dbgauge.checks.pgbouncer.model import (
     Check,
     Out,
     bad_pool_mode,
-    bad_port,
     int_or_none,
+    parameter_problem,
 )
 from dbgauge.checks.pgbouncer.params import DATABASE_KEYS, PEER_KEYS, USER_KEYS
 from dbgauge.checks.pgbouncer.rules import ENTRIES
@@ -69,15 +69,15 @@ def empty_value(c: Check, out: Out) -> None:
                         "socket)")
 
 
-def _refusal(name: str, k: str, val: str) -> tuple[str, str | None] | None:
-    """(message, fix) if PgBouncer refuses this known-or-not connection parameter."""
-    if k not in DATABASE_KEYS:
+def _refusal(name: str, problem: str | None, k: str, val: str) -> tuple[str, str | None] | None:
+    """(message, fix) of a parameter whose name or value PgBouncer refuses."""
+    if problem == "unknown":
         near = did_you_mean(k, DATABASE_KEYS)
         return (f"{name!r}: unrecognized connection parameter {k!r}; PgBouncer refuses to "
                 "load the file", f"did you mean {near!r}?" if near else None)
-    if k == "port" and bad_port(val):
+    if problem == "port":
         return f"{name!r}: invalid port {val!r}", None
-    if k == "pool_mode" and bad_pool_mode(val):
+    if problem == "pool_mode":
         return f"{name!r}: invalid pool_mode {val!r}", _POOL_MODE_FIX
     return None
 
@@ -87,8 +87,7 @@ def refused_connection_parameter(c: Check, out: Out) -> None:
     """An unknown connection parameter, an invalid port or pool_mode: the file is refused."""
     for line in c.lines:
         for k, val in line.cs.pairs:
-            since = DATABASE_KEYS.get(k)
-            refusal = None if since is not None and c.v < since else _refusal(line.name, k, val)
+            refusal = _refusal(line.name, parameter_problem(k, val, c.v), k, val)
             if refusal is not None:
                 out.add(Severity.ERROR, refusal[0], file=line.entry.source,
                         line=line.entry.line, key=line.name, fix=refusal[1])
@@ -98,11 +97,10 @@ def refused_connection_parameter(c: Check, out: Out) -> None:
 def database_parameter_too_new(c: Check, out: Out) -> None:
     """A connection parameter newer than the version validated for."""
     for line in c.lines:
-        for k, _ in line.cs.pairs:
-            since = DATABASE_KEYS.get(k)
-            if since is not None and c.v < since:
+        for k, val in line.cs.pairs:
+            if parameter_problem(k, val, c.v) == "too new":
                 out.add(Severity.ERROR, f"{line.name!r}: connection parameter {k!r} needs "
-                        f"PgBouncer {version_text(since)}+", file=line.entry.source,
+                        f"PgBouncer {version_text(DATABASE_KEYS[k])}+", file=line.entry.source,
                         line=line.entry.line, key=line.name)
 
 
@@ -111,8 +109,7 @@ def pool_number_not_integer(c: Check, out: Out) -> None:
     """A pool size or limit that is not an integer, which PgBouncer reads as 0 (warning)."""
     for line in c.lines:
         for k, val in line.cs.pairs:
-            since = DATABASE_KEYS.get(k)
-            if since is not None and c.v >= since and k in _POOL_NUMBERS and \
+            if k in _POOL_NUMBERS and parameter_problem(k, val, c.v) is None and \
                     not re.fullmatch(r"-?\d+", val):
                 out.add(Severity.WARNING, f"{line.name!r}: {k}={val!r} is not an integer; "
                         "PgBouncer reads it as 0", file=line.entry.source,
