@@ -1,15 +1,16 @@
 """What every InnoDB Cluster rule looks at: one server's settings as a `Member`.
 
 Settings come from option files (`mycnf`) or from a live server's SHOW GLOBAL VARIABLES;
-both become the same `Member`, so every rule in `member_rules`, `group_rules` and `router`
-is a pure function of members and runs the same offline and live. `RULES` names every
-rule id a finding of this validator can carry (the one table the renderers describe).
+both become the same `Member`, so every member, group and router rule is a pure
+function of members and runs the same offline and live. `Group` is the members
+validated together, `Server` and `Rows` what a live server answered; `Out` is where one
+rule's findings go.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from dbgauge.checks.innodb_cluster.mycnf import (
@@ -21,36 +22,15 @@ from dbgauge.checks.innodb_cluster.mycnf import (
     lookup,
 )
 from dbgauge.checks.innodb_cluster.options import LATEST_PATCH, RENAMED, RENAMED_SINCE
+from dbgauge.checks.validation import Emitter
+from dbgauge.toolkit.db.base import ServerInfo
 from dbgauge.toolkit.db.values import flag
 from dbgauge.toolkit.db.version import Version, parse_version
+from dbgauge.toolkit.result import Severity
 
 NAME = "validate innodb-cluster"
 READ_REPLICA = "read-replica"
 MEMBER = "member"
-
-RULES: dict[str, str] = {
-    "mycnf/syntax": "mysqld cannot read this option file line",
-    "mycnf/include": "!include / !includedir problem",
-    "mycnf/removed": "Option removed in this MySQL version (mysqld refuses to start)",
-    "mycnf/deprecated": "Deprecated option",
-    "mycnf/bad-value": "Value mysqld rejects",
-    "mycnf/plugin": "Group Replication options without the plugin",
-    "gr/requirement": "Setting dba.checkInstanceConfiguration() requires",
-    "gr/recommendation": "Recommended setting for InnoDB Cluster",
-    "gr/server-id": "server_id must be set, unique and not 0",
-    "gr/report-address": "report_host / report_port",
-    "gr/group": "Group-wide setting that must agree across members",
-    "gr/seeds": "group_replication_group_seeds coverage",
-    "gr/size": "Number of voting members",
-    "gr/read-replica": "Read replica configuration",
-    "gr/not-innodb-cluster": "Files that configure Galera, or no Group Replication at all",
-    "router/config": "MySQL Router routing configuration",
-    "live/not-mysql": "Server is not MySQL",
-    "live/members": "replication_group_members state",
-    "live/flow-control": "Queues against flow-control thresholds",
-    "live/tables": "Tables Group Replication cannot replicate",
-}
-
 
 @dataclass(frozen=True)
 class Setting:
@@ -160,3 +140,48 @@ def port_of(address: str) -> int | None:
 def norm_addr(address: str) -> str:
     """An address as members compare them: unquoted, lower case."""
     return address.strip().strip("'\"").lower()
+
+
+@dataclass(frozen=True)
+class Group:
+    """The members validated together; read replicas are counted apart."""
+
+    members: tuple[Member, ...]
+
+    @property
+    def voting(self) -> list[Member]:
+        return [m for m in self.members if m.role == MEMBER]
+
+    @property
+    def replicas(self) -> list[Member]:
+        return [m for m in self.members if m.role == READ_REPLICA]
+
+
+@dataclass(frozen=True)
+class Server:
+    """What a live DSN turned out to be."""
+
+    node: str  # host:port
+    server: ServerInfo
+
+
+@dataclass(frozen=True)
+class Rows:
+    """What a live member answered to one performance_schema or catalog query."""
+
+    node: str
+    rows: tuple[Mapping[str, Any], ...]  # column names lower case
+    single_primary: bool | None = None  # group_replication_single_primary_mode, if known
+    variables: Mapping[str, str] = field(default_factory=dict)  # the member's variables
+
+
+class Out(Emitter):
+    """The findings of one rule: about a member's setting (`about`) or anywhere (`emit`)."""
+
+    def about(self, m: Member, sev: Severity, key: str | None, msg: str,
+              fix: str | None = None, *, name: str | None = None) -> None:
+        """A finding about `key` of member `m`, located where `name` (default: key) is set;
+        without either, at the member's file (no file for a live member)."""
+        target = name or key
+        file, line = m.where(target) if target else ((None if m.live else m.label), None)
+        self.emit(sev, msg, node=m.label, file=file, line=line, key=key, fix=fix)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from dbgauge.toolkit.db.version import Version
 
-SUPPORTED = ((8, 0), (8, 4))
 LATEST_PATCH = {(8, 0): (8, 0, 40), (8, 4): (8, 4, 3)}
 
 # Options mysqld no longer knows: name -> (removed in, what to do instead).
@@ -135,6 +134,3 @@ BOOLEANS = frozenset({
     "skip_slave_start", "default_table_encryption", "group_replication_start_on_boot",
     "group_replication_single_primary_mode", "group_replication_bootstrap_group",
     "group_replication_enforce_update_everywhere_checks"})
-
-GTID_MODES = ("off", "off_permissive", "on_permissive", "on")
-BINLOG_FORMATS = ("row", "statement", "mixed")

@@ -2,7 +2,9 @@
 
 Reading option files (with their !include/!includedir) is the I/O of the offline path;
 everything it reads goes through the pure `mycnf` parser, and the members through the
-rules in `member_rules`, `group_rules` and `router`; `--live` members come from `live`.
+stages of `rules.RULES`: `kind`, then per member (`member_rules.check_member`), across
+the members (`group_rules`) and the router file (`router`); `--live` members (or a
+live/not-mysql finding) come from `live`.
 """
 
 from __future__ import annotations
@@ -10,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from dbgauge.checks.innodb_cluster.group_rules import check_group, check_kind
+from dbgauge.checks.innodb_cluster.group_rules import check_group
+from dbgauge.checks.innodb_cluster.kind import check_kind
 from dbgauge.checks.innodb_cluster.live import live_member
 from dbgauge.checks.innodb_cluster.member_rules import check_member
 from dbgauge.checks.innodb_cluster.model import NAME, READ_REPLICA, Member, member_from_file
@@ -82,7 +85,8 @@ def validate_innodb_cluster(files: Sequence[str], opts: ClusterOptions) -> Check
         members.append(member_from_file(load_cnf(path), opts.version, role=READ_REPLICA))
     for dsn in opts.live:
         member, live = live_member(dsn, opts.password)
-        members.append(member)
+        if member is not None:
+            members.append(member)
         findings += live
     kind, applies = check_kind(members)
     findings += kind

@@ -10,18 +10,21 @@ from __future__ import annotations
 
 import os
 import socket
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from dbgauge.checks.pgbouncer.connstr import parse_connstr
-from dbgauge.checks.pgbouncer.model import PgbConfig, strtol
+from dbgauge.checks.pgbouncer.ini import Entry
+from dbgauge.checks.pgbouncer.model import Backends, LiveRows, Out, PgbConfig, strtol
 from dbgauge.checks.pgbouncer.params import PARAMS, Param
+from dbgauge.checks.pgbouncer.rules import BACKENDS, SHOW_CONFIG, SHOW_DATABASES
 from dbgauge.toolkit.db import connect_dsn
 from dbgauge.toolkit.db.values import flag
 from dbgauge.toolkit.db.version import Version
 from dbgauge.toolkit.dsn import parse_dsn
 from dbgauge.toolkit.errors import CheckFailed
-from dbgauge.toolkit.result import Finding, Severity, finding
+from dbgauge.toolkit.result import Finding, Severity
 from dbgauge.toolkit.targets import fan_out
 
 
@@ -50,79 +53,115 @@ def _normalize(param: Param | None, value: Any) -> Any:
 _NOT_COMPARED = {"conffile", "verbose", "user"}  # set by the command line, not the file
 
 
+@dataclass(frozen=True)
+class _Difference:
+    """A SHOW CONFIG key whose running value is not what the file (or the default) says."""
+
+    key: str
+    running: Any
+    shown: Any  # the file's value, or "<default> (default)"
+    entry: Entry | None
+    restart: bool  # changeable = no: RELOAD keeps the running value
+
+
+def _differences(x: LiveRows) -> Iterator[_Difference]:
+    for row in x.rows:
+        key = str(row.get("key"))
+        entry = x.cfg.settings.get(key)
+        if key in _NOT_COMPARED or (entry is None and "default" not in row):
+            continue
+        expected_raw = entry.value if entry is not None else row.get("default")
+        param = PARAMS.get(key)
+        if _normalize(param, expected_raw) == _normalize(param, row.get("value")):
+            continue
+        shown = expected_raw if entry is not None else f"{expected_raw} (default)"
+        yield _Difference(key, row.get("value"), shown, entry,
+                          flag(row.get("changeable", "yes")) is False)
+
+
+@SHOW_CONFIG.rule("pgbouncer/drift", "Running value differs from the file (RELOAD pending)")
+def reload_pending(x: LiveRows, out: Out) -> None:
+    """A reloadable key whose running value differs from the file: RELOAD pending."""
+    for d in _differences(x):
+        if not d.restart:
+            out.add(Severity.WARNING, f"running value {d.running!r}, file says {d.shown!r}",
+                    file=d.entry.source if d.entry else None,
+                    line=d.entry.line if d.entry else None, key=d.key,
+                    fix="run RELOAD on the admin console (or SIGHUP) if the file is what "
+                        "you want")
+
+
+@SHOW_CONFIG.rule("pgbouncer/restart-pending",
+                  "Restart-only key differs from the file (restart pending)")
+def restart_pending(x: LiveRows, out: Out) -> None:
+    """A restart-only key (changeable = no) that differs: RELOAD keeps the running value."""
+    for d in _differences(x):
+        if d.restart:
+            out.add(Severity.WARNING, f"running value {d.running!r}, file says {d.shown!r}: "
+                    "restart-only key, RELOAD keeps the running value",
+                    file=d.entry.source if d.entry else None,
+                    line=d.entry.line if d.entry else None, key=d.key,
+                    fix="restart PgBouncer (or `pgbouncer -R` / so_reuseport rolling restart)")
+
+
 def compare_show_config(cfg: PgbConfig, rows: Iterable[Mapping[str, Any]],
                         node: str) -> list[Finding]:
     """File vs `SHOW CONFIG`: drift (RELOAD pending) or restart-only keys that differ."""
-    out: list[Finding] = []
-    for row in rows:
-        key = str(row.get("key"))
-        if key in _NOT_COMPARED:
-            continue
-        param = PARAMS.get(key)
-        entry = cfg.settings.get(key)
-        if entry is not None:
-            expected_raw: Any = entry.value
-        elif "default" in row:
-            expected_raw = row.get("default")
-        else:
-            continue
-        expected, actual = _normalize(param, expected_raw), _normalize(param, row.get("value"))
-        if expected == actual:
-            continue
-        restart = flag(row.get("changeable", "yes")) is False
-        shown = expected_raw if entry is not None else f"{expected_raw} (default)"
-        if restart:
-            msg = (f"running value {row.get('value')!r}, file says {shown!r}: restart-only "
-                   "key, RELOAD keeps the running value")
-            fix = "restart PgBouncer (or `pgbouncer -R` / so_reuseport rolling restart)"
-            rule = "pgbouncer/restart-pending"
-        else:
-            msg = f"running value {row.get('value')!r}, file says {shown!r}"
-            fix = "run RELOAD on the admin console (or SIGHUP) if the file is what you want"
-            rule = "pgbouncer/drift"
-        out.append(finding(Severity.WARNING, rule, msg, node=node,
-                           file=entry.source if entry else cfg.main,
-                           line=entry.line if entry else None, key=key, fix=fix))
-    return out
+    return SHOW_CONFIG.findings(LiveRows(cfg, tuple(rows)), Out.live(cfg, node))
 
 
-def compare_show_databases(cfg: PgbConfig, rows: Iterable[Mapping[str, Any]],
-                           node: str) -> list[Finding]:
-    """[databases] of the file vs `SHOW DATABASES` of the running pooler."""
-    out: list[Finding] = []
-    running = {str(r.get("name")): r for r in rows}
-    for name, e in cfg.databases.items():
-        if name in ("*", "pgbouncer"):
-            continue
-        row = running.get(name)
-        if row is None:
-            out.append(finding(Severity.WARNING, "pgbouncer/live-databases",
-                               f"database {name!r} is in the file but not in the running "
-                               "pooler", node=node, file=e.source, line=e.line, key=name,
-                               fix="RELOAD"))
-            continue
-        cs = parse_connstr(e.value)
-        if cs.error:
+def _running(x: LiveRows) -> dict[str, Mapping[str, Any]]:
+    return {str(r.get("name")): r for r in x.rows}
+
+
+def _file_databases(x: LiveRows) -> Iterator[tuple[str, Entry]]:
+    return ((name, e) for name, e in x.cfg.databases.items() if name not in ("*", "pgbouncer"))
+
+
+@SHOW_DATABASES.rule("pgbouncer/live-databases",
+                     "Databases in the running pooler differ from the file")
+def database_not_running(x: LiveRows, out: Out) -> None:
+    """A database of the file the running pooler does not serve (RELOAD pending)."""
+    running = _running(x)
+    for name, e in _file_databases(x):
+        if name not in running:
+            out.add(Severity.WARNING, f"database {name!r} is in the file but not in the "
+                    "running pooler", file=e.source, line=e.line, key=name, fix="RELOAD")
+
+
+@SHOW_DATABASES.rule("pgbouncer/live-databases")
+def database_differs(x: LiveRows, out: Out) -> None:
+    """A database the pooler serves with another host, port or database name."""
+    running = _running(x)
+    for name, e in _file_databases(x):
+        row, cs = running.get(name), parse_connstr(e.value)
+        if row is None or cs.error:
             continue
         want = {"host": cs.get("host"), "port": cs.get("port") or "5432",
                 "database": cs.get("dbname") or name}
         for col, val in want.items():
             have = row.get(col)
             if (str(have) if have is not None else None) != val:
-                out.append(finding(Severity.WARNING, "pgbouncer/live-databases",
-                                   f"database {name!r}: running {col} {have!r}, file says "
-                                   f"{val!r}", node=node, file=e.source, line=e.line,
-                                   key=name, fix="RELOAD"))
-    for name in running:
-        if name == "pgbouncer" or name in cfg.databases:
-            continue
-        if "*" in cfg.databases:
-            continue  # auto-created from the fallback entry
-        out.append(finding(Severity.WARNING, "pgbouncer/live-databases",
-                           f"database {name!r} is served by the running pooler but no longer "
-                           "in the file", node=node, file=cfg.main, key=name,
-                           fix="RELOAD drops it (clients connected to it are kept)"))
-    return out
+                out.add(Severity.WARNING, f"database {name!r}: running {col} {have!r}, file "
+                        f"says {val!r}", file=e.source, line=e.line, key=name, fix="RELOAD")
+
+
+@SHOW_DATABASES.rule("pgbouncer/live-databases")
+def database_only_running(x: LiveRows, out: Out) -> None:
+    """A database the pooler still serves that the file no longer has (without `*`)."""
+    if "*" in x.cfg.databases:
+        return  # the running ones may be auto-created from the fallback entry
+    for name in _running(x):
+        if name != "pgbouncer" and name not in x.cfg.databases:
+            out.add(Severity.WARNING, f"database {name!r} is served by the running pooler "
+                    "but no longer in the file", key=name,
+                    fix="RELOAD drops it (clients connected to it are kept)")
+
+
+def compare_show_databases(cfg: PgbConfig, rows: Iterable[Mapping[str, Any]],
+                           node: str) -> list[Finding]:
+    """[databases] of the file vs `SHOW DATABASES` of the running pooler."""
+    return SHOW_DATABASES.findings(LiveRows(cfg, tuple(rows)), Out.live(cfg, node))
 
 
 def backends_of(rows: Iterable[Mapping[str, Any]]) -> list[tuple[str, str, int]]:
@@ -166,19 +205,28 @@ def live_findings(cfg: PgbConfig, dsn: str, *, password: str | None = None,
     backends = sorted(set(backends_of(rows)))
     results = fan_out(backends, lambda b: reachable(b[1], b[2], timeout), max_workers=16,
                       name="pgbouncer-backends")
+    failed = []
     for (db, host, port), err in zip(backends, results, strict=True):
         if isinstance(err, Exception):
             raise err  # reachable() answers OSErrors itself; anything else is a bug
         if err:
-            e = cfg.databases.get(db)
-            findings.append(finding(Severity.ERROR, "pgbouncer/unreachable",
-                                    f"database {db!r}: backend {host}:{port} does not accept "
-                                    f"connections ({err})", node=node,
-                                    file=e.source if e else cfg.main,
-                                    line=e.line if e else None, key=db,
-                                    fix="check the server, the host/port in [databases], and "
-                                        "firewalls between PgBouncer and PostgreSQL"))
+            failed.append((db, host, port, err))
+    findings += BACKENDS.findings(Backends(cfg, tuple(failed)), Out.live(cfg, node))
     return version, findings
+
+
+@BACKENDS.rule("pgbouncer/unreachable",
+               "Backend server of a database does not accept connections")
+def backend_unreachable(x: Backends, out: Out) -> None:
+    """A backend the running pooler lists that does not accept a TCP connection (or has
+    no Unix socket)."""
+    for db, host, port, err in x.failed:
+        e = x.cfg.databases.get(db)
+        out.add(Severity.ERROR, f"database {db!r}: backend {host}:{port} does not accept "
+                f"connections ({err})", file=e.source if e else None,
+                line=e.line if e else None, key=db,
+                fix="check the server, the host/port in [databases], and firewalls between "
+                    "PgBouncer and PostgreSQL")
 
 
 def postgres_limits(dsn: str, password: str | None = None) -> tuple[int, int]:

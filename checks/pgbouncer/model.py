@@ -4,8 +4,10 @@
 (the last value of each key wins, per section); `Environment` is what a pure check needs
 from outside (the version, PostgreSQL's and the OS's limits, the parsed auth_file and HBA
 file, which paths exist). `check_value` judges one value the way PgBouncer's parsers do
-(strtol, strtod, enum lookup). `Out` collects findings with their file and line, and `Db`
-is a [databases] entry read once for the rules that need its pool settings.
+(strtol, strtod, enum lookup). What the rules read: `Check` (a configuration, its
+environment and its [databases] entries, read once: `DbLine`, `Db`), `LiveRows` and
+`Backends` (what a running pooler answered); `Out` is where one rule's findings go,
+with their file and line.
 """
 
 from __future__ import annotations
@@ -15,14 +17,16 @@ import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from dbgauge.checks.pgbouncer.authfile import AuthFile
+from dbgauge.checks.pgbouncer.connstr import ConnString, parse_connstr
 from dbgauge.checks.pgbouncer.hba import HbaFile
 from dbgauge.checks.pgbouncer.ini import Entry, Flattened, Section
-from dbgauge.checks.pgbouncer.params import LATEST, PARAMS, Param
-from dbgauge.checks.validation import did_you_mean
+from dbgauge.checks.pgbouncer.params import DATABASE_KEYS, LATEST, PARAMS, POOL_MODES, Param
+from dbgauge.checks.validation import Emitter, did_you_mean
 from dbgauge.toolkit.db.version import Version
-from dbgauge.toolkit.result import Finding, Severity, finding
+from dbgauge.toolkit.result import Finding, Severity
 
 SECTIONS = ("pgbouncer", "databases", "users", "peers")
 PATH_KEYS = ("auth_file", "auth_hba_file", "auth_ident_file", "client_tls_ca_file",
@@ -197,27 +201,44 @@ def split_list(value: str | None) -> list[str]:
     return [v.strip() for v in (value or "").split(",") if v.strip()]
 
 
-class Out:
-    """Collects findings with the config's file/line context."""
+class Out(Emitter):
+    """The findings of one rule about one configuration, with its file/line context;
+    `node` is set for findings about a running pooler."""
 
-    def __init__(self, cfg: PgbConfig) -> None:
+    def __init__(self, cfg: PgbConfig, items: list[Finding], rule: str, node: str = "") -> None:
+        super().__init__(items, rule)
         self.cfg = cfg
-        self.items: list[Finding] = []
+        self.node = node
 
-    def add(self, sev: Severity, rule: str, msg: str, *, file: str | None = None,
-            line: int | None = None, key: str | None = None, fix: str | None = None) -> None:
-        self.items.append(finding(sev, rule, msg, file=file or self.cfg.main, line=line,
-                                  key=key, fix=fix))
+    @classmethod
+    def live(cls, cfg: PgbConfig, node: str) -> Callable[[list[Finding], str], Out]:
+        """Emitters for findings about the pooler `node` runs with `cfg`."""
+        return lambda items, rule: cls(cfg, items, rule, node)
 
-    def at(self, sev: Severity, rule: str, key: str, msg: str, fix: str | None = None) -> None:
+    def add(self, sev: Severity, msg: str, *, file: str | None = None, line: int | None = None,
+            key: str | None = None, fix: str | None = None) -> None:
+        """A finding anywhere: the main file unless `file` says otherwise."""
+        self.emit(sev, msg, node=self.node, file=file or self.cfg.main, line=line, key=key,
+                  fix=fix)
+
+    def at(self, sev: Severity, key: str, msg: str, fix: str | None = None) -> None:
         """A finding about a [pgbouncer] key: at its line, or at the file when defaulted."""
-        self.add(sev, rule, msg, file=self.cfg.source_of(key), line=self.cfg.line_of(key),
-                 key=key, fix=fix)
+        self.add(sev, msg, file=self.cfg.source_of(key), line=self.cfg.line_of(key), key=key,
+                 fix=fix)
+
+
+@dataclass(frozen=True)
+class DbLine:
+    """A [databases] entry whose connection string parsed (the admin console's name aside)."""
+
+    name: str
+    entry: Entry
+    cs: ConnString
 
 
 @dataclass(frozen=True)
 class Db:
-    """A [databases] entry whose connection string parsed, as the pool rules read it."""
+    """A [databases] entry PgBouncer accepts, as the pool rules read it."""
 
     name: str
     entry: Entry
@@ -229,6 +250,7 @@ class Db:
     max_db_connections: int | None
     pool_mode: str | None
     auth_user: str | None
+    min_pool_size: int | None
 
 
 def int_or_none(text: str | None) -> int | None:
@@ -239,3 +261,109 @@ def int_or_none(text: str | None) -> int | None:
         return int(text)
     except ValueError:
         return None
+
+
+def bad_pool_mode(value: str) -> bool:
+    return value.lower() not in POOL_MODES
+
+
+def parameter_problem(key: str, value: str, version: Version) -> str | None:
+    """Why PgBouncer refuses the file over this [databases] connection parameter:
+    "unknown", "too new" (for the version), "port" or "pool_mode" (a value it cannot
+    read); None if it takes it."""
+    since = DATABASE_KEYS.get(key)
+    if since is None:
+        return "unknown"
+    if version < since:
+        return "too new"
+    if key == "port" and not (value.isascii() and value.isdigit() and 0 < int(value) < 65536):
+        return "port"
+    if key == "pool_mode" and bad_pool_mode(value):
+        return "pool_mode"
+    return None
+
+
+def database_lines(cfg: PgbConfig) -> tuple[DbLine, ...]:
+    """[databases] entries with a connection string PgBouncer can split into pairs."""
+    lines = (DbLine(name, e, parse_connstr(e.value)) for name, e in cfg.databases.items()
+             if name != "pgbouncer")
+    return tuple(line for line in lines if not line.cs.error)
+
+
+def usable_databases(lines: tuple[DbLine, ...], version: Version) -> tuple[Db, ...]:
+    """The entries PgBouncer accepts (and the `*` fallback), read once for the pool rules."""
+    dbs = []
+    for line in lines:
+        cs = line.cs
+        if any(parameter_problem(k, val, version) for k, val in cs.pairs):
+            continue
+        mode = cs.get("pool_mode")
+        dbs.append(Db(line.name, line.entry, cs.get("host"), int_or_none(cs.get("port")) or 5432,
+                      cs.get("user"), int_or_none(cs.get("pool_size")),
+                      int_or_none(cs.get("reserve_pool") or cs.get("reserve_pool_size")),
+                      int_or_none(cs.get("max_db_connections")),
+                      mode.lower() if mode else None, cs.get("auth_user"),
+                      int_or_none(cs.get("min_pool_size"))))
+    return tuple(dbs)
+
+
+@dataclass(frozen=True)
+class Check:
+    """What every offline rule reads: the configuration, its surroundings and the
+    [databases] entries, each read once."""
+
+    cfg: PgbConfig
+    env: Environment
+    lines: tuple[DbLine, ...]  # parsed [databases] entries
+    dbs: tuple[Db, ...]  # the ones PgBouncer accepts
+
+    @classmethod
+    def of(cls, cfg: PgbConfig, env: Environment) -> Check:
+        lines = database_lines(cfg)
+        return cls(cfg, env, lines, usable_databases(lines, env.version))
+
+    @property
+    def v(self) -> Version:
+        return self.env.version
+
+    def value(self, key: str) -> str | None:
+        """A [pgbouncer] setting as PgBouncer ends up with it (its default if unset)."""
+        return self.cfg.value(key, self.env.version)
+
+    def number(self, key: str, default: str) -> int:
+        """A numeric setting as the sizing rules read it (0 when unreadable)."""
+        return strtol(self.value(key) or default) or 0
+
+    @property
+    def auth_type(self) -> str:
+        return (self.value("auth_type") or "md5").lower()
+
+    @property
+    def listeners(self) -> list[str]:
+        return non_loopback_listeners(self.value("listen_addr"))
+
+    @property
+    def auth_file(self) -> AuthFile | None:
+        """The parsed auth_file, if it was read."""
+        return self.env.auth_file if isinstance(self.env.auth_file, AuthFile) else None
+
+    @property
+    def hba(self) -> HbaFile | None:
+        """The parsed auth_hba_file, if it was read."""
+        return self.env.hba_file if isinstance(self.env.hba_file, HbaFile) else None
+
+
+@dataclass(frozen=True)
+class LiveRows:
+    """What the running pooler answered to one admin-console query, next to the file."""
+
+    cfg: PgbConfig
+    rows: tuple[Mapping[str, Any], ...]
+
+
+@dataclass(frozen=True)
+class Backends:
+    """The backends of the running pooler's databases that refused a connection."""
+
+    cfg: PgbConfig
+    failed: tuple[tuple[str, str, int, str], ...]  # (database, host, port, why)

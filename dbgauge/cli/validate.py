@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import NoReturn
 
@@ -33,7 +34,7 @@ VALIDATE_PASSWORD = click.option(
     help="Password for DSNs that carry none (keeps it off the command line).")
 
 
-def _validate_emit(result: CheckResult, fmt: str, rules: dict[str, str], strict: bool,
+def _validate_emit(result: CheckResult, fmt: str, rules: Mapping[str, str], strict: bool,
                    fallback: str | None) -> NoReturn:
     from dbgauge.toolkit.render.findings import render
 

@@ -1,13 +1,15 @@
-"""validate innodb-cluster --live against the sandbox's MariaDB.
+"""validate innodb-cluster --live against the sandbox's MariaDB, PostgreSQL and PgBouncer.
 
 MySQL 8 cannot be installed here (the live rules are tested on published MySQL outputs
 in tests/unit); against MariaDB the command must say plainly that Group Replication does
-not exist there and exit 2. The table-compatibility SQL is MySQL/MariaDB-neutral, so it
+not exist there and exit 2; a DSN that reaches PostgreSQL or PgBouncer is one
+live/not-mysql finding. The table-compatibility SQL is MySQL/MariaDB-neutral, so it
 is proven on real tables here.
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -42,6 +44,39 @@ def test_mariadb_live_says_group_replication_does_not_exist(sandbox: Sandbox,
         assert "Group Replication and InnoDB Cluster do not exist on MariaDB" in res.output
         assert "Traceback" not in res.output
         assert sandbox.state.dbgauge_password not in res.output
+
+
+@pytest.mark.parametrize(("name", "product"), [("pg-primary", "PostgreSQL"),
+                                              ("pgbouncer", "PgBouncer")])
+def test_live_server_that_is_not_mysql(sandbox: Sandbox, tmp_path: Path, name: str,
+                                       product: str) -> None:
+    """The DSN is spoken in its own protocol (no MySQL handshake a PostgreSQL server never
+    answers) and the server is named for what it is: one error finding, no member."""
+    dsn = sandbox.state.dbgauge_dsn(name)
+    pw = _pw(tmp_path, sandbox.state.dbgauge_password)
+    res = CliRunner().invoke(cli, ["validate", "innodb-cluster", "--live", dsn,
+                                   "--password-file", pw, "--format", "json"])
+    assert res.exit_code == 1, res.output
+    found = json.loads(res.output)["findings"]
+    assert [(f["rule"], f["severity"], f["file"]) for f in found] == [
+        ("live/not-mysql", "error", None)]
+    address = f"127.0.0.1:{sandbox.state.port(name)}"
+    assert found[0]["message"].startswith(f"{address} is {product} ")
+    assert found[0]["node"] == address and "not MySQL" in found[0]["message"]
+    assert sandbox.state.dbgauge_password not in res.output
+
+    # Beside member files: the files are validated as ever, the server adds one finding.
+    good = FIXTURES / "innodb" / "good" / "cluster-8.4"
+    files = [str(good / f"m{i}.cnf") for i in (1, 2, 3)]
+    sarif = CliRunner().invoke(cli, ["validate", "innodb-cluster", *files, "--live", dsn,
+                                     "--password-file", pw, "--format", "sarif"])
+    assert sarif.exit_code == 1, sarif.output
+    run = json.loads(sarif.output)["runs"][0]
+    assert [r["ruleId"] for r in run["results"] if r["level"] != "note"] == ["live/not-mysql"]
+    assert {"id": "live/not-mysql", "name": "live.not-mysql",
+            "shortDescription": {"text": "Server is not MySQL"}} in run["tool"]["driver"]["rules"]
+    offline = CliRunner().invoke(cli, ["validate", "innodb-cluster", *files])
+    assert offline.exit_code == 0, offline.output
 
 
 def test_incompatible_tables_query_on_real_tables(sandbox: Sandbox) -> None:

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dbgauge.checks.pgbouncer.authfile import parse_auth_file
-from dbgauge.checks.pgbouncer.check import RULES, check_pgbouncer
+from dbgauge.checks.pgbouncer.check import check_pgbouncer
 from dbgauge.checks.pgbouncer.connstr import parse_connstr
 from dbgauge.checks.pgbouncer.hba import parse_hba
 from dbgauge.checks.pgbouncer.ini import Entry, flatten, parse_pgbouncer_ini
@@ -20,6 +20,7 @@ from dbgauge.checks.pgbouncer.live import compare_show_config, compare_show_data
 from dbgauge.checks.pgbouncer.model import Environment, build_config, check_value, strtol
 from dbgauge.checks.pgbouncer.params import LATEST, PARAMS
 from dbgauge.checks.pgbouncer.params import table_version as parse_version
+from dbgauge.checks.pgbouncer.rules import RULES
 from dbgauge.checks.pgbouncer.run import environment_for, load_config
 from dbgauge.cli import cli
 from dbgauge.toolkit.render.findings import render_sarif
