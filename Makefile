@@ -5,6 +5,9 @@ BIN := $(VENV)/bin
 SANDBOX_DIR ?= .sandbox
 LISTEN ?= 127.0.0.1:9860
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+# pytest-xdist workers for `make test`, each with a sandbox of its own (tests/helpers/ports.py):
+# the tests mostly wait on servers, so three overlap well on two cores.
+TEST_WORKERS ?= 3
 
 .PHONY: help deps venv lint unit integration test demo demo-stop down bench docs clean
 
@@ -37,7 +40,7 @@ integration: venv
 	$(BIN)/pytest -q tests/integration
 
 test: deps venv lint
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadfile
 
 docs: venv
 	$(BIN)/dbgauge collectors --readme README.md

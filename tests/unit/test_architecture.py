@@ -200,3 +200,18 @@ def test_import_linter_contracts_have_no_carve_outs() -> None:
     house = next(c for c in contracts if c["type"] == "layers")
     assert house["containers"] == ["dbgauge"] and house["exhaustive"] is True
     assert house["layers"][-3:] == ["checks", "collectors", "toolkit"]
+
+
+def test_the_architecture_doc_names_every_part_of_the_house() -> None:
+    """docs/architecture.md is where a maintainer looks for a part: a package or module
+    added without a word there fails here."""
+    doc = (REPO / "docs" / "architecture.md").read_text(encoding="utf-8")
+    parts = [f"{floor}/{p.name}" for floor in ("toolkit", "checks")
+             for p in sorted((REPO / floor).iterdir())
+             if p.name != "__init__.py" and (p.suffix == ".py" or (p / "__init__.py").is_file())]
+    missing = [part for part in parts
+               if part.split("/")[1].removesuffix(".py") not in doc]
+    assert not missing, f"not described in docs/architecture.md: {missing}"
+    # The design lives in the repository: nothing points outside it.
+    for text in (doc, (REPO / "CONTRIBUTING.md").read_text(encoding="utf-8")):
+        assert "](../" not in text and "`../" not in text and "DESIGN.md" not in text

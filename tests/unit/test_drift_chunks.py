@@ -210,12 +210,16 @@ def _trunc_div(key: int, width: int) -> int:
 def test_bucket_range_holds_exactly_the_keys_of_its_bucket(width: int) -> None:
     rng = KeyRange((-3000,), (5000,))
     keys = range(-2999, 5001)
-    buckets = {_trunc_div(k, width) for k in keys}
-    for bucket in buckets:
+    members: dict[int, set[int]] = {}
+    for k in keys:
+        members.setdefault(_trunc_div(k, width), set()).add(k)
+    for bucket, expected in members.items():
         piece = bucket_range(bucket, width, rng)
         assert piece.lower is not None and piece.upper is not None
-        inside = {k for k in keys if piece.lower[0] < k <= piece.upper[0]}
-        assert inside == {k for k in keys if _trunc_div(k, width) == bucket}, bucket
+        # the keys with lower < key <= upper (keys is one run of integers)
+        inside = set(range(max(keys.start, int(piece.lower[0]) + 1),
+                           min(keys.stop - 1, int(piece.upper[0])) + 1))
+        assert inside == expected, bucket
 
 
 def test_bucket_range_keeps_an_open_end_open_only_where_the_range_is() -> None:
@@ -254,14 +258,16 @@ def test_bucket_pieces_read_the_buckets_a_group_by_reads(
     lo = -12000 if rng.lower is None else int(rng.lower[0]) + 1
     hi = 12000 if rng.upper is None else int(rng.upper[0])
 
-    def inside(piece: KeyRange, key: int) -> bool:
-        return (piece.lower is None or key > piece.lower[0]) and \
-            (piece.upper is None or key <= piece.upper[0])
-
+    # The pieces holding each key: a piece holds lower < key <= upper (None: no bound).
+    holding: list[list[int | None]] = [[] for _ in range(lo, hi + 1)]
+    for bucket, piece in pieces:
+        first = lo if piece.lower is None else max(lo, int(piece.lower[0]) + 1)
+        last = hi if piece.upper is None else min(hi, int(piece.upper[0]))
+        for key in range(first, last + 1):
+            holding[key - lo].append(bucket)
     for key in range(lo, hi + 1):
-        holding = [(b, p) for b, p in pieces if inside(p, key)]
-        assert len(holding) == 1, key
-        bucket, _ = holding[0]
+        assert len(holding[key - lo]) == 1, key
+        bucket = holding[key - lo][0]
         assert bucket in (None, _trunc_div(key, width)), key
         if span[0] <= key <= span[1]:
             assert bucket is not None  # only beyond the table's keys are rows grouped

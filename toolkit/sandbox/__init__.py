@@ -1,7 +1,7 @@
 """Local sandbox of real database servers for dbgauge's tests and demos.
 
-dbgauge's tests check database behaviour against real servers, never mocks (DESIGN.md,
-"Real servers, not mocks"). `up` builds and starts, on 127.0.0.1 only and from the locally
+dbgauge's tests check database behaviour against real servers, never mocks (CONTRIBUTING.md:
+no mocks, no skips). `up` builds and starts, on 127.0.0.1 only and from the locally
 installed Debian binaries, a MariaDB primary + GTID replica, a PostgreSQL 15 primary +
 streaming standby + logical subscriber and PgBouncer in front of the primary. Everything
 (data, sockets, pid files, logs, passwords) lives in one directory, so sandboxes with
