@@ -183,9 +183,16 @@ def test_resume_is_refused_on_other_servers_with_the_same_names(
              "--retry-delay", "0.05", "--format", "json", *args],
             capture_output=True, text=True, timeout=120, cwd=REPO, check=False, env=env)
 
-    first = cli(cluster_a, "--chunk-time", "0.0001", "--run-time", "0.05")
-    assert first.returncode == 2 and "continue with --resume" in first.stderr, first.stderr
-    (state,) = (tmp_path / "state" / "dbgauge").glob("checksum-*.json")
+    # A first run stopped by --run-time after at least one chunk (on a busy machine 0.05 s
+    # can end before the first one: the run is then started again with more time).
+    for run_time in ("0.05", "0.2", "0.5", "1"):
+        first = cli(cluster_a, "--chunk-time", "0.0001", "--run-time", run_time)
+        assert first.returncode == 2 and "continue with --resume" in first.stderr, first.stderr
+        (state,) = (tmp_path / "state" / "dbgauge").glob("checksum-*.json")
+        if json.loads(state.read_text())["tables"].get(slow_table, {}).get("chunks"):
+            break
+    else:
+        pytest.fail("no run stopped by --run-time had walked a chunk")
 
     other = cli(cluster_b, "--resume")
     assert other.returncode == 2, other.stdout + other.stderr
