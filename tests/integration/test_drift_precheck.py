@@ -121,8 +121,8 @@ def test_whole_table_precheck_proves_quiet_equal_tables_in_one_pass(
             # CHECKSUM TABLE is not logged: direct writes nothing at all, replicated only
             # clears its own chunk rows of earlier runs.
             assert outside_dbgauge(written) == []
-            if method == "direct":
-                assert written == []
+            if method == "direct":  # the daemon's heartbeat writer may beat meanwhile
+                assert [w for w in written if w != "dbgauge.heartbeat"] == []
         doc = check(sandbox, "direct", tables, whole_table_idle=0).evidence
         assert [t["whole_table"] for t in doc["tables"]] == [True, True]
 

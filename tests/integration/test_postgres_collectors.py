@@ -109,6 +109,14 @@ def test_paused_replay_shows_lag_on_both_sides_then_returns_to_zero(sandbox: San
     with pg_admin(sandbox, "pg-primary") as primary:
         primary.execute("DROP TABLE IF EXISTS dbgauge_test_lag")
         primary.execute("CREATE TABLE dbgauge_test_lag (id int, pad text)")
+        # Replayed before the pause: on a standby that has replayed no transaction since it
+        # started (a fresh sandbox), pg_last_xact_replay_timestamp() is NULL and lag_seconds
+        # reads 0 although bytes wait (GREATEST ignores the NULL; see the notes of issue 26).
+        with pg_admin(sandbox, "pg-standby") as standby:
+            wait_for(lambda: standby.execute(
+                "SELECT to_regclass('dbgauge_test_lag') IS NOT NULL "
+                "AND pg_last_xact_replay_timestamp() IS NOT NULL").fetchone() == (True,),
+                what="the CREATE TABLE to be replayed")
         try:
             with replay_paused(sandbox):
                 wait_for(lambda: value(collect_direct(sandbox, "pg-standby",
