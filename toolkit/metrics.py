@@ -11,8 +11,9 @@ a Desc with the column it comes from).
 
 A collector works in two steps: `read(conn)` queries the server and returns its facts, a
 frozen dataclass of what it read (typed, NULL-safe); `samples(facts)` turns them into
-samples without I/O. The exporter calls `collect(conn)`, the two in a row; checks call
-`read` and use the facts, so no check reads a metric name back.
+samples without I/O. The exporter calls `collect(conn)`, the two in a row; checks read the
+same facts through the collector module's `read_*` functions, so no check reads a metric
+name back.
 
 Two extensions keep that contract where a fixed list cannot: a collector may declare
 `options` (a top-N limit, a file), set per target under `collector_options:` and checked
