@@ -1,6 +1,6 @@
-"""The house's shape: no import cycles between dbgauge's modules (imports inside functions
-count), no module over 500 lines, no function over 60, and every import by the package's
-name. The layering itself (core < collectors < checks < composition root < CLI, drivers only
+"""The house's shape: no import cycles between dbgauge's modules and no import up a floor
+(imports inside functions count), no module over 500 lines, no function over 60, and every
+import by the package's name. The layering itself (core < collectors < checks < composition root < CLI, drivers only
 in toolkit/db, click only in the CLI) is import-linter's job: its contracts are in
 pyproject.toml, with no carve-outs, and `make test` runs `lint-imports`."""
 
@@ -215,3 +215,24 @@ def test_the_architecture_doc_names_every_part_of_the_house() -> None:
     # The design lives in the repository: nothing points outside it.
     for text in (doc, (REPO / "CONTRIBUTING.md").read_text(encoding="utf-8")):
         assert "](../" not in text and "`../" not in text and "DESIGN.md" not in text
+
+
+FLOOR_ORDER = ("toolkit", "collectors", "checks", "app", "cli", "__main__")
+
+
+def _floor(module: str) -> int:
+    """The floor of a dbgauge module: 0 the core ... 5 `python -m dbgauge`; -1 the package
+    itself (`dbgauge`, which only names the version)."""
+    parts = module.split(".")
+    return FLOOR_ORDER.index(parts[1]) if len(parts) > 1 else -1
+
+
+def test_no_import_goes_up_a_floor() -> None:
+    """What import-linter's layers contract says, read from the same graph as the cycles
+    (imports inside functions count): the core never imports collectors, checks or the top
+    floor, collectors never import checks, and nothing imports the CLI but `__main__`."""
+    up = sorted(f"{a} -> {b}" for a, targets in _graph().items() for b in targets
+                if _floor(a) >= 0 and _floor(b) > _floor(a))
+    assert not up, f"imports that go up a floor: {up}"
+    assert _floor("dbgauge.toolkit.targets") < _floor("dbgauge.checks.nodes") < _floor(
+        "dbgauge.cli.check")
