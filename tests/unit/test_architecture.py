@@ -1,8 +1,8 @@
 """The house's shape: no import cycles between dbgauge's modules and no import up a floor
 (imports inside functions count), no module over 500 lines, no function over 60, and every
-import by the package's name. The layering itself (core < collectors < checks < composition root < CLI, drivers only
-in toolkit/db, click only in the CLI) is import-linter's job: its contracts are in
-pyproject.toml, with no carve-outs, and `make test` runs `lint-imports`."""
+import by the package's name. import-linter holds the layering too (core < collectors <
+checks < composition root < CLI, drivers only in toolkit/db, click only in the CLI): its
+contracts are in pyproject.toml, with no carve-outs, and `make test` runs `lint-imports`."""
 
 from __future__ import annotations
 
