@@ -247,7 +247,11 @@ def errant_write(sandbox: Sandbox) -> Iterator[str]:
         f"CREATE TABLE IF NOT EXISTS {ERRANT_TABLE} (id INT PRIMARY KEY, note VARCHAR(40))")
     replica_caught_up(sandbox)
     try:
-        rows = run(sandbox, "mariadb-replica", "SET GLOBAL read_only = OFF",
+        # A new binlog file on the replica for the errant write: split-brain reads at most
+        # 20,000 events for its evidence, from the file the errant GTIDs begin in, and a
+        # sandbox that already ran the drift writers holds far more in its current file.
+        rows = run(sandbox, "mariadb-replica", "FLUSH NO_WRITE_TO_BINLOG BINARY LOGS",
+                   "SET GLOBAL read_only = OFF",
                    (ERRANT_INSERT, (1, "written on the replica")),
                    "SELECT @@gtid_binlog_pos AS pos, @@server_id AS sid")
         pos, sid = str(rows[0]["pos"]), int(rows[0]["sid"])
