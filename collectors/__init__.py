@@ -21,7 +21,8 @@ import inspect
 import pkgutil
 from functools import cache
 
-from dbgauge.toolkit.metrics import AnyCollector, Collector, Registry
+from dbgauge.toolkit.metrics import AnyCollector, Collector
+from dbgauge.toolkit.registry import Registry
 
 __all__ = ["registry"]
 
@@ -29,8 +30,8 @@ __all__ = ["registry"]
 def _discover() -> list[AnyCollector]:
     found: list[AnyCollector] = []
     for info in pkgutil.iter_modules(__path__):
-        if info.name.startswith("_"):
-            continue
+        if info.name.startswith("_") or info.ispkg:
+            continue  # helpers, and packages such as dialects/
         module = importlib.import_module(f"{__name__}.{info.name}")
         classes = [obj for _, obj in inspect.getmembers(module, inspect.isclass)
                    if issubclass(obj, Collector) and obj is not Collector
@@ -46,4 +47,6 @@ def _discover() -> list[AnyCollector]:
 def registry() -> Registry:
     """Every collector, discovered on first use (a check that borrows one collector's
     parser does not import them all)."""
-    return Registry(_discover())
+    from dbgauge.collectors.dialects import dialects
+
+    return Registry(_discover(), dialects())

@@ -21,7 +21,7 @@ if TYPE_CHECKING:  # the daemon's parts: a one-shot command that loads a config 
     from dbgauge.checks.schedule import ScheduledCheck
     from dbgauge.toolkit.exporter.wiring import Wiring
     from dbgauge.toolkit.jobs import Job, JobSnapshot
-    from dbgauge.toolkit.metrics import Registry
+    from dbgauge.toolkit.registry import Registry
     from dbgauge.toolkit.targets import Target
 
 
@@ -58,8 +58,13 @@ def _check_job(check: str, warning: float | str | None,
     validate_check_job(scheduled_checks(), check, warning, critical)
 
 
+def dialect_kinds() -> Mapping[str, str]:
+    """The peer exporters dbgauge speaks (`--compat`), each with its target kind."""
+    return {name: d.kind for name, d in registry().dialects.items()}
+
+
 CATALOG = Catalog(collectors=_collector_names, collector_options=_collector_options,
-                  check_job=_check_job)
+                  check_job=_check_job, dialects=dialect_kinds)
 
 
 def load_config(path: str | os.PathLike[str] | None = None) -> Config:

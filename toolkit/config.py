@@ -69,6 +69,8 @@ class Catalog:
     collector_options: Callable[[str, Mapping[str, object]], None]
     # Raises ValueError when a `checks:` entry names an unknown check or bad thresholds.
     check_job: Callable[[str, float | str | None, float | str | None], None]
+    # dialect name -> the target kind it speaks for (`compat:`)
+    dialects: Callable[[], Mapping[str, str]] = dict
 
 
 def _catalog(info: ValidationInfo) -> Catalog:
@@ -114,6 +116,8 @@ class TargetConfig(_Model):
     query_timeout: Duration = 5.0
     lock_timeout: Duration = 2.0
     heartbeat: HeartbeatConfig | None = None
+    # Peer exporters' names to speak for this target; None: daemon.compat's of this kind.
+    compat: list[str] | None = None
 
     @field_validator("dsn")
     @classmethod
@@ -155,11 +159,15 @@ class TargetConfig(_Model):
                 )
         _check_collector_options(self.collector_options, info,
                                  _catalog(info).collectors(self.kind), f"kind {self.kind}")
+        if self.compat is not None:
+            check_compat(self.compat, _catalog(info).dialects(), self.kind)
         return self
 
-    def target(self, defaults: Mapping[str, Mapping[str, Any]] | None = None) -> Target:
+    def target(self, defaults: Mapping[str, Mapping[str, Any]] | None = None,
+               compat: Sequence[str] = ()) -> Target:
         """This entry as the Target the rest of dbgauge uses; `defaults` are the daemon's
-        collector options, which this target's own override key by key."""
+        collector options, which this target's own override key by key, and `compat` the
+        daemon's dialects, which this target's own list replaces."""
         options = {name: dict(opts) for name, opts in (defaults or {}).items()}
         for name, opts in self.collector_options.items():
             options[name] = {**options.get(name, {}), **opts}
@@ -170,7 +178,20 @@ class TargetConfig(_Model):
             collector_options=options,
             connect_timeout=self.connect_timeout, query_timeout=self.query_timeout,
             lock_timeout=self.lock_timeout,
-            heartbeat=None if self.heartbeat is None else self.heartbeat.heartbeat())
+            heartbeat=None if self.heartbeat is None else self.heartbeat.heartbeat(),
+            compat=tuple(compat if self.compat is None else self.compat))
+
+
+def check_compat(names: Sequence[str], dialects: Mapping[str, str],
+                 kind: str | None = None) -> None:
+    """ValueError unless every name is a dialect (of `kind`, when given)."""
+    for name in names:
+        if name not in dialects:
+            raise ValueError(f"compat: unknown exporter {name!r}; dbgauge speaks "
+                             f"{', '.join(sorted(dialects))}")
+        if kind is not None and dialects[name] != kind:
+            raise ValueError(f"compat: {name} speaks for kind {dialects[name]} targets, "
+                             f"not {kind}")
 
 
 def _check_collector_options(given: Mapping[str, Mapping[str, Any]], info: ValidationInfo,
@@ -204,12 +225,16 @@ class DaemonConfig(_Model):
     web_config_file: Path | None = None
     # collector name -> {option: value}: defaults for every target (a target's own win).
     collector_options: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    # Peer exporters whose metric names every target of their kind also speaks
+    # (mysqld_exporter, postgres_exporter, pgbouncer_exporter); `serve --compat` overrides.
+    compat: list[str] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _options(self, info: ValidationInfo) -> DaemonConfig:
-        if not self.collector_options:
+        if not self.collector_options and not self.compat:
             return self  # also built without a context, as the default daemon section
         catalog = _catalog(info)
+        check_compat(self.compat, catalog.dialects())
         known = frozenset().union(*(catalog.collectors(k) for k in KINDS))
         _check_collector_options(self.collector_options, info, known, "any kind")
         return self
@@ -285,13 +310,20 @@ class Config(_Model):
         """The configured target `name`, or a ConfigError listing the configured ones."""
         for target in self.targets:
             if target.name == name:
-                return target.target(self.daemon.collector_options)
+                return target.target(self.daemon.collector_options, self.daemon.compat)
         names = ", ".join(t.name for t in self.targets)
         raise ConfigError(f"no target named {name!r}; configured: {names}")
 
     def all_targets(self) -> tuple[Target, ...]:
         """Every configured target, in config order."""
-        return tuple(t.target(self.daemon.collector_options) for t in self.targets)
+        return tuple(t.target(self.daemon.collector_options, self.daemon.compat)
+                     for t in self.targets)
+
+    def with_compat(self, names: Sequence[str]) -> Config:
+        """This config with daemon.compat replaced (`--compat` on the command line); the
+        names were checked by the caller."""
+        daemon = self.daemon.model_copy(update={"compat": list(names)})
+        return self.model_copy(update={"daemon": daemon})
 
 
 def parse_listen(value: str) -> tuple[str, int]:

@@ -22,7 +22,7 @@ operator (every SHOW GLOBAL STATUS variable, a queries.yaml file) declares
 `dynamic_prefixes` and hands each such sample its own spec.
 
 The core never imports `collectors/`: the composition root (`dbgauge.app`) hands a
-`Registry` of them to the exporter, the config and the docs, the way
+`Registry` of them (`toolkit/registry.py`) to the exporter, the config and the docs, the way
 prometheus/client_python hands a registry to its collectors.
 """
 
@@ -30,14 +30,14 @@ from __future__ import annotations
 
 import copy
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, ClassVar, Generic, Literal, TypeVar
 
 from dbgauge.toolkit.db.base import Connection, ServerInfo
 from dbgauge.toolkit.db.version import Version
-from dbgauge.toolkit.targets import KINDS, Target, TargetKind
+from dbgauge.toolkit.targets import TargetKind
 
 # "untyped": for families whose type Prometheus' metadata cannot say: postgres_exporter's
 # counters without `_total` (queries.yaml), and cumulative buckets carrying `le` outside a
@@ -283,64 +283,9 @@ def _options_of(cls: type[AnyCollector]) -> Mapping[str, Option]:
         "anew (0: every scrape)", minimum=0, maximum=86_400)}
 
 
-_KIND_ORDER = {kind: i for i, kind in enumerate(KINDS)}
-
-
 AnyCollector = Collector[Any]
 """A collector of any facts type: what the registry, the exporter and the docs hold (they
 only call `collect` and read the declarations, so the facts type does not matter there)."""
-
-
-class Registry:
-    """Every collector by name, ordered by kind then name; what config keys, `collect[]`
-    filters and the metrics reference are checked against."""
-
-    def __init__(self, collectors: Iterable[AnyCollector]) -> None:
-        self.all: tuple[AnyCollector, ...] = tuple(
-            sorted(collectors, key=lambda c: (_KIND_ORDER.get(c.kind, 9), c.name)))
-        self._by_name = {c.name: c for c in self.all}
-        self._specs: dict[str, MetricSpec] | None = None
-        if len(self._by_name) != len(self.all):
-            raise RuntimeError("two collectors share a name")
-
-    def __getitem__(self, name: str) -> AnyCollector:
-        return self._by_name[name]
-
-    def __contains__(self, name: object) -> bool:
-        return name in self._by_name
-
-    def __iter__(self) -> Iterator[AnyCollector]:
-        return iter(self.all)
-
-    def for_kind(self, kind: str) -> list[AnyCollector]:
-        """Every registered collector for a target kind (mysql, postgres, pgbouncer)."""
-        return [c for c in self.all if c.kind == kind]
-
-    def names(self, kind: str) -> frozenset[str]:
-        return frozenset(c.name for c in self.for_kind(kind))
-
-    def enabled(self, kind: str, names: Sequence[str] | None,
-                options: Mapping[str, Mapping[str, object]] | None = None
-                ) -> list[AnyCollector]:
-        """The configured list, or the kind's defaults when the config gives none, each
-        with its `options` (already checked when the config loaded)."""
-        if names is None:
-            chosen = [c for c in self.for_kind(kind) if c.default_enabled]
-        else:
-            chosen = [self._by_name[n] for n in names
-                      if n in self._by_name and self._by_name[n].kind == kind]
-        options = options or {}
-        return [c.configured(options.get(c.name, {})) for c in chosen]
-
-    def for_target(self, target: Target) -> list[AnyCollector]:
-        """The collectors `target` runs, configured with its options."""
-        return self.enabled(target.kind, target.collectors, target.collector_options)
-
-    def specs(self) -> Mapping[str, MetricSpec]:
-        """Every declared metric by its sample name (built once: every scrape asks)."""
-        if self._specs is None:
-            self._specs = {spec.name: spec for c in self.all for spec in c.metrics}
-        return self._specs
 
 
 # ----------------------------------------------------------------- the daemon's own

@@ -70,6 +70,9 @@ class Target:
     query_timeout: float = 5.0
     lock_timeout: float = 2.0
     heartbeat: Heartbeat | None = None
+    # Peer exporters whose names this target's scrape also speaks (`--compat`); a dialect
+    # of another kind is ignored here.
+    compat: tuple[str, ...] = ()
 
     @property
     def reads_heartbeat(self) -> bool:

@@ -36,6 +36,30 @@ CONFIG_OPTION = click.option(
     help=f"YAML config file (default: ${ENV_CONFIG}).",
 )
 
+def _compat(_ctx: click.Context, _param: click.Parameter,
+            value: tuple[str, ...]) -> tuple[str, ...] | None:
+    """--compat NAME (repeatable, or a comma list): the dialect names, checked; None when
+    not given (the config's daemon.compat then holds)."""
+    from dbgauge import app
+    from dbgauge.toolkit.config import check_compat
+
+    names = tuple(dict.fromkeys(n.strip() for v in value for n in v.split(",") if n.strip()))
+    if not value:
+        return None
+    try:
+        check_compat(names, app.dialect_kinds())
+    except ValueError as exc:
+        raise click.BadParameter(str(exc).removeprefix("compat: ")) from None
+    return names
+
+
+COMPAT_OPTION = click.option(
+    "--compat", multiple=True, callback=_compat, metavar="EXPORTER",
+    help="Also speak this peer exporter's metric names (mysqld_exporter, postgres_exporter, "
+         "pgbouncer_exporter) for every target of its kind; repeatable or a comma list. "
+         "Overrides daemon.compat; a target's own compat: list still wins.")
+
+
 def _progress_interval(_ctx: click.Context, _param: click.Parameter, value: str) -> float:
     from dbgauge.toolkit.render.progress import parse_progress
 

@@ -8,7 +8,14 @@ from pathlib import Path
 
 import click
 
-from dbgauge.cli.base import CONFIG_OPTION, die, exit_now, finish, positive_duration
+from dbgauge.cli.base import (
+    COMPAT_OPTION,
+    CONFIG_OPTION,
+    die,
+    exit_now,
+    finish,
+    positive_duration,
+)
 from dbgauge.toolkit import ENV_CONFIG
 from dbgauge.toolkit.errors import DbgaugeError
 from dbgauge.toolkit.result import Status
@@ -25,25 +32,30 @@ from dbgauge.toolkit.result import Status
               help="A MySQL option file whose [client] user, password, host, port or socket "
                    "make one mysql target named 'mysql' (as mysqld_exporter's flag; added "
                    "to --config's targets, or the only target without one).")
+@COMPAT_OPTION
 def serve(config_path: str | None, listen: str | None, web_config_file: str | None,
-          my_cnf: str | None) -> None:
+          my_cnf: str | None, compat: tuple[str, ...] | None) -> None:
     """Run the Prometheus exporter daemon (/metrics, /probe, /healthz).
 
     \b
     SIGHUP reloads the config, the my.cnf and the web config (a bad new one is logged
     and the old one kept); SIGTERM stops within a second. /healthz needs no basic auth.
     The Go exporters' --web.listen-address is --listen.
+    --compat makes the dashboards and alerts of mysqld_exporter, postgres_exporter
+    and pgbouncer_exporter work unchanged (docs/compat.md).
     Example: dbgauge serve --config /etc/dbgauge/dbgauge.yaml --listen :9860 \\
-             --web.config.file /etc/dbgauge/web.yml
+             --web.config.file /etc/dbgauge/web.yml --compat mysqld_exporter
     """
     from dbgauge import app
     from dbgauge.toolkit.exporter.server import serve as run
-    from dbgauge.toolkit.exporter.wiring import with_my_cnf
+    from dbgauge.toolkit.exporter.wiring import with_compat, with_my_cnf
 
     try:
         wiring = app.wiring()
         if my_cnf is not None:
             wiring = with_my_cnf(wiring, app.parse_config, Path(my_cnf))
+        if compat is not None:
+            wiring = with_compat(wiring, compat)
         code = run(wiring, config_path, listen, web_config_path=web_config_file)
     except DbgaugeError as exc:
         die(exc)
@@ -58,11 +70,14 @@ def serve(config_path: str | None, listen: str | None, web_config_file: str | No
               help="Run only this collector (repeatable).")
 @click.option("--timeout", default="10s", show_default=True, callback=positive_duration,
               metavar="DURATION", help="Scrape deadline (10, 10s, 1m).")
-def collect(config_path: str | None, target: str, only: tuple[str, ...], timeout: float) -> None:
+@COMPAT_OPTION
+def collect(config_path: str | None, target: str, only: tuple[str, ...], timeout: float,
+            compat: tuple[str, ...] | None) -> None:
     """Scrape one TARGET once and print it in Prometheus exposition format.
 
-    Exits 1 when the target is down (dbgauge_up 0). Example:
+    Exits 1 when the target is down (dbgauge_up 0). Examples:
     dbgauge collect --config .sandbox/dbgauge.yaml mariadb-primary
+    dbgauge collect --config .sandbox/dbgauge.yaml pg-primary --compat postgres_exporter
     """
     from dbgauge import app
     from dbgauge.toolkit.exporter.scrape import scrape_once
@@ -71,6 +86,8 @@ def collect(config_path: str | None, target: str, only: tuple[str, ...], timeout
 
     try:
         config = app.load_config(config_path)
+        if compat is not None:
+            config = config.with_compat(compat)
         setup_logging(config.daemon.log_format, "warning")
         config.target(target)
         registry = app.registry()

@@ -10,7 +10,8 @@ from dbgauge.app import parse_config
 from dbgauge.toolkit.db import Connection, ServerInfo
 from dbgauge.toolkit.errors import ConfigError
 from dbgauge.toolkit.exporter.scrape import CollectorRun, SampleOut, TargetResult
-from dbgauge.toolkit.metrics import Collector, MetricSpec, MetricTable, Option, Registry, Sample
+from dbgauge.toolkit.metrics import Collector, MetricSpec, MetricTable, Option, Sample
+from dbgauge.toolkit.registry import Registry
 from dbgauge.toolkit.render.prometheus import encode
 
 ROWS = MetricSpec("dbgauge_test_rows", "gauge", "Rows.", ("table",))
@@ -125,7 +126,7 @@ def test_refresh_serves_a_collection_again_until_it_is_due(
         for step in (0.0, 59.0, 61.0):
             clock[0] = 1000.0 + step
             out: list[scrape.SampleOut] = []
-            run = runner._run(collector, None, out)  # type: ignore[arg-type]
+            run = runner._run(collector, None, out, [])  # type: ignore[arg-type]
             assert run.success
             seen.append(len(out))
         assert seen == expected

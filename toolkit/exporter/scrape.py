@@ -25,9 +25,11 @@ from dataclasses import dataclass, field
 
 from dbgauge.toolkit.config import Config
 from dbgauge.toolkit.db import Connection, ServerInfo, connect
+from dbgauge.toolkit.dialect import Dialect
 from dbgauge.toolkit.errors import AuthError, DbgaugeError, Incomplete
-from dbgauge.toolkit.metrics import AnyCollector, MetricSpec, Registry
+from dbgauge.toolkit.metrics import AnyCollector, MetricSpec
 from dbgauge.toolkit.redact import redact
+from dbgauge.toolkit.registry import Registry
 from dbgauge.toolkit.targets import FanOut, Target, Unfinished
 
 log = logging.getLogger("dbgauge.scrape")
@@ -68,6 +70,11 @@ class TargetResult:
     error: str | None = None
     collectors: tuple[CollectorRun, ...] = ()
     samples: tuple[SampleOut, ...] = field(default=(), repr=False)
+    # The peer exporters' series (dialects): labels are the peer's and the target's extra
+    # labels, without `target` (the renderer adds it where targets would collide), and
+    # the `up` family of each dialect the target speaks.
+    peer_samples: tuple[SampleOut, ...] = field(default=(), repr=False)
+    peer_up: tuple[MetricSpec, ...] = ()
 
 
 def _labels(base: Labels, extra: Mapping[str, str] | None = None) -> Labels:
@@ -82,16 +89,20 @@ def _labels(base: Labels, extra: Mapping[str, str] | None = None) -> Labels:
 class TargetRunner:
     """Scrapes one target, reconnecting after any failure."""
 
-    def __init__(self, cfg: Target, collectors: list[AnyCollector]) -> None:
+    def __init__(self, cfg: Target, collectors: list[AnyCollector],
+                 dialects: Sequence[Dialect] = ()) -> None:
         self.cfg = cfg
         self._lock = threading.Lock()
         self._conn: Connection | None = None
         self._collectors = collectors
+        self._dialects = tuple(dialects)
+        self.peer_up: tuple[MetricSpec, ...] = tuple(d.up for d in self._dialects)
         self._base_labels: Labels = _labels((), {**cfg.labels, "target": cfg.name})
+        self._peer_labels: Labels = _labels((), cfg.labels)
         self._last_error: str | None = None
         self._busy_until: float | None = None  # deadline of the scrape holding the lock
-        # collector name -> (when, samples) of collectors with a `refresh` interval
-        self._cache: dict[str, tuple[float, tuple[SampleOut, ...]]] = {}
+        # collector name -> (when, samples, peer samples) of collectors with a `refresh`
+        self._cache: dict[str, tuple[float, tuple[SampleOut, ...], tuple[SampleOut, ...]]] = {}
         self._interrupted = False  # the daemon is stopping: no new connection, no retry
 
     @property
@@ -105,7 +116,7 @@ class TargetRunner:
                         extra={"target": self.cfg.name})
         self._last_error = error
         return TargetResult(self.cfg.name, self.cfg.kind, self._base_labels, False,
-                            time.monotonic() - started, error=error)
+                            time.monotonic() - started, error=error, peer_up=self.peer_up)
 
     def scrape(self, deadline: float, only: set[str] | None = None) -> TargetResult:
         """Collect everything enabled (or `only` these collectors) before `deadline`."""
@@ -170,6 +181,7 @@ class TargetRunner:
             return self._fail(started, redact(f"{type(exc).__name__}: {exc}"))
         runs: list[CollectorRun] = []
         samples: list[SampleOut] = []
+        peer: list[SampleOut] = []
         for collector in self._collectors:
             if only is not None and collector.name not in only:
                 continue
@@ -178,7 +190,7 @@ class TargetRunner:
             if time.monotonic() >= deadline:
                 runs.append(CollectorRun(collector.name, False, 0.0, "scrape deadline reached"))
                 continue
-            runs.append(self._run(collector, conn, samples))
+            runs.append(self._run(collector, conn, samples, peer))
             if conn.closed:
                 self._conn = None
                 conn.close()  # release the socket now, not at garbage collection
@@ -186,21 +198,26 @@ class TargetRunner:
                                   log_it=not quiet)
         return TargetResult(self.cfg.name, self.cfg.kind, self._base_labels, True,
                             time.monotonic() - started, conn.server, None, tuple(runs),
-                            tuple(samples))
+                            tuple(samples), tuple(peer), self.peer_up)
 
-    def _run(self, collector: AnyCollector, conn: Connection, out: list[SampleOut]) -> CollectorRun:
+    def _run(self, collector: AnyCollector, conn: Connection, out: list[SampleOut],
+             peer_out: list[SampleOut]) -> CollectorRun:
         t0 = time.monotonic()
         cached = self._cache.get(collector.name)
         if cached is not None and t0 - cached[0] < collector.refresh_seconds:
             out.extend(cached[1])  # a slow-changing family, collected moments ago
+            peer_out.extend(cached[2])
             return CollectorRun(collector.name, True, 0.0)
         produced: list[SampleOut] = []
+        peer: list[SampleOut] = []
         try:
-            for sample in collector.collect(conn):
+            facts = collector.read(conn)
+            for sample in collector.samples(facts):
                 collector.validate_sample(sample)
                 produced.append(SampleOut(sample.name, _labels(self._base_labels,
                                                                sample.labels),
                                           sample.value, sample.spec))
+            self._translate(collector.name, facts, peer)
         except DbgaugeError as exc:
             log.warning("collector %s failed on %s: %s", collector.name, self.cfg.name, exc,
                         extra={"target": self.cfg.name, "collector": collector.name})
@@ -212,9 +229,18 @@ class TargetRunner:
             return CollectorRun(collector.name, False, time.monotonic() - t0,
                                 redact(f"{type(exc).__name__}: {exc}"))
         out.extend(produced)
+        peer_out.extend(peer)
         if collector.refresh_seconds > 0:
-            self._cache[collector.name] = (t0, tuple(produced))
+            self._cache[collector.name] = (t0, tuple(produced), tuple(peer))
         return CollectorRun(collector.name, True, time.monotonic() - t0)
+
+    def _translate(self, collector: str, facts: object, out: list[SampleOut]) -> None:
+        """The peer exporters' samples of one collector's facts (see toolkit/dialect.py)."""
+        for dialect in self._dialects:
+            for sample in dialect.samples(collector, facts):
+                spec = dialect.validate_sample(sample)
+                out.append(SampleOut(sample.name, _labels(self._peer_labels, sample.labels),
+                                     sample.value, spec))
 
     def abort_overdue(self) -> None:
         """Unblock a scrape stuck past its own deadline (called from another thread).
@@ -257,7 +283,8 @@ class Scraper:
             old = previous.runners.get(target.name) if previous else None
             # Keep a runner (and its connection) across reloads when its config is equal.
             self.runners[target.name] = old if old is not None and old.cfg == target \
-                else TargetRunner(target, registry.for_target(target))
+                else TargetRunner(target, registry.for_target(target),
+                                  registry.dialects_for(target))
         self._pool = FanOut[TargetRunner, TargetResult](max(4, 2 * len(self.runners)),
                                                           "scrape")
         self._state = threading.Lock()
@@ -298,7 +325,7 @@ class Scraper:
             results.append(TargetResult(
                 runner.cfg.name, runner.cfg.kind, _labels((), {**runner.cfg.labels,
                                                                "target": runner.cfg.name}),
-                False, time.monotonic() - started, error=error))
+                False, time.monotonic() - started, error=error, peer_up=runner.peer_up))
         return results
 
     def interrupt(self) -> None:

@@ -10,7 +10,7 @@ from typing import Any
 
 from dbgauge.toolkit.config import Config
 from dbgauge.toolkit.jobs import JobBuilder, JobSnapshot
-from dbgauge.toolkit.metrics import Registry
+from dbgauge.toolkit.registry import Registry
 from dbgauge.toolkit.targets import Target
 
 # (targets, what it returned last time, the jobs' last runs) -> (the status document,
@@ -54,5 +54,16 @@ def with_my_cnf(wiring: Wiring, parse: Callable[[str, str], Config], my_cnf: Pat
                               f"{entry['name']!r}, and {path} has one too: rename that one",
                               source=path)
         return config.model_copy(update={"targets": [*config.targets, *mine.targets]})
+
+    return replace(wiring, load_config=loaded)
+
+
+def with_compat(wiring: Wiring, names: Sequence[str]) -> Wiring:
+    """`wiring` whose config loader replaces daemon.compat with `names` (`serve
+    --compat`), on start and on every reload."""
+    load = wiring.load_config
+
+    def loaded(path: str | None) -> Config:
+        return load(path).with_compat(names)
 
     return replace(wiring, load_config=loaded)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 import platform
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from prometheus_client import ProcessCollector
@@ -96,6 +96,7 @@ def build_families(results: Sequence[TargetResult], jobs: Sequence[JobSnapshot] 
     for result in results:
         for sample in result.samples:
             add(sample.name, sample.labels, sample.value, sample.spec)
+    _peer_families(results, add)
     for job in jobs:
         labels = (("dbgauge_job", job.name),)
         add(JOB_SUCCESS.name, labels, 1.0 if job.success else 0.0)
@@ -104,6 +105,24 @@ def build_families(results: Sequence[TargetResult], jobs: Sequence[JobSnapshot] 
         for cached in job.samples:
             add(cached.name, tuple(sorted(cached.labels.items())), cached.value)
     return list(families.values())
+
+
+def _peer_families(results: Sequence[TargetResult],
+                   add: Callable[[str, Labels, float, MetricSpec | None], None]) -> None:
+    """The peer exporters' series (dialects), with the peer's labels only, as a peer
+    scraped per target gives them; when several targets speak dialects in one scrape
+    (/metrics of a multi-target config), each also carries `target`, or their series
+    would collide."""
+    speaking = [r for r in results if r.peer_up]
+    several = len(speaking) > 1
+    for result in speaking:
+        extra = (("target", result.target),) if several else ()
+        base = tuple(sorted((*(kv for kv in result.labels if kv[0] != "target"), *extra)))
+        for up in result.peer_up:
+            add(up.name, base, 1.0 if result.up else 0.0, up)
+        for sample in result.peer_samples:
+            labels = tuple(sorted((*sample.labels, *extra))) if several else sample.labels
+            add(sample.name, labels, sample.value, sample.spec)
 
 
 # prometheus_client's process metrics (read from /proc on each scrape), registered nowhere.
@@ -156,9 +175,11 @@ def _head(name: str, type_: str, help_: str, fmt: Format) -> str:
     gauge or untyped: OpenMetrics names a counter family without `_total`, calls untyped
     `unknown` and escapes quotes in HELP too."""
     if fmt.openmetrics:
-        if type_ == "counter":
+        if type_ == "counter" and not name.endswith("_total"):
+            type_ = "unknown"  # a peer's counter named without _total keeps its name
+        elif type_ == "counter":
             name = name.removesuffix("_total")
-        elif type_ == "untyped":
+        if type_ == "untyped":
             type_ = "unknown"
         escaped = _escape(help_)
     else:
