@@ -38,20 +38,65 @@ class PeerSpec(MetricSpec):
 
 
 @dataclass(frozen=True)
+class PeerFamily:
+    """One family the peer exports: its spec (a name ending in `*` stands for the families
+    named at run time with that prefix, e.g. `mysql_global_status_*`), the dbgauge family
+    with the same data (`ours`, for the rename table of docs/compat.md; "" when dbgauge's
+    own names have no counterpart), and where dbgauge's value deliberately differs (`note`)."""
+
+    spec: PeerSpec
+    ours: str = ""
+    note: str = ""
+
+
+class PeerFamilies:
+    """A dialect's families, looked up by sample name: what translations make samples
+    with, what the scrape checks their samples against, and what the docs list."""
+
+    __slots__ = ("_dynamic", "_made", "_static", "all")
+
+    def __init__(self, *families: PeerFamily) -> None:
+        self.all: tuple[PeerFamily, ...] = families
+        self._static = {f.spec.name: f.spec for f in families if not f.spec.name.endswith("*")}
+        self._dynamic = tuple((f.spec.name[:-1], f.spec) for f in families
+                              if f.spec.name.endswith("*"))
+        if len(self._static) + len(self._dynamic) != len(families):
+            raise ValueError("a peer family is declared twice")
+        self._made: dict[str, PeerSpec] = {}
+
+    def spec(self, name: str) -> PeerSpec:
+        """The spec of the family `name`; KeyError when the dialect does not declare it."""
+        found = self._static.get(name) or self._made.get(name)
+        if found is not None:
+            return found
+        for prefix, pattern in self._dynamic:
+            if name.startswith(prefix) and len(name) > len(prefix):
+                made = self._made[name] = PeerSpec(name, pattern.type, pattern.help,
+                                                   pattern.labels)
+                return made
+        raise KeyError(name)
+
+    def sample(self, name: str, value: float,
+               labels: Mapping[str, str] | None = None) -> Sample:
+        """A sample of the declared family `name`, carrying its spec."""
+        return Sample(name, value, labels or {}, self.spec(name))
+
+
+@dataclass(frozen=True)
 class Dialect:
     """One peer exporter's names for one target kind.
 
     `translate` maps a collector name to a function from that collector's facts to the
-    peer's samples; every sample carries its `PeerSpec` and a name starting with one of
-    `prefixes`. `collectors` are the dbgauge collectors the peer's default set needs,
-    run on a target that has the dialect on and no `collectors:` list of its own.
+    peer's samples, made with `families.sample`. `collectors` are the dbgauge collectors
+    the peer's default set needs, run on a target that has the dialect on and no
+    `collectors:` list of its own.
     """
 
     name: str
     kind: TargetKind
     help: str
     up: PeerSpec
-    prefixes: tuple[str, ...]
+    families: PeerFamilies
     translate: Mapping[str, Translate] = field(default_factory=dict)
     collectors: tuple[str, ...] = ()
 
@@ -62,20 +107,14 @@ class Dialect:
         return () if translate is None else translate(facts)
 
     def validate_sample(self, sample: Sample) -> MetricSpec:
-        """The sample's spec; ValueError when it has none, a name outside the dialect's
-        prefixes, or labels other than its spec's."""
-        spec = sample.spec
-        if spec is None or spec.name != sample.name or not sample.name.startswith(
-                self.prefixes):
-            raise ValueError(f"dialect {self.name} emitted {sample.name} without its spec "
-                             f"or outside its prefixes {list(self.prefixes)}")
+        """The sample's spec; ValueError when the dialect does not declare its family or
+        its labels differ from the family's."""
+        try:
+            spec = self.families.spec(sample.name)
+        except KeyError:
+            raise ValueError(f"dialect {self.name} emitted undeclared {sample.name}") from None
         if len(sample.labels) != len(spec.labels) or not all(
                 k in sample.labels for k in spec.labels):
             raise ValueError(f"dialect {self.name}: {sample.name} has labels "
                              f"{sorted(sample.labels)}, declared {list(spec.labels)}")
         return spec
-
-
-def dialect_names(dialects: Iterable[Dialect]) -> Mapping[str, str]:
-    """Dialect name -> target kind (what the config is checked against)."""
-    return {d.name: d.kind for d in dialects}

@@ -1,6 +1,6 @@
 """mysqld_exporter's names (prometheus/mysqld_exporter; Debian's 0.14 and upstream).
 
-Every `mysql_*` family its default collectors export, from dbgauge's facts.
+Every `mysql_*` family its collectors export, from dbgauge's facts.
 """
 
 from __future__ import annotations
@@ -8,22 +8,27 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from dbgauge.collectors.mysql_global_status import GlobalStatusFacts
-from dbgauge.toolkit.dialect import Dialect, PeerSpec
+from dbgauge.toolkit.dialect import Dialect, PeerFamilies, PeerFamily, PeerSpec
 from dbgauge.toolkit.metrics import Sample
 
 UP = PeerSpec("mysql_up", "gauge", "Whether the MySQL server is up.")
 
+FAMILIES = PeerFamilies(
+    PeerFamily(UP, "dbgauge_up"),
+    PeerFamily(PeerSpec("mysql_global_status_*", "untyped",
+                        "Generic metric from SHOW GLOBAL STATUS."),
+               "dbgauge_mysql_global_status_<name>"),
+)
+
 
 def _global_status(facts: GlobalStatusFacts) -> Iterator[Sample]:
     for variable, value in facts.values.items():
-        name = "mysql_global_status_" + variable.lower()
-        yield Sample(name, value, {}, PeerSpec(name, "untyped",
-                                               "Generic metric from SHOW GLOBAL STATUS."))
+        yield FAMILIES.sample("mysql_global_status_" + variable.lower(), value)
 
 
 DIALECT = Dialect(
     name="mysqld_exporter", kind="mysql",
     help="mysqld_exporter's mysql_* names, labels and values",
-    up=UP, prefixes=("mysql_",),
+    up=UP, families=FAMILIES,
     translate={"mysql_global_status": _global_status},
 )

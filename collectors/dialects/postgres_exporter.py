@@ -6,13 +6,17 @@ Every `pg_*` family its default collectors export, from dbgauge's facts.
 
 from __future__ import annotations
 
-from dbgauge.toolkit.dialect import Dialect, PeerSpec
+from dbgauge.toolkit.dialect import Dialect, PeerFamilies, PeerFamily, PeerSpec
 
 UP = PeerSpec("pg_up", "gauge", "Whether the last scrape of metrics from PostgreSQL was "
               "able to connect to the server (1 for yes, 0 for no).")
 
+FAMILIES = PeerFamilies(
+    PeerFamily(UP, "dbgauge_up"),
+)
+
 DIALECT = Dialect(
     name="postgres_exporter", kind="postgres",
     help="postgres_exporter's pg_* names, labels and values",
-    up=UP, prefixes=("pg_",),
+    up=UP, families=FAMILIES,
 )

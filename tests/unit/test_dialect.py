@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from dbgauge.app import parse_config, registry
 from dbgauge.cli import cli
 from dbgauge.toolkit.db import ServerInfo
-from dbgauge.toolkit.dialect import Dialect, PeerSpec
+from dbgauge.toolkit.dialect import Dialect, PeerFamilies, PeerSpec
 from dbgauge.toolkit.errors import ConfigError
 from dbgauge.toolkit.exporter.scrape import SampleOut, TargetResult
 from dbgauge.toolkit.metrics import Sample
@@ -58,7 +58,7 @@ def test_a_dialects_default_collectors_join_the_kinds_defaults_only() -> None:
     reg = registry()
     opt_in = type(reg["mysql_tables"])
     quiet = type("QuietTables", (opt_in,), {"name": "quiet_tables", "default_enabled": False})
-    demo = Dialect("demo", "mysql", "", PeerSpec("demo_up", "gauge", ""), ("demo_",),
+    demo = Dialect("demo", "mysql", "", PeerSpec("demo_up", "gauge", ""), PeerFamilies(),
                    collectors=("quiet_tables",))
     with_demo = Registry([*reg.all, quiet()], [*reg.dialects.values(), demo])
     config = parse_config("targets: [{name: a, kind: mysql, dsn: 'mysql://u@h/'},"
@@ -115,15 +115,16 @@ def test_openmetrics_keeps_a_peer_counter_without_total_by_its_name() -> None:
     assert "# TYPE pg_stat_database_xact_commit counter" in text
 
 
-def test_a_dialect_refuses_a_sample_without_its_spec_or_outside_its_prefixes() -> None:
+def test_a_dialect_refuses_a_sample_of_an_undeclared_family_or_label_set() -> None:
     dialect = registry().dialects["mysqld_exporter"]
-    with pytest.raises(ValueError, match="outside its prefixes"):
+    with pytest.raises(ValueError, match="undeclared pg_up"):
         dialect.validate_sample(Sample("pg_up", 1, {}, PeerSpec("pg_up", "gauge", "")))
-    with pytest.raises(ValueError, match="without its spec"):
-        dialect.validate_sample(Sample("mysql_up", 1))
+    with pytest.raises(ValueError, match="undeclared mysql_global_status_"):
+        dialect.validate_sample(Sample("mysql_global_status_", 1))
     with pytest.raises(ValueError, match="declared"):
-        dialect.validate_sample(Sample("mysql_x", 1, {"a": "b"},
-                                       PeerSpec("mysql_x", "gauge", "")))
+        dialect.validate_sample(Sample("mysql_up", 1, {"a": "b"}))
+    sample = dialect.families.sample("mysql_global_status_uptime", 5)
+    assert dialect.validate_sample(sample).type == "untyped"
 
 
 def test_compat_on_the_command_line_is_checked_and_takes_a_comma_list() -> None:
