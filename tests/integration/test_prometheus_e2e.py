@@ -11,28 +11,23 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import urllib.error
-import urllib.parse
-import urllib.request
 from collections.abc import Iterator
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
 from dbgauge.toolkit import sandbox as sb
-from tests.helpers import REPO, free_port, wait_for
+from tests.helpers import REPO, wait_for
 from tests.helpers.daemon import Daemon
+from tests.helpers.prometheus import Prometheus
+from tests.helpers.prometheus import prometheus as start_prometheus
 from tests.helpers.servers import Sandbox, replica_caught_up, run
 
 pytestmark = pytest.mark.integration
 
 # The sandbox config has one target per sandbox instance, named after it.
 TARGETS = sb.INSTANCES
-PROMETHEUS = "/usr/bin/prometheus"
 
 
 def _doc_probe_job() -> dict[str, Any]:
@@ -42,28 +37,6 @@ def _doc_probe_job() -> dict[str, Any]:
     assert block is not None, "docs/deploy.md lost its probe scrape config block"
     job: dict[str, Any] = yaml.safe_load(block.group(1))["scrape_configs"][0]
     return job
-
-
-@dataclass
-class Prometheus:
-    url: str
-    proc: subprocess.Popen[bytes]
-    log: Path
-
-    def api(self, path: str, **params: str) -> Any:
-        query = urllib.parse.urlencode(params)
-        try:
-            with urllib.request.urlopen(f"{self.url}/api/v1/{path}?{query}",
-                                        timeout=10) as resp:
-                doc = json.loads(resp.read())
-        except urllib.error.HTTPError as exc:  # PromQL errors answer 400/422 with a reason
-            raise AssertionError(f"{params}: HTTP {exc.code} {exc.read().decode()}") from None
-        assert doc["status"] == "success", doc
-        return doc["data"]
-
-    def query(self, expr: str) -> dict[tuple[tuple[str, str], ...], float]:
-        data = self.api("query", query=expr)
-        return {tuple(sorted(r["metric"].items())): float(r["value"][1]) for r in data["result"]}
 
 
 @pytest.fixture(scope="module")
@@ -90,33 +63,8 @@ def prometheus(daemon: Daemon, tmp_path_factory: pytest.TempPathFactory) -> Iter
             {**probe, **timing},
         ],
     }
-    (d / "prometheus.yml").write_text(yaml.safe_dump(config))
-    check = subprocess.run(["promtool", "check", "config", str(d / "prometheus.yml")],
-                           capture_output=True, text=True, timeout=60, check=False)
-    assert check.returncode == 0, check.stdout + check.stderr
-    port = free_port()
-    log = d / "prometheus.log"
-    with log.open("wb") as out:
-        proc = subprocess.Popen(
-            [PROMETHEUS, f"--config.file={d / 'prometheus.yml'}",
-             f"--storage.tsdb.path={d / 'data'}", f"--web.listen-address=127.0.0.1:{port}",
-             "--storage.tsdb.retention.time=1h", "--log.level=warn"],
-            stdout=out, stderr=subprocess.STDOUT)
-    prom = Prometheus(f"http://127.0.0.1:{port}", proc, log)
-    try:
-        def ready() -> bool | None:
-            assert proc.poll() is None, log.read_text()
-            try:
-                with urllib.request.urlopen(f"{prom.url}/-/ready", timeout=2) as resp:
-                    return True if resp.status == 200 else None
-            except OSError:
-                return None
-
-        wait_for(ready, timeout=30)
+    with start_prometheus(d, config) as prom:
         yield prom
-    finally:
-        proc.kill()
-        proc.wait(10)
 
 
 def _labels(key: tuple[tuple[str, str], ...]) -> dict[str, str]:
