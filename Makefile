@@ -43,7 +43,7 @@ test: deps venv lint
 	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadfile
 
 docs: venv
-	$(BIN)/dbgauge collectors --readme README.md
+	$(BIN)/dbgauge collectors --readme README.md --compat-docs docs/compat.md
 	$(BIN)/dbgauge check --docs docs/checks.md
 
 demo: deps venv

@@ -105,15 +105,29 @@ def collect(config_path: str | None, target: str, only: tuple[str, ...], timeout
 @click.option("--markdown", is_flag=True, help="Print the README metrics reference.")
 @click.option("--readme", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
               help="Rewrite the metrics reference block in FILE (e.g. README.md).")
-def list_collectors(markdown: bool, readme: Path | None) -> None:
+@click.option("--compat-docs", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
+              help="Rewrite the peer exporters' rename tables in FILE (docs/compat.md).")
+def list_collectors(markdown: bool, readme: Path | None, compat_docs: Path | None) -> None:
     """List the available collectors per target kind, and whether they are on by default."""
     from dbgauge import app
-    from dbgauge.toolkit.docs import metrics_reference, update_readme
+    from dbgauge.toolkit.docs import (
+        COMPAT_BEGIN,
+        COMPAT_END,
+        compat_reference,
+        metrics_reference,
+        update_block,
+        update_readme,
+    )
 
     collectors = app.registry().all
+    if compat_docs is not None:
+        changed = update_block(compat_docs, COMPAT_BEGIN, COMPAT_END,
+                               compat_reference(app.registry().dialects.values()))
+        click.echo(f"{compat_docs}: {'updated' if changed else 'up to date'}")
     if readme is not None:
         changed = update_readme(readme, metrics_reference(collectors))
         click.echo(f"{readme}: {'updated' if changed else 'up to date'}")
+    if readme is not None or compat_docs is not None:
         return
     if markdown:
         click.echo(metrics_reference(collectors))
