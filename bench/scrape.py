@@ -7,8 +7,12 @@ Alternating scrapes means both exporters see the same server state over time. Th
 run with the parity set (MYSQLD_PARITY flags; bench/parity/postgres_queries.yaml), the
 collectors that export what dbgauge's defaults export, so series counts are comparable.
 
+With --compat, dbgauge also speaks the peer's names (`daemon.compat`: mysqld_exporter,
+postgres_exporter, pgbouncer_exporter), so it serves its own families and the peer's: the
+cost of switching without touching a dashboard, against the peer it imitates.
+
 Usage: python bench/scrape.py [--sandbox-dir .sandbox] [--scrapes 200] [--warmup 10]
-                              [--json FILE]
+                              [--compat] [--json FILE]
 """
 
 from __future__ import annotations
@@ -305,6 +309,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    help="sandbox directory holding dbgauge.yaml and sandbox.json")
     p.add_argument("--scrapes", type=int, default=200, help="measured scrapes per exporter")
     p.add_argument("--warmup", type=int, default=10, help="unmeasured scrapes first")
+    p.add_argument("--compat", action="store_true",
+                   help="dbgauge also speaks the peer's metric names (daemon.compat)")
     p.add_argument("--json", type=Path, metavar="FILE", help="also write the raw numbers here")
     args = p.parse_args(argv)
     if args.scrapes < 1 or args.warmup < 0:
@@ -329,6 +335,8 @@ def run(args: argparse.Namespace) -> int:
     daemon = config.get("daemon") or {}
     wanted = [("mariadb-primary", MYSQLD, True), ("pg-primary", POSTGRES, True),
               ("pgbouncer", PGBOUNCER, False)]
+    dialects = {MYSQLD: "mysqld_exporter", POSTGRES: "postgres_exporter",
+                PGBOUNCER: "pgbouncer_exporter"}
     pairs: list[list[Result]] = []
     skipped: list[str] = []
     with tempfile.TemporaryDirectory(prefix="dbgauge-bench-") as tmpname:
@@ -343,7 +351,8 @@ def run(args: argparse.Namespace) -> int:
                 continue
             target = targets[name]
             peer = peer_spec(peer_bin, target, tmp)
-            ours = dbgauge_spec(target, daemon, tmp, free_port())
+            ours = dbgauge_spec(target, {**daemon, "compat": [dialects[peer_bin]]}
+                                if args.compat else daemon, tmp, free_port())
             print(f"measuring {ours.name} vs {peer.name} on {name} "
                   f"({args.warmup} warm-up + {args.scrapes} scrapes each)...",
                   file=sys.stderr, flush=True)
@@ -371,8 +380,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def report(pairs: list[list[Result]], skipped: list[str], args: argparse.Namespace) -> str:
+    compat = " (dbgauge with --compat: its own families and the peer's)" if args.compat else ""
     lines = [f"# Scrape cost: {args.scrapes} sequential scrapes after {args.warmup} warm-up, "
-             "alternating within each pair", "", table(pairs), "",
+             f"alternating within each pair{compat}", "", table(pairs), "",
              f"Method: {FAIRNESS} Latency is request to last byte on a fresh loopback TCP "
              "connection, text format, no gzip, header X-Prometheus-Scrape-Timeout-Seconds: "
              "10. CPU = utime+stime delta over the measured scrapes / scrapes "
