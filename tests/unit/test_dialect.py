@@ -101,6 +101,16 @@ def test_several_targets_on_one_scrape_are_told_apart_by_target() -> None:
     assert text.count("# TYPE mysql_up gauge") == 1
 
 
+def test_targets_of_different_dialects_on_one_scrape_keep_the_peers_labels() -> None:
+    pg = TargetResult("pg", "postgres", (("target", "pg"),), True, 0.01,
+                      ServerInfo("postgresql", (16, 4), "16.4"), None,
+                      peer_up=(PeerSpec("pg_up", "gauge", "up"),))
+    text = encode([_speaking("db1", True, 1), pg])[0].decode()
+    assert "mysql_up 1.0" in text
+    assert "pg_up 1.0" in text
+    assert "mysql_global_status_questions 1.0" in text
+
+
 def test_openmetrics_keeps_a_peer_counter_without_total_by_its_name() -> None:
     spec = PeerSpec("pg_stat_database_xact_commit", "counter", "Transactions committed.",
                     ("datname",))

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 import platform
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -110,12 +111,13 @@ def build_families(results: Sequence[TargetResult], jobs: Sequence[JobSnapshot] 
 def _peer_families(results: Sequence[TargetResult],
                    add: Callable[[str, Labels, float, MetricSpec | None], None]) -> None:
     """The peer exporters' series (dialects), with the peer's labels only, as a peer
-    scraped per target gives them; when several targets speak dialects in one scrape
-    (/metrics of a multi-target config), each also carries `target`, or their series
-    would collide."""
+    scraped per target gives them; when several targets speak the same dialect in one
+    scrape (/metrics of a multi-target config), each of them also carries `target`, or
+    their series would collide."""
     speaking = [r for r in results if r.peer_up]
-    several = len(speaking) > 1
+    per_dialect = Counter(up.name for r in speaking for up in r.peer_up)
     for result in speaking:
+        several = any(per_dialect[up.name] > 1 for up in result.peer_up)
         extra = (("target", result.target),) if several else ()
         base = tuple(sorted((*(kv for kv in result.labels if kv[0] != "target"), *extra)))
         for up in result.peer_up:
