@@ -9,21 +9,25 @@ gauge only loses `rate()` hints; a wrong counter would lie about resets).
 
 Values: numbers as the server reports them (raw units: Innodb_row_lock_time is in
 milliseconds, as documented by the server); ON/OFF become 1/0; text and NULL give no
-sample. Names: lower-cased, anything outside [a-z0-9_] becomes `_`; a gauge whose name
-ends in a suffix Prometheus reserves (`_total`, `_count`, `_sum`, `_bucket`) gets `_value`
-appended, and a name part `promtool` reads as an abbreviated or non-base unit or a metric
-type (`s`, `ms`, `kb`, `days`, `milliseconds`, `gauge`, ...) gets an `x` appended, so the
-full output stays lint-clean.
+sample. The facts keep every text value too (Galera's wsrep_cluster_status,
+wsrep_local_state_uuid, wsrep_provider_version, ...): `--compat mysqld_exporter` reads
+them as mysqld_exporter does.
+
+Names: lower-cased, anything outside [a-z0-9_] becomes `_`; a gauge whose name ends in a
+suffix Prometheus reserves (`_total`, `_count`, `_sum`, `_bucket`) gets `_value` appended,
+and a name part `promtool` reads as an abbreviated or non-base unit or a metric type (`s`,
+`ms`, `kb`, `days`, `milliseconds`, `gauge`, ...) gets an `x` appended, so the full output
+stays lint-clean.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
-from dbgauge.collectors.mysql_status import parse_status_rows
+from dbgauge.collectors.mysql_status import split_status_rows
 from dbgauge.toolkit.db import Connection
 from dbgauge.toolkit.metrics import Collector, MetricSpec, MetricTable, Sample
 
@@ -187,9 +191,12 @@ def gauge_name(prefix: str, variable: str) -> str:
 
 @dataclass(frozen=True)
 class GlobalStatusFacts:
-    """Every numeric SHOW GLOBAL STATUS variable, by the server's own name."""
+    """Every numeric SHOW GLOBAL STATUS variable, by the server's own name; `text`: the
+    value as written of every variable that is not a plain number (words such as ON or
+    Primary, uuids, versions), NULL left out."""
 
     values: Mapping[str, float]
+    text: Mapping[str, str] = field(default_factory=dict)
 
 
 @lru_cache(maxsize=4096)
@@ -233,7 +240,7 @@ class MySQLGlobalStatus(Collector[GlobalStatusFacts]):
     dynamic_prefixes = (PREFIX,)
 
     def read(self, conn: Connection) -> GlobalStatusFacts:
-        return GlobalStatusFacts(parse_status_rows(conn.query("global_status_all")))
+        return GlobalStatusFacts(*split_status_rows(conn.query("global_status_all")))
 
     def samples(self, facts: GlobalStatusFacts) -> Iterable[Sample]:
         return status_samples(facts.values)

@@ -1,29 +1,42 @@
-"""mysql_global_variables: the server settings dashboards divide by (MySQL and MariaDB).
+"""mysql_global_variables: every numeric server setting (MySQL and MariaDB).
 
 Utilisation needs its limit: connections over max_connections, buffer pool pages over
 innodb_buffer_pool_size, open tables over table_open_cache, redo written over the log size.
-mysqld_exporter exports all of SHOW GLOBAL VARIABLES; dbgauge exports the allow-list below
-(what mysqld_exporter's dashboards and the usual alert rules read), each numeric value as
-the gauge `dbgauge_mysql_global_variables_<name>` in the server's own unit (bytes for sizes,
-seconds for timeouts and long_query_time); ON/OFF as 1/0; a variable this server does not
-have, or whose value is text, gives no sample.
+Every numeric SHOW GLOBAL VARIABLES value (about 480 of MariaDB 10.11's 680 variables) is
+the gauge `dbgauge_mysql_global_variables_<name>` in the server's own unit (bytes for
+sizes, seconds for timeouts and long_query_time); ON/OFF as 1/0; a text value gives no
+sample (the facts keep it: version, version_comment, transaction_isolation, ... for
+`--compat mysqld_exporter`). Names are sanitised as mysql_global_status's are.
+
+The `exclude` option leaves variables out: names or shell-style patterns, matched
+case-insensitively (`exclude: [wsrep_*, "performance_schema_*"]`). Settings change
+rarely: the collection is reused for `refresh` (60) seconds.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
+from functools import lru_cache
 
 from dbgauge.collectors.mysql_global_status import gauge_name
-from dbgauge.collectors.mysql_status import parse_status_rows
+from dbgauge.collectors.mysql_status import split_status_rows
 from dbgauge.toolkit.db import Connection
-from dbgauge.toolkit.metrics import Collector, MetricSpec, MetricTable, Sample
+from dbgauge.toolkit.metrics import (
+    Collector,
+    MetricSpec,
+    MetricTable,
+    Option,
+    OptionValue,
+    Sample,
+)
 
 PREFIX = "dbgauge_mysql_global_variables_"
 
-# The allow-list: name -> what it limits (in HELP). Names from both flavors; a server
-# reports only the ones it has.
-ALLOWED: Mapping[str, str] = {
+# What the variables dashboards divide by limit (in their HELP). Names from both flavors;
+# a server reports only the ones it has. Every other variable gets a generic HELP.
+DESCRIBED: Mapping[str, str] = {
     "max_connections": "client connection limit",
     "max_user_connections": "per-account connection limit (0 = none)",
     "max_connect_errors": "failed connects before a host is blocked",
@@ -86,9 +99,34 @@ ALLOWED: Mapping[str, str] = {
 }
 
 
+class PatternsOption(Option):
+    """A list of names or shell-style patterns: a YAML list, or one string of them
+    separated by commas; kept as that comma-separated string (an option's value is a
+    number or a string)."""
+
+    def check(self, value: object) -> OptionValue:
+        items = value.split(",") if isinstance(value, str) else value
+        if not isinstance(items, list | tuple) or not all(isinstance(i, str) for i in items):
+            raise ValueError("must be a list of names or patterns (e.g. [wsrep_*])")
+        patterns = [i.strip().lower() for i in items if i.strip()]
+        if any("," in p for p in patterns):
+            raise ValueError("a name or pattern cannot hold a comma")
+        return ",".join(patterns)
+
+
+OPTIONS: Mapping[str, Option] = {
+    "exclude": PatternsOption("", "Variables left out: names or shell-style patterns "
+                                  "(`*`, `?`, `[...]`), case-insensitive, as a list"),
+}
+
+
+@lru_cache(maxsize=4096)
 def variable_spec(name: str) -> MetricSpec:
-    return MetricSpec(gauge_name(PREFIX, name), "gauge",
-                      f"SHOW GLOBAL VARIABLES {name}: {ALLOWED[name]}.")
+    """The gauge one variable becomes (cached: the same ~500 names on every collection)."""
+    what = DESCRIBED.get(name.lower())
+    help_ = (f"SHOW GLOBAL VARIABLES {name}: {what}." if what else
+             f"SHOW GLOBAL VARIABLES {name}, raw value (ON/OFF as 1/0).")
+    return MetricSpec(gauge_name(PREFIX, name), "gauge", help_)
 
 
 # The families dashboards divide by, declared so the README lists them.
@@ -99,37 +137,57 @@ METRICS = MetricTable(*map(variable_spec, (
 
 @dataclass(frozen=True)
 class GlobalVariablesFacts:
-    """The allow-listed variables this server has, as numbers."""
+    """Every numeric variable this server has (less the excluded ones), by lower-cased
+    name; `text`: the value as written of every variable that is not a plain number
+    (version, version_comment, transaction_isolation, ...), NULL left out."""
 
     values: Mapping[str, float]
+    text: Mapping[str, str] = field(default_factory=dict)
 
 
-def allowed_values(values: Mapping[str, float]) -> dict[str, float]:
-    """The allow-listed subset of numeric variables (names compared lower-cased)."""
-    return {name.lower(): value for name, value in values.items() if name.lower() in ALLOWED}
+def excluded(patterns: str) -> frozenset[str] | None:
+    """The comma-separated patterns of the `exclude` option, or None for none."""
+    found = frozenset(p for p in patterns.split(",") if p)
+    return found or None
+
+
+def variable_facts(values: Mapping[str, float], texts: Mapping[str, str],
+                   exclude: frozenset[str] | None = None) -> GlobalVariablesFacts:
+    """Numeric values by lower-cased name, less those matching `exclude`; texts kept."""
+    kept = {name.lower(): value for name, value in values.items()}
+    if exclude:
+        kept = {name: value for name, value in kept.items()
+                if not any(fnmatchcase(name, pattern) for pattern in exclude)}
+    return GlobalVariablesFacts(kept, {name.lower(): t for name, t in texts.items()})
 
 
 def variable_samples(values: Mapping[str, float]) -> Iterator[Sample]:
+    """One gauge per variable; a second variable that sanitises to a name already taken
+    is left out."""
+    seen: set[str] = set()
     for name, value in values.items():
-        yield METRICS.sample(variable_spec(name), value)
+        spec = variable_spec(name)
+        if spec.name in seen:
+            continue
+        seen.add(spec.name)
+        yield METRICS.sample(spec, value)
 
 
 class MySQLGlobalVariables(Collector[GlobalVariablesFacts]):
     name = "mysql_global_variables"
     refresh = 60  # slow-changing (and, for fleets, the costly part): see Collector.refresh
-    help = ("Server limits dashboards divide by (max_connections, innodb_buffer_pool_size, "
-            "innodb_log_file_size, table_open_cache, long_query_time, ...) from SHOW GLOBAL "
-            "VARIABLES, as dbgauge_mysql_global_variables_<name> gauges (a documented "
-            "allow-list).")
+    help = ("Every numeric SHOW GLOBAL VARIABLES value as a dbgauge_mysql_global_variables_"
+            "<name> gauge (max_connections, innodb_buffer_pool_size, table_open_cache, "
+            "long_query_time, ...); the `exclude` option leaves names or patterns out.")
     kind = "mysql"
     flavors = frozenset({"mysql", "mariadb"})
     metrics = METRICS
     dynamic_prefixes = (PREFIX,)
+    options = OPTIONS
 
     def read(self, conn: Connection) -> GlobalVariablesFacts:
-        return GlobalVariablesFacts(
-            allowed_values(parse_status_rows(conn.query("global_variables",
-                                                      (tuple(ALLOWED),)))))
+        values, texts = split_status_rows(conn.query("global_variables"))
+        return variable_facts(values, texts, excluded(str(self.setting("exclude"))))
 
     def samples(self, facts: GlobalVariablesFacts) -> Iterable[Sample]:
         return variable_samples(facts.values)

@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from dbgauge.toolkit.db import Connection, Row
+from dbgauge.toolkit.db import Connection, Row, ServerInfo
 from dbgauge.toolkit.db.privileges import PROCESS, REPLICA_MONITOR, query
 from dbgauge.toolkit.db.values import is_on, number, text
 from dbgauge.toolkit.gtid import GtidSet, parse_mariadb_gtids
@@ -100,6 +100,9 @@ class ReplicaStatus:
     source_uuid: str = ""  # lowercased; MySQL only
     last_io_error: str = ""
     last_sql_error: str = ""
+    # every column as the server named and wrote it (None for NULL), in its order: what
+    # `--compat mysqld_exporter` reads, as mysqld_exporter reads every column
+    columns: tuple[tuple[str, str | None], ...] = ()
 
     @property
     def io_running(self) -> bool:
@@ -165,6 +168,8 @@ def parse_replica_status(row: Row) -> ReplicaStatus:
         source_uuid=text(_col(row, "Source_UUID", "Master_UUID")).strip().lower(),
         last_io_error=text(row.get("Last_IO_Error")).strip(),
         last_sql_error=text(row.get("Last_SQL_Error")).strip(),
+        columns=tuple((str(name), None if value is None else text(value))
+                      for name, value in row.items()),
     )
 
 
@@ -193,11 +198,12 @@ def parse_flags(row: Row) -> ReplicationFlags:
 
 @dataclass(frozen=True)
 class ReplicationFacts:
-    """What the collector read: every replication channel (none on a primary) and the
-    server's flags."""
+    """What the collector read: every replication channel (none on a primary), the
+    server's flags, and the server (which statement, hence which column names)."""
 
     channels: tuple[ReplicaStatus, ...]
     flags: ReplicationFlags
+    server: ServerInfo | None = None
 
 
 def read_channels(conn: Connection) -> tuple[ReplicaStatus, ...]:
@@ -239,7 +245,7 @@ class MySQLReplication(Collector[ReplicationFacts]):
 
     def read(self, conn: Connection) -> ReplicationFacts:
         channels = read_channels(conn)
-        return ReplicationFacts(channels, read_flags(conn))
+        return ReplicationFacts(channels, read_flags(conn), conn.server)
 
     def samples(self, facts: ReplicationFacts) -> Iterable[Sample]:
         yield Sample(CONFIGURED.name, 1.0 if facts.channels else 0.0)

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from dbgauge.toolkit.db import Connection, Row
-from dbgauge.toolkit.db.values import flag, number
+from dbgauge.toolkit.db.values import flag, number, text
 from dbgauge.toolkit.metrics import Collector, MetricSpec, MetricTable, Sample, present
 
 UPTIME = MetricSpec("dbgauge_mysql_uptime_seconds", "gauge",
@@ -73,13 +73,30 @@ def parse_status_rows(rows: Iterable[Row]) -> dict[str, float]:
     """SHOW STATUS/VARIABLES rows (Variable_name, Value) -> numeric values by variable
     name; text and NULL left out. The one reader of such rows: this collector, InnoDB's and
     the global status and variables collectors use it."""
-    out: dict[str, float] = {}
+    return split_status_rows(rows)[0]
+
+
+def split_status_rows(rows: Iterable[Row]) -> tuple[dict[str, float], dict[str, str]]:
+    """SHOW STATUS/VARIABLES rows -> (numeric values as `parse_status_rows` reads them,
+    the text of every other non-NULL value as the server wrote it). A word such as ON or
+    Primary is in both when it reads as a number (ON = 1): the text keeps what a peer
+    exporter reads differently (Galera's wsrep_cluster_status, uuids, versions)."""
+    values: dict[str, float] = {}
+    texts: dict[str, str] = {}
     for row in rows:
-        value = status_value(row.get("Value"))
         name = row.get("Variable_name")
-        if value is not None and name:
-            out[str(name)] = value
-    return out
+        raw = row.get("Value")
+        if not name or raw is None:
+            continue
+        number_ = number(raw)
+        if number_ is not None and number_ == number_ and abs(number_) != float("inf"):
+            values[str(name)] = number_
+            continue
+        texts[str(name)] = text(raw)
+        on = flag(raw)
+        if on is not None:
+            values[str(name)] = float(on)
+    return values, texts
 
 
 def status_facts(status: Mapping[str, float], max_connections: float | None) -> StatusFacts:

@@ -13,7 +13,14 @@ hands them to the registry with the collectors, so the core imports none of them
 
 The peer's families are not held to dbgauge's naming rules (postgres_exporter's counters
 lack `_total`, mysqld_exporter exports status variables untyped): a `PeerSpec` says what the
-peer says, and the renderer keeps its names exact.
+peer says, and the renderer keeps its names exact. A peer's histogram is one `PeerSpec` of
+type "histogram" whose samples are named `<name>_bucket` (with `le`), `<name>_sum` and
+`<name>_count`.
+
+The peers also count their own scrapes (`mysql_exporter_scrapes_total`,
+`..._last_scrape_error`, a duration per scraper): a dialect's `scrape` hook makes those
+samples from a `ScrapeSummary` of the target's scrape, after its collectors ran (or when
+the target could not be reached).
 """
 
 from __future__ import annotations
@@ -26,6 +33,24 @@ from dbgauge.toolkit.metrics import MetricSpec, Sample
 from dbgauge.toolkit.targets import TargetKind
 
 Translate = Callable[[Any], Iterable[Sample]]
+HISTOGRAM_PARTS = ("_bucket", "_sum", "_count")
+
+
+@dataclass(frozen=True)
+class ScrapeSummary:
+    """One scrape of one target, as a dialect's `scrape` hook sees it: whether the target
+    answered, how many scrapes of it this runner made (this one included), the time spent
+    (re)connecting (0 on a kept connection), each collector run as (name, success,
+    seconds), and the failed runs per collector since the runner started."""
+
+    up: bool
+    scrapes: int
+    connect_seconds: float = 0.0
+    runs: tuple[tuple[str, bool, float], ...] = ()
+    failures: Mapping[str, int] = field(default_factory=dict)
+
+
+ScrapeHook = Callable[[ScrapeSummary], Iterable[Sample]]
 
 
 @dataclass(frozen=True)
@@ -53,11 +78,14 @@ class PeerFamilies:
     """A dialect's families, looked up by sample name: what translations make samples
     with, what the scrape checks their samples against, and what the docs list."""
 
-    __slots__ = ("_dynamic", "_made", "_static", "all")
+    __slots__ = ("_dynamic", "_made", "_parts", "_static", "all")
 
     def __init__(self, *families: PeerFamily) -> None:
         self.all: tuple[PeerFamily, ...] = families
         self._static = {f.spec.name: f.spec for f in families if not f.spec.name.endswith("*")}
+        # a histogram's sample names -> its spec
+        self._parts = {f.spec.name + part: f.spec for f in families
+                       if f.spec.type == "histogram" for part in HISTOGRAM_PARTS}
         self._dynamic = tuple((f.spec.name[:-1], f.spec) for f in families
                               if f.spec.name.endswith("*"))
         if len(self._static) + len(self._dynamic) != len(families):
@@ -66,7 +94,7 @@ class PeerFamilies:
 
     def spec(self, name: str) -> PeerSpec:
         """The spec of the family `name`; KeyError when the dialect does not declare it."""
-        found = self._static.get(name) or self._made.get(name)
+        found = self._static.get(name) or self._parts.get(name) or self._made.get(name)
         if found is not None:
             return found
         for prefix, pattern in self._dynamic:
@@ -89,7 +117,8 @@ class Dialect:
     `translate` maps a collector name to a function from that collector's facts to the
     peer's samples, made with `families.sample`. `collectors` are the dbgauge collectors
     the peer's default set needs, run on a target that has the dialect on and no
-    `collectors:` list of its own.
+    `collectors:` list of its own. `scrape`, when set, makes the peer's own scrape
+    families (scrape counts, errors, durations) once per scrape of a target, up or not.
     """
 
     name: str
@@ -99,6 +128,11 @@ class Dialect:
     families: PeerFamilies
     translate: Mapping[str, Translate] = field(default_factory=dict)
     collectors: tuple[str, ...] = ()
+    scrape: ScrapeHook | None = None
+
+    def scrape_samples(self, summary: ScrapeSummary) -> Iterable[Sample]:
+        """The peer's own samples about this scrape (none without a `scrape` hook)."""
+        return () if self.scrape is None else self.scrape(summary)
 
     def samples(self, collector: str, facts: object) -> Iterable[Sample]:
         """The peer's samples of one collector's facts (none if the peer has no such
@@ -113,8 +147,13 @@ class Dialect:
             spec = self.families.spec(sample.name)
         except KeyError:
             raise ValueError(f"dialect {self.name} emitted undeclared {sample.name}") from None
-        if len(sample.labels) != len(spec.labels) or not all(
-                k in sample.labels for k in spec.labels):
+        labels = spec.labels
+        if spec.type == "histogram" and sample.name == spec.name + "_bucket":
+            labels = (*labels, "le")
+        elif spec.type == "histogram" and sample.name == spec.name:
+            raise ValueError(f"dialect {self.name}: histogram {spec.name} takes "
+                             f"{'/'.join(HISTOGRAM_PARTS)} samples")
+        if len(sample.labels) != len(labels) or not all(k in sample.labels for k in labels):
             raise ValueError(f"dialect {self.name}: {sample.name} has labels "
-                             f"{sorted(sample.labels)}, declared {list(spec.labels)}")
+                             f"{sorted(sample.labels)}, declared {list(labels)}")
         return spec

@@ -45,7 +45,8 @@ def metrics_reference(collectors: Iterable[AnyCollector]) -> str:
                       "collects on every scrape).", ""]
         if collector.options:
             lines += [f"Options (`collector_options: {{{collector.name}: {{...}}}}`): " + "; ".join(
-                f"`{key}` (default `{opt.default}`): {opt.help}"
+                f"`{key}` (default {f'`{opt.default}`' if opt.default != '' else 'none'}): "
+                f"{opt.help}"
                 for key, opt in collector.options.items()), ""]
         if collector.dynamic_prefixes:
             lines += ["Families named at run time: " + ", ".join(

@@ -42,7 +42,9 @@ from dbgauge.toolkit.targets import TargetKind
 # "untyped": for families whose type Prometheus' metadata cannot say: postgres_exporter's
 # counters without `_total` (queries.yaml), and cumulative buckets carrying `le` outside a
 # histogram (promtool reserves `le` for histograms); both would be flagged as counters.
-MetricType = Literal["gauge", "counter", "info", "untyped"]
+# "histogram": a peer exporter's histogram (dialects only: a `PeerSpec` whose samples are
+# `<name>_bucket{le}`, `<name>_sum` and `<name>_count`).
+MetricType = Literal["gauge", "counter", "info", "untyped", "histogram"]
 
 
 @dataclass(frozen=True)
@@ -62,6 +64,9 @@ class MetricSpec:
             raise ValueError(f"only counters may end in _total: {self.name}")
         if self.type == "info" and not self.name.endswith("_info"):
             raise ValueError(f"info metric {self.name} must end in _info")
+        if self.type == "histogram":
+            raise ValueError(f"{self.name}: only a peer exporter's family (PeerSpec) may be "
+                             "a histogram")
 
 
 @dataclass(frozen=True)

@@ -1,34 +1,118 @@
 """mysqld_exporter's names (prometheus/mysqld_exporter; Debian's 0.14 and upstream).
 
-Every `mysql_*` family its collectors export, from dbgauge's facts.
+The families of its default scrapers, from the facts dbgauge's collectors read in the same
+scrape: global_status (`_mysqld_status`), global_variables (`_mysqld_status`),
+slave_status (`_mysqld_slave`), info_schema.query_response_time (below), `mysql_up`, and
+the exporter's own `mysql_exporter_*` scrape families (below). Where Debian's 0.14 and
+upstream differ, upstream's families are exported too (its MariaDB GTID positions, MySQL
+8.4's SHOW REPLICA STATUS names). docs/compat.md lists what differs, and why.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
-from dbgauge.collectors.mysql_global_status import GlobalStatusFacts
-from dbgauge.toolkit.dialect import Dialect, PeerFamilies, PeerFamily, PeerSpec
+from dbgauge.collectors._queries import go_float
+from dbgauge.collectors.dialects import _mysqld_slave, _mysqld_status
+from dbgauge.collectors.mariadb_query_response_time import ResponseTimeFacts
+from dbgauge.toolkit.dialect import (
+    Dialect,
+    PeerFamilies,
+    PeerFamily,
+    PeerSpec,
+    ScrapeSummary,
+)
 from dbgauge.toolkit.metrics import Sample
 
 UP = PeerSpec("mysql_up", "gauge", "Whether the MySQL server is up.")
 
+# ------------------------------------------------------------ info_schema.query_response_time
+
+QUERY_RESPONSE_TIME = PeerSpec(
+    "mysql_info_schema_query_response_time_seconds", "histogram",
+    "The number of all queries by duration they took to execute.")
+
+
+def query_response_time(facts: ResponseTimeFacts) -> Iterator[Sample]:
+    """info_schema.query_response_time: one histogram of every query (the plugin's ranges
+    as buckets, TOO LONG counted in +Inf only). Percona Server's _READ/_WRITE tables do
+    not exist on MariaDB, so neither do their histograms."""
+    if not facts.configured or not facts.buckets:
+        return
+    name = QUERY_RESPONSE_TIME.name
+    count = facts.buckets[-1][1]
+    for bound, cumulative in facts.buckets:
+        if bound != float("inf"):
+            yield FAMILIES.sample(name + "_bucket", cumulative, {"le": go_float(bound)})
+    yield FAMILIES.sample(name + "_bucket", count, {"le": "+Inf"})
+    yield FAMILIES.sample(name + "_sum", facts.seconds or 0.0)
+    yield FAMILIES.sample(name + "_count", count)
+
+
+# ------------------------------------------------------------ the exporter's own families
+
+# dbgauge collector -> the mysqld_exporter scrapers whose families it gives
+SCRAPERS: dict[str, tuple[str, ...]] = {
+    "mysql_global_status": ("global_status",),
+    "mysql_global_variables": ("global_variables",),
+    "mysql_replication": ("slave_status",),
+    "mariadb_query_response_time": ("info_schema.query_response_time",),
+}
+LAST_SCRAPE_ERROR = PeerSpec(
+    "mysql_exporter_last_scrape_error", "gauge",
+    "Whether the last scrape of metrics from MySQL resulted in an error (1 for error, 0 for "
+    "success).")
+SCRAPES = PeerSpec("mysql_exporter_scrapes_total", "counter",
+                   "Total number of times MySQL was scraped for metrics.")
+SCRAPE_ERRORS = PeerSpec("mysql_exporter_scrape_errors_total", "counter",
+                         "Total number of times an error occurred scraping a MySQL.",
+                         ("collector",))
+DURATION = PeerSpec("mysql_exporter_collector_duration_seconds", "gauge",
+                    "Collector time duration.", ("collector",))
+
+
+def exporter_samples(summary: ScrapeSummary) -> Iterator[Sample]:
+    """mysql_exporter_*: this runner's scrapes of the target, whether this one failed
+    (the target down, or a collector that gives the peer's families failed), the failed
+    runs of those collectors by the peer's scraper name, and each one's duration; the
+    "connection" duration is the time spent connecting (0 on a kept connection)."""
+    failed = not summary.up
+    if summary.up:
+        yield FAMILIES.sample(DURATION.name, summary.connect_seconds,
+                              {"collector": "connection"})
+    for collector, success, seconds in summary.runs:
+        for scraper in SCRAPERS.get(collector, ()):
+            failed = failed or not success
+            yield FAMILIES.sample(DURATION.name, seconds, {"collector": "collect." + scraper})
+    yield FAMILIES.sample(SCRAPES.name, float(summary.scrapes))
+    yield FAMILIES.sample(LAST_SCRAPE_ERROR.name, 1.0 if failed else 0.0)
+    for collector, count in summary.failures.items():
+        for scraper in SCRAPERS.get(collector, ()):
+            yield FAMILIES.sample(SCRAPE_ERRORS.name, float(count),
+                                  {"collector": "collect." + scraper})
+
+
 FAMILIES = PeerFamilies(
     PeerFamily(UP, "dbgauge_up"),
-    PeerFamily(PeerSpec("mysql_global_status_*", "untyped",
-                        "Generic metric from SHOW GLOBAL STATUS."),
-               "dbgauge_mysql_global_status_<name>"),
+    *_mysqld_status.DECLARED,
+    *_mysqld_slave.DECLARED,
+    PeerFamily(QUERY_RESPONSE_TIME, "dbgauge_mysql_query_response_time_total",
+               "dbgauge's buckets are an untyped family (le in seconds) with "
+               "dbgauge_mysql_query_response_time_seconds_total beside it"),
+    PeerFamily(LAST_SCRAPE_ERROR, "dbgauge_collector_success"),
+    PeerFamily(SCRAPES, "", "counts this dbgauge's scrapes of the target"),
+    PeerFamily(SCRAPE_ERRORS, "dbgauge_collector_success"),
+    PeerFamily(DURATION, "dbgauge_collector_duration_seconds"),
 )
-
-
-def _global_status(facts: GlobalStatusFacts) -> Iterator[Sample]:
-    for variable, value in facts.values.items():
-        yield FAMILIES.sample("mysql_global_status_" + variable.lower(), value)
-
 
 DIALECT = Dialect(
     name="mysqld_exporter", kind="mysql",
     help="mysqld_exporter's mysql_* names, labels and values",
     up=UP, families=FAMILIES,
-    translate={"mysql_global_status": _global_status},
+    translate={"mysql_global_status": _mysqld_status.global_status,
+               "mysql_global_variables": _mysqld_status.global_variables,
+               "mysql_replication": _mysqld_slave.slave_status,
+               "mariadb_query_response_time": query_response_time},
+    collectors=tuple(SCRAPERS),
+    scrape=exporter_samples,
 )

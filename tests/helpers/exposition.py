@@ -16,10 +16,12 @@ def _metric(family: Family) -> Metric:
     spec = family.spec
     if spec.type == "counter":
         metric = Metric(spec.name.removesuffix("_total"), spec.help, "counter")
+    elif spec.type in ("untyped", "histogram"):
+        metric = Metric(spec.name, spec.help, spec.type)
     else:
-        metric = Metric(spec.name, spec.help, "untyped" if spec.type == "untyped" else "gauge")
-    for labels, value in family.samples:
-        metric.add_sample(spec.name, dict(labels), value)
+        metric = Metric(spec.name, spec.help, "gauge")
+    for name, labels, value in family.named():
+        metric.add_sample(name, dict(labels), value)
     return metric
 
 

@@ -1,6 +1,7 @@
 """mysql_global_status and mysql_global_variables on captured output: the SHOW GLOBAL STATUS
 typing table and name sanitising (MariaDB 10.11's full list, MySQL 8.0's InnoDB rows), the
-families declared for alert rules, and the variables allow-list."""
+families declared for alert rules, text values kept in the facts, and every numeric
+variable exported less the `exclude` option's names and patterns."""
 
 from __future__ import annotations
 
@@ -16,8 +17,8 @@ from dbgauge.collectors.mysql_global_status import (
     status_samples,
     status_spec,
 )
-from dbgauge.collectors.mysql_global_variables import ALLOWED, MySQLGlobalVariables
-from dbgauge.collectors.mysql_status import parse_status_rows
+from dbgauge.collectors.mysql_global_variables import DESCRIBED, MySQLGlobalVariables
+from dbgauge.collectors.mysql_status import parse_status_rows, split_status_rows
 from tests.helpers import as_dict
 from tests.helpers.captured import FixtureConnection, tsv_rows
 
@@ -112,23 +113,69 @@ def test_status_spec_types_and_reserved_suffixes() -> None:
                             {"Variable_name": "c", "Value": None}]) == {"b": 12.0}
 
 
-def test_global_variables_keep_the_allow_list_only() -> None:
-    conn = FixtureConnection("mariadb", (10, 11, 19), {"global_variables": [
-        {"Variable_name": "max_connections", "Value": "151"},
-        {"Variable_name": "innodb_buffer_pool_size", "Value": "134217728"},
-        {"Variable_name": "long_query_time", "Value": "10.000000"},
-        {"Variable_name": "read_only", "Value": "OFF"},
-        {"Variable_name": "version_comment", "Value": "Debian 12"},
-        {"Variable_name": "max_prepared_stmt_count", "Value": "16382"},
-        {"Variable_name": "table_open_cache", "Value": None},
-        {"Variable_name": "auto_increment_increment", "Value": "1"}]})
+VARIABLE_ROWS = [
+    {"Variable_name": "max_connections", "Value": "151"},
+    {"Variable_name": "innodb_buffer_pool_size", "Value": "134217728"},
+    {"Variable_name": "long_query_time", "Value": "10.000000"},
+    {"Variable_name": "read_only", "Value": "OFF"},
+    {"Variable_name": "version_comment", "Value": "Debian 12"},
+    {"Variable_name": "max_prepared_stmt_count", "Value": "16382"},
+    {"Variable_name": "table_open_cache", "Value": None},
+    {"Variable_name": "auto_increment_increment", "Value": "1"},
+    {"Variable_name": "wsrep_slave_threads", "Value": "1"},
+    {"Variable_name": "wsrep_on", "Value": "OFF"},
+    {"Variable_name": "expire_logs_days", "Value": "0.000000"}]
+
+
+def _variables(exclude: object = None) -> dict[str, float]:
+    conn = FixtureConnection("mariadb", (10, 11, 19), {"global_variables": VARIABLE_ROWS})
     collector = MySQLGlobalVariables()
+    if exclude is not None:
+        collector = collector.configured({"exclude": exclude})
     samples = list(collector.collect(conn))  # type: ignore[arg-type]
     for s in samples:
         collector.validate_sample(s)
+    return {s.name: s.value for s in samples}
+
+
+def test_global_variables_export_every_numeric_variable() -> None:
     p = "dbgauge_mysql_global_variables_"
-    assert {s.name: s.value for s in samples} == {
+    assert _variables() == {
         p + "max_connections": 151.0, p + "innodb_buffer_pool_size": 134217728.0,
         p + "long_query_time": 10.0, p + "read_only": 0.0,
-        p + "max_prepared_stmt_count_value": 16382.0}
-    assert "max_connections" in ALLOWED and "auto_increment_increment" not in ALLOWED
+        p + "max_prepared_stmt_count_value": 16382.0, p + "auto_increment_increment": 1.0,
+        p + "wsrep_slave_threads": 1.0, p + "wsrep_on": 0.0,
+        p + "expire_logs_daysx": 0.0}
+    assert "max_connections" in DESCRIBED  # a described variable keeps its HELP
+    conn = FixtureConnection("mariadb", (10, 11, 19), {"global_variables": VARIABLE_ROWS})
+    facts = MySQLGlobalVariables().read(conn)  # type: ignore[arg-type]
+    assert facts.text["version_comment"] == "Debian 12"  # text is kept for the dialects
+    assert facts.text["read_only"] == "OFF"
+
+
+@pytest.mark.parametrize("exclude", [["wsrep_*", "AUTO_increment_increment"],
+                                     "wsrep_*, auto_increment_increment", ("wsrep_[os]*",
+                                                                           "auto*")])
+def test_global_variables_exclude_names_and_patterns(exclude: object) -> None:
+    got = _variables(exclude)
+    assert not any("wsrep" in name or "auto_increment" in name for name in got)
+    assert "dbgauge_mysql_global_variables_max_connections" in got
+
+
+@pytest.mark.parametrize("bad", [3, [1], {"a": 1}, ["a,b"]])
+def test_global_variables_exclude_must_be_names(bad: object) -> None:
+    with pytest.raises(ValueError, match=r"mysql_global_variables\.exclude"):
+        MySQLGlobalVariables().configured({"exclude": bad})
+
+
+def test_status_text_values_are_kept_beside_the_numbers() -> None:
+    values, texts = split_status_rows([
+        {"Variable_name": "wsrep_cluster_status", "Value": "Primary"},
+        {"Variable_name": "wsrep_local_state_uuid",
+         "Value": "6c06e583-686f-11e6-b9e3-8336ad58138c"},
+        {"Variable_name": "Slave_running", "Value": "OFF"},
+        {"Variable_name": "Uptime", "Value": b"10"},
+        {"Variable_name": "Max_memory_used", "Value": None}])
+    assert values == {"Slave_running": 0.0, "Uptime": 10.0}
+    assert texts == {"wsrep_cluster_status": "Primary", "Slave_running": "OFF",
+                     "wsrep_local_state_uuid": "6c06e583-686f-11e6-b9e3-8336ad58138c"}

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 from dbgauge.toolkit.config import Config
 from dbgauge.toolkit.db import Connection, ServerInfo, connect
-from dbgauge.toolkit.dialect import Dialect
+from dbgauge.toolkit.dialect import Dialect, ScrapeSummary
 from dbgauge.toolkit.errors import AuthError, DbgaugeError, Incomplete
 from dbgauge.toolkit.metrics import AnyCollector, MetricSpec
 from dbgauge.toolkit.redact import redact
@@ -104,6 +104,9 @@ class TargetRunner:
         # collector name -> (when, samples, peer samples) of collectors with a `refresh`
         self._cache: dict[str, tuple[float, tuple[SampleOut, ...], tuple[SampleOut, ...]]] = {}
         self._interrupted = False  # the daemon is stopping: no new connection, no retry
+        # what the dialects' scrape hooks count (the peers' scrapes_total, scrape_errors_total)
+        self._scrapes = 0
+        self._failures: dict[str, int] = {}
 
     @property
     def collectors(self) -> list[AnyCollector]:
@@ -116,7 +119,8 @@ class TargetRunner:
                         extra={"target": self.cfg.name})
         self._last_error = error
         return TargetResult(self.cfg.name, self.cfg.kind, self._base_labels, False,
-                            time.monotonic() - started, error=error, peer_up=self.peer_up)
+                            time.monotonic() - started, error=error,
+                            peer_samples=self._scrape_samples(False), peer_up=self.peer_up)
 
     def scrape(self, deadline: float, only: set[str] | None = None) -> TargetResult:
         """Collect everything enabled (or `only` these collectors) before `deadline`."""
@@ -124,6 +128,7 @@ class TargetRunner:
         if not self._lock.acquire(timeout=max(0.0, deadline - started)):
             return self._fail(started, "previous scrape of this target is still running")
         self._busy_until = deadline
+        self._scrapes += 1
         try:
             return self._scrape_locked(started, deadline, only)
         finally:
@@ -170,6 +175,7 @@ class TargetRunner:
     def _collect(self, started: float, deadline: float, only: set[str] | None,
                  quiet: bool = False) -> TargetResult:
         """One attempt; `quiet` leaves logging a lost connection to the caller."""
+        connecting = time.monotonic()
         try:
             conn = self._connection(deadline)
         except AuthError as exc:
@@ -179,6 +185,7 @@ class TargetRunner:
         except Exception as exc:  # a driver bug must not take the daemon down
             log.exception("unexpected error connecting to %s", self.cfg.name)
             return self._fail(started, redact(f"{type(exc).__name__}: {exc}"))
+        connected = time.monotonic() - connecting
         runs: list[CollectorRun] = []
         samples: list[SampleOut] = []
         peer: list[SampleOut] = []
@@ -196,9 +203,29 @@ class TargetRunner:
                 conn.close()  # release the socket now, not at garbage collection
                 return self._fail(started, runs[-1].error or "connection lost",
                                   log_it=not quiet)
+        peer.extend(self._scrape_samples(True, connected, runs))
         return TargetResult(self.cfg.name, self.cfg.kind, self._base_labels, True,
                             time.monotonic() - started, conn.server, None, tuple(runs),
                             tuple(samples), tuple(peer), self.peer_up)
+
+    def _scrape_samples(self, up: bool, connect_seconds: float = 0.0,
+                        runs: Sequence[CollectorRun] = ()) -> tuple[SampleOut, ...]:
+        """The dialects' samples about this scrape itself (see Dialect.scrape)."""
+        if not self._dialects:
+            return ()
+        for run in runs:
+            if not run.success:
+                self._failures[run.collector] = self._failures.get(run.collector, 0) + 1
+        summary = ScrapeSummary(up, self._scrapes, connect_seconds,
+                                tuple((r.collector, r.success, r.duration) for r in runs),
+                                dict(self._failures))
+        out: list[SampleOut] = []
+        for dialect in self._dialects:
+            for sample in dialect.scrape_samples(summary):
+                spec = dialect.validate_sample(sample)
+                out.append(SampleOut(sample.name, _labels(self._peer_labels, sample.labels),
+                                     sample.value, spec))
+        return tuple(out)
 
     def _run(self, collector: AnyCollector, conn: Connection, out: list[SampleOut],
              peer_out: list[SampleOut]) -> CollectorRun:

@@ -51,13 +51,23 @@ Samples = Iterable[tuple[str, Labels, float]]  # (sample name, labels, value)
 
 
 class Family:
-    """One family's samples in the order they came: (labels sorted by name, value)."""
+    """One family's samples in the order they came: (labels sorted by name, value); a
+    histogram's (a peer's) also keeps each sample's name (`_bucket`, `_sum`, `_count`)."""
 
-    __slots__ = ("samples", "spec")
+    __slots__ = ("names", "samples", "spec")
 
     def __init__(self, spec: MetricSpec) -> None:
         self.spec = spec
         self.samples: list[tuple[Labels, float]] = []
+        self.names: list[str] | None = [] if spec.type == "histogram" else None
+
+    def named(self) -> Samples:
+        """(sample name, labels, value) of each sample."""
+        if self.names is None:
+            name = self.spec.name
+            return ((name, labels, value) for labels, value in self.samples)
+        return ((n, labels, value) for n, (labels, value) in zip(self.names, self.samples,
+                                                                   strict=True))
 
 
 def build_families(results: Sequence[TargetResult], jobs: Sequence[JobSnapshot] = (),
@@ -70,6 +80,9 @@ def build_families(results: Sequence[TargetResult], jobs: Sequence[JobSnapshot] 
         known.update({s.name: s for s in job.metrics})
 
     def add(name: str, labels: Labels, value: float, spec: MetricSpec | None = None) -> None:
+        sample_name = name
+        if spec is not None and spec.type == "histogram":
+            name = spec.name  # a peer's histogram: its _bucket/_sum/_count are one family
         family = families.get(name)
         if family is None:
             if spec is not None and name in known:
@@ -78,6 +91,8 @@ def build_families(results: Sequence[TargetResult], jobs: Sequence[JobSnapshot] 
         elif spec is not None and family.spec is not spec and name in known:
             return
         family.samples.append((labels, value))
+        if family.names is not None:
+            family.names.append(sample_name)
 
     add(BUILD_INFO.name, (("python_version", platform.python_version()),
                           ("version", __version__)), 1.0)
@@ -225,8 +240,8 @@ def render(families: Sequence[Family], process: Iterable[Metric] = (),
 
     for family in families:
         spec = family.spec
-        add(spec.name, spec.type if spec.type in ("counter", "untyped") else "gauge",
-            spec.help, ((spec.name, labels, value) for labels, value in family.samples))
+        add(spec.name, spec.type if spec.type in ("counter", "untyped", "histogram")
+            else "gauge", spec.help, family.named())
     for metric in process:
         add(metric.name + "_total" if metric.type == "counter" else metric.name,
             metric.type, metric.documentation,

@@ -1,0 +1,220 @@
+"""mysqld_exporter's global_status and global_variables scrapers (collector/global_status.go,
+global_variables.go), from the facts of dbgauge's mysql_global_status and
+mysql_global_variables collectors.
+
+global_status: every variable whose value mysqld_exporter reads as a number, named
+`mysql_global_status_<name>` (validPrometheusName) and untyped, except the groups it
+reshapes: Com_* -> commands_total{command}, Handler_* -> handlers_total{handler},
+Connection_errors_* -> connection_errors_total{error}, Innodb_buffer_pool_pages_{data,free,
+misc,old} -> buffer_pool_pages{state}, ..._dirty -> buffer_pool_dirty_pages, ..._total
+dropped, the other ..._pages_* -> buffer_pool_page_changes_total{operation}, Innodb_rows_*
+-> innodb_row_ops_total{operation}, Performance_schema_* ->
+performance_schema_lost_total{instrumentation}. Galera: mysql_galera_status_info (the uuids
+and provider version as labels) and mysql_galera_evs_repl_latency_*.
+
+global_variables: every numeric variable as the gauge `mysql_global_variables_<name>`,
+mysql_version_info, mysql_transaction_isolation{level}, and with Galera
+mysql_galera_variables_info{wsrep_cluster_name} and mysql_galera_gcache_size_bytes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+
+from dbgauge.collectors.dialects._mysqld_values import parse_float, parse_status, valid_name
+from dbgauge.collectors.mysql_global_status import GlobalStatusFacts
+from dbgauge.collectors.mysql_global_variables import GlobalVariablesFacts
+from dbgauge.toolkit.dialect import PeerFamilies, PeerFamily, PeerSpec
+from dbgauge.toolkit.metrics import MetricType, Sample
+
+_STATUS = "dbgauge_mysql_global_status_"
+_VARS = "dbgauge_mysql_global_variables_"
+
+
+def _labelled(name: str, type_: MetricType, help_: str, label: str, ours: str,
+              note: str = "") -> PeerFamily:
+    return PeerFamily(PeerSpec(name, type_, help_, (label,)), ours, note)
+
+
+COMMANDS = "mysql_global_status_commands_total"
+HANDLERS = "mysql_global_status_handlers_total"
+CONNECTION_ERRORS = "mysql_global_status_connection_errors_total"
+POOL_PAGES = "mysql_global_status_buffer_pool_pages"
+DIRTY_PAGES = "mysql_global_status_buffer_pool_dirty_pages"
+PAGE_CHANGES = "mysql_global_status_buffer_pool_page_changes_total"
+ROW_OPS = "mysql_global_status_innodb_row_ops_total"
+PS_LOST = "mysql_global_status_performance_schema_lost_total"
+GALERA_STATUS = "mysql_galera_status_info"
+EVS = "mysql_galera_evs_repl_latency_"
+EVS_PARTS = (("min_seconds", "Min value."), ("avg_seconds", "Avg value."),
+             ("max_seconds", "Max value."), ("stdev", "Standard Deviation."),
+             ("sample_size", "Sample Size."))
+VERSION_INFO = "mysql_version_info"
+ISOLATION = "mysql_transaction_isolation"
+GALERA_VARIABLES = "mysql_galera_variables_info"
+GCACHE = "mysql_galera_gcache_size_bytes"
+
+DECLARED: tuple[PeerFamily, ...] = (
+    _labelled(COMMANDS, "counter", "Total number of executed MySQL commands.", "command",
+              _STATUS + "com_<command>_total"),
+    _labelled(HANDLERS, "counter", "Total number of executed MySQL handlers.", "handler",
+              _STATUS + "handler_<handler>_total"),
+    _labelled(CONNECTION_ERRORS, "counter", "Total number of MySQL connection errors.",
+              "error", _STATUS + "connection_errors_<error>_total"),
+    _labelled(POOL_PAGES, "gauge", "Innodb buffer pool pages by state.", "state",
+              _STATUS + "innodb_buffer_pool_pages_<state>"),
+    PeerFamily(PeerSpec(DIRTY_PAGES, "gauge", "Innodb buffer pool dirty pages."),
+               _STATUS + "innodb_buffer_pool_pages_dirty"),
+    _labelled(PAGE_CHANGES, "counter", "Innodb buffer pool page state changes.",
+              "operation", _STATUS + "innodb_buffer_pool_pages_<operation>_total"),
+    _labelled(ROW_OPS, "counter", "Total number of MySQL InnoDB row operations.",
+              "operation", _STATUS + "innodb_rows_<operation>_total"),
+    _labelled(PS_LOST, "counter", "Total number of MySQL instrumentations that could not be "
+              "loaded or created due to memory constraints.", "instrumentation",
+              _STATUS + "performance_schema_<instrumentation>_total",
+              "mysqld_exporter files every Performance_schema_* variable here, "
+              "session_connect_attrs_longest_seen (a gauge) included"),
+    PeerFamily(PeerSpec("mysql_global_status_*", "untyped",
+                        "Generic metric from SHOW GLOBAL STATUS."),
+               _STATUS + "<name>",
+               "dbgauge's own families are typed (counters end in _total) and lint-clean"),
+    PeerFamily(PeerSpec(GALERA_STATUS, "gauge", "PXC/Galera status information.",
+                        ("wsrep_local_state_uuid", "wsrep_cluster_state_uuid",
+                         "wsrep_provider_version"))),
+    *(PeerFamily(PeerSpec(EVS + part, "gauge",
+                          f"PXC/Galera group communication latency. {what}"))
+      for part, what in EVS_PARTS),
+    PeerFamily(PeerSpec("mysql_global_variables_*", "gauge",
+                        "Generic gauge metric from SHOW GLOBAL VARIABLES."),
+               _VARS + "<name>",
+               "HELP is generic where mysqld_exporter describes MyRocks variables"),
+    PeerFamily(PeerSpec(VERSION_INFO, "gauge", "MySQL version and distribution.",
+                        ("innodb_version", "version", "version_comment")),
+               "dbgauge_target_info"),
+    PeerFamily(PeerSpec(ISOLATION, "gauge", "MySQL transaction isolation.", ("level",))),
+    PeerFamily(PeerSpec(GALERA_VARIABLES, "gauge", "PXC/Galera variables information.",
+                        ("wsrep_cluster_name",))),
+    PeerFamily(PeerSpec(GCACHE, "gauge", "PXC/Galera gcache size.")),
+)
+_FAMILIES = PeerFamilies(*DECLARED)
+_STATIC = frozenset(f.spec.name for f in DECLARED if not f.spec.name.endswith("*"))
+
+# Status variables mysqld_exporter keeps as text for mysql_galera_status_info and the EVS
+# latency gauges.
+_STATUS_TEXT = ("wsrep_local_state_uuid", "wsrep_cluster_state_uuid",
+                "wsrep_provider_version", "wsrep_evs_repl_latency")
+_GROUPS = re.compile(r"(com|handler|connection_errors|innodb_buffer_pool_pages|innodb_rows|"
+                     r"performance_schema)_(.*)", re.DOTALL)
+_GROUP_FAMILY = {"com": (COMMANDS, "command"), "handler": (HANDLERS, "handler"),
+                 "connection_errors": (CONNECTION_ERRORS, "error"),
+                 "innodb_rows": (ROW_OPS, "operation"),
+                 "performance_schema": (PS_LOST, "instrumentation")}
+
+
+def _values(values: Mapping[str, float], texts: Mapping[str, str]
+            ) -> Iterator[tuple[str, str, float | None]]:
+    """(server's name, the value as written or "", the number mysqld_exporter reads) of
+    every variable: a plain number dbgauge read is the number Go's ParseFloat reads; a
+    value kept as text is read as mysqld_exporter reads it."""
+    for name, value in values.items():
+        if name not in texts:
+            yield name, "", value
+    for name, text in texts.items():
+        yield name, text, parse_status(text)
+
+
+def _status_sample(key: str, value: float) -> Sample | None:
+    """One numeric status variable (its validPrometheusName) as mysqld_exporter files
+    it; None for Innodb_buffer_pool_pages_total, which it drops."""
+    m = _GROUPS.fullmatch(key)
+    if m is None:
+        name = "mysql_global_status_" + key
+        return None if name in _STATIC else _FAMILIES.sample(name, value)
+    group, rest = m.groups()
+    if group == "innodb_buffer_pool_pages":
+        if rest in ("data", "free", "misc", "old"):
+            return _FAMILIES.sample(POOL_PAGES, value, {"state": rest})
+        if rest == "dirty":
+            return _FAMILIES.sample(DIRTY_PAGES, value)
+        if rest == "total":
+            return None
+        return _FAMILIES.sample(PAGE_CHANGES, value, {"operation": rest})
+    family, label = _GROUP_FAMILY[group]
+    return _FAMILIES.sample(family, value, {label: rest})
+
+
+def global_status(facts: GlobalStatusFacts) -> Iterator[Sample]:
+    """mysqld_exporter's global_status scraper."""
+    kept: dict[str, str] = {}
+    seen: set[tuple[str, str]] = set()
+    for name, text, value in _values(facts.values, facts.text):
+        if value is None:
+            if name in _STATUS_TEXT:
+                kept[name] = text
+            continue
+        sample = _status_sample(valid_name(name), value)
+        if sample is None:
+            continue
+        key = (sample.name, next(iter(sample.labels.values()), ""))
+        if key not in seen:  # two variables differing only in case or punctuation
+            seen.add(key)
+            yield sample
+    yield from _galera_status(kept)
+
+
+def _galera_status(kept: Mapping[str, str]) -> Iterator[Sample]:
+    if kept.get("wsrep_local_state_uuid"):
+        yield _FAMILIES.sample(GALERA_STATUS, 1.0, {
+            "wsrep_local_state_uuid": kept["wsrep_local_state_uuid"],
+            "wsrep_cluster_state_uuid": kept.get("wsrep_cluster_state_uuid", ""),
+            "wsrep_provider_version": kept.get("wsrep_provider_version", "")})
+    latency = kept.get("wsrep_evs_repl_latency", "")
+    parts = latency.split("/") if latency else []
+    numbers = [parse_float(p) for p in parts]
+    if len(numbers) == len(EVS_PARTS) and all(n is not None for n in numbers):
+        for (part, _what), number in zip(EVS_PARTS, numbers, strict=True):
+            assert number is not None
+            yield _FAMILIES.sample(EVS + part, number)
+
+
+# Variables mysqld_exporter keeps as text for its info families.
+_VARIABLE_TEXT = ("innodb_version", "version", "version_comment", "wsrep_cluster_name",
+                  "wsrep_provider_options", "tx_isolation", "transaction_isolation")
+_GCACHE = re.compile(r"gcache.size = (\d+)([MG]?);")
+
+
+def gcache_size(options: str) -> float:
+    """gcache.size in bytes from wsrep_provider_options (parseWsrepProviderOptions; 0 when
+    it is not there)."""
+    m = _GCACHE.search(options)
+    if m is None:
+        return 0.0
+    return float(m.group(1)) * {"M": 2**20, "G": 2**30}.get(m.group(2), 1)
+
+
+def global_variables(facts: GlobalVariablesFacts) -> Iterator[Sample]:
+    """mysqld_exporter's global_variables scraper."""
+    kept = dict.fromkeys(_VARIABLE_TEXT, "")
+    seen: set[str] = set()
+    for name, text, value in _values(facts.values, facts.text):
+        key = valid_name(name)
+        if value is None:
+            if key in kept:
+                kept[key] = text
+            continue
+        metric = "mysql_global_variables_" + key
+        if metric not in seen:
+            seen.add(metric)
+            yield _FAMILIES.sample(metric, value)
+    yield _FAMILIES.sample(VERSION_INFO, 1.0, {
+        "innodb_version": kept["innodb_version"], "version": kept["version"],
+        "version_comment": kept["version_comment"]})
+    if kept["wsrep_cluster_name"]:
+        yield _FAMILIES.sample(GALERA_VARIABLES, 1.0,
+                               {"wsrep_cluster_name": kept["wsrep_cluster_name"]})
+    if kept["wsrep_provider_options"]:
+        yield _FAMILIES.sample(GCACHE, gcache_size(kept["wsrep_provider_options"]))
+    level = kept["transaction_isolation"] or kept["tx_isolation"]
+    if level:
+        yield _FAMILIES.sample(ISOLATION, 1.0, {"level": level})
