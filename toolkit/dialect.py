@@ -78,7 +78,7 @@ class PeerFamilies:
     """A dialect's families, looked up by sample name: what translations make samples
     with, what the scrape checks their samples against, and what the docs list."""
 
-    __slots__ = ("_dynamic", "_made", "_parts", "_static", "all")
+    __slots__ = ("_checked", "_dynamic", "_made", "_parts", "_static", "all")
 
     def __init__(self, *families: PeerFamily) -> None:
         self.all: tuple[PeerFamily, ...] = families
@@ -91,6 +91,8 @@ class PeerFamilies:
         if len(self._static) + len(self._dynamic) != len(families):
             raise ValueError("a peer family is declared twice")
         self._made: dict[str, PeerSpec] = {}
+        # (sample name, label names) already found valid -> the family's spec
+        self._checked: dict[tuple[str, tuple[str, ...]], PeerSpec] = {}
 
     def spec(self, name: str) -> PeerSpec:
         """The spec of the family `name`; KeyError when the dialect does not declare it."""
@@ -108,6 +110,28 @@ class PeerFamilies:
                labels: Mapping[str, str] | None = None) -> Sample:
         """A sample of the declared family `name`, carrying its spec."""
         return Sample(name, value, labels or {}, self.spec(name))
+
+    def check(self, sample: Sample) -> PeerSpec:
+        """The spec of the family `sample` belongs to; KeyError when no family is declared
+        for its name, ValueError when its label names are not the family's (a histogram's
+        `_bucket` adds `le`). Remembered per name and label names: a scrape checks every
+        sample."""
+        key = (sample.name, tuple(sample.labels))
+        found = self._checked.get(key)
+        if found is not None:
+            return found
+        spec = self.spec(sample.name)
+        labels = spec.labels
+        if spec.type == "histogram" and sample.name == spec.name + "_bucket":
+            labels = (*labels, "le")
+        elif spec.type == "histogram" and sample.name == spec.name:
+            raise ValueError(f"histogram {spec.name} takes {'/'.join(HISTOGRAM_PARTS)} "
+                             "samples")
+        if len(sample.labels) != len(labels) or not all(k in sample.labels for k in labels):
+            raise ValueError(f"{sample.name} has labels {sorted(sample.labels)}, declared "
+                             f"{list(labels)}")
+        self._checked[key] = spec
+        return spec
 
 
 @dataclass(frozen=True)
@@ -144,16 +168,8 @@ class Dialect:
         """The sample's spec; ValueError when the dialect does not declare its family or
         its labels differ from the family's."""
         try:
-            spec = self.families.spec(sample.name)
+            return self.families.check(sample)
         except KeyError:
             raise ValueError(f"dialect {self.name} emitted undeclared {sample.name}") from None
-        labels = spec.labels
-        if spec.type == "histogram" and sample.name == spec.name + "_bucket":
-            labels = (*labels, "le")
-        elif spec.type == "histogram" and sample.name == spec.name:
-            raise ValueError(f"dialect {self.name}: histogram {spec.name} takes "
-                             f"{'/'.join(HISTOGRAM_PARTS)} samples")
-        if len(sample.labels) != len(labels) or not all(k in sample.labels for k in labels):
-            raise ValueError(f"dialect {self.name}: {sample.name} has labels "
-                             f"{sorted(sample.labels)}, declared {list(labels)}")
-        return spec
+        except ValueError as exc:
+            raise ValueError(f"dialect {self.name}: {exc}") from None

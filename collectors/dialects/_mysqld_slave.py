@@ -18,6 +18,7 @@ Source/Replica names as they are (`mysql_slave_status_replica_io_running`).
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from functools import lru_cache
 
 from dbgauge.collectors.dialects._mysqld_values import parse_status
 from dbgauge.collectors.mysql_replication import ReplicationFacts
@@ -46,6 +47,7 @@ _FAMILIES = PeerFamilies(*DECLARED)
 _GTID_FAMILIES = frozenset("mysql_slave_status_" + c.lower() for c in GTID_COLUMNS)
 
 
+@lru_cache(maxsize=1024)
 def _old_name(column: str) -> str:
     """A SHOW REPLICA STATUS column by its SHOW SLAVE STATUS name (Source_Host ->
     Master_Host, Replica_IO_Running -> Slave_IO_Running, Get_Source_public_key ->

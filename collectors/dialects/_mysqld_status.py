@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
+from functools import lru_cache
 
 from dbgauge.collectors.dialects._mysqld_values import parse_float, parse_status, valid_name
 from dbgauge.collectors.mysql_global_status import GlobalStatusFacts
@@ -121,45 +122,55 @@ def _values(values: Mapping[str, float], texts: Mapping[str, str]
         if name not in texts:
             yield name, "", value
     for name, text in texts.items():
-        yield name, text, parse_status(text)
+        yield name, text, _parse_text(text)
 
 
-def _status_sample(key: str, value: float) -> Sample | None:
-    """One numeric status variable (its validPrometheusName) as mysqld_exporter files
-    it; None for Innodb_buffer_pool_pages_total, which it drops."""
+_parse_text = lru_cache(maxsize=4096)(parse_status)  # the same words come back each scrape
+# (family, labels, spec, key telling apart two variables that name the same series)
+Shape = tuple[str, Mapping[str, str], PeerSpec, tuple[str, str]]
+
+
+@lru_cache(maxsize=8192)
+def _status_shape(variable: str) -> Shape | None:
+    """Where mysqld_exporter files one numeric status variable (by validPrometheusName);
+    None for Innodb_buffer_pool_pages_total, which it drops. Worked out once per name."""
+    key = valid_name(variable)
     m = _GROUPS.fullmatch(key)
+    labels: dict[str, str] = {}
     if m is None:
         name = "mysql_global_status_" + key
-        return None if name in _STATIC else _FAMILIES.sample(name, value)
-    group, rest = m.groups()
-    if group == "innodb_buffer_pool_pages":
-        if rest in ("data", "free", "misc", "old"):
-            return _FAMILIES.sample(POOL_PAGES, value, {"state": rest})
-        if rest == "dirty":
-            return _FAMILIES.sample(DIRTY_PAGES, value)
-        if rest == "total":
+        if name in _STATIC:
             return None
-        return _FAMILIES.sample(PAGE_CHANGES, value, {"operation": rest})
-    family, label = _GROUP_FAMILY[group]
-    return _FAMILIES.sample(family, value, {label: rest})
+    else:
+        group, rest = m.groups()
+        if group != "innodb_buffer_pool_pages":
+            name, label = _GROUP_FAMILY[group]
+            labels[label] = rest
+        elif rest in ("data", "free", "misc", "old"):
+            name, labels["state"] = POOL_PAGES, rest
+        elif rest == "dirty":
+            name = DIRTY_PAGES
+        elif rest == "total":
+            return None
+        else:
+            name, labels["operation"] = PAGE_CHANGES, rest
+    return name, labels, _FAMILIES.spec(name), (name, next(iter(labels.values()), ""))
 
 
 def global_status(facts: GlobalStatusFacts) -> Iterator[Sample]:
     """mysqld_exporter's global_status scraper."""
     kept: dict[str, str] = {}
     seen: set[tuple[str, str]] = set()
-    for name, text, value in _values(facts.values, facts.text):
+    for variable, text, value in _values(facts.values, facts.text):
         if value is None:
-            if name in _STATUS_TEXT:
-                kept[name] = text
+            if variable in _STATUS_TEXT:
+                kept[variable] = text
             continue
-        sample = _status_sample(valid_name(name), value)
-        if sample is None:
+        shape = _status_shape(variable)
+        if shape is None or shape[3] in seen:  # dropped, or named like one already seen
             continue
-        key = (sample.name, next(iter(sample.labels.values()), ""))
-        if key not in seen:  # two variables differing only in case or punctuation
-            seen.add(key)
-            yield sample
+        seen.add(shape[3])
+        yield Sample(shape[0], value, shape[1], shape[2])
     yield from _galera_status(kept)
 
 
@@ -193,20 +204,26 @@ def gcache_size(options: str) -> float:
     return float(m.group(1)) * {"M": 2**20, "G": 2**30}.get(m.group(2), 1)
 
 
+@lru_cache(maxsize=8192)
+def _variable_shape(variable: str) -> tuple[str, PeerSpec]:
+    name = "mysql_global_variables_" + valid_name(variable)
+    return name, _FAMILIES.spec(name)
+
+
 def global_variables(facts: GlobalVariablesFacts) -> Iterator[Sample]:
     """mysqld_exporter's global_variables scraper."""
     kept = dict.fromkeys(_VARIABLE_TEXT, "")
     seen: set[str] = set()
     for name, text, value in _values(facts.values, facts.text):
-        key = valid_name(name)
+        metric, spec = _variable_shape(name)
         if value is None:
+            key = metric.removeprefix("mysql_global_variables_")
             if key in kept:
                 kept[key] = text
             continue
-        metric = "mysql_global_variables_" + key
         if metric not in seen:
             seen.add(metric)
-            yield _FAMILIES.sample(metric, value)
+            yield Sample(metric, value, {}, spec)
     yield _FAMILIES.sample(VERSION_INFO, 1.0, {
         "innodb_version": kept["innodb_version"], "version": kept["version"],
         "version_comment": kept["version_comment"]})

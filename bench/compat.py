@@ -1,0 +1,99 @@
+"""What `--compat mysqld_exporter` costs a scrape: dbgauge with and without it, and
+mysqld_exporter 0.14 with its defaults (the families the dialect speaks) for reference.
+
+Each runs as its own process against the same sandbox target (one dbgauge per config, as
+bench/scrape.py runs them), scraped alternately: latency per scrape, CPU per scrape (the
+process's user + system time over the measured scrapes) and series per scrape.
+
+Usage: python bench/compat.py [--sandbox-dir .sandbox] [--target mariadb-primary]
+                              [--scrapes 50] [--warmup 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+from harness import BenchError, Running, Spec, cpu_seconds, free_port
+from scrape import MYSQLD, dbgauge_spec, has_sample, load_sandbox, mysqld_collectors
+
+
+def specs(directory: Path, target: str, tmp: Path) -> list[Spec]:
+    config, targets = load_sandbox(directory)
+    if target not in targets:
+        raise BenchError(f"no target {target} in {directory}/dbgauge.yaml")
+    entry = targets[target]
+    plain = dbgauge_spec(entry, config.get("daemon", {}), tmp, free_port())
+    speaking = dbgauge_spec(entry, config.get("daemon", {}), tmp, free_port())
+    speaking.name = "dbgauge --compat mysqld_exporter"
+    speaking.argv = [*speaking.argv, "--compat", "mysqld_exporter"]
+    cnf = tmp / "my.cnf"
+    cnf.write_text(f"[client]\nuser={entry.user}\npassword={entry.password}\n"
+                   f"host={entry.host}\nport={entry.port}\n")
+    cnf.chmod(0o600)
+    port = free_port()
+    peer = Spec("mysqld_exporter 0.14 (defaults)", target, port,
+                [MYSQLD, f"--config.my-cnf={cnf}", f"--web.listen-address=127.0.0.1:{port}"],
+                "/metrics", lambda body: has_sample(body, r"mysql_up 1"), "mysql_up 1",
+                mysqld_collectors)
+    return [plain, speaking, peer]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sandbox-dir", type=Path, default=Path(".sandbox"))
+    parser.add_argument("--target", default="mariadb-primary")
+    parser.add_argument("--scrapes", type=int, default=50)
+    parser.add_argument("--warmup", type=int, default=5)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="dbgauge-bench-compat-") as tmp:
+        running = [Running(s, Path(tmp) / f"{i}.log")
+                   for i, s in enumerate(specs(args.sandbox_dir, args.target, Path(tmp)))]
+        try:
+            for r in running:
+                r.wait_ready()
+            for _ in range(args.warmup):
+                for r in running:
+                    r.scrape()
+            cpu0 = [cpu_seconds(r.proc.pid) for r in running]
+            latencies: list[list[float]] = [[] for _ in running]
+            series = [0] * len(running)
+            for _ in range(args.scrapes):
+                for i, r in enumerate(running):
+                    ms, body = r.scrape()
+                    latencies[i].append(ms)
+                    series[i] = sum(1 for ln in body.splitlines()
+                                    if ln and not ln.startswith("#")
+                                    and not re.match(r"(go|process|promhttp|python)_", ln))
+            cpu = [cpu_seconds(r.proc.pid) - c for r, c in zip(running, cpu0, strict=True)]
+        finally:
+            for r in running:
+                r.stop()
+    rows = []
+    for r, lat, n, c in zip(running, latencies, series, cpu, strict=True):
+        lat.sort()
+        rows.append({"exporter": r.spec.name, "series": n,
+                     "p50_ms": round(statistics.median(lat), 2),
+                     "p95_ms": round(lat[int(0.95 * (len(lat) - 1))], 2),
+                     "cpu_ms_per_scrape": round(1000 * c / args.scrapes, 2)})
+    print(f"{args.target}: {args.scrapes} scrapes each after {args.warmup} warm-up, "
+          "alternating")
+    print(f"{'exporter':40} {'series':>7} {'p50 ms':>8} {'p95 ms':>8} {'CPU ms':>8}")
+    for row in rows:
+        print(f"{row['exporter']:40} {row['series']:>7} {row['p50_ms']:>8} "
+              f"{row['p95_ms']:>8} {row['cpu_ms_per_scrape']:>8}")
+    print(json.dumps(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except BenchError as exc:
+        print(f"bench/compat.py: {exc}", file=sys.stderr)
+        sys.exit(1)
