@@ -179,3 +179,19 @@ def test_status_text_values_are_kept_beside_the_numbers() -> None:
     assert values == {"Slave_running": 0.0, "Uptime": 10.0}
     assert texts == {"wsrep_cluster_status": "Primary", "Slave_running": "OFF",
                      "wsrep_local_state_uuid": "6c06e583-686f-11e6-b9e3-8336ad58138c"}
+
+
+def test_exclude_in_the_config_reaches_the_collector() -> None:
+    from dbgauge.app import parse_config, registry
+    from dbgauge.toolkit.errors import ConfigError
+
+    config = parse_config(
+        "targets: [{name: a, kind: mysql, dsn: 'mysql://u@h/',"
+        " collector_options: {mysql_global_variables: {exclude: ['wsrep_*', 'Auto*']}}}]")
+    (target,) = config.all_targets()
+    (collector,) = [c for c in registry().for_target(target)
+                    if c.name == "mysql_global_variables"]
+    assert collector.setting("exclude") == "wsrep_*,auto*"
+    with pytest.raises(ConfigError, match="exclude"):
+        parse_config("targets: [{name: a, kind: mysql, dsn: 'mysql://u@h/',"
+                     " collector_options: {mysql_global_variables: {exclude: 5}}}]")
