@@ -34,7 +34,7 @@ _OURS = "dbgauge_mysql_replica_"
 DECLARED: tuple[PeerFamily, ...] = (
     PeerFamily(PeerSpec("mysql_slave_status_*", "untyped",
                         "Generic metric from SHOW SLAVE STATUS.", LABELS),
-               _OURS + "io_running, ..._sql_running, ..._seconds_behind_source, ...",
+               _OURS + "*",
                "dbgauge's own series keep a NULL Seconds_Behind_Source visible "
                "(..._seconds_behind_source_unknown) and are labelled by channel"),
     *(PeerFamily(PeerSpec("mysql_slave_status_" + column.lower(), "gauge",

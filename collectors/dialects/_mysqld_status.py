@@ -89,10 +89,11 @@ DECLARED: tuple[PeerFamily, ...] = (
     PeerFamily(PeerSpec("mysql_global_variables_*", "gauge",
                         "Generic gauge metric from SHOW GLOBAL VARIABLES."),
                _VARS + "<name>",
-               "HELP is generic where mysqld_exporter describes MyRocks variables"),
+               "read every `refresh` (60 s), not every scrape; HELP is generic where "
+               "mysqld_exporter describes MyRocks variables"),
     PeerFamily(PeerSpec(VERSION_INFO, "gauge", "MySQL version and distribution.",
                         ("innodb_version", "version", "version_comment")),
-               "dbgauge_target_info"),
+               "dbgauge_target_info", "read every `refresh` (60 s), as the variables"),
     PeerFamily(PeerSpec(ISOLATION, "gauge", "MySQL transaction isolation.", ("level",))),
     PeerFamily(PeerSpec(GALERA_VARIABLES, "gauge", "PXC/Galera variables information.",
                         ("wsrep_cluster_name",))),

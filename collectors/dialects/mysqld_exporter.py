@@ -99,10 +99,14 @@ FAMILIES = PeerFamilies(
     PeerFamily(QUERY_RESPONSE_TIME, "dbgauge_mysql_query_response_time_total",
                "dbgauge's buckets are an untyped family (le in seconds) with "
                "dbgauge_mysql_query_response_time_seconds_total beside it"),
-    PeerFamily(LAST_SCRAPE_ERROR, "dbgauge_collector_success"),
+    PeerFamily(LAST_SCRAPE_ERROR, "dbgauge_collector_success",
+               "1 when the target is down or a collector behind these scrapers failed"),
     PeerFamily(SCRAPES, "", "counts this dbgauge's scrapes of the target"),
-    PeerFamily(SCRAPE_ERRORS, "dbgauge_collector_success"),
-    PeerFamily(DURATION, "dbgauge_collector_duration_seconds"),
+    PeerFamily(SCRAPE_ERRORS, "dbgauge_collector_success",
+               "failed runs of the collectors behind these scrapers"),
+    PeerFamily(DURATION, "dbgauge_collector_duration_seconds",
+               "the time of the collector behind each scraper; `connection`: connecting "
+               "(0 on a kept connection)"),
 )
 
 DIALECT = Dialect(

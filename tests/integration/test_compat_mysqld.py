@@ -196,8 +196,9 @@ def test_default_collectors_match_mysqld_exporter(sandbox: Sandbox, tmp_path: Pa
              "mysql_transaction_isolation", "mysql_galera_variables_info", "mysql_up"}
     assert must <= families, must - families
     extra = {n for n in mine if n.startswith("mysql") and n not in families}
-    print(f"\n{name}: the peer exports {len(families)} mysql_* families, dbgauge the same "
-          f"{len(families - set(NOT_OURS))} of them, and {len(extra)} of upstream's")
+    print(f"\n{name}: {len(families)} peer families, {len(families - set(NOT_OURS))} matched "
+          f"by dbgauge, {len(families & set(NOT_OURS))} in NOT_OURS; {len(extra)} of "
+          "upstream's beside them")
 
 
 @pytest.mark.parametrize("scraping", [REPLICA], indirect=True)
