@@ -51,7 +51,8 @@ def query_response_time(facts: ResponseTimeFacts) -> Iterator[Sample]:
 
 # ------------------------------------------------------------ the exporter's own families
 
-# dbgauge collector -> the mysqld_exporter scrapers whose families it gives
+# dbgauge collector -> the mysqld_exporter scrapers whose families it gives: what the
+# mysql_exporter_* families name (every such collector, default or not)
 SCRAPERS: dict[str, tuple[str, ...]] = {
     "mysql_global_status": ("global_status",),
     "mysql_global_variables": ("global_variables",),
@@ -117,6 +118,8 @@ DIALECT = Dialect(
                "mysql_global_variables": _mysqld_status.global_variables,
                "mysql_replication": _mysqld_slave.slave_status,
                "mariadb_query_response_time": query_response_time},
-    collectors=tuple(SCRAPERS),
+    # the collectors behind the peer's default scrapers (added to a target's defaults)
+    collectors=("mysql_global_status", "mysql_global_variables", "mysql_replication",
+                "mariadb_query_response_time"),
     scrape=exporter_samples,
 )
