@@ -74,6 +74,7 @@ down: demo-stop
 bench: deps venv
 	$(BIN)/dbgauge sandbox up --dir $(SANDBOX_DIR)
 	$(BIN)/python bench/scrape.py --sandbox-dir $(SANDBOX_DIR)
+	$(BIN)/python bench/compat.py --sandbox-dir $(SANDBOX_DIR)
 	$(BIN)/python bench/mysql_collectors.py --sandbox-dir $(SANDBOX_DIR)
 	$(BIN)/python bench/postgres_collectors.py --sandbox-dir $(SANDBOX_DIR)
 	$(BIN)/python bench/checksum.py --sandbox-dir $(SANDBOX_DIR)
