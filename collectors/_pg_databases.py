@@ -40,14 +40,14 @@ OPTIONS: Mapping[str, Option] = {
     "databases": Option(CURRENT, "Which databases: `current` (the one the DSN names), "
                                  "`all` (every database a client may connect to, as "
                                  "postgres_exporter's --auto-discover-databases), or a "
-                                 "comma-separated list of names."),
+                                 "comma-separated list of names"),
     "exclude_databases": Option("", "Comma-separated databases left out of `all` (or of "
-                                    "the list)."),
+                                    "the list)"),
     "max_databases": Option(100, "Most databases read per collection (the connected one "
                                  "first, then by name); those left over are reported as "
-                                 "not read.", maximum=10_000),
+                                 "not read", maximum=10_000),
     "time_budget": Option(8, "Seconds after which no further database is started; those "
-                             "left over are reported as not read.", maximum=600),
+                             "left over are reported as not read", maximum=600),
 }
 
 T = TypeVar("T")

@@ -201,7 +201,7 @@ class PostgresTables(Collector[PgTablesFacts]):
     min_versions = {"postgres": (13,)}
     metrics = METRICS
     options = {"limit": Option(DEFAULT_LIMIT, "How many tables to export per database "
-                                              "(most dead tuples, then largest, first).",
+                                              "(most dead tuples, then largest, first)",
                                maximum=1_000_000), **OPTIONS}
 
     def read(self, conn: Connection) -> PgTablesFacts:
