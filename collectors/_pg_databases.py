@@ -9,9 +9,10 @@ a dbgauge collector, under one bound:
   opened with the target's DSN (its database replaced), password source,
   `connect_timeout` and session timeouts (`query_timeout`, `lock_timeout`), and closed
   right after: never more than one connection beyond the target's own;
-- at most `max_databases` databases per collection, and none started once
-  `time_budget` seconds have passed since the collection began (the scrape deadline is
-  the target's, and the collector runs within it);
+- at most `max_databases` databases per collection, and none started (nor a connection
+  waited for) once `time_budget` seconds have passed since the collection began; the
+  target's scrape deadline still bounds the target's own connection, and each statement
+  is bounded by the target's `query_timeout` on the server;
 - a database that cannot be read (refused connection, no CONNECT privilege, a timeout)
   costs that database only: it is reported (`DatabaseRead.error`, logged once per
   distinct error) and the others go on.
@@ -106,27 +107,30 @@ def read_databases(conn: Connection, selection: Selection,
     names = selection.chosen(current, (text(r.get("datname")) for r in rows))
     out: list[DatabaseRead[T]] = []
     for index, name in enumerate(names):
+        left = selection.time_budget - (time.monotonic() - started)
         if index >= selection.max_databases:
             out.append(DatabaseRead(name, error=f"over max_databases "
                                                 f"({selection.max_databases})"))
-        elif time.monotonic() - started >= selection.time_budget:
+        elif left <= 0:
             out.append(DatabaseRead(name, error=f"time_budget ({selection.time_budget:g} s) "
                                                 "spent before this database"))
         elif name == current:
             out.append(DatabaseRead(name, read(conn)))
         else:
-            out.append(_read_other(conn, name, read))
+            out.append(_read_other(conn, name, read, left))
     return tuple(out)
 
 
-def _read_other(conn: Connection, name: str,
-                read: Callable[[Connection], T]) -> DatabaseRead[T]:
-    """`read` on a connection to database `name`, opened and closed here."""
+def _read_other(conn: Connection, name: str, read: Callable[[Connection], T],
+                left: float) -> DatabaseRead[T]:
+    """`read` on a connection to database `name`, opened (within the target's
+    connect_timeout and the budget `left`) and closed here."""
     target = conn.target
     if target is None:
         return DatabaseRead(name, error="no target to connect from")
     try:
-        other = connect(dataclasses.replace(target, dsn=libpq_dsn(target.dsn, dbname=name)))
+        other = connect(dataclasses.replace(target, dsn=libpq_dsn(target.dsn, dbname=name)),
+                        min(target.connect_timeout, left))
     except DbgaugeError as exc:
         return _failed(target.name, name, str(exc))
     try:

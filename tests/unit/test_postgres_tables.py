@@ -176,3 +176,11 @@ def test_max_databases_and_no_target_cost_their_databases_only() -> None:
     m = as_dict("postgres_tables", table_samples(PgTablesFacts(got)))
     assert value(m, "dbgauge_postgres_tables_database_success", database="shop") == 0
     assert value(m, "dbgauge_postgres_tables", database="shop") is None
+
+
+def test_a_spent_time_budget_costs_the_databases_left() -> None:
+    conn = Conn(rows(15), ["app", "drift"])
+    got = read_databases(conn, Selection("all", time_budget=0.0),  # type: ignore[arg-type]
+                         lambda c: parse_database(c.query("tables", (10,))))
+    assert [d.error for d in got] == ["time_budget (0 s) spent before this database"] * 2
+    assert conn.limits == []  # nothing was asked
