@@ -215,12 +215,14 @@ _COUNTER_TYPES = frozenset({"counter", "status_counter", "set_owner", "set_membe
 
 @dataclass(frozen=True)
 class InnodbMetric:
-    """One enabled INNODB_METRICS row, with the Prometheus type dbgauge gives it."""
+    """One enabled INNODB_METRICS row, with the Prometheus type dbgauge gives it and the
+    row's own TYPE (what mysqld_exporter types it by)."""
 
     name: str
     subsystem: str
     value: float
     counter: bool
+    type: str = ""
 
 
 def classify_innodb_metrics(rows: Iterable[Row]) -> list[InnodbMetric]:
@@ -239,7 +241,8 @@ def classify_innodb_metrics(rows: Iterable[Row]) -> list[InnodbMetric]:
         counter = (text(row.get("type")).lower() in _COUNTER_TYPES and value >= 0
                    and name not in _LEVEL_NAMES
                    and not _LEVEL_COMMENT.search(text(row.get("comment"))))
-        out.append(InnodbMetric(name, text(row.get("subsystem")), value, counter))
+        out.append(InnodbMetric(name, text(row.get("subsystem")), value, counter,
+                                text(row.get("type")).lower()))
     return out
 
 

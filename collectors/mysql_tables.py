@@ -10,7 +10,13 @@ server has:
 - sizes from information_schema.TABLES, the `size_limit` largest base tables by data +
   index bytes: data, index and free bytes and the estimated row count.
 
-System schemas (mysql, performance_schema, information_schema, sys) are left out of both.
+System schemas (mysql, performance_schema, information_schema, sys) are left out of both
+of dbgauge's own families, and only base tables have sizes. The facts hold what
+mysqld_exporter's perf_schema.tableiowaits and info_schema.tables export too (everything
+outside mysql and performance_schema, resp. outside mysql, performance_schema and
+information_schema; views; each table's type, engine, version, row format and create
+options), for its dialect. Both limits default to 1000 (mysqld_exporter has none); the
+`..._truncated` gauges say when tables were left out.
 
 information_schema.TABLES is the slow one with many tables: MariaDB asks every table's
 engine for its statistics. It is bounded three ways: only base tables outside the system
@@ -53,8 +59,16 @@ IO_WAIT_SECONDS = MetricSpec(
     "dbgauge_mysql_table_io_wait_seconds_total", "counter",
     f"Time spent in table I/O, by operation, for the top N tables by wait time "
     f"({_IO_SRC}.SUM_TIMER_*; 0 while the table I/O instrument is not timed).", _IO_LABELS)
+IO_TRUNCATED = MetricSpec(
+    "dbgauge_mysql_table_io_truncated", "gauge",
+    "1 when more tables had I/O waits than the `limit` option (the rest left out), else 0.")
+SIZES_TRUNCATED = MetricSpec(
+    "dbgauge_mysql_table_sizes_truncated", "gauge",
+    "1 when there were more tables than the `size_limit` option (the smallest left out), "
+    "else 0.")
+SYSTEM_SCHEMAS = frozenset({"mysql", "performance_schema", "information_schema", "sys"})
 METRICS = MetricTable(
-    IO_WAITS, IO_WAIT_SECONDS,
+    IO_WAITS, IO_WAIT_SECONDS, IO_TRUNCATED, SIZES_TRUNCATED,
     Column(MetricSpec(
         "dbgauge_mysql_table_data_bytes", "gauge",
         "Data size of the table, for the top N tables by data + index bytes "
@@ -88,17 +102,30 @@ class TableIO:
 
 @dataclass(frozen=True)
 class TableSize:
-    """One table's sizes by column (data_length, index_length, data_free, table_rows)."""
+    """One table's sizes by column (data_length, index_length, data_free, table_rows; NULL
+    left out), its TABLE_TYPE, and ENGINE, VERSION, ROW_FORMAT, CREATE_OPTIONS as read
+    (None for NULL)."""
 
     schema: str
     table: str
     values: Mapping[str, float]
+    type: str = "BASE TABLE"
+    engine: str | None = None
+    version: float | None = None
+    row_format: str | None = None
+    create_options: str | None = None
 
 
 @dataclass(frozen=True)
 class TablesFacts:
     io: tuple[TableIO, ...]
     sizes: tuple[TableSize, ...]
+    io_truncated: bool = False
+    sizes_truncated: bool = False
+
+
+def _text_or_none(value: object) -> str | None:
+    return None if value is None else text(value)
 
 
 def parse_io(rows: Iterable[Row], limit: int) -> tuple[TableIO, ...]:
@@ -123,12 +150,20 @@ def parse_sizes(rows: Iterable[Row], limit: int) -> tuple[TableSize, ...]:
         if len(out) >= limit:
             break
         out.append(TableSize(text(row.get("table_schema")), text(row.get("table_name")),
-                             numbers(row, METRICS.column_names)))
+                             numbers(row, METRICS.column_names),
+                             text(row.get("table_type")) or "BASE TABLE",
+                             _text_or_none(row.get("engine")), number(row.get("version")),
+                             _text_or_none(row.get("row_format")),
+                             _text_or_none(row.get("create_options"))))
     return tuple(out)
 
 
 def table_samples(facts: TablesFacts) -> Iterator[Sample]:
+    yield Sample(IO_TRUNCATED.name, 1.0 if facts.io_truncated else 0.0)
+    yield Sample(SIZES_TRUNCATED.name, 1.0 if facts.sizes_truncated else 0.0)
     for io in facts.io:
+        if io.schema in SYSTEM_SCHEMAS:
+            continue
         for op in OPERATIONS:
             labels = {"schema": io.schema, "table": io.table, "operation": op}
             if op in io.counts:
@@ -136,6 +171,8 @@ def table_samples(facts: TablesFacts) -> Iterator[Sample]:
             if op in io.picoseconds:
                 yield Sample(IO_WAIT_SECONDS.name, io.picoseconds[op] * PICOSECONDS, labels)
     for size in facts.sizes:
+        if size.schema in SYSTEM_SCHEMAS or size.type != "BASE TABLE":
+            continue
         yield from column_samples(METRICS.columns, size.values,
                                   {"schema": size.schema, "table": size.table})
 
@@ -150,17 +187,18 @@ class MySQLTables(Collector[TablesFacts]):
     flavors = frozenset({"mysql", "mariadb"})
     metrics = METRICS
     options = {
-        "limit": Option(50, "How many tables for I/O waits, the most waited on.",
-                        maximum=1000),
-        "size_limit": Option(50, "How many tables for sizes, the largest by data + index.",
-                             maximum=1000),
+        "limit": Option(1000, "How many tables for I/O waits, the most waited on.",
+                        maximum=100_000),
+        "size_limit": Option(1000, "How many tables for sizes, the largest by data + index.",
+                             maximum=100_000),
     }
 
     def read(self, conn: Connection) -> TablesFacts:
         limit, size_limit = int(self.setting("limit")), int(self.setting("size_limit"))
-        io = parse_io(query(conn, "table_io_waits", PS_SELECT, (limit,)), limit)
-        sizes = parse_sizes(conn.query("table_sizes", (size_limit,)), size_limit)
-        return TablesFacts(io, sizes)
+        io_rows = query(conn, "table_io_waits", PS_SELECT, (limit + 1,))
+        size_rows = conn.query("table_sizes", (size_limit + 1,))
+        return TablesFacts(parse_io(io_rows, limit), parse_sizes(size_rows, size_limit),
+                           len(io_rows) > limit, len(size_rows) > size_limit)
 
     def samples(self, facts: TablesFacts) -> Iterable[Sample]:
         return table_samples(facts)
