@@ -18,6 +18,10 @@ information_schema; views; each table's type, engine, version, row format and cr
 options), for its dialect. Both limits default to 1000 (mysqld_exporter has none); the
 `..._truncated` gauges say when tables were left out.
 
+A monitoring account without SELECT on performance_schema loses the I/O families only: the
+sizes are still exported, and the collector is reported failed (`dbgauge_collector_success`
+0, the log naming the GRANT), with no I/O series rather than zeros.
+
 information_schema.TABLES is the slow one with many tables: MariaDB asks every table's
 engine for its statistics. It is bounded three ways: only base tables outside the system
 schemas, only `size_limit` rows come back (ORDER BY ... LIMIT on the server), and the
@@ -33,8 +37,9 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 from dbgauge.toolkit.db import Connection, Row
-from dbgauge.toolkit.db.privileges import PS_SELECT, query
+from dbgauge.toolkit.db.privileges import PS_SELECT, denied, query
 from dbgauge.toolkit.db.values import number, numbers, text
+from dbgauge.toolkit.errors import Incomplete, QueryError
 from dbgauge.toolkit.metrics import (
     Collector,
     Column,
@@ -122,6 +127,7 @@ class TablesFacts:
     sizes: tuple[TableSize, ...]
     io_truncated: bool = False
     sizes_truncated: bool = False
+    io_error: str = ""  # the I/O read was refused (no SELECT on performance_schema)
 
 
 def _text_or_none(value: object) -> str | None:
@@ -159,7 +165,9 @@ def parse_sizes(rows: Iterable[Row], limit: int) -> tuple[TableSize, ...]:
 
 
 def table_samples(facts: TablesFacts) -> Iterator[Sample]:
-    yield Sample(IO_TRUNCATED.name, 1.0 if facts.io_truncated else 0.0)
+    """The samples; raises Incomplete after them when the I/O part was refused."""
+    if not facts.io_error:
+        yield Sample(IO_TRUNCATED.name, 1.0 if facts.io_truncated else 0.0)
     yield Sample(SIZES_TRUNCATED.name, 1.0 if facts.sizes_truncated else 0.0)
     for io in facts.io:
         if io.schema in SYSTEM_SCHEMAS:
@@ -175,6 +183,18 @@ def table_samples(facts: TablesFacts) -> Iterator[Sample]:
             continue
         yield from column_samples(METRICS.columns, size.values,
                                   {"schema": size.schema, "table": size.table})
+    if facts.io_error:
+        raise Incomplete(facts.io_error)
+
+
+def read_io(conn: Connection, limit: int) -> tuple[list[Row], str]:
+    """The table I/O rows, or none and the error when performance_schema is refused."""
+    try:
+        return query(conn, "table_io_waits", PS_SELECT, (limit + 1,)), ""
+    except QueryError as exc:
+        if not denied(exc):
+            raise
+        return [], str(exc)
 
 
 class MySQLTables(Collector[TablesFacts]):
@@ -195,10 +215,10 @@ class MySQLTables(Collector[TablesFacts]):
 
     def read(self, conn: Connection) -> TablesFacts:
         limit, size_limit = int(self.setting("limit")), int(self.setting("size_limit"))
-        io_rows = query(conn, "table_io_waits", PS_SELECT, (limit + 1,))
+        io_rows, io_error = read_io(conn, limit)
         size_rows = conn.query("table_sizes", (size_limit + 1,))
         return TablesFacts(parse_io(io_rows, limit), parse_sizes(size_rows, size_limit),
-                           len(io_rows) > limit, len(size_rows) > size_limit)
+                           len(io_rows) > limit, len(size_rows) > size_limit, io_error)
 
     def samples(self, facts: TablesFacts) -> Iterable[Sample]:
         return table_samples(facts)

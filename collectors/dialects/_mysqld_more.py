@@ -57,6 +57,8 @@ _STATEMENTS_NOTE = ("only digests within dbgauge's top N by latency over all sch
                     "(`limit`, 250 as the peer's) that pass the peer's filter (a schema "
                     "outside mysql, performance_schema, information_schema; seen in the "
                     "last 86400 s)")
+_TMP_NOTE = ("; as upstream since 0.16 (prometheus/mysqld_exporter#853): 0.14 swaps "
+             "tmp_tables_total and tmp_disk_tables_total")
 
 FAMILIES: tuple[PeerFamily, ...] = (
     # info_schema.innodb_metrics (collector mysql_innodb)
@@ -120,7 +122,7 @@ FAMILIES: tuple[PeerFamily, ...] = (
     # perf_schema.eventsstatements (collector mysql_statements)
     *(_family(f"{_PS}events_statements_{suffix}", "counter", help_, _STATEMENT,
               f"dbgauge_mysql_statements_{_OURS_STATEMENT.get(column, column + '_total')}",
-              _STATEMENTS_NOTE)
+              _STATEMENTS_NOTE + (_TMP_NOTE if column.startswith("tmp_") else ""))
       for suffix, (column, help_) in _STATEMENT_COLUMNS.items()),
     # perf_schema.eventswaits (collector mysql_perf_schema_waits)
     _family(f"{_PS}events_waits_total", "counter", "The total events waits by event name.",
