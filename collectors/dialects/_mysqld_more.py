@@ -15,6 +15,7 @@ from collections.abc import Iterator, Mapping
 
 from dbgauge.collectors._summary import PICOSECONDS, Keyed, Summary
 from dbgauge.collectors.mysql_binlog import BinlogFacts
+from dbgauge.collectors.mysql_engine_innodb_status import EngineStatusFacts
 from dbgauge.collectors.mysql_innodb import InnodbFacts
 from dbgauge.collectors.mysql_processlist import ProcesslistFacts
 from dbgauge.collectors.mysql_statements import StatementsFacts
@@ -98,6 +99,13 @@ FAMILIES: tuple[PeerFamily, ...] = (
     _family(f"{_IS}table_size", "gauge",
             "The size of the table components from information_schema.tables",
             ("schema", "table", "component"), "dbgauge_mysql_table_data_bytes", _TOP_N),
+    # engine_innodb_status (collector mysql_engine_innodb_status)
+    _family("mysql_engine_innodb_queries_inside_innodb", "gauge", "Queries inside InnoDB.",
+            (), "dbgauge_mysql_innodb_queries_inside"),
+    _family("mysql_engine_innodb_queries_in_queue", "gauge", "Queries in queue.", (),
+            "dbgauge_mysql_innodb_queries_queued"),
+    _family("mysql_engine_innodb_read_views_open_inside_innodb", "gauge",
+            "Read views open inside InnoDB.", (), "dbgauge_mysql_innodb_read_views_open"),
     # binlog_size (collector mysql_binlog)
     _family("mysql_binlog_size_bytes", "gauge", "Combined size of all registered binlog files.",
             (), "dbgauge_mysql_binlog_bytes"),
@@ -264,6 +272,15 @@ def tables(facts: TablesFacts) -> Iterator[Sample]:
 
 def _none(value: str | None) -> str:
     return "NONE" if value is None else value
+
+
+def engine_innodb_status(facts: EngineStatusFacts) -> Iterator[Sample]:
+    if facts.queries_inside is not None and facts.queries_queued is not None:
+        yield _MINE.sample("mysql_engine_innodb_queries_inside_innodb", facts.queries_inside)
+        yield _MINE.sample("mysql_engine_innodb_queries_in_queue", facts.queries_queued)
+    if facts.read_views is not None:
+        yield _MINE.sample("mysql_engine_innodb_read_views_open_inside_innodb",
+                           facts.read_views)
 
 
 def binlog(facts: BinlogFacts) -> Iterator[Sample]:
@@ -439,6 +456,7 @@ TRANSLATE: dict[str, Translate] = {
     "mysql_innodb": innodb_metrics,
     "mysql_tables": tables,
     "mysql_binlog": binlog,
+    "mysql_engine_innodb_status": engine_innodb_status,
     "mysql_processlist": processlist,
     "mysql_statements": statements,
     "mysql_perf_schema_waits": waits,

@@ -49,7 +49,7 @@ COLLECTORS = (
     "mysql_perf_schema_waits", "mysql_perf_schema_file_events",
     "mysql_perf_schema_file_instances", "mysql_perf_schema_index_io_waits",
     "mysql_perf_schema_table_lock_waits", "mysql_auto_increment", "mysql_innodb_cmp",
-    "mysql_innodb_cmpmem",
+    "mysql_innodb_cmpmem", "mysql_engine_innodb_status",
 )
 # The peer has no limits: dbgauge's (1000 tables, files, indexes...; docs/compat.md) are
 # raised here so that a sandbox that ran the whole suite is compared whole.
@@ -58,12 +58,11 @@ OPTIONS = {name: {"limit": 100_000} for name in (
     "mysql_perf_schema_file_instances", "mysql_perf_schema_index_io_waits",
     "mysql_perf_schema_table_lock_waits", "mysql_auto_increment", "mysql_processlist")}
 OPTIONS["mysql_tables"] = {"limit": 100_000, "size_limit": 100_000}
-NOT_COVERED = {
-    # engine_innodb_status: dbgauge reads SHOW ENGINE INNODB STATUS only when status
-    # variables and INNODB_METRICS lack history list length or checkpoint age (never on
-    # MariaDB), so these gauges have no facts to come from yet.
-    "mysql_engine_innodb_read_views_open_inside_innodb",
-}
+# Families the peer exports with FLAGS on this sandbox that dbgauge does not match yet, each
+# with its reason (none today). Not in FLAGS, for want of a family to compare on MariaDB
+# 10.11 here: slave_hosts (the peer needs REPLICATION MASTER ADMIN, which the monitoring
+# user lacks: it fails), info_schema.tablestats (userstat=OFF: the peer exports nothing).
+NOT_COVERED: set[str] = set()
 SCHEMA = "compat_more"
 WORKLOAD = (
     f"DROP DATABASE IF EXISTS {SCHEMA}",
@@ -174,6 +173,7 @@ def test_every_family_of_the_optional_collectors_matches_the_peer(
         "mysql_info_schema_innodb_cmp_compress_ops_total",
         "mysql_info_schema_innodb_cmpmem_relocation_time_seconds_total",
         "mysql_info_schema_innodb_metrics_buffer_pool_pages",
+        "mysql_engine_innodb_read_views_open_inside_innodb",
         *(f"mysql_perf_schema_events_statements_{s}" for s in (
             "total", "seconds_total", "errors_total", "warnings_total", "rows_affected_total",
             "rows_sent_total", "rows_examined_total", "tmp_tables_total",
