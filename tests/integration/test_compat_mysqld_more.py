@@ -227,3 +227,30 @@ def test_a_missing_performance_schema_grant_costs_its_families_not_the_collector
     assert any(dict(labels).get("schema") == SCHEMA
                for _, labels in families["mysql_info_schema_table_size"].samples)
     assert "mysql_info_schema_innodb_cmp_compress_ops_total" in families
+
+
+def test_a_missing_process_grant_costs_the_innodb_metrics_not_the_status(
+        sandbox: Sandbox, workload: None, tmp_path: Path) -> None:
+    """An account without PROCESS: INNODB_METRICS, INNODB_CMP*, and the monitor text are
+    refused; mysql_innodb keeps its status-variable families and is reported failed, the
+    INNODB_METRICS families missing in both dialects (not zeros)."""
+    password = f"noproc-{sandbox.state.dbgauge_password}"
+    password_file = tmp_path / "noproc.password"
+    password_file.write_text(password)
+    with mariadb_account(sandbox, "dbgauge_noproc", password, "SELECT, BINLOG MONITOR"):
+        dsn = str(target_entry(sandbox, "mariadb-primary")["dsn"]).replace(
+            "dbgauge@", "dbgauge_noproc@")
+        text = _collect(_config(sandbox, tmp_path / "noproc.yaml", dsn=dsn,
+                                password_file=str(password_file)))
+    families = parse(text)
+    success = {dict(labels)["collector"]: value for (_, labels), value
+               in families["dbgauge_collector_success"].samples.items()}
+    assert {name for name, ok in success.items() if not ok} == {
+        "mysql_innodb", "mysql_innodb_cmp", "mysql_innodb_cmpmem", "mysql_engine_innodb_status"}
+    assert families["dbgauge_mysql_innodb_buffer_pool_pages"].samples
+    for gone in ("dbgauge_mysql_innodb_metrics_total", "dbgauge_mysql_innodb_metrics_value",
+                 "dbgauge_mysql_innodb_cmp_compress_ops_total",
+                 "mysql_info_schema_innodb_cmp_compress_ops_total",
+                 "mysql_engine_innodb_read_views_open_inside_innodb"):
+        assert gone not in families, gone
+    assert not any(name.startswith("mysql_info_schema_innodb_metrics_") for name in families)
