@@ -19,6 +19,7 @@ one pair of readings: a family fails only if it fails in each of three rounds of
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -92,8 +93,12 @@ WORKLOAD = (
 
 
 @pytest.fixture(scope="module")
-def workload(sandbox: Sandbox) -> None:
+def workload(sandbox: Sandbox) -> Iterator[None]:
     run(sandbox, "mariadb-primary", *WORKLOAD)
+    try:
+        yield
+    finally:
+        run(sandbox, "mariadb-primary", f"DROP DATABASE IF EXISTS {SCHEMA}")
 
 
 def _config(sandbox: Sandbox, path: Path, **entry: object) -> Path:
