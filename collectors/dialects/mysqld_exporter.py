@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from dbgauge.collectors.dialects import _mysqld_more
 from dbgauge.collectors.mysql_global_status import GlobalStatusFacts
 from dbgauge.toolkit.dialect import Dialect, PeerFamilies, PeerFamily, PeerSpec
 from dbgauge.toolkit.metrics import Sample
@@ -18,6 +19,7 @@ FAMILIES = PeerFamilies(
     PeerFamily(PeerSpec("mysql_global_status_*", "untyped",
                         "Generic metric from SHOW GLOBAL STATUS."),
                "dbgauge_mysql_global_status_<name>"),
+    *_mysqld_more.FAMILIES,
 )
 
 
@@ -30,5 +32,5 @@ DIALECT = Dialect(
     name="mysqld_exporter", kind="mysql",
     help="mysqld_exporter's mysql_* names, labels and values",
     up=UP, families=FAMILIES,
-    translate={"mysql_global_status": _global_status},
+    translate={"mysql_global_status": _global_status, **_mysqld_more.TRANSLATE},
 )
