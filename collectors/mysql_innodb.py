@@ -13,7 +13,10 @@ come from the cheapest source that has them:
 3. otherwise SHOW ENGINE INNODB STATUS, read by the pure `parse_innodb_status`.
 
 `read` returns `InnodbFacts` (the status values, the typed INNODB_METRICS rows and the
-monitor text's numbers when it had to be read); `samples` maps them to metrics.
+monitor text's numbers when it had to be read); `samples` maps them to metrics. Without
+PROCESS the status variables are still exported and the collector is reported failed
+(`dbgauge_collector_success` 0, the log naming the grant): the INNODB_METRICS families, in
+dbgauge's names and mysqld_exporter's, are missing rather than zero.
 """
 
 from __future__ import annotations
@@ -24,8 +27,9 @@ from dataclasses import dataclass, replace
 
 from dbgauge.collectors.mysql_status import parse_status_rows
 from dbgauge.toolkit.db import Connection, Row
-from dbgauge.toolkit.db.privileges import PROCESS, query
+from dbgauge.toolkit.db.privileges import PROCESS, denied, query
 from dbgauge.toolkit.db.values import number, text
+from dbgauge.toolkit.errors import Incomplete, QueryError
 from dbgauge.toolkit.metrics import Collector, MetricSpec, MetricTable, Sample
 
 BP_PAGES = MetricSpec(
@@ -215,12 +219,14 @@ _COUNTER_TYPES = frozenset({"counter", "status_counter", "set_owner", "set_membe
 
 @dataclass(frozen=True)
 class InnodbMetric:
-    """One enabled INNODB_METRICS row, with the Prometheus type dbgauge gives it."""
+    """One enabled INNODB_METRICS row, with the Prometheus type dbgauge gives it and the
+    row's own TYPE (what mysqld_exporter types it by)."""
 
     name: str
     subsystem: str
     value: float
     counter: bool
+    type: str = ""
 
 
 def classify_innodb_metrics(rows: Iterable[Row]) -> list[InnodbMetric]:
@@ -239,7 +245,8 @@ def classify_innodb_metrics(rows: Iterable[Row]) -> list[InnodbMetric]:
         counter = (text(row.get("type")).lower() in _COUNTER_TYPES and value >= 0
                    and name not in _LEVEL_NAMES
                    and not _LEVEL_COMMENT.search(text(row.get("comment"))))
-        out.append(InnodbMetric(name, text(row.get("subsystem")), value, counter))
+        out.append(InnodbMetric(name, text(row.get("subsystem")), value, counter,
+                                text(row.get("type")).lower()))
     return out
 
 
@@ -328,6 +335,7 @@ class InnodbFacts:
     status: Mapping[str, float]
     metrics: tuple[InnodbMetric, ...] = ()
     monitor: InnodbStatus | None = None
+    metrics_error: str = ""  # INNODB_METRICS refused (no PROCESS): its families are missing
 
     @property
     def metric_values(self) -> dict[str, float]:
@@ -355,12 +363,20 @@ class InnodbFacts:
         return age
 
 
-def read_innodb(conn: Connection) -> InnodbFacts:
+def read_innodb(conn: Connection, denied_ok: bool = False) -> InnodbFacts:
     """Status variables and INNODB_METRICS; the monitor text only when they lack history
-    list length or checkpoint age."""
-    facts = InnodbFacts(parse_status_rows(conn.query("innodb_global_status")),
-                        tuple(classify_innodb_metrics(query(conn, "innodb_metrics", PROCESS))))
-    if facts.history_list_length is None or facts.checkpoint_age is None:
+    list length or checkpoint age. With `denied_ok` (the collector) an account without
+    PROCESS still gets the status variables: the refusal is kept in `metrics_error`."""
+    status = parse_status_rows(conn.query("innodb_global_status"))
+    try:
+        metrics = tuple(classify_innodb_metrics(query(conn, "innodb_metrics", PROCESS)))
+        error = ""
+    except QueryError as exc:
+        if not (denied_ok and denied(exc)):
+            raise
+        metrics, error = (), str(exc)
+    facts = InnodbFacts(status, metrics, metrics_error=error)
+    if not error and (facts.history_list_length is None or facts.checkpoint_age is None):
         rows = query(conn, "engine_innodb_status", PROCESS)
         facts = replace(facts, monitor=parse_innodb_status(
             text(rows[0].get("Status")) if rows else ""))
@@ -377,7 +393,7 @@ class MySQLInnodb(Collector[InnodbFacts]):
     metrics = METRICS
 
     def read(self, conn: Connection) -> InnodbFacts:
-        return read_innodb(conn)
+        return read_innodb(conn, denied_ok=True)
 
     def samples(self, facts: InnodbFacts) -> Iterable[Sample]:
         status = facts.status
@@ -397,3 +413,5 @@ class MySQLInnodb(Collector[InnodbFacts]):
             yield Sample(HISTORY.name, history)
         if age is not None:
             yield Sample(CHECKPOINT_AGE.name, age)
+        if facts.metrics_error:  # reported failed; the status variables' samples stand
+            raise Incomplete(facts.metrics_error)

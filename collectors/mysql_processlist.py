@@ -10,6 +10,12 @@ one (every "Waiting for ... lock" is `waiting_for_lock`), a Sleep thread without
 rest `other`. Every (command, state) pair seen is exported, plus the longest time a thread
 of each command has been in its state, so "a query running for 10 minutes" needs no
 per-thread series.
+
+Threads are also counted by account user and by client host (the port removed), for the
+`limit` users and hosts with the most threads each (default 1000);
+`dbgauge_mysql_processlist_clients_truncated` is 1 when users or hosts were left out. The
+facts keep the raw groups (user, host, command, state, threads, summed time), which the
+mysqld_exporter dialect reads for its own, unnormalised, labels.
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ from dataclasses import dataclass
 from dbgauge.toolkit.db import Connection, Row
 from dbgauge.toolkit.db.privileges import PROCESS, query
 from dbgauge.toolkit.db.values import number, text
-from dbgauge.toolkit.metrics import Collector, MetricSpec, MetricTable, Sample
+from dbgauge.toolkit.metrics import Collector, MetricSpec, MetricTable, Option, Sample
 
 THREADS = MetricSpec(
     "dbgauge_mysql_processlist_threads", "gauge",
@@ -30,7 +36,19 @@ LONGEST = MetricSpec(
     "dbgauge_mysql_processlist_longest_seconds", "gauge",
     "Longest time a thread of this command has been in its current state (processlist "
     "TIME, whole seconds).", ("command",))
-METRICS = MetricTable(THREADS, LONGEST)
+BY_USER = MetricSpec(
+    "dbgauge_mysql_processlist_threads_by_user", "gauge",
+    "Threads per account user (processlist USER; dbgauge's own connection excluded), for the "
+    "top N users by threads.", ("user",))
+BY_HOST = MetricSpec(
+    "dbgauge_mysql_processlist_threads_by_host", "gauge",
+    "Threads per client host (processlist HOST without the port; \"\" for the server's own "
+    "threads), for the top N hosts by threads.", ("host",))
+CLIENTS_TRUNCATED = MetricSpec(
+    "dbgauge_mysql_processlist_clients_truncated", "gauge",
+    "1 when more users or hosts had threads than the `limit` option (the rest left out of "
+    "..._threads_by_user/_by_host), else 0.")
+METRICS = MetricTable(THREADS, LONGEST, BY_USER, BY_HOST, CLIENTS_TRUNCATED)
 
 COMMANDS = frozenset({
     "sleep", "query", "connect", "binlog_dump", "binlog_dump_gtid", "daemon", "killed",
@@ -114,45 +132,87 @@ def normalise_state(command: str, state: str) -> str:
 
 
 @dataclass(frozen=True)
+class ThreadGroup:
+    """One row of the summary, as the server spelled it: threads of one user, client host,
+    command and state, and their summed time in that state (seconds; None for NULL)."""
+
+    user: str
+    host: str
+    command: str
+    state: str
+    threads: float
+    seconds: float | None
+
+
+@dataclass(frozen=True)
 class ProcesslistFacts:
-    """Thread counts by (command, state) label and the longest time by command label."""
+    """Thread counts by (command, state) label and the longest time by command label; the
+    raw groups they were made from."""
 
     threads: Mapping[tuple[str, str], float]
     longest: Mapping[str, float]
+    groups: tuple[ThreadGroup, ...] = ()
 
 
 def parse_processlist(rows: Iterable[Row]) -> ProcesslistFacts:
-    """`processlist_summary` rows (command, state, threads, longest) -> ProcesslistFacts,
-    groups that normalise to the same labels added up (longest: the maximum)."""
+    """`processlist_summary` rows (user, host, command, state, threads, longest, seconds)
+    -> ProcesslistFacts, groups that normalise to the same labels added up (longest: the
+    maximum)."""
     threads: dict[tuple[str, str], float] = {}
     longest: dict[str, float] = {}
+    groups: list[ThreadGroup] = []
     for row in rows:
         command, state = text(row.get("command")), text(row.get("state"))
+        count = number(row.get("threads")) or 0.0
         key = (normalise_command(command), normalise_state(command, state))
-        threads[key] = threads.get(key, 0.0) + (number(row.get("threads")) or 0.0)
+        threads[key] = threads.get(key, 0.0) + count
         seconds = number(row.get("longest"))
         if seconds is not None:
             longest[key[0]] = max(longest.get(key[0], 0.0), seconds)
-    return ProcesslistFacts(threads, longest)
+        groups.append(ThreadGroup(text(row.get("user")), text(row.get("host")), command, state,
+                                  count, number(row.get("seconds"))))
+    return ProcesslistFacts(threads, longest, tuple(groups))
 
 
-def processlist_samples(facts: ProcesslistFacts) -> Iterator[Sample]:
+def by_client(facts: ProcesslistFacts, field: str) -> dict[str, float]:
+    """Threads per user or host (`field`) over all groups."""
+    out: dict[str, float] = {}
+    for group in facts.groups:
+        key = getattr(group, field)
+        out[key] = out.get(key, 0.0) + group.threads
+    return out
+
+
+def _top(counts: Mapping[str, float], limit: int) -> list[tuple[str, float]]:
+    return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
+
+
+def processlist_samples(facts: ProcesslistFacts, limit: int = 1000) -> Iterator[Sample]:
     for (command, state), count in sorted(facts.threads.items()):
         yield Sample(THREADS.name, count, {"command": command, "state": state})
     for command, seconds in sorted(facts.longest.items()):
         yield Sample(LONGEST.name, seconds, {"command": command})
+    users, hosts = by_client(facts, "user"), by_client(facts, "host")
+    for user, count in _top(users, limit):
+        yield Sample(BY_USER.name, count, {"user": user})
+    for host, count in _top(hosts, limit):
+        yield Sample(BY_HOST.name, count, {"host": host})
+    truncated = len(users) > limit or len(hosts) > limit
+    yield Sample(CLIENTS_TRUNCATED.name, 1.0 if truncated else 0.0)
 
 
 class MySQLProcesslist(Collector[ProcesslistFacts]):
     name = "mysql_processlist"
-    help = ("Threads by command and normalised state from the processlist, and the longest "
-            "time in a state per command.")
+    help = ("Threads by command and normalised state from the processlist, the longest "
+            "time in a state per command, and threads per user and per client host.")
     kind = "mysql"
     flavors = frozenset({"mysql", "mariadb"})
     metrics = METRICS
+    options = {"limit": Option(1000, "How many users and how many client hosts, the most "
+                                     "threads first.", maximum=100_000)}
 
     def read(self, conn: Connection) -> ProcesslistFacts:
         return parse_processlist(query(conn, "processlist_summary", PROCESS))
 
     def samples(self, facts: ProcesslistFacts) -> Iterable[Sample]:
-        return processlist_samples(facts)
+        return processlist_samples(facts, int(self.setting("limit")))

@@ -10,7 +10,17 @@ server has:
 - sizes from information_schema.TABLES, the `size_limit` largest base tables by data +
   index bytes: data, index and free bytes and the estimated row count.
 
-System schemas (mysql, performance_schema, information_schema, sys) are left out of both.
+System schemas (mysql, performance_schema, information_schema, sys) are left out of both
+of dbgauge's own families, and only base tables have sizes. The facts hold what
+mysqld_exporter's perf_schema.tableiowaits and info_schema.tables export too (everything
+outside mysql and performance_schema, resp. outside mysql, performance_schema and
+information_schema; views; each table's type, engine, version, row format and create
+options), for its dialect. Both limits default to 1000 (mysqld_exporter has none); the
+`..._truncated` gauges say when tables were left out.
+
+A monitoring account without SELECT on performance_schema loses the I/O families only: the
+sizes are still exported, and the collector is reported failed (`dbgauge_collector_success`
+0, the log naming the GRANT), with no I/O series rather than zeros.
 
 information_schema.TABLES is the slow one with many tables: MariaDB asks every table's
 engine for its statistics. It is bounded three ways: only base tables outside the system
@@ -27,8 +37,9 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 from dbgauge.toolkit.db import Connection, Row
-from dbgauge.toolkit.db.privileges import PS_SELECT, query
+from dbgauge.toolkit.db.privileges import PS_SELECT, denied, query
 from dbgauge.toolkit.db.values import number, numbers, text
+from dbgauge.toolkit.errors import Incomplete, QueryError
 from dbgauge.toolkit.metrics import (
     Collector,
     Column,
@@ -53,8 +64,16 @@ IO_WAIT_SECONDS = MetricSpec(
     "dbgauge_mysql_table_io_wait_seconds_total", "counter",
     f"Time spent in table I/O, by operation, for the top N tables by wait time "
     f"({_IO_SRC}.SUM_TIMER_*; 0 while the table I/O instrument is not timed).", _IO_LABELS)
+IO_TRUNCATED = MetricSpec(
+    "dbgauge_mysql_table_io_truncated", "gauge",
+    "1 when more tables had I/O waits than the `limit` option (the rest left out), else 0.")
+SIZES_TRUNCATED = MetricSpec(
+    "dbgauge_mysql_table_sizes_truncated", "gauge",
+    "1 when there were more tables than the `size_limit` option (the smallest left out), "
+    "else 0.")
+SYSTEM_SCHEMAS = frozenset({"mysql", "performance_schema", "information_schema", "sys"})
 METRICS = MetricTable(
-    IO_WAITS, IO_WAIT_SECONDS,
+    IO_WAITS, IO_WAIT_SECONDS, IO_TRUNCATED, SIZES_TRUNCATED,
     Column(MetricSpec(
         "dbgauge_mysql_table_data_bytes", "gauge",
         "Data size of the table, for the top N tables by data + index bytes "
@@ -88,17 +107,31 @@ class TableIO:
 
 @dataclass(frozen=True)
 class TableSize:
-    """One table's sizes by column (data_length, index_length, data_free, table_rows)."""
+    """One table's sizes by column (data_length, index_length, data_free, table_rows; NULL
+    left out), its TABLE_TYPE, and ENGINE, VERSION, ROW_FORMAT, CREATE_OPTIONS as read
+    (None for NULL)."""
 
     schema: str
     table: str
     values: Mapping[str, float]
+    type: str = "BASE TABLE"
+    engine: str | None = None
+    version: float | None = None
+    row_format: str | None = None
+    create_options: str | None = None
 
 
 @dataclass(frozen=True)
 class TablesFacts:
     io: tuple[TableIO, ...]
     sizes: tuple[TableSize, ...]
+    io_truncated: bool = False
+    sizes_truncated: bool = False
+    io_error: str = ""  # the I/O read was refused (no SELECT on performance_schema)
+
+
+def _text_or_none(value: object) -> str | None:
+    return None if value is None else text(value)
 
 
 def parse_io(rows: Iterable[Row], limit: int) -> tuple[TableIO, ...]:
@@ -123,12 +156,22 @@ def parse_sizes(rows: Iterable[Row], limit: int) -> tuple[TableSize, ...]:
         if len(out) >= limit:
             break
         out.append(TableSize(text(row.get("table_schema")), text(row.get("table_name")),
-                             numbers(row, METRICS.column_names)))
+                             numbers(row, METRICS.column_names),
+                             text(row.get("table_type")) or "BASE TABLE",
+                             _text_or_none(row.get("engine")), number(row.get("version")),
+                             _text_or_none(row.get("row_format")),
+                             _text_or_none(row.get("create_options"))))
     return tuple(out)
 
 
 def table_samples(facts: TablesFacts) -> Iterator[Sample]:
+    """The samples; raises Incomplete after them when the I/O part was refused."""
+    if not facts.io_error:
+        yield Sample(IO_TRUNCATED.name, 1.0 if facts.io_truncated else 0.0)
+    yield Sample(SIZES_TRUNCATED.name, 1.0 if facts.sizes_truncated else 0.0)
     for io in facts.io:
+        if io.schema in SYSTEM_SCHEMAS:
+            continue
         for op in OPERATIONS:
             labels = {"schema": io.schema, "table": io.table, "operation": op}
             if op in io.counts:
@@ -136,8 +179,22 @@ def table_samples(facts: TablesFacts) -> Iterator[Sample]:
             if op in io.picoseconds:
                 yield Sample(IO_WAIT_SECONDS.name, io.picoseconds[op] * PICOSECONDS, labels)
     for size in facts.sizes:
+        if size.schema in SYSTEM_SCHEMAS or size.type != "BASE TABLE":
+            continue
         yield from column_samples(METRICS.columns, size.values,
                                   {"schema": size.schema, "table": size.table})
+    if facts.io_error:
+        raise Incomplete(facts.io_error)
+
+
+def read_io(conn: Connection, limit: int) -> tuple[list[Row], str]:
+    """The table I/O rows, or none and the error when performance_schema is refused."""
+    try:
+        return query(conn, "table_io_waits", PS_SELECT, (limit + 1,)), ""
+    except QueryError as exc:
+        if not denied(exc):
+            raise
+        return [], str(exc)
 
 
 class MySQLTables(Collector[TablesFacts]):
@@ -150,17 +207,18 @@ class MySQLTables(Collector[TablesFacts]):
     flavors = frozenset({"mysql", "mariadb"})
     metrics = METRICS
     options = {
-        "limit": Option(50, "How many tables for I/O waits, the most waited on.",
-                        maximum=1000),
-        "size_limit": Option(50, "How many tables for sizes, the largest by data + index.",
-                             maximum=1000),
+        "limit": Option(1000, "How many tables for I/O waits, the most waited on.",
+                        maximum=100_000),
+        "size_limit": Option(1000, "How many tables for sizes, the largest by data + index.",
+                             maximum=100_000),
     }
 
     def read(self, conn: Connection) -> TablesFacts:
         limit, size_limit = int(self.setting("limit")), int(self.setting("size_limit"))
-        io = parse_io(query(conn, "table_io_waits", PS_SELECT, (limit,)), limit)
-        sizes = parse_sizes(conn.query("table_sizes", (size_limit,)), size_limit)
-        return TablesFacts(io, sizes)
+        io_rows, io_error = read_io(conn, limit)
+        size_rows = conn.query("table_sizes", (size_limit + 1,))
+        return TablesFacts(parse_io(io_rows, limit), parse_sizes(size_rows, size_limit),
+                           len(io_rows) > limit, len(size_rows) > size_limit, io_error)
 
     def samples(self, facts: TablesFacts) -> Iterable[Sample]:
         return table_samples(facts)

@@ -64,8 +64,10 @@ class PeerSpec(MetricSpec):
 
 @dataclass(frozen=True)
 class PeerFamily:
-    """One family the peer exports: its spec (a name ending in `*` stands for the families
-    named at run time with that prefix, e.g. `mysql_global_status_*`), the dbgauge family
+    """One family the peer exports: its spec (a name with a `*` stands for the families
+    named at run time that way, e.g. `mysql_global_status_*`, or
+    `mysql_info_schema_innodb_metrics_*_total` beside `..._innodb_metrics_*` when the type
+    follows the suffix; the pattern with the longest fixed part wins), the dbgauge family
     with the same data (`ours`, for the rename table of docs/compat.md; "" when dbgauge's
     own names have no counterpart), and where dbgauge's value deliberately differs (`note`)."""
 
@@ -82,12 +84,16 @@ class PeerFamilies:
 
     def __init__(self, *families: PeerFamily) -> None:
         self.all: tuple[PeerFamily, ...] = families
-        self._static = {f.spec.name: f.spec for f in families if not f.spec.name.endswith("*")}
+        self._static = {f.spec.name: f.spec for f in families if "*" not in f.spec.name}
         # a histogram's sample names -> its spec
         self._parts = {f.spec.name + part: f.spec for f in families
                        if f.spec.type == "histogram" for part in HISTOGRAM_PARTS}
-        self._dynamic = tuple((f.spec.name[:-1], f.spec) for f in families
-                              if f.spec.name.endswith("*"))
+        dynamic: list[tuple[str, str, PeerSpec]] = []
+        for f in families:
+            if "*" in f.spec.name:
+                prefix, suffix = f.spec.name.split("*", 1)
+                dynamic.append((prefix, suffix, f.spec))
+        self._dynamic = tuple(sorted(dynamic, key=lambda d: -len(d[0]) - len(d[1])))
         if len(self._static) + len(self._dynamic) != len(families):
             raise ValueError("a peer family is declared twice")
         self._made: dict[str, PeerSpec] = {}
@@ -99,8 +105,9 @@ class PeerFamilies:
         found = self._static.get(name) or self._parts.get(name) or self._made.get(name)
         if found is not None:
             return found
-        for prefix, pattern in self._dynamic:
-            if name.startswith(prefix) and len(name) > len(prefix):
+        for prefix, suffix, pattern in self._dynamic:
+            if name.startswith(prefix) and name.endswith(suffix) \
+                    and len(name) > len(prefix) + len(suffix):
                 made = self._made[name] = PeerSpec(name, pattern.type, pattern.help,
                                                    pattern.labels)
                 return made

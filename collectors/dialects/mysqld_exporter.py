@@ -1,9 +1,10 @@
 """mysqld_exporter's names (prometheus/mysqld_exporter; Debian's 0.14 and upstream).
 
-The families of its default scrapers, from the facts dbgauge's collectors read in the same
-scrape: global_status (`_mysqld_status`), global_variables (`_mysqld_status`),
-slave_status (`_mysqld_slave`), info_schema.query_response_time (below), `mysql_up`, and
-the exporter's own `mysql_exporter_*` scrape families (below). Where Debian's 0.14 and
+The families of its scrapers, from the facts dbgauge's collectors read in the same scrape:
+the default global_status and global_variables (`_mysqld_status`), slave_status
+(`_mysqld_slave`), info_schema.query_response_time (below), info_schema.innodb_cmp and
+innodb_cmpmem (`_mysqld_more`), the optional ones (`_mysqld_more`), `mysql_up`, and the
+exporter's own `mysql_exporter_*` scrape families (below). Where Debian's 0.14 and
 upstream differ, upstream's families are exported too (its MariaDB GTID positions, MySQL
 8.4's SHOW REPLICA STATUS names). docs/compat.md lists what differs, and why.
 """
@@ -13,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from dbgauge.collectors._queries import go_float
-from dbgauge.collectors.dialects import _mysqld_slave, _mysqld_status
+from dbgauge.collectors.dialects import _mysqld_more, _mysqld_slave, _mysqld_status
 from dbgauge.collectors.mariadb_query_response_time import ResponseTimeFacts
 from dbgauge.toolkit.dialect import (
     Dialect,
@@ -58,6 +59,21 @@ SCRAPERS: dict[str, tuple[str, ...]] = {
     "mysql_global_variables": ("global_variables",),
     "mysql_replication": ("slave_status",),
     "mariadb_query_response_time": ("info_schema.query_response_time",),
+    "mysql_innodb_cmp": ("info_schema.innodb_cmp",),
+    "mysql_innodb_cmpmem": ("info_schema.innodb_cmpmem",),
+    # the optional scrapers (`--collect.*`), from the collectors of _mysqld_more
+    "mysql_innodb": ("info_schema.innodb_metrics",),
+    "mysql_tables": ("info_schema.tables", "perf_schema.tableiowaits"),
+    "mysql_binlog": ("binlog_size",),
+    "mysql_engine_innodb_status": ("engine_innodb_status",),
+    "mysql_processlist": ("info_schema.processlist",),
+    "mysql_statements": ("perf_schema.eventsstatements",),
+    "mysql_perf_schema_waits": ("perf_schema.eventswaits",),
+    "mysql_perf_schema_file_events": ("perf_schema.file_events",),
+    "mysql_perf_schema_file_instances": ("perf_schema.file_instances",),
+    "mysql_perf_schema_index_io_waits": ("perf_schema.indexiowaits",),
+    "mysql_perf_schema_table_lock_waits": ("perf_schema.tablelocks",),
+    "mysql_auto_increment": ("auto_increment.columns",),
 }
 LAST_SCRAPE_ERROR = PeerSpec(
     "mysql_exporter_last_scrape_error", "gauge",
@@ -108,6 +124,7 @@ FAMILIES = PeerFamilies(
     PeerFamily(DURATION, "dbgauge_collector_duration_seconds",
                "the time of the collector behind each scraper; `connection`: connecting "
                "(0 on a kept connection)"),
+    *_mysqld_more.FAMILIES,
 )
 
 DIALECT = Dialect(
@@ -117,9 +134,10 @@ DIALECT = Dialect(
     translate={"mysql_global_status": _mysqld_status.global_status,
                "mysql_global_variables": _mysqld_status.global_variables,
                "mysql_replication": _mysqld_slave.slave_status,
-               "mariadb_query_response_time": query_response_time},
+               "mariadb_query_response_time": query_response_time,
+               **_mysqld_more.TRANSLATE},
     # the collectors behind the peer's default scrapers (added to a target's defaults)
     collectors=("mysql_global_status", "mysql_global_variables", "mysql_replication",
-                "mariadb_query_response_time"),
+                "mariadb_query_response_time", "mysql_innodb_cmp", "mysql_innodb_cmpmem"),
     scrape=exporter_samples,
 )

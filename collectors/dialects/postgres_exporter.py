@@ -6,6 +6,7 @@ Every `pg_*` family its default collectors export, from dbgauge's facts.
 
 from __future__ import annotations
 
+from dbgauge.collectors.dialects import _postgres_tables
 from dbgauge.toolkit.dialect import Dialect, PeerFamilies, PeerFamily, PeerSpec
 
 UP = PeerSpec("pg_up", "gauge", "Whether the last scrape of metrics from PostgreSQL was "
@@ -13,10 +14,13 @@ UP = PeerSpec("pg_up", "gauge", "Whether the last scrape of metrics from Postgre
 
 FAMILIES = PeerFamilies(
     PeerFamily(UP, "dbgauge_up"),
+    *_postgres_tables.FAMILIES,
 )
 
 DIALECT = Dialect(
     name="postgres_exporter", kind="postgres",
     help="postgres_exporter's pg_* names, labels and values",
     up=UP, families=FAMILIES,
+    translate={**_postgres_tables.TRANSLATE},
+    collectors=("postgres_tables",),
 )

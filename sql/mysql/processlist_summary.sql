@@ -1,8 +1,10 @@
--- Collector mysql_processlist, MySQL 8.0 before 8.0.22: threads grouped by command and
--- state, with the longest time in each group; dbgauge's own connection left out. Needs
--- PROCESS to see other accounts' threads.
-SELECT COALESCE(COMMAND, '') AS command, COALESCE(STATE, '') AS state,
-       COUNT(*) AS threads, MAX(TIME) AS longest
+-- Collector mysql_processlist, MySQL 8.0 before 8.0.22: threads grouped by user, client host
+-- (port removed), command and state, with the longest and the summed time in each group;
+-- dbgauge's own connection left out. Needs PROCESS to see other accounts' threads.
+SELECT COALESCE(USER, '') AS user, SUBSTRING_INDEX(COALESCE(HOST, ''), ':', 1) AS host,
+       COALESCE(COMMAND, '') AS command, COALESCE(STATE, '') AS state,
+       COUNT(*) AS threads, MAX(TIME) AS longest, SUM(TIME) AS seconds
   FROM information_schema.PROCESSLIST
  WHERE ID <> CONNECTION_ID()
- GROUP BY COALESCE(COMMAND, ''), COALESCE(STATE, '')
+ GROUP BY COALESCE(USER, ''), SUBSTRING_INDEX(COALESCE(HOST, ''), ':', 1),
+          COALESCE(COMMAND, ''), COALESCE(STATE, '')

@@ -1,15 +1,26 @@
--- Collector postgres_tables, PostgreSQL 13+: the connected database's user tables with the
--- most dead tuples, then the largest (pg_total_relation_size: heap, indexes and TOAST).
--- `tables` (on every row) counts them all, before the limit.
--- idx_scan is NULL for a table without indexes; last_* ages are NULL when never done (the
--- collector clamps them at 0: now() is the statement's start, a hair before a fresh event).
-SELECT t.schemaname, t.relname, t.n_live_tup, t.n_dead_tup, t.seq_scan, t.idx_scan,
-       pg_total_relation_size(t.relid) AS size_bytes,
-       EXTRACT(EPOCH FROM now() - t.last_vacuum) AS last_vacuum_age,
-       EXTRACT(EPOCH FROM now() - t.last_autovacuum) AS last_autovacuum_age,
-       EXTRACT(EPOCH FROM now() - t.last_analyze) AS last_analyze_age,
-       EXTRACT(EPOCH FROM now() - t.last_autoanalyze) AS last_autoanalyze_age,
-       count(*) OVER () AS tables
+-- Collector postgres_tables, PostgreSQL 13-15: every column of pg_stat_user_tables and
+-- pg_statio_user_tables for the connected database's user tables with the most dead
+-- tuples, then the largest (pg_table_size: heap, TOAST, free space and visibility maps;
+-- pg_indexes_size: its indexes; together pg_total_relation_size).
+-- `tables` (on every row) counts them all, before the limit. NULLs are kept: idx_* for a
+-- table without indexes, toast_*/tidx_* without TOAST, last_* when never done (as Unix
+-- seconds; `now` is the statement's start, for ages). 16 and 18 add columns (@16, @18).
+SELECT current_database() AS datname, t.schemaname, t.relname,
+       t.seq_scan, t.seq_tup_read, t.idx_scan, t.idx_tup_fetch,
+       t.n_tup_ins, t.n_tup_upd, t.n_tup_del, t.n_tup_hot_upd,
+       t.n_live_tup, t.n_dead_tup, t.n_mod_since_analyze, t.n_ins_since_vacuum,
+       EXTRACT(EPOCH FROM t.last_vacuum) AS last_vacuum,
+       EXTRACT(EPOCH FROM t.last_autovacuum) AS last_autovacuum,
+       EXTRACT(EPOCH FROM t.last_analyze) AS last_analyze,
+       EXTRACT(EPOCH FROM t.last_autoanalyze) AS last_autoanalyze,
+       t.vacuum_count, t.autovacuum_count, t.analyze_count, t.autoanalyze_count,
+       s.heap_blks_read, s.heap_blks_hit, s.idx_blks_read, s.idx_blks_hit,
+       s.toast_blks_read, s.toast_blks_hit, s.tidx_blks_read, s.tidx_blks_hit,
+       z.table_bytes, z.indexes_bytes,
+       EXTRACT(EPOCH FROM now()) AS now, count(*) OVER () AS tables
 FROM pg_stat_user_tables t
-ORDER BY t.n_dead_tup DESC NULLS LAST, pg_total_relation_size(t.relid) DESC, t.relid
+LEFT JOIN pg_statio_user_tables s ON s.relid = t.relid
+CROSS JOIN LATERAL (SELECT pg_table_size(t.relid) AS table_bytes,
+                           pg_indexes_size(t.relid) AS indexes_bytes) z
+ORDER BY t.n_dead_tup DESC NULLS LAST, z.table_bytes + z.indexes_bytes DESC NULLS LAST, t.relid
 LIMIT %s

@@ -19,8 +19,10 @@ series, and each value between two readings of the peer taken around dbgauge's s
   changes Innodb_buffer_pool_pages_dirty): the three readings are taken again, up to
   ROUNDS times, and a family fails only when it differed in every round.
 
-dbgauge must not export a family of the peer's names that the peer does not have, but
-for UPSTREAM_ONLY (upstream's newer families), nor a series the peer does not have.
+dbgauge must not export a family of the default scrapers' names that the peer does not
+have, but for UPSTREAM_ONLY (upstream's newer families), nor a series the peer does not
+have. (dbgauge's default collectors also give families of optional scrapers, such as
+info_schema.innodb_metrics: tests/integration/test_compat_mysqld_more.py compares those.)
 """
 
 from __future__ import annotations
@@ -32,7 +34,17 @@ from pathlib import Path
 import pytest
 
 from dbgauge.app import registry
-from dbgauge.collectors.dialects.mysqld_exporter import SCRAPERS
+from dbgauge.collectors.dialects import _mysqld_slave, _mysqld_status
+from dbgauge.collectors.dialects.mysqld_exporter import (
+    DURATION,
+    LAST_SCRAPE_ERROR,
+    QUERY_RESPONSE_TIME,
+    SCRAPE_ERRORS,
+    SCRAPERS,
+    SCRAPES,
+    UP,
+)
+from dbgauge.toolkit.dialect import PeerFamilies, PeerFamily
 from dbgauge.toolkit.exporter.scrape import TargetRunner
 from dbgauge.toolkit.render.prometheus import encode
 from tests.helpers import wait_for
@@ -44,21 +56,15 @@ pytestmark = pytest.mark.integration
 
 PRIMARY, REPLICA = "mariadb-primary", "mariadb-replica"
 ROUNDS = 4
-_CMP = ("info_schema.innodb_cmp/cmpmem: translated by the non-default part of the dialect "
-        "(collectors/dialects/_mysqld_more.py), compared here as soon as it exports them")
+# The families of the default scrapers (global_status, global_variables, slave_status,
+# query_response_time) and of the exporter itself, as the dialect declares them.
+DEFAULT_SCRAPERS = PeerFamilies(
+    *_mysqld_status.DECLARED, *_mysqld_slave.DECLARED,
+    *(PeerFamily(spec) for spec in (UP, QUERY_RESPONSE_TIME, LAST_SCRAPE_ERROR, SCRAPES,
+                                    SCRAPE_ERRORS, DURATION)))
 NOT_OURS: Mapping[str, str] = {
     "mysqld_exporter_build_info": "the peer's own build (version 0.14.0, its Go version): "
                                   "dbgauge_build_info says what runs",
-    **dict.fromkeys((
-        "mysql_info_schema_innodb_cmp_compress_ops_total",
-        "mysql_info_schema_innodb_cmp_compress_ops_ok_total",
-        "mysql_info_schema_innodb_cmp_compress_time_seconds_total",
-        "mysql_info_schema_innodb_cmp_uncompress_ops_total",
-        "mysql_info_schema_innodb_cmp_uncompress_time_seconds_total",
-        "mysql_info_schema_innodb_cmpmem_pages_used_total",
-        "mysql_info_schema_innodb_cmpmem_pages_free_total",
-        "mysql_info_schema_innodb_cmpmem_relocation_ops_total",
-        "mysql_info_schema_innodb_cmpmem_relocation_time_seconds_total"), _CMP),
 }
 NO_VALUES: Mapping[str, str] = {
     "mysql_exporter_collector_duration_seconds": "how long each program's scrapers took",
@@ -73,7 +79,7 @@ CONNECTION_GAUGES: Mapping[str, float] = {
 }
 # Families upstream exports that Debian's 0.14 does not (dbgauge speaks both)
 UPSTREAM_ONLY = frozenset({"mysql_slave_status_gtid_io_pos", "mysql_slave_status_gtid_slave_pos"})
-DURATION = "mysql_exporter_collector_duration_seconds"
+
 
 
 class Scraping:
@@ -122,6 +128,15 @@ def _outside(before: Family, mine: Family, after: Family, slack: float) -> list[
     return out
 
 
+def _default(name: str) -> bool:
+    """A family of the default scrapers' (or the exporter's own) names."""
+    try:
+        DEFAULT_SCRAPERS.spec(name)
+    except KeyError:
+        return False
+    return True
+
+
 def differences(before: dict[str, Family], mine: dict[str, Family],
                 after: dict[str, Family]) -> dict[str, list[str]]:
     """What differs, by family: the peer's families but NOT_OURS (compared as
@@ -129,7 +144,7 @@ def differences(before: dict[str, Family], mine: dict[str, Family],
     that the peer has not, and families of the peer's names the peer does not have."""
     theirs = {n for n in before if n.startswith("mysql") and n not in NOT_OURS}
     out: dict[str, list[str]] = {}
-    for diff in compare(before, mine, after, theirs - {DURATION},
+    for diff in compare(before, mine, after, theirs - {DURATION.name},
                         values=lambda n: n not in NO_VALUES and n not in CONNECTION_GAUGES):
         out.setdefault(diff.family, []).append(str(diff))
     for name, slack in CONNECTION_GAUGES.items():
@@ -139,10 +154,10 @@ def differences(before: dict[str, Family], mine: dict[str, Family],
     for name in theirs & set(mine):
         extra = set(mine[name].samples) - set(before[name].samples) - \
             set(after.get(name, before[name]).samples)
-        if extra and name != DURATION:
+        if extra and name != DURATION.name:
             out.setdefault(name, []).append(f"series the peer does not have: {sorted(extra)}")
     made_up = {n for n in mine if n.startswith("mysql") and n not in before
-               and n not in after} - UPSTREAM_ONLY
+               and n not in after and _default(n)} - UPSTREAM_ONLY
     for name in made_up:
         out.setdefault(name, []).append("dbgauge exports it, the peer does not")
     return out
@@ -170,12 +185,12 @@ def assert_exporter_families(before: dict[str, Family], mine: dict[str, Family],
                              ours: Scraping) -> None:
     """mysql_exporter_*: types and labels as the peer's; a duration for the connection
     and for each scraper whose families dbgauge gives; the scrape count dbgauge's own."""
-    for name in (DURATION, "mysql_exporter_scrapes_total", "mysql_exporter_last_scrape_error"):
+    for name in (DURATION.name, SCRAPES.name, LAST_SCRAPE_ERROR.name):
         assert mine[name].type == before[name].type, name
         assert mine[name].label_names() == before[name].label_names(), name
     covered = {"connection"} | {f"collect.{s}" for ss in SCRAPERS.values() for s in ss}
-    theirs = {dict(ls)["collector"] for _, ls in before[DURATION].samples} & covered
-    assert {dict(ls)["collector"] for _, ls in mine[DURATION].samples} >= theirs
+    theirs = {dict(ls)["collector"] for _, ls in before[DURATION.name].samples} & covered
+    assert {dict(ls)["collector"] for _, ls in mine[DURATION.name].samples} >= theirs
     assert next(iter(mine["mysql_exporter_scrapes_total"].samples.values())) == ours.count
     assert next(iter(mine["mysql_exporter_last_scrape_error"].samples.values())) == 0
 
@@ -192,13 +207,16 @@ def test_default_collectors_match_mysqld_exporter(sandbox: Sandbox, tmp_path: Pa
     must = ({"mysql_slave_status_slave_sql_running", "mysql_slave_status_seconds_behind_master"}
             if name == REPLICA else {"mysql_info_schema_query_response_time_seconds"})
     must |= {"mysql_global_status_commands_total", "mysql_global_status_buffer_pool_pages",
+             "mysql_info_schema_innodb_cmp_compress_ops_total",
+             "mysql_info_schema_innodb_cmpmem_pages_used_total",
              "mysql_global_variables_max_connections", "mysql_version_info",
              "mysql_transaction_isolation", "mysql_galera_variables_info", "mysql_up"}
     assert must <= families, must - families
     extra = {n for n in mine if n.startswith("mysql") and n not in families}
     print(f"\n{name}: {len(families)} peer families, {len(families - set(NOT_OURS))} matched "
-          f"by dbgauge, {len(families & set(NOT_OURS))} in NOT_OURS; {len(extra)} of "
-          "upstream's beside them")
+          f"by dbgauge, {len(families & set(NOT_OURS))} in NOT_OURS; beside them "
+          f"{len(extra & UPSTREAM_ONLY)} of upstream's and {len(extra - UPSTREAM_ONLY)} of "
+          "optional scrapers")
 
 
 @pytest.mark.parametrize("scraping", [REPLICA], indirect=True)

@@ -419,5 +419,14 @@ def test_every_family_is_declared_once_with_its_dbgauge_counterpart() -> None:
     names = [f.spec.name for f in DIALECT.families.all]
     assert len(names) == len(set(names))
     assert all(n.startswith("mysql_") for n in names)
+    # the collectors behind the peer's default scrapers, each naming its scraper
     assert set(DIALECT.collectors) == {"mysql_global_status", "mysql_global_variables",
-                                       "mysql_replication", "mariadb_query_response_time"}
+                                       "mysql_replication", "mariadb_query_response_time",
+                                       "mysql_innodb_cmp", "mysql_innodb_cmpmem"}
+    from dbgauge.app import registry
+    from dbgauge.collectors.dialects.mysqld_exporter import SCRAPERS
+
+    assert set(DIALECT.collectors) <= set(SCRAPERS)
+    reg = registry()
+    assert set(SCRAPERS) <= {c.name for c in reg.for_kind("mysql")}
+    assert set(SCRAPERS) <= set(DIALECT.translate)

@@ -1,4 +1,4 @@
-"""mysql_binlog: binary log sizes, NULL sizes, and log_bin off."""
+"""mysql_binlog: binary log sizes, NULL sizes, the newest file's number, and log_bin off."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ def test_binlog_sizes_and_log_bin_off() -> None:
                         {"Log_name": "binlog.000003", "File_size": None, "Encrypted": "No"}]})
     got = {s.name: s.value for s in MySQLBinlog().collect(conn)}  # type: ignore[arg-type]
     assert got == {"dbgauge_mysql_binlog_enabled": 1.0, "dbgauge_mysql_binlog_files": 3.0,
-                   "dbgauge_mysql_binlog_bytes": 4580.0}
+                   "dbgauge_mysql_binlog_bytes": 4580.0, "dbgauge_mysql_binlog_file_number": 3.0}
     off = FixtureConnection("mariadb", (10, 11, 19), {"binlog_enabled": [{"log_bin": 0}]})
     got = {s.name: s.value for s in MySQLBinlog().collect(off)}  # type: ignore[arg-type]
     assert got == {"dbgauge_mysql_binlog_enabled": 0.0}

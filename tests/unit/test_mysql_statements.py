@@ -15,7 +15,11 @@ from tests.helpers.captured import FixtureConnection, project, vertical_rows
 def test_mysql_8_digest_row_through_the_real_statement() -> None:
     captured = vertical_rows("mysql-8.0/statements_summary_by_digest.txt")
     conn = FixtureConnection("mysql", (8, 0, 31), {})
-    rows = project(conn.sql("statement_digests"), captured)
+    # the two computed columns, as the server would compute them from the captured row
+    sql = conn.sql("statement_digests").replace(
+        "LEFT(DIGEST_TEXT, 120) AS digest_text,", "DIGEST_TEXT AS digest_text,").replace(
+        "TIMESTAMPDIFF(SECOND, LAST_SEEN, NOW()) AS last_seen_age,", "LAST_SEEN AS last_seen,")
+    rows = project(sql, captured)
     conn.answers = {"performance_schema_enabled": [{"enabled": 1}], "statement_digests": rows}
     collector = MySQLStatements()
     samples = list(collector.collect(conn))  # type: ignore[arg-type]
@@ -29,7 +33,11 @@ def test_mysql_8_digest_row_through_the_real_statement() -> None:
     assert value(m, "dbgauge_mysql_statements_rows_examined_total", **labels) == 18
     assert value(m, "dbgauge_mysql_statements_errors_total", **labels) == 0
     assert value(m, "dbgauge_mysql_statements_no_index_used_total", **labels) == 0
+    for column in ("rows_affected", "warnings", "tmp_tables", "tmp_disk_tables", "sort_rows",
+                   "sort_merge_passes"):
+        assert value(m, f"dbgauge_mysql_statements_{column}_total", **labels) == 0
     assert value(m, "dbgauge_mysql_performance_schema_enabled") == 1
+    assert value(m, "dbgauge_mysql_statements_truncated") == 0
     assert not any("version_comment" in v for s in samples for v in s.labels.values())
 
 
@@ -40,17 +48,18 @@ def test_digests_limit_null_columns_and_the_overflow_row() -> None:
         for i in range(7)]
     rows.append({"schema_name": None, "digest": None, "calls": 3, "timer_wait": None,
                  "rows_examined": 1, "rows_sent": 1, "errors": 0, "no_index_used": 0})
-    assert [d.digest for d in parse_digests(rows, 5)] == ["d0", "d1", "d2", "d3", "d4"]
-    overflow = parse_digests(rows[-1:], 5)[0]
-    assert (overflow.schema, overflow.digest) == ("", "other")
+    digests, truncated = parse_digests(rows, 5)
+    assert [d.digest for d in digests] == ["d0", "d1", "d2", "d3", "d4"] and truncated
+    overflow = parse_digests(rows[-1:], 5)[0][0]
+    assert (overflow.schema, overflow.digest, overflow.schema_null) == ("", "other", True)
     assert "timer_wait" not in overflow.values
-    assert "rows_examined" not in parse_digests(rows, 1)[0].values
+    assert "rows_examined" not in parse_digests(rows, 1)[0][0].values
     # the limit is bound as a parameter and honoured
     conn = FixtureConnection("mariadb", (10, 11, 19), {
         "performance_schema_enabled": [{"enabled": 1}], "statement_digests": rows})
     tuned = MySQLStatements().configured({"limit": 3})
     facts = tuned.read(conn)  # type: ignore[arg-type]
-    assert len(facts.digests) == 3
+    assert len(facts.digests) == 3 and facts.truncated
 
 
 def test_performance_schema_off_still_succeeds_and_says_so() -> None:

@@ -1,6 +1,6 @@
-"""The top-N collectors postgres_statements, postgres_tables and postgres_sequences on rows
-captured from the sandbox's PostgreSQL 15: parsing, NULL handling, and the `limit` option
-reaching the statement as its parameter."""
+"""The top-N collectors postgres_statements and postgres_sequences on rows captured from
+the sandbox's PostgreSQL 15: parsing, NULL handling, and the `limit` option reaching the
+statement as its parameter (postgres_tables: tests/unit/test_postgres_tables.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ import pytest
 from dbgauge.app import registry
 from dbgauge.collectors.postgres_sequences import parse_sequences
 from dbgauge.collectors.postgres_statements import PgStatementsFacts, parse_statements, preloaded
-from dbgauge.collectors.postgres_tables import parse_facts
 from dbgauge.toolkit.db import ServerInfo
 from dbgauge.toolkit.metrics import Sample
 from tests.helpers import as_dict, value
@@ -93,19 +92,6 @@ def test_preloaded(libraries: str, expected: bool) -> None:
     assert preloaded(libraries) is expected
 
 
-def test_tables_rows_and_nulls() -> None:
-    facts = parse_facts(json_rows(CAPTURED + "tables.json", PG15))
-    m = as_dict("postgres_tables", REGISTRY["postgres_tables"].samples(facts))
-    t = {"schema": "public", "table": "fixture_dead"}
-    assert value(m, P + "table_dead_tuples", **t) == 900
-    assert value(m, P + "table_live_tuples", **t) == 100
-    assert value(m, P + "table_index_scans_total", **t) is None  # no index: NULL idx_scan
-    assert not any("_age_seconds" in name for name, _ in m)  # never vacuumed or analyzed
-    assert value(m, P + "tables") == 1
-    empty = as_dict("postgres_tables", REGISTRY["postgres_tables"].samples(parse_facts([])))
-    assert empty == {(P + "tables", frozenset()): 0.0}
-
-
 def test_sequence_rows_and_nulls() -> None:
     facts = parse_sequences(json_rows(CAPTURED + "sequences.json", PG15))
     m = as_dict("postgres_sequences", REGISTRY["postgres_sequences"].samples(facts))
@@ -120,8 +106,7 @@ def test_sequence_rows_and_nulls() -> None:
     assert set(empty.values()) == {0.0} and len(empty) == 2
 
 
-@pytest.mark.parametrize(("collector", "statement"), [
-    ("postgres_tables", "tables"), ("postgres_sequences", "sequences")])
+@pytest.mark.parametrize(("collector", "statement"), [("postgres_sequences", "sequences")])
 def test_top_n_limit_is_the_statement_parameter(collector: str, statement: str) -> None:
     conn = Answers({statement: []})
     seen: list[Any] = []

@@ -237,8 +237,10 @@ class TargetRunner:
             return CollectorRun(collector.name, True, 0.0)
         produced: list[SampleOut] = []
         peer: list[SampleOut] = []
+        read: list[object] = []  # the facts, once read
         try:
             facts = collector.read(conn)
+            read.append(facts)
             for sample in collector.samples(facts):
                 collector.validate_sample(sample)
                 produced.append(SampleOut(sample.name, _labels(self._base_labels,
@@ -250,6 +252,8 @@ class TargetRunner:
                         extra={"target": self.cfg.name, "collector": collector.name})
             if isinstance(exc, Incomplete):
                 out.extend(produced)  # what the failed part did not touch still stands
+                for facts in read:  # in the peers' names too
+                    self._translate(collector.name, facts, peer_out)
             return CollectorRun(collector.name, False, time.monotonic() - t0, str(exc))
         except Exception as exc:
             log.exception("collector %s crashed on %s", collector.name, self.cfg.name)

@@ -1,0 +1,32 @@
+-- Collector postgres_tables, PostgreSQL 18+: every column of pg_stat_user_tables and
+-- pg_statio_user_tables for the connected database's user tables with the most dead
+-- tuples, then the largest (pg_table_size: heap, TOAST, free space and visibility maps;
+-- pg_indexes_size: its indexes; together pg_total_relation_size).
+-- `tables` (on every row) counts them all, before the limit. NULLs are kept: idx_* for a
+-- table without indexes, toast_*/tidx_* without TOAST, last_* when never done (as Unix
+-- seconds; `now` is the statement's start, for ages). 16 added last_seq_scan,
+-- last_idx_scan and n_tup_newpage_upd; 18 added the time spent in each kind of vacuum
+-- and analyze (total_*_time, milliseconds).
+SELECT current_database() AS datname, t.schemaname, t.relname,
+       t.seq_scan, t.seq_tup_read, t.idx_scan, t.idx_tup_fetch,
+       EXTRACT(EPOCH FROM t.last_seq_scan) AS last_seq_scan,
+       EXTRACT(EPOCH FROM t.last_idx_scan) AS last_idx_scan,
+       t.n_tup_ins, t.n_tup_upd, t.n_tup_del, t.n_tup_hot_upd, t.n_tup_newpage_upd,
+       t.n_live_tup, t.n_dead_tup, t.n_mod_since_analyze, t.n_ins_since_vacuum,
+       EXTRACT(EPOCH FROM t.last_vacuum) AS last_vacuum,
+       EXTRACT(EPOCH FROM t.last_autovacuum) AS last_autovacuum,
+       EXTRACT(EPOCH FROM t.last_analyze) AS last_analyze,
+       EXTRACT(EPOCH FROM t.last_autoanalyze) AS last_autoanalyze,
+       t.vacuum_count, t.autovacuum_count, t.analyze_count, t.autoanalyze_count,
+       t.total_vacuum_time, t.total_autovacuum_time, t.total_analyze_time,
+       t.total_autoanalyze_time,
+       s.heap_blks_read, s.heap_blks_hit, s.idx_blks_read, s.idx_blks_hit,
+       s.toast_blks_read, s.toast_blks_hit, s.tidx_blks_read, s.tidx_blks_hit,
+       z.table_bytes, z.indexes_bytes,
+       EXTRACT(EPOCH FROM now()) AS now, count(*) OVER () AS tables
+FROM pg_stat_user_tables t
+LEFT JOIN pg_statio_user_tables s ON s.relid = t.relid
+CROSS JOIN LATERAL (SELECT pg_table_size(t.relid) AS table_bytes,
+                           pg_indexes_size(t.relid) AS indexes_bytes) z
+ORDER BY t.n_dead_tup DESC NULLS LAST, z.table_bytes + z.indexes_bytes DESC NULLS LAST, t.relid
+LIMIT %s
