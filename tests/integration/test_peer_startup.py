@@ -108,6 +108,20 @@ def test_mysqld_address_username_and_password_variable(sandbox: Sandbox, tmp_pat
     assert_no_password(d, sandbox, d.get("/metrics")[1])
 
 
+def test_mysqld_exporter_014s_data_source_name(sandbox: Sandbox, tmp_path: Path,
+                                               daemons: list[Daemon]) -> None:
+    """Debian's mysqld_exporter (0.14) is configured with DATA_SOURCE_NAME holding a Go
+    MySQL DSN (its /etc/default file says so): that unit moves over too."""
+    port = sandbox.state.port("mariadb-replica")
+    d = start(daemons, tmp_path / "log",
+              env={"DATA_SOURCE_NAME": f"dbgauge:{password(sandbox)}@(127.0.0.1:{port})/"})
+    m = d.metrics()
+    assert value(m, "dbgauge_up", target="mysql") == 1.0, d.log_text()
+    assert value(m, "mysql_up") == 1.0
+    assert value(m, "dbgauge_mysql_replication_configured") == 1.0  # the replica it named
+    assert_no_password(d, sandbox, d.get("/metrics")[1])
+
+
 def test_mysql_probe_of_an_address_with_an_auth_module(sandbox: Sandbox, tmp_path: Path,
                                                        daemons: list[Daemon]) -> None:
     """mysqld_exporter's multi-target mode: /probe?target=HOST:PORT&auth_module=SECTION of

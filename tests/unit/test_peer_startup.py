@@ -268,6 +268,36 @@ def test_my_cnf_without_any_user_is_refused(tmp_path: Path) -> None:
         refused(PeerFlags(my_cnf=str(cnf)))
 
 
+@pytest.mark.parametrize(("dsn", "host", "port", "user", "password"), [
+    (f"prometheus:{SECRET}@(db1:3307)/", "db1", 3307, "prometheus", SECRET),
+    ("prometheus@unix(/run/mysqld/mysqld.sock)/", "/run/mysqld/mysqld.sock", 3306,
+     "prometheus", None),
+    ("u:p@tcp([::1]:3310)/dbname", "::1", 3310, "u", "p"),
+    ("u:p@/", "127.0.0.1", 3306, "u", "p"),
+])
+def test_mysqld_exporter_014s_data_source_name(tmp_path: Path, dsn: str, host: str, port: int,
+                                               user: str, password: str | None) -> None:
+    """Up to 0.14 (Debian's), mysqld_exporter read one Go MySQL DSN from DATA_SOURCE_NAME,
+    winning over the my.cnf; a libpq DSN never has that shape."""
+    cnf = tmp_path / "my.cnf"
+    cnf.write_text("[client]\nuser = from-cnf\nhost = cnf-host\n")
+    config = load(PeerFlags(my_cnf=str(cnf)), {"DATA_SOURCE_NAME": dsn})
+    assert [t.name for t in config.targets] == ["mysql"]
+    params = config.target("mysql").connection_params()
+    assert (params.host, params.port, params.user, params.password) == \
+        (host, port, user, password)
+
+
+@pytest.mark.parametrize(("dsn", "says"), [
+    ("u:p@foo(db1:1)/", "not a MySQL DSN mysqld_exporter 0.14 reads"),
+    ("u:p@(db1:" + "9" * 5000 + ")/", "DATA_SOURCE_NAME's address"),
+    ("u:p@(db1:3306)/?tls=true", "does not read a Go MySQL DSN's parameters (?tls=...)"),
+    (":p@(db1:3306)/", "DATA_SOURCE_NAME: no user: user:password@(host:port)/"),
+])
+def test_a_bad_go_mysql_dsn_is_one_clear_line(dsn: str, says: str) -> None:
+    assert says in refused(env={"DATA_SOURCE_NAME": dsn.replace("p@", f"{SECRET}@", 1)})
+
+
 def test_mysqld_exporter_password_alone_makes_nothing() -> None:
     assert read_startup(PeerFlags(), {"MYSQLD_EXPORTER_PASSWORD": SECRET}).mysql is None
 

@@ -11,7 +11,10 @@ variables (the flag wins); `--config.file` (postgres_exporter.yml: the `auth_mod
 
 mysqld_exporter: `--config.my-cnf`, `--mysqld.address` (host:port or unix:///path,
 localhost:3306 by default), `--mysqld.username` and `MYSQLD_EXPORTER_PASSWORD`, which fill
-what the my.cnf's [client] leaves out; `--[no-]collect.NAME`.
+what the my.cnf's [client] leaves out; `--[no-]collect.NAME`. Up to 0.14 (Debian's), its
+`DATA_SOURCE_NAME` held one Go MySQL DSN (`user:password@(host:3306)/`,
+`user@unix(/run/mysqld/mysqld.sock)/`), which won over the my.cnf: such a value is
+mysqld_exporter's, not postgres_exporter's (a libpq DSN never has that shape).
 
 Both: `--log.level`, `--log.format`. This module reads the command line and the
 environment only; the files they name are read when the config loads, on start and on
@@ -82,6 +85,9 @@ class MysqlStartup:
     username: str | None = None
     password: str | None = field(default=None, repr=False)
     switches: Switches | None = None
+    # mysqld_exporter 0.14's DATA_SOURCE_NAME (a Go DSN): the `mysql` target's
+    # user, password, host, port or socket, instead of [client]'s
+    dsn: Mapping[str, str] | None = field(default=None, repr=False)
 
 
 @dataclass(frozen=True)
@@ -129,12 +135,15 @@ def read_startup(flags: PeerFlags, env: Mapping[str, str]) -> PeerStartup:
     """The peer spellings of a command line and environment; ConfigError on what the
     peer would refuse, or what is ambiguous (DATA_SOURCE_NAME with DATA_SOURCE_URI)."""
     switches = flags.switches or parse_switches(())
+    go_dsn = go_mysql_dsn(env.get("DATA_SOURCE_NAME") or "")
+    if go_dsn is not None:  # mysqld_exporter 0.14's, not postgres_exporter's
+        env = {k: v for k, v in env.items() if k != "DATA_SOURCE_NAME"}
     postgres = _postgres(flags, env, switches["postgres_exporter"])
     telemetry = flags.telemetry_path
     if telemetry is None and postgres is not None:
         telemetry = env.get("PG_EXPORTER_WEB_TELEMETRY_PATH") or None
     return PeerStartup(
-        mysql=_mysql(flags, env, switches["mysqld_exporter"]), postgres=postgres,
+        mysql=_mysql(flags, env, switches["mysqld_exporter"], go_dsn), postgres=postgres,
         telemetry_path=telemetry_path(telemetry) if telemetry is not None else "/metrics",
         log_level=_choice("--log.level", flags.log_level, {
             "debug": "debug", "info": "info", "warn": "warning", "error": "error"}),
@@ -225,11 +234,12 @@ def _bool_env(env: Mapping[str, str], name: str) -> bool:
     return value in _TRUE
 
 
-def _mysql(flags: PeerFlags, env: Mapping[str, str],
-           switches: Switches) -> MysqlStartup | None:
+def _mysql(flags: PeerFlags, env: Mapping[str, str], switches: Switches,
+           go_dsn: Mapping[str, str] | None) -> MysqlStartup | None:
     """mysqld_exporter's spellings, or None when there is none (MYSQLD_EXPORTER_PASSWORD
     alone makes no target: it fills in a password only)."""
-    if flags.my_cnf is None and flags.mysqld_address is None and flags.mysqld_username is None:
+    if flags.my_cnf is None and flags.mysqld_address is None and flags.mysqld_username is None \
+            and go_dsn is None:
         if switches:
             raise ConfigError("--collect.* applies to the mysql target --config.my-cnf or "
                               "--mysqld.address make: give one (for --config's targets, "
@@ -239,7 +249,38 @@ def _mysql(flags: PeerFlags, env: Mapping[str, str],
     password = _env(env, MYSQLD_PASSWORD_ENV)
     register_secret(password)
     return MysqlStartup(Path(flags.my_cnf) if flags.my_cnf is not None else None, host, port,
-                        socket, flags.mysqld_username or None, password, switches)
+                        socket, flags.mysqld_username or None, password, switches, go_dsn)
+
+
+_GO_DSN = re.compile(r"(?:(?P<auth>.*)@)?(?P<net>[a-z]*)(?:\((?P<addr>[^()]*)\))?")
+
+
+def go_mysql_dsn(value: str) -> dict[str, str] | None:
+    """mysqld_exporter 0.14's DATA_SOURCE_NAME, read as go-sql-driver/mysql reads it
+    (`[user[:password]@][net[(address)]]/dbname[?params]`: the last `/` ends the address,
+    the last `@` before it the credentials, the first `:` the user): its user, password,
+    host and port, or socket; None when `value` does not have that shape."""
+    head, slash, tail = value.rpartition("/")
+    if not slash or "://" in value or re.match(r"\s*[A-Za-z_]+\s*=", value) \
+            or not (head == "" or head.endswith((")", "@"))):
+        return None
+    if "?" in tail:  # tls=... among them: never dropped silently
+        raise ConfigError("DATA_SOURCE_NAME: dbgauge does not read a Go MySQL DSN's "
+                          "parameters (?tls=...): put ssl-ca under [client] of a "
+                          "--config.my-cnf instead")
+    m = _GO_DSN.fullmatch(head)
+    if m is None or m.group("net") not in ("", "tcp", "unix"):
+        raise ConfigError("DATA_SOURCE_NAME: not a MySQL DSN mysqld_exporter 0.14 reads "
+                          "(user:password@(host:3306)/ or user@unix(/path/mysqld.sock)/)")
+    user, _, password = (m.group("auth") or "").partition(":")
+    register_secret(password)
+    out = {"user": user, "password": password}
+    address = m.group("addr") or ""
+    if m.group("net") == "unix":
+        out["socket"] = address or "/tmp/mysql.sock"
+        return out
+    host, port, _ = mysqld_address(address or "127.0.0.1:3306", "DATA_SOURCE_NAME's address")
+    return {**out, "host": host, "port": port}
 
 
 def mysqld_address(value: str, what: str = "--mysqld.address") -> tuple[str, str, str]:

@@ -176,8 +176,10 @@ def mysql_entry(sections: Mapping[str, Mapping[str, str]], more: Entry,
                         "/probe?auth_module=client.NAME uses the other sections",
                         where, MY_CNF_TARGET)
             return None
-        raise ConfigError("no user: set user= under [client] or --mysqld.username "
-                          "(mysqld_exporter: no configuration found)", source=where)
+        hint = ("user:password@(host:port)/" if where == "DATA_SOURCE_NAME" else
+                "set user= under [client] or --mysqld.username")
+        raise ConfigError(f"no user: {hint} (mysqld_exporter: no configuration found)",
+                          source=where)
     port = client.get("port", "3306")
     if not is_port(port):
         raise ConfigError(f"port {port[:20]!r} is not a TCP port", source=where,
@@ -205,7 +207,10 @@ def peer_entries(startup: PeerStartup, defaults: Defaults,
     if my is not None:
         more = extras(my.switches, defaults("mysql"), dialect("mysqld_exporter", compat))
         where = str(my.my_cnf) if my.my_cnf is not None else "--mysqld.*"
-        entry = mysql_entry(mysql_sections(my), more, where)
+        if my.dsn is not None:  # mysqld_exporter 0.14's DATA_SOURCE_NAME wins over the my.cnf
+            where = "DATA_SOURCE_NAME"
+        sections = {"client": my.dsn} if my.dsn is not None else mysql_sections(my)
+        entry = mysql_entry(sections, more, where)
         out.append((where, [entry] if entry is not None else []))
     pg = startup.postgres
     if pg is not None:
