@@ -186,21 +186,18 @@ def test_flag_variables_need_a_postgres_exporter_spelling() -> None:
     assert "--extend.query-path applies to the postgres targets DATA_SOURCE_NAME" in message
 
 
-def test_auto_discover_databases_goes_through_its_hook(monkeypatch: pytest.MonkeyPatch) -> None:
-    """--auto-discover-databases sets peer_env.AUTO_DISCOVER_DATABASES on the postgres
-    targets (the per-table collectors' every-database option is connected there); until
-    it is, the flag is accepted with a warning."""
+def test_auto_discover_databases_reads_every_database_per_table() -> None:
+    """--auto-discover-databases (or its variable) makes the per-table collectors read every
+    connectable database of the server, as postgres_exporter's discovery does."""
     flags = PeerFlags(auto_discover=True)
     env = {"DATA_SOURCE_NAME": "postgresql://u@h/db"}
-    w = wiring(flags, env)
-    assert any("--auto-discover-databases" in note for note in w.notes) \
-        or peer_env.AUTO_DISCOVER_DATABASES
-    monkeypatch.setattr(peer_env, "AUTO_DISCOVER_DATABASES", {"postgres_tables": {"limit": 7}})
-    target = load(flags, env).target("postgres")
-    assert target.collector_options["postgres_tables"] == {"limit": 7}
     assert not any("--auto-discover-databases" in n for n in wiring(flags, env).notes)
+    target = load(flags, env).target("postgres")
+    assert target.collector_options["postgres_tables"] == {"databases": "all"}
     by_variable = load(env={**env, "PG_EXPORTER_AUTO_DISCOVER_DATABASES": "true"})
-    assert by_variable.target("postgres").collector_options["postgres_tables"] == {"limit": 7}
+    assert by_variable.target("postgres").collector_options["postgres_tables"] == {
+        "databases": "all"}
+    assert "postgres_tables" not in load(env=env).target("postgres").collector_options
 
 
 # ------------------------------------------------------------------ mysqld_exporter

@@ -42,11 +42,10 @@ _TRUE = ("1", "t", "true")  # Go's strconv.ParseBool, which kingpin reads variab
 _FALSE = ("0", "f", "false")
 
 # --auto-discover-databases (postgres_exporter): the collector_options it sets on the
-# postgres targets the peer's spellings make and on /probe's. The hook for the per-table
-# collectors' every-database option (collectors/postgres_tables.py), e.g.
-# {"postgres_tables": {"databases": "all"}}: empty until it is connected, and then the flag
-# is accepted with a warning that the per-table collectors read the connected database.
-AUTO_DISCOVER_DATABASES: Mapping[str, Mapping[str, object]] = {}
+# postgres targets the peer's spellings make and on /probe's: the per-table collectors read
+# every connectable database (collectors/postgres_tables.py, `databases: all`).
+AUTO_DISCOVER_DATABASES: Mapping[str, Mapping[str, object]] = {
+    "postgres_tables": {"databases": "all"}}
 
 
 @dataclass(frozen=True)
@@ -106,10 +105,6 @@ class PeerStartup:
         for peer in (self.mysql, self.postgres):
             if peer is not None and peer.switches is not None:
                 out += peer.switches.warnings()
-        if self.postgres is not None and self.postgres.auto_discover \
-                and not AUTO_DISCOVER_DATABASES:
-            out.append("--auto-discover-databases: dbgauge's per-table collectors read the "
-                       "database each target connects to (no discovery of the others yet)")
         return out
 
 

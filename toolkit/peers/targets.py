@@ -127,7 +127,7 @@ def postgres_options(pg: PostgresStartup) -> dict[str, dict[str, object]]:
     options: dict[str, dict[str, object]] = {}
     if pg.query_path:
         options["postgres_queries"] = {"file": pg.query_path}
-    if pg.auto_discover:  # the hook: env.AUTO_DISCOVER_DATABASES
+    if pg.auto_discover:
         for name, values in env.AUTO_DISCOVER_DATABASES.items():
             options.setdefault(name, {}).update(values)
     return options
