@@ -45,7 +45,6 @@ from dbgauge.toolkit.targets import TargetKind
 # "histogram": a family whose samples are `<name>_bucket` (its labels and `le`),
 # `<name>_sum` and `<name>_count` (postgres_exporter's HISTOGRAM columns).
 MetricType = Literal["gauge", "counter", "info", "untyped", "histogram"]
-HISTOGRAM_SUFFIXES = ("_bucket", "_sum", "_count")
 
 
 @dataclass(frozen=True)
