@@ -141,48 +141,42 @@ def _families() -> Iterator[PeerFamily]:
     yield PeerFamily(UP, "dbgauge_up", "1 when dbgauge reached PgBouncer in this scrape; the "
                      "peer's is 0 when any of its queries failed (dbgauge_collector_success "
                      "says which)")
-    yield PeerFamily(VERSION, "dbgauge_target_info", "the whole SHOW VERSION text, as the "
-                     "peer has it; dbgauge_target_info has the number")
+    yield PeerFamily(VERSION, "dbgauge_target_info")
     for key, (name, help_) in LISTS.items():
-        yield PeerFamily(PeerSpec(P + name, "gauge", help_), "dbgauge_pgbouncer_list_items",
-                         f"list={key}")
+        yield PeerFamily(PeerSpec(P + name, "gauge", help_),
+                         f'dbgauge_pgbouncer_list_items{{list="{key}"}}')
     for key in DEBIAN_LISTS:
-        yield PeerFamily(PeerSpec(P + key, "gauge", f" ({key})"),
-                         "dbgauge_pgbouncer_list_items", f"Debian's 1.7 only; list={key}")
-    for key, (name, help_) in CONFIG.items():
+        yield PeerFamily(PeerSpec(P + key, "gauge", f" ({key})"),  # Debian's 1.7
+                         f'dbgauge_pgbouncer_list_items{{list="{key}"}}')
+    for name, help_ in CONFIG.values():
         yield PeerFamily(PeerSpec(P + "config_" + name, "gauge", help_),
-                         "dbgauge_pgbouncer_config_" + name, key)
-    yield PeerFamily(CLIENTS, "dbgauge_pgbouncer_client_connections",
-                     "every application_name, as the peer has them (dbgauge's own family "
-                     "keeps max_applications)")
+                         "dbgauge_pgbouncer_config_" + name)
+    yield PeerFamily(CLIENTS, "dbgauge_pgbouncer_client_connections")
     for column, (name, help_) in POOLS.items():
         side, state = _STATE_OF[column]
         yield PeerFamily(PeerSpec(P + "pools_" + name, "gauge", help_, _POOL),
-                         f"dbgauge_pgbouncer_pool_{side}_connections", f"state={state}")
-    yield PeerFamily(MAXWAIT, "dbgauge_pgbouncer_pool_client_maxwait_seconds",
-                     "whole seconds (the maxwait column), as the peer reads it; dbgauge's "
-                     "own adds maxwait_us")
+                         f'dbgauge_pgbouncer_pool_{side}_connections{{state="{state}"}}')
+    yield PeerFamily(MAXWAIT, "dbgauge_pgbouncer_pool_client_maxwait_seconds")
     for column, (name, help_) in DEBIAN_POOLS.items():
         side, state = _STATE_OF[column]
-        yield PeerFamily(PeerSpec(P + name, "gauge", help_, _POOL),
-                         f"dbgauge_pgbouncer_pool_{side}_connections",
-                         f"Debian's 1.7 only; state={state}")
+        yield PeerFamily(PeerSpec(P + name, "gauge", help_, _POOL),  # Debian's 1.7
+                         f'dbgauge_pgbouncer_pool_{side}_connections{{state="{state}"}}')
     for field, (name, help_) in DATABASES.items():
         yield PeerFamily(PeerSpec(P + "databases_" + name, "gauge", help_, _ENTRY),
                          "dbgauge_pgbouncer_database_" + field)
     for field, name in DEBIAN_DATABASES.items():
         yield PeerFamily(PeerSpec(P + name, "gauge", f" ({name})", ("database",)),
                          "dbgauge_pgbouncer_database_" + field,
-                         "Debian's 1.7 only; labelled by the backend database name, so two "
-                         "entries for one database repeat a series there: dbgauge keeps the "
-                         "first, as Prometheus does")
+                         "Debian's 1.7 labels it with the backend database only, so two "
+                         "entries for one database repeat a series there: dbgauge writes the "
+                         "first, the one Prometheus keeps")
     for column, (name, help_) in STATS.items():
         ours = "dbgauge_pgbouncer_stats_" + _OURS_STATS.get(column, name)
         yield PeerFamily(PeerSpec(P + "stats_totals_" + name, "counter", help_, ("database",)),
-                         ours, "upstream 0.11+")
-        if column in OLD_STATS:
+                         ours)  # upstream 0.11+
+        if column in OLD_STATS:  # upstream 0.4-0.10
             yield PeerFamily(PeerSpec(P + "stats_" + name, "counter", help_, ("database",)),
-                             ours, "upstream 0.4-0.10")
+                             ours)
 
 
 # dbgauge's own names of the stats counters, where they differ from the peer's
