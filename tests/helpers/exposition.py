@@ -17,9 +17,10 @@ def _metric(family: Family) -> Metric:
     if spec.type == "counter":
         metric = Metric(spec.name.removesuffix("_total"), spec.help, "counter")
     else:
-        metric = Metric(spec.name, spec.help, "untyped" if spec.type == "untyped" else "gauge")
-    for labels, value in family.samples:
-        metric.add_sample(spec.name, dict(labels), value)
+        metric = Metric(spec.name, spec.help, spec.type if spec.type in (
+            "untyped", "histogram") else "gauge")
+    for name, labels, value in family.named():
+        metric.add_sample(name, dict(labels), value)
     return metric
 
 
