@@ -14,7 +14,7 @@ archiving is on at all.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from dbgauge.toolkit.db import Connection, Row
 from dbgauge.toolkit.db.values import number, numbers, text
@@ -105,6 +105,10 @@ class PgCheckpointFacts:
     last_archived_age: float | None
     last_failed_age: float | None
     archive_mode: str  # off, on, always
+    # What dbgauge's families do not show, for the dialects: restartpoints_* (PostgreSQL
+    # 17+), bgwriter_stats_reset and checkpointer_stats_reset (Unix seconds, None if never).
+    extra: Mapping[str, float | None] = field(default_factory=dict)
+    checkpointer_view: bool = False  # PostgreSQL 17+: checkpoints from pg_stat_checkpointer
 
 
 def age(value: object) -> float | None:
@@ -114,12 +118,18 @@ def age(value: object) -> float | None:
     return None if seconds is None else max(0.0, seconds)
 
 
+EXTRA_COLUMNS = ("restartpoints_timed", "restartpoints_req", "restartpoints_done",
+                 "bgwriter_stats_reset", "checkpointer_stats_reset")
+
+
 def parse_checkpoints(row: Row) -> PgCheckpointFacts:
     """The `checkpoints` row -> PgCheckpointFacts."""
     return PgCheckpointFacts(
         numbers(row, METRICS.column_names),
         age(row.get("last_archived_age")), age(row.get("last_failed_age")),
-        text(row.get("archive_mode")))
+        text(row.get("archive_mode")),
+        {c: number(row.get(c)) for c in EXTRA_COLUMNS if c in row},
+        "restartpoints_done" in row)
 
 
 def checkpoint_samples(facts: PgCheckpointFacts) -> Iterator[Sample]:

@@ -4,8 +4,8 @@ A database's `age(datfrozenxid)` grows until (auto)vacuum freezes its oldest row
 autovacuum_freeze_max_age autovacuum forces an anti-wraparound vacuum, and near 2^31 the
 server stops taking writes. Exporting the age next to the limit lets an alert fire on
 `xid_age / autovacuum_freeze_max_age` long before that; the same holds for multixact IDs.
-Sizes are read only where the role may measure them: a database that refuses connections
-(template0) or one the role may not see has no size series, never a failed scrape.
+Sizes are read only where the role may measure them (template0 included: measuring needs
+no connection): a database the role may not see has no size series, never a failed scrape.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from dbgauge.toolkit.db import Connection, Row
-from dbgauge.toolkit.db.values import number
+from dbgauge.toolkit.db.values import number, text
 from dbgauge.toolkit.metrics import Collector, MetricSpec, MetricTable, Sample, present
 
 _P = "dbgauge_postgres_"
@@ -22,7 +22,7 @@ _DB = ("database",)
 
 SIZE = MetricSpec(_P + "database_size_bytes", "gauge",
                   "Disk space the database uses (pg_database_size); absent for databases that "
-                  "do not allow connections or that this role may not measure.", _DB)
+                  "this role may not measure (no CONNECT, no pg_read_all_stats).", _DB)
 XID_AGE = MetricSpec(_P + "database_xid_age", "gauge",
                      "Transactions since the database's oldest unfrozen transaction ID "
                      "(age(pg_database.datfrozenxid)); anti-wraparound autovacuum starts at "
@@ -53,6 +53,7 @@ class DatabaseAge:
     size_bytes: float | None
     xid_age: float | None
     mxid_age: float | None
+    connection_limit: float | None = None  # datconnlimit, -1 for none
 
 
 @dataclass(frozen=True)
@@ -63,12 +64,15 @@ class PgServerFacts:
     start_time: float | None  # Unix seconds
     freeze_max_age: float | None
     multixact_freeze_max_age: float | None
+    version: str = ""  # version(): 'PostgreSQL 15.20 (Debian ...) on x86_64...'
+    server_version: str = ""  # server_version: '15.20', '16beta1', '15.4 (Ubuntu ...)'
 
 
 def parse_databases(rows: Iterable[Row]) -> tuple[DatabaseAge, ...]:
     """`server_databases` rows -> DatabaseAge."""
     return tuple(DatabaseAge(str(row["datname"]), number(row.get("size_bytes")),
-                             number(row.get("xid_age")), number(row.get("mxid_age")))
+                             number(row.get("xid_age")), number(row.get("mxid_age")),
+                             number(row.get("connection_limit")))
                  for row in rows)
 
 
@@ -76,7 +80,8 @@ def parse_server(databases: Iterable[Row], info: Row) -> PgServerFacts:
     """Both statements' rows -> PgServerFacts."""
     return PgServerFacts(parse_databases(databases), number(info.get("start_time")),
                          number(info.get("autovacuum_freeze_max_age")),
-                         number(info.get("autovacuum_multixact_freeze_max_age")))
+                         number(info.get("autovacuum_multixact_freeze_max_age")),
+                         text(info.get("version")), text(info.get("server_version")))
 
 
 def read_server(conn: Connection) -> PgServerFacts:

@@ -1,10 +1,12 @@
 -- Collector postgres_replication: replication slots (pg_replication_slots), PostgreSQL 13+.
 -- retained_bytes: WAL kept for the slot, from its restart_lsn to this server's position
 -- (NULL for a slot that never reserved WAL). safe_wal_size is NULL when
--- max_slot_wal_keep_size = -1 (no limit) or the slot is lost.
+-- max_slot_wal_keep_size = -1 (no limit) or the slot is lost. database is '' for a physical
+-- slot.
 SELECT
   r.slot_name,
   r.slot_type,
+  COALESCE(r.database, '') AS database,
   r.active,
   r.wal_status,
   GREATEST(0, pg_wal_lsn_diff(
