@@ -1,0 +1,163 @@
+"""`--compat postgres_exporter` against Debian's postgres_exporter 0.11.1 with its defaults,
+on the sandbox's PostgreSQL 15 primary and standby: every family the peer exports, with
+its type, label names, series and values.
+
+dbgauge runs as a daemon with one target (its connection open and idle while the peer
+reads, as the peer's is while dbgauge reads), so that each exporter counts the other's
+connection the same way in pg_stat_activity and pg_stat_database.numbackends. Values are
+compared with the peer's two readings taken around dbgauge's (counters and ages move).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from tests.helpers import wait_for
+from tests.helpers.daemon import Daemon, config_file, target_entry
+from tests.helpers.peers import Family, compare, parse, postgres_exporter
+from tests.helpers.servers import Sandbox, lock_wait
+
+pytestmark = pytest.mark.integration
+
+# The Go runtime, process and HTTP handler metrics of the peer's own process.
+PEER_PROCESS = ("go_", "process_", "promhttp_")
+
+# Peer families dbgauge does not produce, and why.
+NOT_PRODUCED = {
+    "postgres_exporter_build_info": "the peer's own version and Go build; dbgauge_build_info "
+                                    "says dbgauge's",
+    # pg_settings shows a session's value. dbgauge's session sets these three (the
+    # server-side timeouts that bound every statement it runs), so its own session cannot
+    # read the server's; it reports none rather than its own. The peer's session sets
+    # none, so it shows the server's.
+    "pg_settings_statement_timeout_seconds": "set by dbgauge's own session",
+    "pg_settings_lock_timeout_seconds": "set by dbgauge's own session",
+    "pg_settings_idle_in_transaction_session_timeout_seconds": "set by dbgauge's own session",
+}
+
+# Families present with the peer's type and labels whose values are not compared.
+NOT_COMPARED = {
+    "pg_exporter_last_scrape_duration_seconds": "how long each exporter's own scrape took",
+    "pg_scrape_collector_duration_seconds": "how long each exporter's own collector took",
+    "pg_exporter_scrapes_total": "how often each exporter was scraped",
+    # a session value again: lib/pq sets extra_float_digits 2 for the peer's session;
+    # dbgauge shows the server's (1, PostgreSQL 12+'s default)
+    "pg_settings_extra_float_digits": "the peer's driver sets it for its session",
+}
+
+# The age of the oldest transaction by database and state: the reading exporter's own
+# statement is the `active` transaction of its database, a few milliseconds old in each
+# reading and never the same; half a second bounds it on a loaded 2-core machine while
+# still catching a wrong unit or state (an idle-in-transaction session is seconds old).
+AGES = {"pg_stat_activity_max_tx_duration"}
+AGE_SLACK = 0.5
+
+# Names the peer's later versions use where 0.11's differ, and the pre-0.10 spellings.
+OTHER_SPELLINGS = {
+    "pg_replication_lag_seconds", "pg_replication_is_replica",
+    "pg_replication_last_replay_seconds", "pg_replication_lag",
+    "pg_postmaster_start_time_seconds", "pg_database_connection_limit",
+    "pg_stat_database_active_time_seconds_total", "pg_stat_bgwriter_buffers_alloc",
+    "pg_stat_bgwriter_checkpoints_timed", "pg_stat_bgwriter_stats_reset",
+}
+
+
+@pytest.fixture(scope="module")
+def compat_daemons(sandbox: Sandbox, tmp_path_factory: pytest.TempPathFactory
+                   ) -> Iterator[dict[str, Daemon]]:
+    """A dbgauge daemon per PostgreSQL node, speaking postgres_exporter's names."""
+    tmp = tmp_path_factory.mktemp("compat-postgres")
+    daemons: dict[str, Daemon] = {}
+    try:
+        for node in ("pg-primary", "pg-standby"):
+            entry = {k: v for k, v in target_entry(sandbox, node).items() if k != "heartbeat"}
+            # fresh sizes and settings on every scrape (their default is a minute's cache)
+            entry["collector_options"] = {"postgres_server": {"refresh": 0},
+                                          "postgres_settings": {"refresh": 0}}
+            config = config_file(sandbox, tmp / f"{node}.yaml", targets=[entry],
+                                 compat=["postgres_exporter"])
+            daemons[node] = Daemon(config, tmp / f"{node}.log")
+        yield daemons
+    finally:
+        for daemon in daemons.values():
+            daemon.stop()
+
+
+def scrape(daemon: Daemon) -> dict[str, Family]:
+    status, body = daemon.get("/metrics")
+    assert status == 200, body
+    return parse(body, drop_labels=["sandbox"])
+
+
+def readings(sandbox: Sandbox, daemon: Daemon, node: str
+             ) -> tuple[dict[str, Family], dict[str, Family], dict[str, Family]]:
+    """The peer's reading, dbgauge's, the peer's again."""
+    scrape(daemon)  # dbgauge's connection is open (and idle) from here on
+    with postgres_exporter(sandbox, node) as peer:
+        before = parse(peer.scrape())
+        ours = scrape(daemon)
+        after = parse(peer.scrape())
+    return before, ours, after
+
+
+@pytest.mark.parametrize("node", ["pg-primary", "pg-standby"])
+def test_every_family_postgres_exporter_exports_by_default(
+        sandbox: Sandbox, compat_daemons: dict[str, Daemon], node: str) -> None:
+    before, ours, after = readings(sandbox, compat_daemons[node], node)
+    families = {f for f in set(before) & set(after) if not f.startswith(PEER_PROCESS)}
+    assert len(families) > 250  # ~60 statistics families and ~250 settings
+    assert families - set(ours) == set(NOT_PRODUCED)
+    compared = families - set(NOT_PRODUCED)
+    differences = compare(before, ours, after, compared - AGES,
+                          values=lambda name: name not in NOT_COMPARED)
+    differences += compare(before, ours, after, compared & AGES, tolerance=AGE_SLACK)
+    assert not differences, "\n".join(map(str, differences))
+    assert set(ours) >= OTHER_SPELLINGS
+
+
+def test_the_standby_is_a_replica_with_no_lag_when_caught_up(
+        sandbox: Sandbox, compat_daemons: dict[str, Daemon]) -> None:
+    """The deliberate difference: on a caught-up standby the lag is 0, however long ago
+    the last commit was replayed (the peer's pg_replication_lag grows while the primary
+    is idle)."""
+    def caught_up() -> bool:
+        ours = scrape(compat_daemons["pg-standby"])
+        return ours["pg_replication_lag_seconds"].samples[
+            ("pg_replication_lag_seconds", frozenset())] == 0
+
+    wait_for(caught_up, timeout=30, what="the standby to replay everything it received")
+    ours = scrape(compat_daemons["pg-standby"])
+    server = dict(next(iter(ours["pg_replication_lag"].samples))[1])["server"]
+    assert ours["pg_replication_lag"].samples == {
+        ("pg_replication_lag", frozenset({("server", server)})): 0.0}
+    assert ours["pg_replication_is_replica"].samples == {
+        ("pg_replication_is_replica", frozenset()): 1.0}
+    primary = scrape(compat_daemons["pg-primary"])
+    assert primary["pg_replication_is_replica"].samples == {
+        ("pg_replication_is_replica", frozenset()): 0.0}
+
+
+def test_locks_count_granted_and_waiting_locks_as_the_peer_does(
+        sandbox: Sandbox, compat_daemons: dict[str, Daemon]) -> None:
+    daemon = compat_daemons["pg-primary"]
+    key = frozenset({("datname", "app"), ("mode", "accessexclusivelock")})
+
+    def held(families: dict[str, Family]) -> float:
+        server = next(v for k, v in next(iter(families["pg_locks_count"].samples))[1]
+                      if k == "server")
+        return families["pg_locks_count"].samples[
+            ("pg_locks_count", key | {("server", server)})]
+
+    with lock_wait(sandbox):
+        # the holder's lock is granted, the reader's AccessShareLock waits
+        wait_for(lambda: held(scrape(daemon)) >= 1, timeout=30, what="the held lock")
+        before, ours, after = readings(sandbox, daemon, "pg-primary")
+        assert held(before) == held(ours) == held(after) >= 1
+        assert not compare(before, ours, after, ["pg_locks_count"])
+        # dbgauge's own family has them too, in PostgreSQL's spelling of the mode
+        assert ours["dbgauge_postgres_locks"].samples[("dbgauge_postgres_locks", frozenset(
+            {("database", "app"), ("mode", "AccessExclusiveLock"),
+             ("target", "pg-primary")}))] == held(ours)
+
