@@ -11,10 +11,10 @@ no connection): a database the role may not see has no size series, never a fail
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from dbgauge.toolkit.db import Connection, Row
-from dbgauge.toolkit.db.values import number, text
+from dbgauge.toolkit.db.values import flag, number, text
 from dbgauge.toolkit.metrics import Collector, MetricSpec, MetricTable, Sample, present
 
 _P = "dbgauge_postgres_"
@@ -40,8 +40,11 @@ MULTIXACT_FREEZE_MAX_AGE = MetricSpec(
     "autovacuum_multixact_freeze_max_age).")
 START_TIME = MetricSpec(_P + "start_time_seconds", "gauge",
                         "When the server started (pg_postmaster_start_time), Unix seconds.")
+ROLE_LIMIT = MetricSpec(_P + "role_connection_limit", "gauge",
+                        "Connections the role may open at once (pg_roles.rolconnlimit); -1 "
+                        "for no limit.", ("role",))
 METRICS = MetricTable(SIZE, XID_AGE, MXID_AGE, FREEZE_MAX_AGE, MULTIXACT_FREEZE_MAX_AGE,
-                      START_TIME)
+                      START_TIME, ROLE_LIMIT)
 
 
 @dataclass(frozen=True)
@@ -54,6 +57,7 @@ class DatabaseAge:
     xid_age: float | None
     mxid_age: float | None
     connection_limit: float | None = None  # datconnlimit, -1 for none
+    allow_connections: bool = True  # datallowconn (template0: false)
 
 
 @dataclass(frozen=True)
@@ -66,13 +70,15 @@ class PgServerFacts:
     multixact_freeze_max_age: float | None
     version: str = ""  # version(): 'PostgreSQL 15.20 (Debian ...) on x86_64...'
     server_version: str = ""  # server_version: '15.20', '16beta1', '15.4 (Ubuntu ...)'
+    roles: tuple[tuple[str, float], ...] = ()  # (rolname, rolconnlimit)
 
 
 def parse_databases(rows: Iterable[Row]) -> tuple[DatabaseAge, ...]:
     """`server_databases` rows -> DatabaseAge."""
     return tuple(DatabaseAge(str(row["datname"]), number(row.get("size_bytes")),
                              number(row.get("xid_age")), number(row.get("mxid_age")),
-                             number(row.get("connection_limit")))
+                             number(row.get("connection_limit")),
+                             flag(row.get("allow_connections")) is not False)
                  for row in rows)
 
 
@@ -84,8 +90,15 @@ def parse_server(databases: Iterable[Row], info: Row) -> PgServerFacts:
                          text(info.get("version")), text(info.get("server_version")))
 
 
+def parse_roles(rows: Iterable[Row]) -> tuple[tuple[str, float], ...]:
+    """`roles` rows -> (role, connection limit)."""
+    return tuple((text(r.get("rolname")), number(r.get("connection_limit")) or -1.0)
+                 for r in rows)
+
+
 def read_server(conn: Connection) -> PgServerFacts:
-    return parse_server(conn.query("server_databases"), conn.query("server_info")[0])
+    facts = parse_server(conn.query("server_databases"), conn.query("server_info")[0])
+    return replace(facts, roles=parse_roles(conn.query("roles")))
 
 
 def server_samples(facts: PgServerFacts) -> Iterator[Sample]:
@@ -96,13 +109,16 @@ def server_samples(facts: PgServerFacts) -> Iterator[Sample]:
     yield from present(((FREEZE_MAX_AGE, facts.freeze_max_age),
                         (MULTIXACT_FREEZE_MAX_AGE, facts.multixact_freeze_max_age),
                         (START_TIME, facts.start_time)))
+    for role, limit in facts.roles:
+        yield Sample(ROLE_LIMIT.name, limit, {"role": role})
 
 
 class PostgresServer(Collector[PgServerFacts]):
     name = "postgres_server"
     refresh = 60  # slow-changing (and, for fleets, the costly part): see Collector.refresh
     help = ("Per database: size, xid and multixact age (wraparound headroom); the autovacuum "
-            "freeze limits they are judged against; when the server started.")
+            "freeze limits they are judged against; when the server started; each role's "
+            "connection limit.")
     kind = "postgres"
     flavors = frozenset({"postgres"})
     min_versions = {"postgres": (13,)}

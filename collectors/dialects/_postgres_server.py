@@ -4,9 +4,10 @@ postgres_server, postgres_settings, postgres_checkpoints and postgres_replicatio
 
 Debian's 0.11 names first (its built-in queries and collectors, with the `server` label);
 upstream's collectors where their names differ (pg_replication_*, pg_postmaster_*,
-pg_stat_checkpointer_*, pg_database_connection_limit, the newer replication slot
-families); the pre-0.10 spelling of the background writer counters (without `_total`),
-which dashboards of that time still query.
+pg_stat_checkpointer_*, pg_database_connection_limit, pg_roles_connection_limit, pg_wal_*,
+pg_database_wraparound_*, the newer replication slot families); the pre-0.10 spelling of
+the background writer counters (without `_total`), which dashboards of that time still
+query.
 """
 
 from __future__ import annotations
@@ -48,6 +49,13 @@ STATIC = _spec("pg_static", "untyped", "Version string as reported by postgres",
                ("server", "short_version", "version"))
 START_TIME = _spec("pg_postmaster_start_time_seconds", "gauge",
                    "Time at which postmaster started", ())
+ROLE_LIMIT = _spec("pg_roles_connection_limit", "gauge", "Connection limit set for the role",
+                   ("rolname",))
+XID_AGE = _spec("pg_database_wraparound_age_datfrozenxid_seconds", "gauge",
+                "Age of the oldest transaction ID that has not been frozen.", ("datname",))
+MXID_AGE = _spec("pg_database_wraparound_age_datminmxid_seconds", "gauge",
+                 "Age of the oldest multi-transaction ID that has been replaced with a "
+                 "transaction ID.", ("datname",))
 
 
 def short_version(server_version: str) -> str:
@@ -66,6 +74,13 @@ def server(facts: PgServerFacts) -> Iterator[Sample]:
         if db.connection_limit is not None:
             yield FAMILIES.sample(CONNECTION_LIMIT.name, db.connection_limit,
                                   {"datname": db.name})
+        if db.allow_connections:  # upstream's database_wraparound skips template0
+            if db.xid_age is not None:
+                yield FAMILIES.sample(XID_AGE.name, db.xid_age, {"datname": db.name})
+            if db.mxid_age is not None:
+                yield FAMILIES.sample(MXID_AGE.name, db.mxid_age, {"datname": db.name})
+    for role, limit in facts.roles:
+        yield FAMILIES.sample(ROLE_LIMIT.name, limit, {"rolname": role})
     if facts.version:
         yield FAMILIES.sample(STATIC.name, 1, {"version": facts.version,
                                                "short_version": short_version(
@@ -124,6 +139,8 @@ FAILED = _spec("pg_stat_archiver_failed_count", "counter",
                "Number of failed attempts for archiving WAL files")
 ARCHIVE_AGE = _spec("pg_stat_archiver_last_archive_age", "gauge",
                     "Time in seconds since last WAL segment was successfully archived")
+WAL_SEGMENTS = _spec("pg_wal_segments", "gauge", "Number of WAL segments", ())
+WAL_SIZE = _spec("pg_wal_size_bytes", "gauge", "Total size of WAL segments", ())
 
 
 def checkpoints(facts: PgCheckpointFacts) -> Iterator[Sample]:
@@ -147,6 +164,10 @@ def checkpoints(facts: PgCheckpointFacts) -> Iterator[Sample]:
     yield sample(ARCHIVED.name, facts.counters.get("archived_count", NAN))
     yield sample(FAILED.name, facts.counters.get("failed_count", NAN))
     yield sample(ARCHIVE_AGE.name, _nan(facts.last_archived_age))
+    if facts.wal_segments is not None:
+        yield sample(WAL_SEGMENTS.name, facts.wal_segments)
+    if facts.wal_size_bytes is not None:
+        yield sample(WAL_SIZE.name, facts.wal_size_bytes)
 
 
 # ------------------------------------------------------------------ postgres_replication
@@ -252,12 +273,19 @@ FAMILIES = PeerFamilies(
     PeerFamily(CONNECTION_LIMIT),
     PeerFamily(STATIC, "dbgauge_target_info"),
     PeerFamily(START_TIME, "dbgauge_postgres_start_time_seconds"),
+    PeerFamily(ROLE_LIMIT, "dbgauge_postgres_role_connection_limit"),
+    PeerFamily(XID_AGE, "dbgauge_postgres_database_xid_age",
+               "a count of transactions, despite the peer's _seconds"),
+    PeerFamily(MXID_AGE, "dbgauge_postgres_database_mxid_age",
+               "a count of multixacts, despite the peer's _seconds"),
     PeerFamily(SETTINGS, "dbgauge_postgres_settings_*",
                "dbgauge leaves out the three timeouts its own session sets"),
     *_bgwriter_families(),
     PeerFamily(ARCHIVED, "dbgauge_postgres_archiver_archived_total"),
     PeerFamily(FAILED, "dbgauge_postgres_archiver_failed_total"),
     PeerFamily(ARCHIVE_AGE, "dbgauge_postgres_archiver_last_archived_age_seconds"),
+    PeerFamily(WAL_SEGMENTS, "dbgauge_postgres_wal_segments"),
+    PeerFamily(WAL_SIZE, "dbgauge_postgres_wal_size_bytes"),
     PeerFamily(CURRENT_LSN), PeerFamily(LSN_DIFF, "dbgauge_postgres_replication_standby_"
                                                   "replay_lag_bytes"),
     PeerFamily(REPLY_TIME),

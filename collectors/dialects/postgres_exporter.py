@@ -47,8 +47,9 @@ COLLECTOR_SUCCESS = PeerSpec("pg_scrape_collector_success", "gauge",
                              "postgres_exporter: Whether a collector succeeded.", ("collector",))
 # The peer's collector names (0.11's and upstream's) whose data each dbgauge collector reads.
 PEER_COLLECTORS = {
-    "postgres_server": ("database", "postmaster"),
-    "postgres_checkpoints": ("bgwriter", "stat_bgwriter", "stat_archiver", "stat_checkpointer"),
+    "postgres_server": ("database", "postmaster", "roles", "database_wraparound"),
+    "postgres_checkpoints": ("bgwriter", "stat_bgwriter", "stat_archiver", "stat_checkpointer",
+                             "wal"),
     "postgres_database": ("stat_database", "stat_activity"),
     "postgres_locks": ("locks",),
     "postgres_settings": ("settings",),

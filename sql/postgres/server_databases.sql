@@ -9,6 +9,7 @@ SELECT d.datname,
             THEN pg_database_size(d.oid) END AS size_bytes,
        age(d.datfrozenxid) AS xid_age,
        mxid_age(d.datminmxid) AS mxid_age,
-       d.datconnlimit AS connection_limit
+       d.datconnlimit AS connection_limit,
+       d.datallowconn AS allow_connections
 FROM pg_database d
 ORDER BY d.datname
