@@ -5,7 +5,8 @@ postgres_server, postgres_settings, postgres_checkpoints and postgres_replicatio
 Debian's 0.11 names first (its built-in queries and collectors, with the `server` label);
 upstream's collectors where their names differ (pg_replication_*, pg_postmaster_*,
 pg_stat_checkpointer_*, pg_database_connection_limit, pg_roles_connection_limit, pg_wal_*,
-pg_database_wraparound_*, the newer replication slot families); the pre-0.10 spelling of
+pg_database_wraparound_*, pg_stat_progress_vacuum_*, the newer replication slot families);
+the pre-0.10 spelling of
 the background writer counters (without `_total`), which dashboards of that time still
 query.
 """
@@ -20,6 +21,7 @@ from dbgauge.collectors.postgres_checkpoints import PgCheckpointFacts
 from dbgauge.collectors.postgres_replication import WAL_STATUSES, PgReplicationFacts
 from dbgauge.collectors.postgres_server import PgServerFacts
 from dbgauge.collectors.postgres_settings import PgSettingsFacts, Setting, parse_unit
+from dbgauge.collectors.postgres_vacuum_progress import PHASES, PgVacuumProgressFacts
 from dbgauge.toolkit.dialect import PeerFamilies, PeerFamily, PeerSpec
 from dbgauge.toolkit.metrics import MetricType, Sample
 
@@ -238,6 +240,37 @@ def replication(facts: PgReplicationFacts) -> Iterator[Sample]:
             yield sample(SLOT_STATUS.name, 1.0, {**typed, "wal_status": slot.wal_status})
 
 
+# ------------------------------------------------------------------ postgres_vacuum_progress
+_VACUUM = ("datname", "relname")
+VACUUM_PHASE = _spec("pg_stat_progress_vacuum_phase", "gauge",
+                     "Current vacuum phase (1 = active, 0 = inactive). Label 'phase' is "
+                     "human-readable.", (*_VACUUM, "phase"))
+# peer family -> the facts' column, before PostgreSQL 17 and from 17 (upstream reads the
+# progress parameters by position, which 17 reassigned to byte sizes)
+_VACUUM_COLUMNS = (
+    ("heap_blks", "heap_blks_total", "heap_blks_total"),
+    ("heap_blks_scanned", "heap_blks_scanned", "heap_blks_scanned"),
+    ("heap_blks_vacuumed", "heap_blks_vacuumed", "heap_blks_vacuumed"),
+    ("index_vacuums", "index_vacuum_count", "index_vacuum_count"),
+    ("max_dead_tuples", "max_dead_tuples", "max_dead_tuple_bytes"),
+    ("num_dead_tuples", "dead_tuples", "dead_tuple_bytes"),
+)
+
+
+def vacuum_progress(facts: PgVacuumProgressFacts) -> Iterator[Sample]:
+    """Per running vacuum, every phase (1 for the current one) and its counters, NULL as
+    0, as upstream's stat_progress_vacuum collector."""
+    for vacuum in facts.vacuums:
+        labels = {"datname": vacuum.database or "unknown", "relname": vacuum.table or "unknown"}
+        for phase in PHASES:
+            yield FAMILIES.sample(VACUUM_PHASE.name, 1.0 if phase == vacuum.phase else 0.0,
+                                  {**labels, "phase": phase})
+        v17 = "dead_tuple_bytes" in vacuum.values or "max_dead_tuple_bytes" in vacuum.values
+        for name, before, since in _VACUUM_COLUMNS:
+            yield FAMILIES.sample(f"pg_stat_progress_vacuum_{name}",
+                                  vacuum.values.get(since if v17 else before, 0.0), labels)
+
+
 def _bgwriter_families() -> Iterator[PeerFamily]:
     ours = {"checkpoints_timed": "checkpoints_timed_total",
             "checkpoints_req": "checkpoints_requested_total",
@@ -268,7 +301,21 @@ def _bgwriter_families() -> Iterator[PeerFamily]:
                            "Time at which these statistics were last reset", ()))
 
 
+def _vacuum_families() -> Iterator[PeerFamily]:
+    yield PeerFamily(VACUUM_PHASE, "dbgauge_postgres_vacuum_phase")
+    ours = {"heap_blks": "heap_blocks", "heap_blks_scanned": "heap_blocks_scanned",
+            "heap_blks_vacuumed": "heap_blocks_vacuumed", "index_vacuums": "index_passes",
+            "max_dead_tuples": "max_dead_tuples", "num_dead_tuples": "dead_tuples"}
+    for name, _, _ in _VACUUM_COLUMNS:
+        yield PeerFamily(_spec(f"pg_stat_progress_vacuum_{name}", "gauge",
+                               f"pg_stat_progress_vacuum: {name}", _VACUUM),
+                         "dbgauge_postgres_vacuum_" + ours[name],
+                         "bytes on PostgreSQL 17+, as upstream reads it"
+                         if "dead" in name else "")
+
+
 FAMILIES = PeerFamilies(
+    *_vacuum_families(),
     PeerFamily(SIZE, "dbgauge_postgres_database_size_bytes"),
     PeerFamily(CONNECTION_LIMIT),
     PeerFamily(STATIC, "dbgauge_target_info"),
@@ -303,4 +350,5 @@ FAMILIES = PeerFamilies(
 )
 
 TRANSLATE = {"postgres_server": server, "postgres_settings": settings,
-             "postgres_checkpoints": checkpoints, "postgres_replication": replication}
+             "postgres_checkpoints": checkpoints, "postgres_replication": replication,
+             "postgres_vacuum_progress": vacuum_progress}

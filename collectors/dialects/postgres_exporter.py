@@ -54,6 +54,7 @@ PEER_COLLECTORS = {
     "postgres_locks": ("locks",),
     "postgres_settings": ("settings",),
     "postgres_replication": ("replication", "replication_slots", "stat_replication"),
+    "postgres_vacuum_progress": ("stat_progress_vacuum",),
 }
 
 # The merge point: each helper's families and translations (by dbgauge collector).

@@ -10,14 +10,17 @@ compared with the peer's two readings taken around dbgauge's (counters and ages 
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 
+import psycopg
 import pytest
 
 from tests.helpers import wait_for
 from tests.helpers.daemon import Daemon, config_file, target_entry
 from tests.helpers.peers import Family, compare, parse, postgres_exporter
-from tests.helpers.servers import Sandbox, lock_wait
+from tests.helpers.servers import Sandbox, lock_wait, pg_admin
 
 pytestmark = pytest.mark.integration
 
@@ -161,3 +164,65 @@ def test_locks_count_granted_and_waiting_locks_as_the_peer_does(
             {("database", "app"), ("mode", "AccessExclusiveLock"),
              ("target", "pg-primary")}))] == held(ours)
 
+
+
+@contextmanager
+def slow_vacuum(sandbox: Sandbox) -> Iterator[None]:
+    """A VACUUM of a 100,000-row table throttled to a page per 100 ms (minutes long),
+    cancelled on exit."""
+    with pg_admin(sandbox, "pg-primary") as setup:
+        setup.execute("DROP TABLE IF EXISTS dbgauge_test_vacuum")
+        setup.execute("CREATE TABLE dbgauge_test_vacuum AS "
+                      "SELECT g AS id, repeat('x', 50) AS pad FROM generate_series(1, 100000) g")
+        setup.execute("DELETE FROM dbgauge_test_vacuum WHERE id % 2 = 0")
+    vacuum = pg_admin(sandbox, "pg-primary")
+    pid = vacuum.execute("SELECT pg_backend_pid()").fetchone()[0]  # type: ignore[index]
+    vacuum.execute("SET vacuum_cost_delay = '100ms'")
+    vacuum.execute("SET vacuum_cost_limit = 1")
+
+    def run() -> None:
+        try:
+            vacuum.execute("VACUUM dbgauge_test_vacuum")
+        except psycopg.Error:
+            pass  # cancelled
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        with pg_admin(sandbox, "pg-primary") as admin:
+            admin.execute("SELECT pg_cancel_backend(%s)", (pid,))
+            thread.join(30)
+            admin.execute("DROP TABLE IF EXISTS dbgauge_test_vacuum")
+        vacuum.close()
+
+
+def test_a_running_vacuum_as_upstream_reports_it(
+        sandbox: Sandbox, compat_daemons: dict[str, Daemon]) -> None:
+    """upstream's default stat_progress_vacuum collector (0.11 has none): its families
+    appear while a vacuum runs, with dbgauge's own beside them."""
+    daemon = compat_daemons["pg-primary"]
+    table = {("datname", "app"), ("relname", "dbgauge_test_vacuum")}
+    with slow_vacuum(sandbox):
+        def scanning() -> dict[str, Family] | None:
+            ours = scrape(daemon)
+            phase = ours.get("pg_stat_progress_vacuum_phase")
+            key = ("pg_stat_progress_vacuum_phase",
+                   frozenset(table | {("phase", "scanning heap")}))
+            return ours if phase and phase.samples.get(key) == 1 else None
+
+        ours = wait_for(scanning, timeout=60, what="the vacuum to scan the heap")
+    assert ours is not None
+    phases = {dict(k[1])["phase"]: v for k, v in ours["pg_stat_progress_vacuum_phase"].samples
+              .items() if table <= k[1]}
+    assert len(phases) == 7 and sum(phases.values()) == 1
+    blocks = ours["pg_stat_progress_vacuum_heap_blks"].samples[
+        ("pg_stat_progress_vacuum_heap_blks", frozenset(table))]
+    assert blocks > 100  # the table's heap: about 900 pages
+    assert ours["dbgauge_postgres_vacuum_heap_blocks"].samples[
+        ("dbgauge_postgres_vacuum_heap_blocks", frozenset(
+            {("database", "app"), ("table", "dbgauge_test_vacuum"),
+             ("target", "pg-primary")}))] == blocks
+    assert ours["dbgauge_postgres_vacuums_running"].samples[
+        ("dbgauge_postgres_vacuums_running", frozenset({("target", "pg-primary")}))] >= 1

@@ -31,6 +31,7 @@ from dbgauge.collectors.postgres_replication import (
     parse_standbys,
 )
 from dbgauge.collectors.postgres_settings import PgSettingsFacts, parse_settings
+from dbgauge.collectors.postgres_vacuum_progress import parse_progress
 from dbgauge.toolkit.dialect import ScrapeStats
 from dbgauge.toolkit.sql import load_sql
 from tests.helpers.captured import json_rows
@@ -339,3 +340,47 @@ def test_no_label_value_or_name_outside_prometheus_rules() -> None:
     facts = PgSettingsFacts(parse_settings(settings_rows()))
     for name in names(translate("postgres_settings", facts)):
         assert re.fullmatch(r"[a-zA-Z_:][a-zA-Z0-9_:]*", name), name
+
+
+def test_a_running_vacuum_on_15_captured() -> None:
+    facts = parse_progress(json_rows("postgres-15/compat-vacuum_progress-running.json", PG15))
+    series = translate("postgres_vacuum_progress", facts)
+    table = {"datname": "app", "relname": "dbgauge_test_vacuum"}
+    assert value(series, "pg_stat_progress_vacuum_phase", **table, phase="scanning heap") == 1
+    assert sum(v for (n, _), v in series.items() if n == "pg_stat_progress_vacuum_phase") == 1
+    assert value(series, "pg_stat_progress_vacuum_heap_blks", **table) == 1031
+    assert value(series, "pg_stat_progress_vacuum_max_dead_tuples", **table) == 291
+    assert value(series, "pg_stat_progress_vacuum_num_dead_tuples", **table) == 49
+    ours = {s.name: s.value for s in registry()["postgres_vacuum_progress"].samples(facts)
+            if s.labels.get("phase") in (None, "scanning heap")}
+    assert ours["dbgauge_postgres_vacuums_running"] == 1
+    assert ours["dbgauge_postgres_vacuum_phase"] == 1
+    assert ours["dbgauge_postgres_vacuum_heap_blocks_scanned"] == 4
+
+
+def test_a_running_vacuum_on_17_reports_bytes_where_upstream_reads_them() -> None:
+    # written from the PostgreSQL 17 documentation of pg_stat_progress_vacuum, with the
+    # columns of sql/postgres/vacuum_progress@17.sql; a vacuum of a table of another
+    # database (named by its oid), vacuuming indexes
+    row = dict.fromkeys(columns_of("vacuum_progress", 17), 0)
+    row.update(datname="other", relname="16500", phase="vacuuming indexes",
+               heap_blks_total=5000, max_dead_tuple_bytes=67108864, dead_tuple_bytes=1048576,
+               dead_tuples=30000)
+    assert "max_dead_tuples" not in row
+    facts = parse_progress([row])
+    series = translate("postgres_vacuum_progress", facts)
+    table = {"datname": "other", "relname": "16500"}
+    assert value(series, "pg_stat_progress_vacuum_phase", **table,
+                 phase="vacuuming indexes") == 1
+    assert value(series, "pg_stat_progress_vacuum_max_dead_tuples", **table) == 67108864
+    assert value(series, "pg_stat_progress_vacuum_num_dead_tuples", **table) == 1048576
+    ours = {s.name for s in registry()["postgres_vacuum_progress"].samples(facts)}
+    assert "dbgauge_postgres_vacuum_max_dead_tuples" not in ours
+    assert "dbgauge_postgres_vacuum_dead_tuple_bytes" in ours
+
+
+def test_no_vacuum_no_series_but_the_count() -> None:
+    facts = parse_progress([])
+    assert translate("postgres_vacuum_progress", facts) == {}
+    assert [(s.name, s.value) for s in registry()["postgres_vacuum_progress"].samples(facts)] \
+        == [("dbgauge_postgres_vacuums_running", 0.0)]
