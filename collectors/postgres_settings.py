@@ -5,12 +5,12 @@ on any of them needs no change to dbgauge); the option `settings: curated` keeps
 allow-list instead (`SETTINGS`: memory, connections, autovacuum, checkpoints, WAL,
 timeouts, planner costs), a smaller and steadier series set. Each becomes its own family,
 `dbgauge_postgres_settings_<name>`, with `_bytes` for memory settings (8kB pages, kB and MB
-converted) and `_seconds` for durations (ms, s and min converted); booleans are 1/0.
-PostgreSQL's -1 ("disabled" or "use the other setting") is kept as -1, unconverted. A
-setting this server version does not have gives no series, nor does one that dbgauge's
-own connection overrides (source `client`: connection options), since that value is not
-the server's. `parse_unit` and
-`setting_value` are pure and unit-tested.
+converted) and `_seconds` for durations (ms, s and min converted); booleans are 1/0. A
+name that would end in a suffix Prometheus reserves (`tcp_keepalives_count`) gets `_value`
+appended. PostgreSQL's -1 ("disabled" or "use the other setting") is kept as -1,
+unconverted. A setting this server version does not have gives no series, nor does one
+that dbgauge's own connection overrides (source `client`: connection options), since that
+value is not the server's. `parse_unit` and `setting_value` are pure and unit-tested.
 """
 
 from __future__ import annotations
@@ -133,11 +133,17 @@ def parse_settings(rows: Iterable[Row]) -> tuple[Setting, ...]:
     return tuple(out)
 
 
+# Suffixes Prometheus reserves for histograms, summaries, counters and info metrics.
+_RESERVED = ("_count", "_sum", "_bucket", "_total", "_created", "_info")
+
+
 def setting_spec(setting: Setting) -> MetricSpec:
     """The run-time family of one setting (its HELP depends only on name and unit, so
     every target of one version agrees)."""
     safe = re.sub(r"[^a-z0-9_]", "_", setting.name.lower())
     name = PREFIX + safe + (f"_{setting.base}" if setting.base else "")
+    if name.endswith(_RESERVED):  # tcp_keepalives_count: not a summary's _count
+        name += "_value"
     if setting.vartype == "bool":
         how = "1 for on, 0 for off"
     elif setting.base:

@@ -77,3 +77,12 @@ def test_the_allow_list_is_documented() -> None:
     text = (REPO / "docs" / "postgres.md").read_text()
     block = text.split("<!-- settings allow-list -->", 1)[1].split("<!--", 1)[0]
     assert re.findall(r"`([a-z_]+)`", block) == list(SETTINGS)
+
+
+def test_a_setting_named_like_a_summary_part_gets_value_appended() -> None:
+    from dbgauge.collectors.postgres_settings import Setting, setting_spec
+
+    spec = setting_spec(Setting("tcp_keepalives_count", 9, "", "", "integer", 9))
+    assert spec.name == P + "settings_tcp_keepalives_count_value"
+    assert setting_spec(Setting("commit_siblings", 5, "", "", "integer", 5)).name \
+        == P + "settings_commit_siblings"
