@@ -86,3 +86,18 @@ def test_a_setting_named_like_a_summary_part_gets_value_appended() -> None:
     assert spec.name == P + "settings_tcp_keepalives_count_value"
     assert setting_spec(Setting("commit_siblings", 5, "", "", "integer", 5)).name \
         == P + "settings_commit_siblings"
+
+
+def test_every_setting_by_default_and_curated_keeps_the_allow_list() -> None:
+    from dbgauge.collectors.postgres_settings import SETTINGS
+    from tests.helpers.captured import Answers
+
+    rows = json_rows("postgres-15/compat-settings-primary.json", PG15)
+    collector = REGISTRY["postgres_settings"]
+    every = collector.read(Answers({"settings": rows}))  # type: ignore[arg-type]
+    assert len(every.settings) == len(rows) > 240
+    curated = collector.configured({"settings": "curated"}).read(
+        Answers({"settings": rows}))  # type: ignore[arg-type]
+    assert {s.name for s in curated.settings} == {r["name"] for r in rows} & set(SETTINGS)
+    with pytest.raises(ValueError, match="use one of all, curated"):
+        collector.check_options({"settings": "some"})
