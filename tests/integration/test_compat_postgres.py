@@ -105,19 +105,32 @@ def readings(sandbox: Sandbox, daemon: Daemon, node: str
     return before, ours, after
 
 
+def differences(sandbox: Sandbox, daemon: Daemon, node: str) -> tuple[set[str], list[str]]:
+    """One round of readings: the peer's families dbgauge lacks, and what differs."""
+    before, ours, after = readings(sandbox, daemon, node)
+    families = {f for f in set(before) & set(after) if not f.startswith(PEER_PROCESS)}
+    assert len(families) > 250  # ~60 statistics families and ~250 settings
+    compared = families - set(NOT_PRODUCED)
+    found = compare(before, ours, after, compared - AGES,
+                    values=lambda name: name not in NOT_COMPARED)
+    found += compare(before, ours, after, compared & AGES, tolerance=AGE_SLACK)
+    assert set(ours) >= OTHER_SPELLINGS
+    return families - set(ours), [str(d) for d in found]
+
+
 @pytest.mark.parametrize("node", ["pg-primary", "pg-standby"])
 def test_every_family_postgres_exporter_exports_by_default(
         sandbox: Sandbox, compat_daemons: dict[str, Daemon], node: str) -> None:
-    before, ours, after = readings(sandbox, compat_daemons[node], node)
-    families = {f for f in set(before) & set(after) if not f.startswith(PEER_PROCESS)}
-    assert len(families) > 250  # ~60 statistics families and ~250 settings
-    assert families - set(ours) == set(NOT_PRODUCED)
-    compared = families - set(NOT_PRODUCED)
-    differences = compare(before, ours, after, compared - AGES,
-                          values=lambda name: name not in NOT_COMPARED)
-    differences += compare(before, ours, after, compared & AGES, tolerance=AGE_SLACK)
-    assert not differences, "\n".join(map(str, differences))
-    assert set(ours) >= OTHER_SPELLINGS
+    # A backend that comes and goes within one round (an autovacuum worker, another
+    # test's session ending) moves pg_stat_activity_count outside the peer's two readings
+    # without anything being wrong: a round is taken again, up to five times. A wrong
+    # name, label, type or value fails every round.
+    for _ in range(5):
+        missing, found = differences(sandbox, compat_daemons[node], node)
+        if not found:
+            break
+    assert missing == set(NOT_PRODUCED)
+    assert not found, "\n".join(found)
 
 
 def test_the_standby_is_a_replica_with_no_lag_when_caught_up(
