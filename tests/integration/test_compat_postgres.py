@@ -13,11 +13,12 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import psycopg
 import pytest
 
-from tests.helpers import wait_for
+from tests.helpers import free_port, wait_for
 from tests.helpers.daemon import Daemon, config_file, target_entry
 from tests.helpers.peers import Family, compare, parse, postgres_exporter
 from tests.helpers.servers import Sandbox, lock_wait, pg_admin
@@ -239,3 +240,21 @@ def test_a_running_vacuum_as_upstream_reports_it(
              ("target", "pg-primary")}))] == blocks
     assert ours["dbgauge_postgres_vacuums_running"].samples[
         ("dbgauge_postgres_vacuums_running", frozenset({("target", "pg-primary")}))] >= 1
+
+
+def test_a_target_that_does_not_answer(sandbox: Sandbox, tmp_path: Path) -> None:
+    """pg_up 0 and pg_exporter_last_scrape_error 1, as the peer reports a server it cannot
+    reach (its statistics families are absent)."""
+    entry = target_entry(sandbox, "pg-primary")
+    entry["dsn"] = f"postgresql://dbgauge@127.0.0.1:{free_port()}/app"
+    daemon = Daemon(config_file(sandbox, tmp_path / "down.yaml", targets=[entry],
+                                compat=["postgres_exporter"]), tmp_path / "down.log")
+    try:
+        ours = scrape(daemon)
+    finally:
+        daemon.stop()
+    assert ours["pg_up"].samples == {("pg_up", frozenset()): 0.0}
+    assert ours["pg_exporter_last_scrape_error"].samples == {
+        ("pg_exporter_last_scrape_error", frozenset()): 1.0}
+    assert ours["pg_exporter_scrapes_total"].type == "counter"
+    assert not any(name.startswith("pg_stat_") for name in ours)
