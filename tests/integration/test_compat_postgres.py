@@ -10,13 +10,16 @@ compared with the peer's two readings taken around dbgauge's (counters and ages 
 
 from __future__ import annotations
 
+import subprocess
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import psycopg
 import pytest
+import yaml
 
 from tests.helpers import free_port, wait_for
 from tests.helpers.daemon import Daemon, config_file, target_entry
@@ -258,3 +261,47 @@ def test_a_target_that_does_not_answer(sandbox: Sandbox, tmp_path: Path) -> None
         ("pg_exporter_last_scrape_error", frozenset()): 1.0}
     assert ours["pg_exporter_scrapes_total"].type == "counter"
     assert not any(name.startswith("pg_stat_") for name in ours)
+
+
+def test_prometheus_ingests_both_spellings(
+        compat_daemons: dict[str, Daemon], tmp_path: Path) -> None:
+    """Prometheus asks for OpenMetrics first, where a counter's family is named without
+    `_total`: pg_stat_bgwriter_buffers_alloc_total (0.11+) and pg_stat_bgwriter_buffers_alloc
+    (before 0.10) must not then share a family name, or the whole scrape is refused. A real
+    Prometheus scrapes the daemon and answers both names."""
+    from tests.integration.test_prometheus_e2e import PROMETHEUS, Prometheus
+
+    daemon = compat_daemons["pg-primary"]
+    config = {"global": {"scrape_interval": "1s", "scrape_timeout": "1s"},
+              "scrape_configs": [{"job_name": "postgres", "static_configs": [
+                  {"targets": [f"127.0.0.1:{daemon.port}"]}]}]}
+    (tmp_path / "prometheus.yml").write_text(yaml.safe_dump(config))
+    port = free_port()
+    log = tmp_path / "prometheus.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [PROMETHEUS, f"--config.file={tmp_path / 'prometheus.yml'}",
+             f"--storage.tsdb.path={tmp_path / 'data'}",
+             f"--web.listen-address=127.0.0.1:{port}", "--log.level=warn"],
+            stdout=out, stderr=subprocess.STDOUT)
+    prom = Prometheus(f"http://127.0.0.1:{port}", proc, log)
+    try:
+        def scraped() -> dict[str, Any] | None:
+            assert proc.poll() is None, log.read_text()
+            try:
+                targets = prom.api("targets")["activeTargets"]
+            except (OSError, AssertionError):
+                return None
+            return targets[0] if targets and targets[0]["health"] != "unknown" else None
+
+        target = wait_for(scraped, timeout=60, what="Prometheus to scrape dbgauge")
+        assert target["health"] == "up", target["lastError"]
+        for expr in ("pg_stat_bgwriter_buffers_alloc_total", "pg_stat_bgwriter_buffers_alloc",
+                     "pg_stat_bgwriter_stats_reset", "pg_stat_bgwriter_stats_reset_total",
+                     'pg_stat_activity_count{datname="app",state="active"}',
+                     'pg_locks_count{datname="app",mode="accesssharelock"}',
+                     "pg_settings_tcp_keepalives_count", "pg_up"):
+            assert prom.query(expr), expr
+    finally:
+        proc.kill()
+        proc.wait(10)
