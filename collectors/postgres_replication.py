@@ -213,6 +213,8 @@ class Slot:
     safe_wal_size: float | None = None  # None without max_slot_wal_keep_size
     wal_status: str = ""
     database: str = ""  # "" for a physical slot
+    current_lsn_bytes: float | None = None  # this server's WAL position (received, standby)
+    confirmed_flush_lsn_bytes: float | None = None  # 0 for a physical slot
 
 
 @dataclass(frozen=True)
@@ -278,7 +280,9 @@ def parse_slots(rows: Iterable[Row]) -> tuple[Slot, ...]:
     """`replication_slots` rows -> Slot."""
     return tuple(Slot(str(row["slot_name"]), str(row.get("slot_type")), is_on(row.get("active")),
                       number(row.get("retained_bytes")), number(row.get("safe_wal_size")),
-                      str(row.get("wal_status") or ""), text(row.get("database")))
+                      str(row.get("wal_status") or ""), text(row.get("database")),
+                      number(row.get("current_lsn_bytes")),
+                      number(row.get("confirmed_flush_lsn_bytes")))
                  for row in rows)
 
 

@@ -190,6 +190,11 @@ SLOT_IS_ACTIVE = _spec("pg_replication_slots_slot_is_active", "gauge",
 SLOT_SAFE = _spec("pg_replication_slots_safe_wal_size_bytes", "gauge",
                   "number of bytes that can be written to WAL such that this slot is not in "
                   "danger of getting in state lost", ("slot_name", "slot_type"))
+SLOT_CURRENT = _spec("pg_replication_slots_slot_current_wal_lsn", "gauge",
+                     "current wal lsn value", ("slot_name", "slot_type"))
+SLOT_FLUSH = _spec("pg_replication_slots_slot_confirmed_flush_lsn", "gauge",
+                   "last lsn confirmed flushed to the replication slot",
+                   ("slot_name", "slot_type"))
 SLOT_STATUS = _spec("pg_replication_slots_wal_status", "gauge",
                     "availability of WAL files claimed by this slot",
                     ("slot_name", "slot_type", "wal_status"))
@@ -233,6 +238,10 @@ def replication(facts: PgReplicationFacts) -> Iterator[Sample]:
         yield sample(SLOT_ACTIVE.name, 1.0 if slot.active else 0.0, labels)
         yield sample(SLOT_DIFF.name, _nan(slot.retained_bytes), labels)
         typed = {"slot_name": slot.slot_name, "slot_type": slot.slot_type}
+        if slot.current_lsn_bytes is not None:
+            yield sample(SLOT_CURRENT.name, slot.current_lsn_bytes, typed)
+        if slot.active and slot.confirmed_flush_lsn_bytes is not None:
+            yield sample(SLOT_FLUSH.name, slot.confirmed_flush_lsn_bytes, typed)
         yield sample(SLOT_IS_ACTIVE.name, 1.0 if slot.active else 0.0, typed)
         if slot.safe_wal_size is not None:
             yield sample(SLOT_SAFE.name, slot.safe_wal_size, typed)
@@ -340,6 +349,7 @@ FAMILIES = PeerFamilies(
     PeerFamily(SLOT_DIFF, "dbgauge_postgres_replication_slot_retained_wal_bytes"),
     PeerFamily(SLOT_IS_ACTIVE, "dbgauge_postgres_replication_slot_active"),
     PeerFamily(SLOT_SAFE, "dbgauge_postgres_replication_slot_safe_wal_size_bytes"),
+    PeerFamily(SLOT_CURRENT), PeerFamily(SLOT_FLUSH),
     PeerFamily(SLOT_STATUS, "dbgauge_postgres_replication_slot_wal_status",
                "only the current status, as the peer"),
     PeerFamily(LAG_SECONDS, "dbgauge_postgres_replication_lag_seconds"),

@@ -265,6 +265,12 @@ def test_replication_on_the_primary() -> None:
     assert ("pg_replication_slots_wal_status", frozenset(
         {"slot_name": "pg_standby", "slot_type": "physical", "wal_status": "reserved"}.items(),
     )) in series
+    physical = {"slot_name": "pg_standby", "slot_type": "physical"}
+    logical = {"slot_name": "drift_sub", "slot_type": "logical"}
+    assert value(series, "pg_replication_slots_slot_current_wal_lsn", **physical) \
+        == value(series, "pg_replication_slots_slot_current_wal_lsn", **logical) > 0
+    assert value(series, "pg_replication_slots_slot_confirmed_flush_lsn", **physical) == 0
+    assert value(series, "pg_replication_slots_slot_confirmed_flush_lsn", **logical) > 0
 
 
 def test_replication_on_a_caught_up_standby_reports_no_lag() -> None:
