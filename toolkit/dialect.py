@@ -23,9 +23,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dbgauge.toolkit.metrics import MetricSpec, Sample
-from dbgauge.toolkit.targets import TargetKind
+from dbgauge.toolkit.targets import Target, TargetKind
 
 Translate = Callable[[Any], Iterable[Sample]]
+TargetLabels = Callable[[Target], Mapping[str, str]]
+
+
+def _no_labels(_target: Target) -> Mapping[str, str]:
+    return {}
 
 
 @dataclass(frozen=True)
@@ -90,6 +95,21 @@ class PeerFamilies:
 
 
 @dataclass(frozen=True)
+class ScrapeStats:
+    """How one scrape of one target went, for the peer's self metrics (postgres_exporter's
+    pg_exporter_*): its duration so far, whether it failed, how many scrapes the target
+    had (this one included), and each collector's (name, success, seconds)."""
+
+    duration: float
+    error: bool
+    scrapes: int
+    collectors: tuple[tuple[str, bool, float], ...] = ()
+
+
+SelfSamples = Callable[[ScrapeStats], Iterable[Sample]]
+
+
+@dataclass(frozen=True)
 class Dialect:
     """One peer exporter's names for one target kind.
 
@@ -106,12 +126,31 @@ class Dialect:
     families: PeerFamilies
     translate: Mapping[str, Translate] = field(default_factory=dict)
     collectors: tuple[str, ...] = ()
+    # Labels the peer derives from its connection settings rather than from the server's
+    # answers (postgres_exporter's `server`, the DSN's host:port): computed once per
+    # target and added to each sample whose family declares them and lacks them.
+    target_labels: TargetLabels = _no_labels
+    # The peer's metrics about its own scrape, made at the end of each scrape of the
+    # target, answered or not.
+    self_samples: SelfSamples | None = None
 
-    def samples(self, collector: str, facts: object) -> Iterable[Sample]:
+    def samples(self, collector: str, facts: object,
+                constant: Mapping[str, str] | None = None) -> Iterable[Sample]:
         """The peer's samples of one collector's facts (none if the peer has no such
-        data)."""
+        data), with the `constant` labels (from `target_labels`) their families declare."""
         translate = self.translate.get(collector)
-        return () if translate is None else translate(facts)
+        if translate is None:
+            return ()
+        if not constant:
+            return translate(facts)
+        return (self._with(sample, constant) for sample in translate(facts))
+
+    def _with(self, sample: Sample, constant: Mapping[str, str]) -> Sample:
+        labels = self.families.spec(sample.name).labels
+        missing = {k: v for k, v in constant.items() if k in labels and k not in sample.labels}
+        if not missing:
+            return sample
+        return Sample(sample.name, sample.value, {**sample.labels, **missing}, sample.spec)
 
     def validate_sample(self, sample: Sample) -> MetricSpec:
         """The sample's spec; ValueError when the dialect does not declare its family or

@@ -236,10 +236,17 @@ def render(families: Sequence[Family], process: Iterable[Metric] = (),
         out.extend(_lines(_head(name, type_, help_, fmt), _dots(samples) if fmt.dots
                           else samples, rendered))
 
+    # OpenMetrics names a counter family without `_total`: where another family already has
+    # that name (a peer's older spelling, pg_stat_bgwriter_buffers_alloc beside
+    # pg_stat_bgwriter_buffers_alloc_total), the counter is written `unknown` under its full
+    # name instead, so the two never share a family name.
+    taken = {f.spec.name for f in families} if fmt.openmetrics else set()
     for family in families:
         spec = family.spec
-        add(spec.name, spec.type if spec.type in ("counter", "untyped", "histogram")
-            else "gauge", spec.help, family.named())
+        type_ = spec.type if spec.type in ("counter", "untyped", "histogram") else "gauge"
+        if type_ == "counter" and spec.name.removesuffix("_total") in taken:
+            type_ = "untyped"
+        add(spec.name, type_, spec.help, family.named())
     for metric in process:
         add(metric.name + "_total" if metric.type == "counter" else metric.name,
             metric.type, metric.documentation,
