@@ -10,7 +10,6 @@ compared with the peer's two readings taken around dbgauge's (counters and ages 
 
 from __future__ import annotations
 
-import subprocess
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -19,7 +18,6 @@ from typing import Any
 
 import psycopg
 import pytest
-import yaml
 
 from tests.helpers import free_port, wait_for
 from tests.helpers.daemon import Daemon, config_file, target_entry
@@ -269,25 +267,15 @@ def test_prometheus_ingests_both_spellings(
     `_total`: pg_stat_bgwriter_buffers_alloc_total (0.11+) and pg_stat_bgwriter_buffers_alloc
     (before 0.10) must not then share a family name, or the whole scrape is refused. A real
     Prometheus scrapes the daemon and answers both names."""
-    from tests.integration.test_prometheus_e2e import PROMETHEUS, Prometheus
+    from tests.helpers.prometheus import prometheus
 
     daemon = compat_daemons["pg-primary"]
     config = {"global": {"scrape_interval": "1s", "scrape_timeout": "1s"},
               "scrape_configs": [{"job_name": "postgres", "static_configs": [
                   {"targets": [f"127.0.0.1:{daemon.port}"]}]}]}
-    (tmp_path / "prometheus.yml").write_text(yaml.safe_dump(config))
-    port = free_port()
-    log = tmp_path / "prometheus.log"
-    with log.open("wb") as out:
-        proc = subprocess.Popen(
-            [PROMETHEUS, f"--config.file={tmp_path / 'prometheus.yml'}",
-             f"--storage.tsdb.path={tmp_path / 'data'}",
-             f"--web.listen-address=127.0.0.1:{port}", "--log.level=warn"],
-            stdout=out, stderr=subprocess.STDOUT)
-    prom = Prometheus(f"http://127.0.0.1:{port}", proc, log)
-    try:
+    with prometheus(tmp_path, config) as prom:
         def scraped() -> dict[str, Any] | None:
-            assert proc.poll() is None, log.read_text()
+            assert prom.proc.poll() is None, prom.log.read_text()
             try:
                 targets = prom.api("targets")["activeTargets"]
             except (OSError, AssertionError):
@@ -302,6 +290,4 @@ def test_prometheus_ingests_both_spellings(
                      'pg_locks_count{datname="app",mode="accesssharelock"}',
                      "pg_settings_tcp_keepalives_count", "pg_up"):
             assert prom.query(expr), expr
-    finally:
-        proc.kill()
-        proc.wait(10)
+
