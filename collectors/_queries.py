@@ -3,26 +3,27 @@ turn their rows into postgres_exporter's samples (not a collector module: the re
 skips names starting with '_').
 
 Per query: the LABEL columns become labels, COUNTER, GAUGE, MAPPEDMETRIC and DURATION
-columns become `<prefix>_<column>` samples (DURATION `..._milliseconds`), DISCARD columns
-are dropped, and numeric columns the file does not list are exported untyped, as
-postgres_exporter does. Values are converted the way postgres_exporter converts them
-(numbers, numeric text, booleans as 1/0, timestamps as Unix seconds), except that NULL
-gives no sample instead of NaN. A failing query leaves its own samples out and shows
-as `..._custom_query_success{query} 0`; the other queries' samples stay.
+columns become `<prefix>_<column>` samples (DURATION `..._milliseconds`), a HISTOGRAM
+column with its `_bucket`, `_sum` and `_count` columns becomes the histogram family
+`<prefix>_<column>` (`collectors._histogram`), DISCARD columns are dropped, and numeric
+columns the file does not list are exported untyped, as postgres_exporter does. Values
+are converted the way postgres_exporter converts them (numbers, numeric text, booleans as
+1/0, timestamps as Unix seconds; `collectors._values`), except that NULL gives no sample
+instead of NaN (a histogram's NULL sum is NaN there too). A failing query leaves its own
+samples out and shows as `..._custom_query_success{query} 0`; the other queries' samples
+stay.
 """
 
 from __future__ import annotations
 
 import logging
-import math
-import re
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime
-from decimal import Decimal
 from typing import ClassVar
 
+from dbgauge.collectors._histogram import HistogramError, histogram_samples
+from dbgauge.collectors._values import duration_ms, label_value, metric_value
 from dbgauge.toolkit.custom_queries import (
     Column,
     CustomQuery,
@@ -152,96 +153,6 @@ def read_queries(conn: Connection, path: str, max_rows: int, state: QueriesState
 
 # ------------------------------------------------------------------ rows -> samples
 
-_GO_FLOAT = re.compile(r"[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf(?:inity)?|nan)",
-                       re.IGNORECASE)
-
-
-def metric_value(value: object) -> float | None:
-    """A column as postgres_exporter's dbToFloat64 reads it; None for NULL and for what
-    it cannot read (it would export NaN for NULL: dbgauge leaves the sample out)."""
-    if value is None:
-        return None
-    if isinstance(value, bool):
-        return 1.0 if value else 0.0
-    if isinstance(value, int | float | Decimal):
-        return float(value)
-    if isinstance(value, datetime | date):
-        return float(math.floor(_timestamp(value)))
-    if isinstance(value, bytes | bytearray | memoryview):
-        value = bytes(value).decode("utf-8", "replace")
-    if isinstance(value, str) and _GO_FLOAT.fullmatch(value):
-        return float(value)
-    return None
-
-
-def label_value(value: object) -> str:
-    """A column as postgres_exporter's dbToString writes a label value."""
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float):
-        return go_float(value)
-    if isinstance(value, datetime | date):
-        return str(math.floor(_timestamp(value)))
-    if isinstance(value, bytes | bytearray | memoryview):
-        return bytes(value).decode("utf-8", "replace")
-    return str(value)
-
-
-def _timestamp(value: datetime | date) -> float:
-    if not isinstance(value, datetime):
-        value = datetime(value.year, value.month, value.day)
-    if value.tzinfo is None:  # timestamp without time zone: lib/pq reads it as UTC
-        value = value.replace(tzinfo=UTC)
-    return value.timestamp()
-
-
-def go_float(value: float) -> str:
-    """`value` as Go's %v prints a float64: shortest digits, exponent form below 1e-4
-    and from 1e6 on (1e+06, 1.5e-05)."""
-    if math.isnan(value):
-        return "NaN"
-    if math.isinf(value):
-        return "+Inf" if value > 0 else "-Inf"
-    if value == 0:
-        return "-0" if math.copysign(1.0, value) < 0 else "0"
-    sign, digits, exponent = Decimal(repr(value)).normalize().as_tuple()
-    assert isinstance(exponent, int)
-    text = "".join(map(str, digits))
-    exp = len(text) + exponent - 1
-    minus = "-" if sign else ""
-    if exp < -4 or exp >= 6:
-        mantissa = text[0] + ("." + text[1:] if len(text) > 1 else "")
-        return f"{minus}{mantissa}e{'-' if exp < 0 else '+'}{abs(exp):02d}"
-    if exponent >= 0:
-        return minus + text + "0" * exponent
-    point = len(text) + exponent
-    if point > 0:
-        return f"{minus}{text[:point]}.{text[point:]}"
-    return f"{minus}0.{'0' * -point}{text}"
-
-
-def _duration_ms(value: object) -> float | None:
-    """A Go duration string ('1h2m3.5s', '250ms') in whole milliseconds, as
-    postgres_exporter's DURATION usage computes it; '-1' and others: None."""
-    if isinstance(value, bytes):
-        value = value.decode("ascii", "replace")
-    if not isinstance(value, str) or value == "-1":
-        return None
-    m = re.fullmatch(r"([+-]?)((?:\d*\.?\d*(?:ns|us|µs|μs|ms|s|m|h))+|0)", value)
-    if m is None:
-        return None
-    units = {"ns": 1e-6, "us": 1e-3, "µs": 1e-3, "μs": 1e-3, "ms": 1.0, "s": 1e3,
-             "m": 6e4, "h": 3.6e6}
-    total = 0.0
-    for number, unit in re.findall(r"(\d*\.?\d*)(ns|us|µs|μs|ms|s|m|h)", m.group(2)):
-        if number in ("", "."):
-            return None
-        total += float(number) * units[unit]
-    return float(math.trunc(-total if m.group(1) == "-" else total))
-
-
 def _spec(query: CustomQuery, column: Column | None, name: str, labels: tuple[str, ...]
           ) -> MetricSpec:
     """The family's spec. postgres_exporter's counters carry no `_total`; promtool wants
@@ -253,6 +164,9 @@ def _spec(query: CustomQuery, column: Column | None, name: str, labels: tuple[st
         help_ = (f"Column {name.removeprefix(query.name + '_')} of custom query "
                  f"{query.name}, not listed in its metrics (untyped, as postgres_exporter "
                  "exports it).")
+    elif column.usage == "HISTOGRAM":
+        kind = "histogram"
+        help_ = column.description or f"Column {column.name} of custom query {query.name}."
     else:
         kind = "counter" if column.usage == "COUNTER" else "gauge"
         if (kind == "counter" and not name.endswith("_total")) or \
@@ -264,11 +178,12 @@ def _spec(query: CustomQuery, column: Column | None, name: str, labels: tuple[st
 
 def query_samples(result: QueryRows, version: Version, server: str | None
                   ) -> tuple[list[Sample], str | None]:
-    """One query's samples, or none and why (a label column missing, a series twice)."""
+    """One query's samples, or none and why (a label column missing, a series twice, a
+    histogram the rows cannot give)."""
     query = result.query
     label_names = query.labels + (("server",) if server is not None else ())
     specs: dict[str, MetricSpec] = {}
-    seen: set[tuple[str, tuple[str, ...]]] = set()
+    seen: set[tuple[str, tuple[tuple[str, str], ...]]] = set()
     out: list[Sample] = []
     for row in result.rows:
         missing = [name for name in query.labels if name not in row]
@@ -277,26 +192,44 @@ def query_samples(result: QueryRows, version: Version, server: str | None
         labels = {name: label_value(row[name]) for name in query.labels}
         if server is not None:
             labels["server"] = server
-        for column_name, raw in row.items():
-            column = query.column(column_name)
-            if column is not None and (
-                    column.usage in ("LABEL", "DISCARD")
-                    or (column.versions is not None and not column.versions.matches(version))):
-                continue
-            value = _value(column, raw)
-            if value is None:
-                continue
-            name = column.metric(query.name) if column else f"{query.name}_{column_name}"
-            spec = specs.get(name)
+        try:
+            produced = list(_row_samples(query, row, labels, version))
+        except HistogramError as exc:
+            return [], f"query {query.name}: {exc}"
+        for column, family, sample in produced:
+            spec = specs.get(family)
             if spec is None:
-                spec = specs[name] = _spec(query, column, name, label_names)
-            key = (name, tuple(labels.values()))
+                spec = specs[family] = _spec(query, column, family, label_names)
+            key = (sample.name, tuple(sample.labels.items()))
             if key in seen:
                 return [], (f"query {query.name} returned two rows with the same labels "
                             f"{labels}")
             seen.add(key)
-            out.append(Sample(name, value, dict(labels), spec))
+            out.append(Sample(sample.name, sample.value, sample.labels, spec))
     return out, None
+
+
+def _row_samples(query: CustomQuery, row: Mapping[str, object], labels: Mapping[str, str],
+                 version: Version) -> Iterator[tuple[Column | None, str, Sample]]:
+    """(column, family name, sample without its spec) for each value of one row."""
+    for column_name, raw in row.items():
+        column = query.column(column_name)
+        if column is not None and (
+                column.usage in ("LABEL", "DISCARD")
+                or (column.versions is not None and not column.versions.matches(version))):
+            continue
+        if query.histogram_of(column_name) is not None:
+            continue  # a HISTOGRAM's bucket counts, sum or count: read with it
+        if column is not None and column.usage == "HISTOGRAM":
+            family = column.metric(query.name)
+            for sample in histogram_samples(family, column_name, row, labels):
+                yield column, family, sample
+            continue
+        value = _value(column, raw)
+        if value is None:
+            continue
+        family = column.metric(query.name) if column else f"{query.name}_{column_name}"
+        yield column, family, Sample(family, value, dict(labels))
 
 
 def _value(column: Column | None, raw: object) -> float | None:
@@ -311,7 +244,7 @@ def _value(column: Column | None, raw: object) -> float | None:
         text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
         return column.mapping.get(text) if isinstance(text, str) else None
     if column.usage == "DURATION":
-        return _duration_ms(raw)
+        return duration_ms(raw)
     return None
 
 

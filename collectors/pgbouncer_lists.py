@@ -2,7 +2,9 @@
 
 Tells at a glance how many client and server connections PgBouncer holds and whether
 it is running out of free slots; pools and stats come in their own collector. `read`
-returns `ListsFacts` (`check connections` takes used_clients from it).
+returns `ListsFacts` (`check connections` takes used_clients from it), which also carry
+the SHOW VERSION text the connection read when it opened (pgbouncer_exporter's
+`pgbouncer_version_info` is made from it: no extra query).
 """
 
 from __future__ import annotations
@@ -26,9 +28,10 @@ METRICS = MetricTable(ITEMS)
 @dataclass(frozen=True)
 class ListsFacts:
     """The facts: items per list name, in SHOW LISTS order (rows without a number are
-    left out)."""
+    left out), and the server's SHOW VERSION text ("PgBouncer 1.18.0"; "" if unknown)."""
 
     items: Mapping[str, float]
+    version: str = ""
 
     @property
     def used_clients(self) -> float:
@@ -47,7 +50,7 @@ def parse_lists(rows: Iterable[Row]) -> dict[str, float]:
 
 
 def read_lists(conn: Connection) -> ListsFacts:
-    return ListsFacts(parse_lists(conn.query("show_lists")))
+    return ListsFacts(parse_lists(conn.query("show_lists")), conn.server.version_string)
 
 
 class PgBouncerLists(Collector[ListsFacts]):

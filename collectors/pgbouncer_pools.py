@@ -48,17 +48,24 @@ METRICS = MetricTable(CLIENTS, SERVERS, MAXWAIT)
 @dataclass(frozen=True)
 class Pool:
     """One pool (database, user) of SHOW POOLS: connections by state label (only the
-    states this PgBouncer reports) and the oldest client's wait."""
+    states this PgBouncer reports) and the oldest client's wait as the two columns give
+    it (whole seconds, and the microseconds to add)."""
 
     database: str
     user: str
     clients: Mapping[str, float]  # "active", "waiting", ... (CLIENT_STATES values)
     servers: Mapping[str, float]  # "active", "idle", ... (SERVER_STATES values)
-    maxwait_seconds: float | None = None  # maxwait + maxwait_us; None if not reported
+    maxwait: float | None = None  # the maxwait column: whole seconds; None if not reported
+    maxwait_us: float = 0.0  # the maxwait_us column (0 when absent)
 
     @property
     def name(self) -> str:
         return f"{self.database}/{self.user}"
+
+    @property
+    def maxwait_seconds(self) -> float | None:
+        """maxwait + maxwait_us, in seconds; None if not reported."""
+        return None if self.maxwait is None else self.maxwait + self.maxwait_us / 1e6
 
 
 @dataclass(frozen=True)
@@ -75,14 +82,11 @@ def _states(row: Row, columns: Mapping[str, str]) -> dict[str, float]:
 
 def parse_pools(rows: Iterable[Row]) -> PoolsFacts:
     """SHOW POOLS rows -> PoolsFacts."""
-    pools: list[Pool] = []
-    for row in rows:
-        maxwait = number(row.get("maxwait"))
-        if maxwait is not None:
-            maxwait += (number(row.get("maxwait_us")) or 0.0) / 1e6
-        pools.append(Pool(str(row["database"]), str(row["user"]), _states(row, CLIENT_STATES),
-                          _states(row, SERVER_STATES), maxwait))
-    return PoolsFacts(tuple(pools))
+    return PoolsFacts(tuple(
+        Pool(str(row["database"]), str(row["user"]), _states(row, CLIENT_STATES),
+             _states(row, SERVER_STATES), number(row.get("maxwait")),
+             number(row.get("maxwait_us")) or 0.0)
+        for row in rows))
 
 
 def read_pools(conn: Connection) -> PoolsFacts:

@@ -14,7 +14,7 @@ archiving is on at all.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 from dbgauge.toolkit.db import Connection, Row
 from dbgauge.toolkit.db.values import number, numbers, text
@@ -45,6 +45,12 @@ LAST_FAILED_AGE = MetricSpec(
     _P + "archiver_last_failed_age_seconds", "gauge",
     "Seconds since archiving last failed (now - pg_stat_archiver.last_failed_time); absent if "
     "it never failed.")
+WAL_SEGMENTS = MetricSpec(
+    _P + "wal_segments", "gauge",
+    "WAL segment files in pg_wal (pg_ls_waldir): what archiving, wal_keep_size, "
+    "max_wal_size and replication slots keep there.")
+WAL_SIZE = MetricSpec(_P + "wal_size_bytes", "gauge",
+                      "Total size of the WAL segment files in pg_wal (pg_ls_waldir).")
 ARCHIVER_ENABLED = MetricSpec(
     _P + "archiver_enabled", "gauge",
     "1 if WAL archiving is on (archive_mode on, or always), else 0: without it the "
@@ -91,7 +97,7 @@ METRICS = MetricTable(
     _c("archiver_failed_total", "failed_count",
        "Failed attempts to archive a WAL file; each is retried, and WAL piles up in pg_wal "
        "meanwhile (pg_stat_archiver.failed_count)."),
-    LAST_ARCHIVED_AGE, LAST_FAILED_AGE, ARCHIVER_ENABLED,
+    LAST_ARCHIVED_AGE, LAST_FAILED_AGE, ARCHIVER_ENABLED, WAL_SEGMENTS, WAL_SIZE,
 )
 
 
@@ -105,6 +111,12 @@ class PgCheckpointFacts:
     last_archived_age: float | None
     last_failed_age: float | None
     archive_mode: str  # off, on, always
+    # What dbgauge's families do not show, for the dialects: restartpoints_* (PostgreSQL
+    # 17+), bgwriter_stats_reset and checkpointer_stats_reset (Unix seconds, None if never).
+    extra: Mapping[str, float | None] = field(default_factory=dict)
+    checkpointer_view: bool = False  # PostgreSQL 17+: checkpoints from pg_stat_checkpointer
+    wal_segments: float | None = None  # segment files in pg_wal (None: not read)
+    wal_size_bytes: float | None = None
 
 
 def age(value: object) -> float | None:
@@ -114,12 +126,18 @@ def age(value: object) -> float | None:
     return None if seconds is None else max(0.0, seconds)
 
 
+EXTRA_COLUMNS = ("restartpoints_timed", "restartpoints_req", "restartpoints_done",
+                 "bgwriter_stats_reset", "checkpointer_stats_reset")
+
+
 def parse_checkpoints(row: Row) -> PgCheckpointFacts:
     """The `checkpoints` row -> PgCheckpointFacts."""
     return PgCheckpointFacts(
         numbers(row, METRICS.column_names),
         age(row.get("last_archived_age")), age(row.get("last_failed_age")),
-        text(row.get("archive_mode")))
+        text(row.get("archive_mode")),
+        {c: number(row.get(c)) for c in EXTRA_COLUMNS if c in row},
+        "restartpoints_done" in row)
 
 
 def checkpoint_samples(facts: PgCheckpointFacts) -> Iterator[Sample]:
@@ -128,20 +146,24 @@ def checkpoint_samples(facts: PgCheckpointFacts) -> Iterator[Sample]:
     yield from present(((LAST_ARCHIVED_AGE, facts.last_archived_age),
                         (LAST_FAILED_AGE, facts.last_failed_age)))
     yield Sample(ARCHIVER_ENABLED.name, 1.0 if facts.archive_mode in ("on", "always") else 0.0)
+    yield from present(((WAL_SEGMENTS, facts.wal_segments), (WAL_SIZE, facts.wal_size_bytes)))
 
 
 class PostgresCheckpoints(Collector[PgCheckpointFacts]):
     name = "postgres_checkpoints"
     help = ("Checkpoints (timed, requested, write and sync time, buffers), background writer "
-            "and backend buffer writes, WAL volume (14+), WAL archiving (archived, failed, "
-            "age of the last of each).")
+            "and backend buffer writes, WAL volume (14+), WAL files in pg_wal, WAL archiving "
+            "(archived, failed, age of the last of each).")
     kind = "postgres"
     flavors = frozenset({"postgres"})
     min_versions = {"postgres": (13,)}
     metrics = METRICS
 
     def read(self, conn: Connection) -> PgCheckpointFacts:
-        return parse_checkpoints(conn.query("checkpoints")[0])
+        wal = conn.query("wal_files")[0]
+        return replace(parse_checkpoints(conn.query("checkpoints")[0]),
+                       wal_segments=number(wal.get("wal_segments")),
+                       wal_size_bytes=number(wal.get("wal_size_bytes")))
 
     def samples(self, facts: PgCheckpointFacts) -> Iterable[Sample]:
         return checkpoint_samples(facts)

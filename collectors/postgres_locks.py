@@ -6,7 +6,9 @@ alike. This collector counts only backends that *wait*, by lock type and mode, m
 the oldest wait, and uses pg_blocking_pids() to count blocked backends, distinct
 blockers and root blockers (blockers not themselves blocked: the sessions to look at
 first). Long transactions and idle-in-transaction sessions, the usual root blockers and
-the usual cause of vacuum falling behind, come with their ages.
+the usual cause of vacuum falling behind, come with their ages. Every lock, granted or
+awaited, is also counted by database and mode, every pair present: the lock table is
+shared and finite, and an alert on its use must see the granted ones too.
 
 Label values are bounded: lock types and modes outside PostgreSQL's documented sets
 are reported as "other". `read` returns `PgLockFacts`; `read_summary` is its first half,
@@ -20,7 +22,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, fields
 
 from dbgauge.toolkit.db import Connection, Row
-from dbgauge.toolkit.db.values import number
+from dbgauge.toolkit.db.values import number, text
 from dbgauge.toolkit.metrics import Collector, MetricSpec, MetricTable, Sample, present
 
 LOCK_TYPES = frozenset({
@@ -31,6 +33,13 @@ LOCK_MODES = frozenset({
     "AccessShareLock", "RowShareLock", "RowExclusiveLock", "ShareUpdateExclusiveLock",
     "ShareLock", "ShareRowExclusiveLock", "ExclusiveLock", "AccessExclusiveLock",
 })
+# The modes pg_locks shows for database-scoped locks: the table-level modes and the
+# predicate locks of serializable transactions (SIReadLock).
+COUNTED_MODES = (
+    "AccessShareLock", "RowShareLock", "RowExclusiveLock", "ShareUpdateExclusiveLock",
+    "ShareLock", "ShareRowExclusiveLock", "ExclusiveLock", "AccessExclusiveLock",
+    "SIReadLock",
+)
 
 _P = "dbgauge_postgres_"
 WAITS = MetricSpec(
@@ -65,8 +74,15 @@ IDLE_IN_XACT_AGE = MetricSpec(
     _P + "idle_in_transaction_oldest_seconds", "gauge",
     "How long the longest idle-in-transaction session has been idle (now - state_change); "
     "0 when there is none.")
-METRICS = MetricTable(WAITS, WAITING, BLOCKED, BLOCKERS, ROOT_BLOCKERS, OLDEST_WAIT, OLDEST_XACT,
-                      IDLE_IN_XACT, IDLE_IN_XACT_AGE)
+LOCKS = MetricSpec(
+    _P + "locks", "gauge",
+    "Heavyweight locks held or awaited in each database (pg_locks rows of the database, "
+    "granted or not), by mode; every database and mode is present (0 when none), modes "
+    "outside PostgreSQL's documented set are counted as other. Compare the sum with "
+    "max_locks_per_transaction * (max_connections + max_prepared_transactions).",
+    ("database", "mode"))
+METRICS = MetricTable(LOCKS, WAITS, WAITING, BLOCKED, BLOCKERS, ROOT_BLOCKERS, OLDEST_WAIT,
+                      OLDEST_XACT, IDLE_IN_XACT, IDLE_IN_XACT_AGE)
 
 
 @dataclass(frozen=True)
@@ -94,12 +110,32 @@ class LockWait:
 
 
 @dataclass(frozen=True)
+class LockCount:
+    """One `lock_counts` row: locks of a database in a mode (PostgreSQL's spelling; "" for
+    a database that holds none)."""
+
+    database: str
+    mode: str
+    locks: float
+
+
+@dataclass(frozen=True)
 class PgLockFacts:
-    """The facts: the summary, and the waits by type and mode (read only when a backend
-    waits, else empty)."""
+    """The facts: the summary, the waits by type and mode (read only when a backend
+    waits, else empty), and every lock by database and mode."""
 
     summary: LockSummary
     waits: tuple[LockWait, ...] = ()
+    counts: tuple[LockCount, ...] = ()
+
+    def by_database_and_mode(self) -> dict[tuple[str, str], float]:
+        """(database, mode) -> locks for every database and every COUNTED_MODES mode (0
+        where none), then (database, other mode) pairs that occur."""
+        out = {(c.database, mode): 0.0 for c in self.counts for mode in COUNTED_MODES}
+        for c in self.counts:
+            if c.mode:
+                out[(c.database, c.mode)] = out.get((c.database, c.mode), 0.0) + c.locks
+        return out
 
 
 def parse_summary(row: Row) -> LockSummary:
@@ -111,6 +147,22 @@ def parse_waits(rows: Iterable[Row]) -> tuple[LockWait, ...]:
     """`lock_waits` rows (locktype, mode, backends) -> LockWait."""
     return tuple(LockWait(str(row.get("locktype")), str(row.get("mode")),
                           int(number(row.get("backends")) or 0)) for row in rows)
+
+
+def parse_counts(rows: Iterable[Row]) -> tuple[LockCount, ...]:
+    """`lock_counts` rows (datname, mode, locks) -> LockCount."""
+    return tuple(LockCount(text(row.get("datname")), text(row.get("mode")),
+                           number(row.get("locks")) or 0.0) for row in rows)
+
+
+def count_samples(facts: PgLockFacts) -> Iterator[Sample]:
+    """Every lock by database and mode, other modes summed as `other`."""
+    counts: dict[tuple[str, str], float] = {}
+    for (database, mode), locks in facts.by_database_and_mode().items():
+        key = (database, mode if mode in COUNTED_MODES else "other")
+        counts[key] = counts.get(key, 0.0) + locks
+    for (database, mode), locks in counts.items():
+        yield Sample(LOCKS.name, float(locks), {"database": database, "mode": mode})
 
 
 def read_summary(conn: Connection) -> LockSummary:
@@ -140,8 +192,9 @@ def summary_samples(s: LockSummary) -> Iterator[Sample]:
 
 class PostgresLocks(Collector[PgLockFacts]):
     name = "postgres_locks"
-    help = ("Lock waits by type and mode, oldest wait, blocked backends and distinct/root "
-            "blockers (pg_blocking_pids), oldest transaction, idle-in-transaction sessions.")
+    help = ("Every lock by database and mode; lock waits by type and mode, oldest wait, "
+            "blocked backends and distinct/root blockers (pg_blocking_pids), oldest "
+            "transaction, idle-in-transaction sessions.")
     kind = "postgres"
     flavors = frozenset({"postgres"})
     min_versions = {"postgres": (13,)}
@@ -149,10 +202,12 @@ class PostgresLocks(Collector[PgLockFacts]):
 
     def read(self, conn: Connection) -> PgLockFacts:
         summary = read_summary(conn)
+        counts = parse_counts(conn.query("lock_counts"))
         if not summary.waiting_backends:
-            return PgLockFacts(summary)  # nothing waits: one round trip, not two
-        return PgLockFacts(summary, parse_waits(conn.query("lock_waits")))
+            return PgLockFacts(summary, (), counts)  # nothing waits: no lock_waits
+        return PgLockFacts(summary, parse_waits(conn.query("lock_waits")), counts)
 
     def samples(self, facts: PgLockFacts) -> Iterable[Sample]:
         yield from summary_samples(facts.summary)
         yield from wait_samples(facts.waits)
+        yield from count_samples(facts)

@@ -25,7 +25,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from dbgauge.toolkit.db import Connection, Row
-from dbgauge.toolkit.db.values import is_on, number
+from dbgauge.toolkit.db.values import is_on, number, text
 from dbgauge.toolkit.metrics import (
     Collector,
     MetricSpec,
@@ -178,6 +178,7 @@ class LocalReplication:
     wal_receiver_last_message_age_seconds: float | None = None
     replay_paused: bool = False
     wal_receiver_status: str = "stopped"  # stopped when no receiver runs
+    last_replay_age_seconds: float = 0.0  # 0 on a primary and until a commit is replayed
 
 
 @dataclass(frozen=True)
@@ -194,6 +195,11 @@ class Standby:
     write_lag_seconds: float | None = None  # PostgreSQL's own, NULL once caught up and idle
     flush_lag_seconds: float | None = None
     replay_lag_seconds: float | None = None
+    pid: str = ""
+    client_addr: str = ""  # "" for a Unix socket
+    current_lsn_bytes: float | None = None  # on a primary: pg_current_wal_lsn() - '0/0'
+    replay_diff_bytes: float | None = None  # on a primary, unclamped; None if unknown
+    reply_time: float | None = None  # Unix seconds
 
 
 @dataclass(frozen=True)
@@ -206,6 +212,9 @@ class Slot:
     retained_bytes: float | None = None  # None for a slot that never reserved WAL
     safe_wal_size: float | None = None  # None without max_slot_wal_keep_size
     wal_status: str = ""
+    database: str = ""  # "" for a physical slot
+    current_lsn_bytes: float | None = None  # this server's WAL position (received, standby)
+    confirmed_flush_lsn_bytes: float | None = None  # 0 for a physical slot
 
 
 @dataclass(frozen=True)
@@ -244,7 +253,8 @@ def parse_local(row: Row) -> LocalReplication:
         wal_receiver_last_message_age_seconds=number(
             row.get("wal_receiver_last_message_age_seconds")),
         replay_paused=is_on(row.get("replay_paused")),
-        wal_receiver_status=str(row.get("wal_receiver_status") or "stopped"))
+        wal_receiver_status=str(row.get("wal_receiver_status") or "stopped"),
+        last_replay_age_seconds=number(row.get("last_replay_age_seconds")) or 0.0)
 
 
 def parse_standbys(rows: Iterable[Row]) -> tuple[Standby, ...]:
@@ -259,6 +269,10 @@ def parse_standbys(rows: Iterable[Row]) -> tuple[Standby, ...]:
         write_lag_seconds=number(row.get("write_lag_seconds")),
         flush_lag_seconds=number(row.get("flush_lag_seconds")),
         replay_lag_seconds=number(row.get("replay_lag_seconds")),
+        pid=text(row.get("pid")), client_addr=text(row.get("client_addr")),
+        current_lsn_bytes=number(row.get("current_lsn_bytes")),
+        replay_diff_bytes=number(row.get("replay_diff_bytes")),
+        reply_time=number(row.get("reply_time")),
     ) for row in rows)
 
 
@@ -266,7 +280,10 @@ def parse_slots(rows: Iterable[Row]) -> tuple[Slot, ...]:
     """`replication_slots` rows -> Slot."""
     return tuple(Slot(str(row["slot_name"]), str(row.get("slot_type")), is_on(row.get("active")),
                       number(row.get("retained_bytes")), number(row.get("safe_wal_size")),
-                      str(row.get("wal_status") or "")) for row in rows)
+                      str(row.get("wal_status") or ""), text(row.get("database")),
+                      number(row.get("current_lsn_bytes")),
+                      number(row.get("confirmed_flush_lsn_bytes")))
+                 for row in rows)
 
 
 def parse_subscriptions(rows: Iterable[Row]) -> tuple[Subscription, ...]:

@@ -1,15 +1,16 @@
-"""postgres_settings: the numeric server settings a DBA graphs, in base units.
+"""postgres_settings: the numeric server settings, in base units.
 
-Like postgres_exporter's pg_settings collector, but from an allow-list (`SETTINGS`: memory,
-connections, autovacuum, checkpoints, WAL, timeouts, planner costs) rather than every
-setting, so the series set stays small and stable. Each becomes its own family,
+Like postgres_exporter's pg_settings collector, every numeric setting by default (an alert
+on any of them needs no change to dbgauge); the option `settings: curated` keeps an
+allow-list instead (`SETTINGS`: memory, connections, autovacuum, checkpoints, WAL,
+timeouts, planner costs), a smaller and steadier series set. Each becomes its own family,
 `dbgauge_postgres_settings_<name>`, with `_bytes` for memory settings (8kB pages, kB and MB
-converted) and `_seconds` for durations (ms, s and min converted); booleans are 1/0.
-PostgreSQL's -1 ("disabled" or "use the other setting") is kept as -1, unconverted. A
-setting this server version does not have gives no series, nor does one that dbgauge's
-own connection overrides (source `client`: connection options), since that value is not
-the server's. `parse_unit` and
-`setting_value` are pure and unit-tested.
+converted) and `_seconds` for durations (ms, s and min converted); booleans are 1/0. A
+name that would end in a suffix Prometheus reserves (`tcp_keepalives_count`) gets `_value`
+appended. PostgreSQL's -1 ("disabled" or "use the other setting") is kept as -1,
+unconverted. A setting this server version does not have gives no series, nor does one
+that dbgauge's own connection overrides (source `client`: connection options), since that
+value is not the server's. `parse_unit` and `setting_value` are pure and unit-tested.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import Literal
 
 from dbgauge.toolkit.db import Connection, Row
 from dbgauge.toolkit.db.values import flag, number, text
-from dbgauge.toolkit.metrics import Collector, MetricSpec, MetricTable, Sample
+from dbgauge.toolkit.metrics import Collector, MetricSpec, MetricTable, Option, Sample
 
 PREFIX = "dbgauge_postgres_settings_"
 METRICS = MetricTable()  # every family is named at run time, one per setting
@@ -101,13 +102,15 @@ def setting_value(setting: str, vartype: str, unit: str | None) -> tuple[float, 
 
 @dataclass(frozen=True)
 class Setting:
-    """One allow-listed setting, converted."""
+    """One numeric setting, converted (`raw` is the value in PostgreSQL's `unit`)."""
 
     name: str
     value: float
     base: Base
     unit: str  # as PostgreSQL reports it, for HELP ('' if none)
     vartype: str  # bool, integer, real
+    raw: float = 0.0
+    description: str = ""  # pg_settings.short_desc
 
 
 @dataclass(frozen=True)
@@ -123,9 +126,15 @@ def parse_settings(rows: Iterable[Row]) -> tuple[Setting, ...]:
         unit = text(row.get("unit")) or None
         got = setting_value(text(row.get("setting")), text(row.get("vartype")), unit)
         if got is not None:
+            raw = got[0] if text(row.get("vartype")) == "bool" else number(row.get("setting"))
             out.append(Setting(text(row.get("name")), got[0], got[1], unit or "",
-                               text(row.get("vartype"))))
+                               text(row.get("vartype")), raw or 0.0,
+                               text(row.get("short_desc"))))
     return tuple(out)
+
+
+# Suffixes Prometheus reserves for histograms, summaries, counters and info metrics.
+_RESERVED = ("_count", "_sum", "_bucket", "_total", "_created", "_info")
 
 
 def setting_spec(setting: Setting) -> MetricSpec:
@@ -133,6 +142,8 @@ def setting_spec(setting: Setting) -> MetricSpec:
     every target of one version agrees)."""
     safe = re.sub(r"[^a-z0-9_]", "_", setting.name.lower())
     name = PREFIX + safe + (f"_{setting.base}" if setting.base else "")
+    if name.endswith(_RESERVED):  # tcp_keepalives_count: not a summary's _count
+        name += "_value"
     if setting.vartype == "bool":
         how = "1 for on, 0 for off"
     elif setting.base:
@@ -149,19 +160,40 @@ def settings_samples(facts: PgSettingsFacts) -> Iterator[Sample]:
         yield Sample(spec.name, setting.value, {}, spec)
 
 
+CHOICE = Option("all", "Which numeric settings to export: all (as postgres_exporter does), "
+                "or curated (dbgauge's allow-list of the ones a DBA graphs).")
+CHOICES = ("all", "curated")
+
+
+def select(settings: Iterable[Setting], choice: str) -> tuple[Setting, ...]:
+    """Every setting, or the allow-listed ones for `curated`."""
+    if choice == "curated":
+        allowed = frozenset(SETTINGS)
+        return tuple(s for s in settings if s.name in allowed)
+    return tuple(settings)
+
+
 class PostgresSettings(Collector[PgSettingsFacts]):
     name = "postgres_settings"
     refresh = 60  # slow-changing (and, for fleets, the costly part): see Collector.refresh
-    help = ("Allow-listed numeric pg_settings (memory, connections, autovacuum, checkpoints, "
-            "WAL, timeouts, planner costs) in base units, one family per setting.")
+    help = ("Numeric pg_settings in base units, one family per setting: all of them, or "
+            "an allow-list with the option settings: curated.")
     kind = "postgres"
     flavors = frozenset({"postgres"})
     min_versions = {"postgres": (13,)}
     metrics = METRICS
     dynamic_prefixes = (PREFIX,)
+    options = {"settings": CHOICE}
+
+    def check_options(self, given: Mapping[str, object]) -> dict[str, int | str]:
+        checked = super().check_options(given)
+        if checked.get("settings", "all") not in CHOICES:
+            raise ValueError(f"{self.name}.settings: use one of {', '.join(CHOICES)}")
+        return checked
 
     def read(self, conn: Connection) -> PgSettingsFacts:
-        return PgSettingsFacts(parse_settings(conn.query("settings", (list(SETTINGS),))))
+        return PgSettingsFacts(select(parse_settings(conn.query("settings")),
+                                      str(self.setting("settings"))))
 
     def samples(self, facts: PgSettingsFacts) -> Iterable[Sample]:
         return settings_samples(facts)

@@ -10,10 +10,11 @@ format itself does not make (unknown usages, duplicate names, labels dbgauge res
 happen here, at config load, instead of as silently missing series at scrape time.
 
 Differences from postgres_exporter 0.11, on purpose: an unknown `usage` is an error
-(postgres_exporter silently discards the column); HISTOGRAM is refused (no histogram
-specs here); `runonserver` and a column's `pg_version` are honoured (0.11 parses and
-ignores both for user queries). MAPPEDMETRIC and DURATION columns keep 0.11's names; how
-their values are read is in `collectors._queries`.
+(postgres_exporter silently discards the column); so is listing a HISTOGRAM's companion
+column (`<col>_bucket`, `_sum`, `_count`) with a usage other than DISCARD (0.11 then makes
+one or the other at random); `runonserver` and a column's `pg_version` are honoured (0.11
+parses and ignores both for user queries). MAPPEDMETRIC, DURATION and HISTOGRAM columns
+keep 0.11's names; how their values are read is in `collectors._queries`.
 """
 
 from __future__ import annotations
@@ -42,9 +43,13 @@ from dbgauge.toolkit.files import read_text
 
 MAX_FILE_BYTES = 1 << 20  # 1 MiB: a queries file is a few KiB; more is a mistake
 MAX_CACHE_SECONDS = 366 * 86400
-Usage = Literal["LABEL", "COUNTER", "GAUGE", "DISCARD", "MAPPEDMETRIC", "DURATION"]
+Usage = Literal["LABEL", "COUNTER", "GAUGE", "DISCARD", "MAPPEDMETRIC", "DURATION",
+                "HISTOGRAM"]
 USAGES: tuple[Usage, ...] = ("LABEL", "COUNTER", "GAUGE", "DISCARD", "MAPPEDMETRIC",
-                             "DURATION")
+                             "DURATION", "HISTOGRAM")
+# A HISTOGRAM column <col> holds the buckets' upper bounds (an array); these companion
+# columns hold the cumulative counts (an array), the sum and the count.
+HISTOGRAM_PARTS = ("_bucket", "_sum", "_count")
 METRIC_NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
 COLUMN_NAME = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]*")
 # Labels dbgauge sets itself (the exporter's, and postgres_exporter's `server`).
@@ -118,9 +123,17 @@ class Column:
     versions: VersionRange | None = None  # pg_version: the column counts only there
 
     def metric(self, prefix: str) -> str:
-        """The sample name postgres_exporter gives this column."""
+        """The family name postgres_exporter gives this column (a HISTOGRAM's samples add
+        `_bucket`, `_sum` and `_count` to it)."""
         suffix = "_milliseconds" if self.usage == "DURATION" else ""
         return f"{prefix}_{self.name}{suffix}"
+
+    def sample_names(self, prefix: str) -> tuple[str, ...]:
+        """The sample names this column makes."""
+        family = self.metric(prefix)
+        if self.usage == "HISTOGRAM":
+            return tuple(family + part for part in HISTOGRAM_PARTS)
+        return (family,)
 
 
 @dataclass(frozen=True)
@@ -141,6 +154,15 @@ class CustomQuery:
     def column(self, name: str) -> Column | None:
         return next((c for c in self.columns if c.name == name), None)
 
+    def histogram_of(self, name: str) -> Column | None:
+        """The HISTOGRAM column whose companion (`<col>_bucket`, `_sum`, `_count`) the
+        column `name` is, if any."""
+        for part in HISTOGRAM_PARTS:
+            owner = self.column(name.removesuffix(part)) if name.endswith(part) else None
+            if owner is not None and owner.usage == "HISTOGRAM":
+                return owner
+        return None
+
 
 @dataclass(frozen=True)
 class QueriesFile:
@@ -151,9 +173,6 @@ class QueriesFile:
 
 
 def _usage(value: str) -> str:
-    if value == "HISTOGRAM":
-        raise ValueError("HISTOGRAM is not supported by dbgauge: return the buckets as "
-                         "rows with a LABEL column and use GAUGE or COUNTER")
     if value not in USAGES:
         raise ValueError(f"{_shown(value)} is not one of {', '.join(USAGES)}")
     return value
@@ -216,34 +235,46 @@ def parse_queries(text: str, source: str = "<queries>") -> QueriesFile:
             except ValueError as exc:
                 raise fail([name, "runonserver"], str(exc)) from None
         columns: list[Column] = []
+        where: dict[str, list[int | str]] = {}  # column -> its place in the file
         for i, item in enumerate(entry.metrics):
             if not item:
                 raise fail([name, "metrics", i], "an entry needs a column name")
             for column, spec in item.items():
-                loc: list[int | str] = [name, "metrics", i, column]
-                columns.append(_column(column, spec, loc, fail))
-        seen: set[str] = set()
-        for i, item in enumerate(entry.metrics):
-            for column in item:
-                if column in seen:
+                if column in where:
                     raise fail([name, "metrics", i, column],
                                f"column {column!r} is listed twice in {name}")
-                seen.add(column)
+                where[column] = [name, "metrics", i, column]
+                columns.append(_column(column, spec, where[column], fail))
         query = CustomQuery(name, entry.query, tuple(columns), entry.master,
                             entry.cache_seconds, runonserver)
-        for i, item in enumerate(entry.metrics):
-            for column in item:
-                col = query.column(column)
-                if col is None or col.usage in ("LABEL", "DISCARD"):
-                    continue
-                family = col.metric(name)
-                where = f"{name}.{column}"
-                if family in families:
-                    raise fail([name, "metrics", i, column],
-                               f"metric {family} is also made by {families[family]}")
-                families[family] = where
+        _check_columns(query, where, families, fail)
         queries.append(query)
     return QueriesFile(source, tuple(queries))
+
+
+def _check_columns(query: CustomQuery, where: Mapping[str, list[int | str]],
+                   families: dict[str, str], fail: _Fail) -> None:
+    """A HISTOGRAM's companions are not listed as metrics of their own, no `le` label
+    beside a histogram, and no sample name is made twice in the file (`families`: sample
+    name -> where it was declared)."""
+    for col in query.columns:
+        if col.usage == "DISCARD":
+            continue
+        owner = query.histogram_of(col.name)
+        if owner is not None:
+            raise fail(where[col.name], f"column {col.name!r} is part of HISTOGRAM "
+                                        f"{owner.name!r} (its bucket counts, sum or count): "
+                                        "list it as DISCARD or not at all")
+        if col.usage == "LABEL":
+            continue
+        for family in dict.fromkeys((col.metric(query.name), *col.sample_names(query.name))):
+            if family in families:
+                raise fail(where[col.name],
+                           f"metric {family} is also made by {families[family]}")
+            families[family] = f"{query.name}.{col.name}"
+    if "le" in query.labels and any(c.usage == "HISTOGRAM" for c in query.columns):
+        raise fail([query.name, "metrics"], "a query with a HISTOGRAM column cannot have a "
+                                            "LABEL column named 'le' (the buckets' label)")
 
 
 def _column(name: str, spec: _ColumnModel, loc: list[int | str],

@@ -17,10 +17,10 @@ peer says, and the renderer keeps its names exact. A peer's histogram is one `Pe
 type "histogram" whose samples are named `<name>_bucket` (with `le`), `<name>_sum` and
 `<name>_count`.
 
-The peers also count their own scrapes (`mysql_exporter_scrapes_total`,
-`..._last_scrape_error`, a duration per scraper): a dialect's `scrape` hook makes those
-samples from a `ScrapeSummary` of the target's scrape, after its collectors ran (or when
-the target could not be reached).
+The peers also count their own scrapes (`pg_exporter_scrapes_total`,
+`mysql_exporter_last_scrape_error`, a duration per scraper): a dialect's `self_samples`
+makes those samples from the `ScrapeStats` of the target's scrape, after its collectors ran
+(or when the target could not be reached).
 """
 
 from __future__ import annotations
@@ -30,27 +30,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dbgauge.toolkit.metrics import MetricSpec, Sample
-from dbgauge.toolkit.targets import TargetKind
+from dbgauge.toolkit.targets import Target, TargetKind
 
 Translate = Callable[[Any], Iterable[Sample]]
 HISTOGRAM_PARTS = ("_bucket", "_sum", "_count")
+TargetLabels = Callable[[Target], Mapping[str, str]]
 
 
-@dataclass(frozen=True)
-class ScrapeSummary:
-    """One scrape of one target, as a dialect's `scrape` hook sees it: whether the target
-    answered, how many scrapes of it this runner made (this one included), the time spent
-    (re)connecting (0 on a kept connection), each collector run as (name, success,
-    seconds), and the failed runs per collector since the runner started."""
-
-    up: bool
-    scrapes: int
-    connect_seconds: float = 0.0
-    runs: tuple[tuple[str, bool, float], ...] = ()
-    failures: Mapping[str, int] = field(default_factory=dict)
-
-
-ScrapeHook = Callable[[ScrapeSummary], Iterable[Sample]]
+def _no_labels(_target: Target) -> Mapping[str, str]:
+    return {}
 
 
 @dataclass(frozen=True)
@@ -142,6 +130,26 @@ class PeerFamilies:
 
 
 @dataclass(frozen=True)
+class ScrapeStats:
+    """How one scrape of one target went, for the peer's self metrics (postgres_exporter's
+    pg_exporter_*, mysqld_exporter's mysql_exporter_*): its duration so far, whether it
+    failed, how many scrapes the target had (this one included), each collector's (name,
+    success, seconds), whether the target answered, the time spent (re)connecting (0 on a
+    kept connection), and the failed runs per collector since the runner started."""
+
+    duration: float
+    error: bool
+    scrapes: int
+    collectors: tuple[tuple[str, bool, float], ...] = ()
+    up: bool = True
+    connect_seconds: float = 0.0
+    failures: Mapping[str, int] = field(default_factory=dict)
+
+
+SelfSamples = Callable[[ScrapeStats], Iterable[Sample]]
+
+
+@dataclass(frozen=True)
 class Dialect:
     """One peer exporter's names for one target kind.
 
@@ -159,17 +167,31 @@ class Dialect:
     families: PeerFamilies
     translate: Mapping[str, Translate] = field(default_factory=dict)
     collectors: tuple[str, ...] = ()
-    scrape: ScrapeHook | None = None
+    # Labels the peer derives from its connection settings rather than from the server's
+    # answers (postgres_exporter's `server`, the DSN's host:port): computed once per
+    # target and added to each sample whose family declares them and lacks them.
+    target_labels: TargetLabels = _no_labels
+    # The peer's metrics about its own scrape, made at the end of each scrape of the
+    # target, answered or not.
+    self_samples: SelfSamples | None = None
 
-    def scrape_samples(self, summary: ScrapeSummary) -> Iterable[Sample]:
-        """The peer's own samples about this scrape (none without a `scrape` hook)."""
-        return () if self.scrape is None else self.scrape(summary)
-
-    def samples(self, collector: str, facts: object) -> Iterable[Sample]:
+    def samples(self, collector: str, facts: object,
+                constant: Mapping[str, str] | None = None) -> Iterable[Sample]:
         """The peer's samples of one collector's facts (none if the peer has no such
-        data)."""
+        data), with the `constant` labels (from `target_labels`) their families declare."""
         translate = self.translate.get(collector)
-        return () if translate is None else translate(facts)
+        if translate is None:
+            return ()
+        if not constant:
+            return translate(facts)
+        return (self._with(sample, constant) for sample in translate(facts))
+
+    def _with(self, sample: Sample, constant: Mapping[str, str]) -> Sample:
+        labels = self.families.spec(sample.name).labels
+        missing = {k: v for k, v in constant.items() if k in labels and k not in sample.labels}
+        if not missing:
+            return sample
+        return Sample(sample.name, sample.value, {**sample.labels, **missing}, sample.spec)
 
     def validate_sample(self, sample: Sample) -> MetricSpec:
         """The sample's spec; ValueError when the dialect does not declare its family or

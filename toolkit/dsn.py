@@ -100,8 +100,11 @@ def is_libpq_keyword(word: str) -> bool:
 
 
 def parse_dsn(dsn: str) -> ConnParams:
-    """Parse a DSN, raising ConfigError (password redacted) when it is not usable."""
+    """Parse a DSN, raising ConfigError (password redacted, a huge DSN shortened) when it
+    is not usable."""
     shown = redact(dsn)
+    if len(shown) > 200:
+        shown = shown[:200] + "..."
     if looks_like_conninfo(dsn):
         return _parse_libpq(dsn, shown)
     if "://" not in dsn:
@@ -198,8 +201,8 @@ def _parse_libpq(dsn: str, shown: str) -> ConnParams:
     register_secret(os.environ.get("PGPASSWORD"))
     values = dict(given) if "service" in given else {**libpq_defaults(), **given}
     port_text = values.get("port", "") or "0"  # 0: libpq decides (the service's port)
-    if not port_text.isdigit() or not 0 <= int(port_text) < 65536:
-        raise ConfigError(f"DSN {shown!r}: port {port_text!r} is not a TCP port "
+    if not port_text.isdigit() or len(port_text) > 5 or not 0 <= int(port_text) < 65536:
+        raise ConfigError(f"DSN {shown!r}: port {port_text[:20]!r} is not a TCP port "
                           "(one server per DSN)")
     return ConnParams(
         family="postgres",

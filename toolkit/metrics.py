@@ -42,8 +42,8 @@ from dbgauge.toolkit.targets import TargetKind
 # "untyped": for families whose type Prometheus' metadata cannot say: postgres_exporter's
 # counters without `_total` (queries.yaml), and cumulative buckets carrying `le` outside a
 # histogram (promtool reserves `le` for histograms); both would be flagged as counters.
-# "histogram": a peer exporter's histogram (dialects only: a `PeerSpec` whose samples are
-# `<name>_bucket{le}`, `<name>_sum` and `<name>_count`).
+# "histogram": a family whose samples are `<name>_bucket` (its labels and `le`),
+# `<name>_sum` and `<name>_count` (postgres_exporter's HISTOGRAM columns).
 MetricType = Literal["gauge", "counter", "info", "untyped", "histogram"]
 
 
@@ -60,13 +60,20 @@ class MetricSpec:
     def __post_init__(self) -> None:
         if self.type == "counter" and not self.name.endswith("_total"):
             raise ValueError(f"counter {self.name} must end in _total")
-        if self.type not in ("counter", "untyped") and self.name.endswith("_total"):
+        if self.type not in ("counter", "untyped", "histogram") and \
+                self.name.endswith("_total"):
             raise ValueError(f"only counters may end in _total: {self.name}")
         if self.type == "info" and not self.name.endswith("_info"):
             raise ValueError(f"info metric {self.name} must end in _info")
-        if self.type == "histogram":
-            raise ValueError(f"{self.name}: only a peer exporter's family (PeerSpec) may be "
-                             "a histogram")
+
+    def sample_labels(self, sample: str) -> tuple[str, ...] | None:
+        """The label names a sample named `sample` of this family carries; None when the
+        family has no such sample (a histogram's are `_bucket` with `le`, `_sum`, `_count`)."""
+        if self.type != "histogram":
+            return self.labels if sample == self.name else None
+        if sample == self.name + "_bucket":
+            return (*self.labels, "le")
+        return self.labels if sample in (self.name + "_sum", self.name + "_count") else None
 
 
 @dataclass(frozen=True)
@@ -261,7 +268,7 @@ class Collector(ABC, Generic[F]):
         """The sample's spec; raises ValueError on an undeclared name or label set."""
         if sample.spec is not None:
             spec = sample.spec
-            if spec.name != sample.name or not any(
+            if spec.sample_labels(sample.name) is None or not any(
                     sample.name.startswith(p) for p in self.dynamic_prefixes):
                 raise ValueError(f"collector {self.name} emitted {sample.name} outside its "
                                  f"dynamic prefixes {list(self.dynamic_prefixes)}")
@@ -271,10 +278,11 @@ class Collector(ABC, Generic[F]):
                 raise ValueError(f"collector {self.name} emitted undeclared {sample.name}")
             spec = declared
         labels = sample.labels
-        if len(labels) != len(spec.labels) or not all(k in labels for k in spec.labels):
+        expected = spec.sample_labels(sample.name) or ()
+        if len(labels) != len(expected) or not all(k in labels for k in expected):
             raise ValueError(
                 f"collector {self.name}: {sample.name} has labels {sorted(sample.labels)}, "
-                f"declared {list(spec.labels)}"
+                f"declared {list(expected)}"
             )
         return spec
 

@@ -12,13 +12,13 @@ an option before any group is a fatal error. Option names treat `-` and `_` alik
 
 `parse_mycnf` reads one file's text; `flatten_mycnf` expands includes through a
 resolver callback (the callers supply one that reads files), so everything here is
-free of I/O and never raises on bad input, except `my_cnf_target`'s ConfigError.
+free of I/O and never raises on bad input, except `read_sections`' ConfigError.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from urllib.parse import quote
 
@@ -277,36 +277,58 @@ def client_options(cnf: CnfFile, groups: Iterable[str] = CLIENT_GROUPS) -> dict[
     return settings
 
 
-MY_CNF_TARGET = "mysql"  # the target's name: mysqld_exporter has one target per my.cnf
+def option_sections(cnf: CnfFile) -> dict[str, dict[str, str]]:
+    """Every group's connection settings (the last value of each of CLIENT_KEYS), as
+    mysqld_exporter reads its my.cnf (go-ini): a group `a.b` takes what it leaves out from
+    its parent `a` (`[client.servers]` inherits `[client]`'s password). Passwords are
+    registered for redaction."""
+    own: dict[str, dict[str, str]] = {g.name: {} for g in cnf.groups}
+    for opt in sorted(cnf.options, key=lambda o: o.order):
+        if opt.group is not None and opt.name in CLIENT_KEYS and opt.value is not None:
+            own.setdefault(opt.group, {})[opt.name] = opt.value
+    sections: dict[str, dict[str, str]] = {}
+    for name in own:
+        parts = name.split(".")
+        merged: dict[str, str] = {}
+        for end in range(1, len(parts) + 1):  # the parent first, the child over it
+            merged.update(own.get(".".join(parts[:end]), {}))
+        sections[name] = merged
+        register_secret(merged.get("password"))
+    return sections
 
 
-def my_cnf_target(text: str, source: str) -> dict[str, object]:
-    """mysqld_exporter's `--config.my-cnf`: the [client] section of `text` as a
-    `targets:` entry (kind mysql), so an operator switching exporters keeps the file
-    already deployed. The password stays in memory only, registered for redaction."""
+def read_sections(text: str, source: str) -> dict[str, dict[str, str]]:
+    """The groups of a my.cnf handed to an exporter flag (`--config.my-cnf`), with their
+    inherited settings; includes are not followed (mysqld_exporter does not either). A
+    line mysqld would refuse is a ConfigError."""
     cnf = flatten_mycnf(text, source, lambda d: f"not followed ({d.path})")
     fatal = [p for p in cnf.problems if p.fatal]
     if fatal:
         raise ConfigError(f"not a MySQL option file: line {fatal[0].line}: {fatal[0].message}",
                           source=source)
-    if not any(g.name == "client" for g in cnf.groups):
-        raise ConfigError("no [client] section (user, password, host, port or socket)",
-                          source=source)
-    client = client_options(cnf, ("client",))
-    user = client.get("user", "")
-    if not user:
-        raise ConfigError("[client] names no user", source=source, path="client.user")
-    password = client.get("password", "")
-    host = client.get("host", "") or "localhost"
-    port = client.get("port", "") or "3306"
-    if not port.isdigit() or not 0 < int(port) < 65536:
-        raise ConfigError(f"port {port!r} is not a TCP port", source=source,
-                          path="client.port")
-    auth = quote(user, safe="") + (":" + quote(password, safe="") if password else "")
-    dsn = f"mysql://{auth}@{_host(host)}:{port}/"
-    if client.get("socket"):
-        dsn += "?unix_socket=" + quote(client["socket"], safe="/")
-    return {"name": MY_CNF_TARGET, "kind": "mysql", "dsn": dsn}
+    return option_sections(cnf)
+
+
+def is_port(text: str) -> bool:
+    """A TCP port number (1-65535) as written: at most 5 digits, so a 5,000-digit typo is
+    refused before anything converts it."""
+    return text.isdigit() and len(text) <= 5 and 0 < int(text) < 65536
+
+
+def client_dsn(settings: Mapping[str, str], host: str, port: str, socket: str = "") -> str:
+    """The mysql:// DSN of a client section's user, password and ssl_ca at `host:port`
+    (or at `socket`); the caller checked the port."""
+    auth = quote(settings.get("user", ""), safe="")
+    if settings.get("password"):
+        auth += ":" + quote(settings["password"], safe="")
+    params = [("unix_socket", socket)] if socket else []
+    if settings.get("ssl_ca"):
+        params.append(("ssl_ca", settings["ssl_ca"]))
+    query = "&".join(f"{k}={quote(v, safe='/')}" for k, v in params)
+    return f"mysql://{auth}@{_host(host)}:{port}/" + (f"?{query}" if query else "")
+
+
+MY_CNF_TARGET = "mysql"  # the target's name: mysqld_exporter has one target per my.cnf
 
 
 def _host(host: str) -> str:

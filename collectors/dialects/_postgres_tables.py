@@ -79,7 +79,7 @@ def _io_help(event: str, where: str) -> str:
             else f"Number of buffer hits in {where}")
 
 
-FAMILIES: tuple[PeerFamily, ...] = (
+FAMILIES = PeerFamilies(
     *(PeerFamily(PeerSpec(_T + name, type_, help_, _L), _OURS + ours)
       for name, type_, help_, _, ours in _STAT),
     *(PeerFamily(PeerSpec(_T + name, "gauge", help_, _L), _OURS + ours,
@@ -93,20 +93,19 @@ FAMILIES: tuple[PeerFamily, ...] = (
       for prefix, part, where in _WHERE for spelling in ("blocks", "blks")
       for event in ("read", "hit")),
 )
-_SPECS = PeerFamilies(*FAMILIES)
 
 
 def _table(labels: Mapping[str, str], t: TableStats) -> Iterator[Sample]:
     values = t.values
     for name, _, _, column, _ in _STAT:
-        yield _SPECS.sample(_T + name, values.get(column, 0.0), labels)
+        yield FAMILIES.sample(_T + name, values.get(column, 0.0), labels)
     for name, _, _ in _TIMES:
-        yield _SPECS.sample(_T + name, float(int(values.get(name, 0.0))), labels)
+        yield FAMILIES.sample(_T + name, float(int(values.get(name, 0.0))), labels)
     for prefix, _, _ in _WHERE:
         for event in ("read", "hit"):
             value = values.get(f"{prefix}_blks_{event}")
-            yield _SPECS.sample(f"{_IO}{prefix}_blocks_{event}", value or 0.0, labels)
-            yield _SPECS.sample(f"{_IO}{prefix}_blks_{event}",
+            yield FAMILIES.sample(f"{_IO}{prefix}_blocks_{event}", value or 0.0, labels)
+            yield FAMILIES.sample(f"{_IO}{prefix}_blks_{event}",
                                 _NAN if value is None else value, labels)
 
 

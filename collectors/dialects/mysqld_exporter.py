@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from dbgauge.collectors._queries import go_float
+from dbgauge.collectors._values import go_float
 from dbgauge.collectors.dialects import _mysqld_more, _mysqld_slave, _mysqld_status
 from dbgauge.collectors.mariadb_query_response_time import ResponseTimeFacts
 from dbgauge.toolkit.dialect import (
@@ -21,7 +21,7 @@ from dbgauge.toolkit.dialect import (
     PeerFamilies,
     PeerFamily,
     PeerSpec,
-    ScrapeSummary,
+    ScrapeStats,
 )
 from dbgauge.toolkit.metrics import Sample
 
@@ -88,22 +88,22 @@ DURATION = PeerSpec("mysql_exporter_collector_duration_seconds", "gauge",
                     "Collector time duration.", ("collector",))
 
 
-def exporter_samples(summary: ScrapeSummary) -> Iterator[Sample]:
+def exporter_samples(stats: ScrapeStats) -> Iterator[Sample]:
     """mysql_exporter_*: this runner's scrapes of the target, whether this one failed
     (the target down, or a collector that gives the peer's families failed), the failed
     runs of those collectors by the peer's scraper name, and each one's duration; the
     "connection" duration is the time spent connecting (0 on a kept connection)."""
-    failed = not summary.up
-    if summary.up:
-        yield FAMILIES.sample(DURATION.name, summary.connect_seconds,
+    failed = not stats.up
+    if stats.up:
+        yield FAMILIES.sample(DURATION.name, stats.connect_seconds,
                               {"collector": "connection"})
-    for collector, success, seconds in summary.runs:
+    for collector, success, seconds in stats.collectors:
         for scraper in SCRAPERS.get(collector, ()):
             failed = failed or not success
             yield FAMILIES.sample(DURATION.name, seconds, {"collector": "collect." + scraper})
-    yield FAMILIES.sample(SCRAPES.name, float(summary.scrapes))
+    yield FAMILIES.sample(SCRAPES.name, float(stats.scrapes))
     yield FAMILIES.sample(LAST_SCRAPE_ERROR.name, 1.0 if failed else 0.0)
-    for collector, count in summary.failures.items():
+    for collector, count in stats.failures.items():
         for scraper in SCRAPERS.get(collector, ()):
             yield FAMILIES.sample(SCRAPE_ERRORS.name, float(count),
                                   {"collector": "collect." + scraper})
@@ -139,5 +139,5 @@ DIALECT = Dialect(
     # the collectors behind the peer's default scrapers (added to a target's defaults)
     collectors=("mysql_global_status", "mysql_global_variables", "mysql_replication",
                 "mariadb_query_response_time", "mysql_innodb_cmp", "mysql_innodb_cmpmem"),
-    scrape=exporter_samples,
+    self_samples=exporter_samples,
 )

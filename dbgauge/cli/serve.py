@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -17,46 +19,108 @@ from dbgauge.cli.base import (
     positive_duration,
 )
 from dbgauge.toolkit import ENV_CONFIG
-from dbgauge.toolkit.errors import DbgaugeError
+from dbgauge.toolkit.errors import ConfigError, DbgaugeError
 from dbgauge.toolkit.result import Status
 
+if TYPE_CHECKING:
+    from dbgauge.toolkit.peers.collectors import Switches
 
-@click.command(short_help="Run the Prometheus exporter daemon.")
+
+def _switches(_ctx: click.Context, _param: click.Parameter,
+              value: tuple[str, ...]) -> Mapping[str, Switches]:
+    """The peers' --[no-]collect.NAME and --[no-]collector.NAME (every other unknown
+    option lands here too, and is refused as click refuses one)."""
+    from dbgauge.toolkit.peers.collectors import parse_switches
+
+    try:
+        return parse_switches(value)
+    except ConfigError as exc:
+        raise click.UsageError(str(exc)) from None
+
+
+@click.command(short_help="Run the Prometheus exporter daemon.",
+               context_settings={"ignore_unknown_options": True})
 @CONFIG_OPTION
 @click.option("--listen", "--web.listen-address", "listen", metavar="HOST:PORT",
               help="Override daemon.listen (e.g. :9860).")
 @click.option("--web.config.file", "web_config_file", metavar="FILE",
               help="TLS and basic auth, in the Prometheus exporter-toolkit web-config "
                    "format (overrides daemon.web_config_file).")
+@click.option("--web.telemetry-path", "telemetry_path", metavar="PATH",
+              help="Serve /metrics at PATH instead (as the Go exporters' flag; "
+                   "$PG_EXPORTER_WEB_TELEMETRY_PATH with postgres_exporter's variables).")
 @click.option("--config.my-cnf", "my_cnf", metavar="FILE",
-              help="A MySQL option file whose [client] user, password, host, port or socket "
-                   "make one mysql target named 'mysql' (as mysqld_exporter's flag; added "
-                   "to --config's targets, or the only target without one).")
+              help="mysqld_exporter's: a MySQL option file whose [client] user, password, "
+                   "host, port or socket make one mysql target named 'mysql' (added to "
+                   "--config's targets, or the only one without it); its [client.NAME] "
+                   "sections are /probe's auth modules.")
+@click.option("--mysqld.address", "mysqld_address", metavar="HOST:PORT",
+              help="mysqld_exporter's: the server of the 'mysql' target where the my.cnf "
+                   "names none (localhost:3306, or unix:///path/to/mysqld.sock).")
+@click.option("--mysqld.username", "mysqld_username", metavar="USER",
+              help="mysqld_exporter's: the user where the my.cnf names none; the password "
+                   "comes from $MYSQLD_EXPORTER_PASSWORD.")
+@click.option("--extend.query-path", "query_path", metavar="FILE",
+              help="postgres_exporter's: a queries.yaml for the targets DATA_SOURCE_NAME "
+                   "or DATA_SOURCE_URI make (and /probe's).")
+@click.option("--auto-discover-databases/--no-auto-discover-databases", "auto_discover",
+              default=None, help="postgres_exporter's: read every database of the server.")
+@click.option("--config.file", "auth_file", metavar="FILE",
+              help="postgres_exporter's postgres_exporter.yml: its auth_modules are "
+                   "/probe's for PostgreSQL addresses.")
+@click.option("--log.level", "log_level", metavar="LEVEL",
+              help="The Go exporters' debug, info, warn or error (overrides daemon.log_level).")
+@click.option("--log.format", "log_format", metavar="FORMAT",
+              help="The Go exporters' logfmt or json (overrides daemon.log_format).")
 @COMPAT_OPTION
+@click.argument("switches", nargs=-1, type=click.UNPROCESSED, callback=_switches,
+                metavar="[--[no-]collect.NAME | --[no-]collector.NAME]...")
 def serve(config_path: str | None, listen: str | None, web_config_file: str | None,
-          my_cnf: str | None, compat: tuple[str, ...] | None) -> None:
+          telemetry_path: str | None, my_cnf: str | None, mysqld_address: str | None,
+          mysqld_username: str | None, query_path: str | None, auto_discover: bool | None,
+          auth_file: str | None, log_level: str | None, log_format: str | None,
+          compat: tuple[str, ...] | None, switches: Mapping[str, Switches]) -> None:
     """Run the Prometheus exporter daemon (/metrics, /probe, /healthz).
 
     \b
-    SIGHUP reloads the config, the my.cnf and the web config (a bad new one is logged
-    and the old one kept); SIGTERM stops within a second. /healthz needs no basic auth.
-    The Go exporters' --web.listen-address is --listen.
+    SIGHUP reloads the config, the peers' files and the web config (a bad new one is
+    logged and the old one kept); SIGTERM stops within a second. /healthz needs no basic
+    auth. The Go exporters' --web.listen-address is --listen.
     --compat makes the dashboards and alerts of mysqld_exporter, postgres_exporter
     and pgbouncer_exporter work unchanged (docs/compat.md).
-    Example: dbgauge serve --config /etc/dbgauge/dbgauge.yaml --listen :9860 \\
-             --web.config.file /etc/dbgauge/web.yml --compat mysqld_exporter
+    \b
+    mysqld_exporter's and postgres_exporter's start-up spellings work as they do for
+    them (docs/compat.md): --config.my-cnf, --mysqld.*, $MYSQLD_EXPORTER_PASSWORD,
+    $DATA_SOURCE_NAME, $DATA_SOURCE_URI with $DATA_SOURCE_USER and $DATA_SOURCE_PASS
+    (or _FILE), --[no-]collect.NAME, --[no-]collector.NAME, and their /probe?target=
+    ADDRESS&auth_module=NAME. The targets they make speak their peer's names too.
+    \b
+    Examples:
+      dbgauge serve --config /etc/dbgauge/dbgauge.yaml --listen :9860 \\
+          --web.config.file /etc/dbgauge/web.yml --compat mysqld_exporter
+      DATA_SOURCE_NAME=postgresql://exporter@db1:5432/postgres dbgauge serve \\
+          --web.listen-address :9187 --extend.query-path /etc/queries.yaml
+      MYSQLD_EXPORTER_PASSWORD=... dbgauge serve --mysqld.address db1:3306 \\
+          --mysqld.username exporter --collect.binlog_size --web.listen-address :9104
     """
+    import os
+
     from dbgauge import app
     from dbgauge.toolkit.exporter.server import serve as run
-    from dbgauge.toolkit.exporter.wiring import with_compat, with_my_cnf
+    from dbgauge.toolkit.exporter.wiring import with_compat, with_peers
+    from dbgauge.toolkit.peers.env import PeerFlags, read_startup
 
+    flags = PeerFlags(my_cnf, mysqld_address, mysqld_username, telemetry_path, query_path,
+                      auto_discover, auth_file, log_level, log_format, switches)
     try:
+        startup = read_startup(flags, os.environ)
         wiring = app.wiring()
-        if my_cnf is not None:
-            wiring = with_my_cnf(wiring, app.parse_config, Path(my_cnf))
+        if startup.mysql or startup.postgres or startup.log_level or startup.log_format:
+            wiring = with_peers(wiring, app.parse_config, startup, compat=compat is None)
         if compat is not None:
             wiring = with_compat(wiring, compat)
-        code = run(wiring, config_path, listen, web_config_path=web_config_file)
+        code = run(wiring, config_path, listen, web_config_path=web_config_file,
+                   telemetry_path=startup.telemetry_path)
     except DbgaugeError as exc:
         die(exc)
     logging.shutdown()  # the daemon has stopped cleanly: what is left is the log and streams

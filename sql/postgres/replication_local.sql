@@ -2,6 +2,8 @@
 -- PostgreSQL 13+. Recovery-only functions are guarded by CASE (evaluated lazily), so the
 -- statement runs on a primary too. receive_replay_bytes and lag_seconds are NULL when the
 -- standby has no WAL receiver position to compare with (archive-only recovery).
+-- last_replay_age_seconds is the age of the last replayed commit (0 on a primary, and
+-- until one is replayed), as postgres_exporter's pg_replication_last_replay_seconds.
 -- lag_seconds is 0 whenever everything received has been replayed: on an idle primary the
 -- last replayed commit gets old, but the standby is not behind (postgres_exporter #385, #907).
 -- pg_stat_get_wal_senders() is what the pg_stat_replication view reads, without its join
@@ -17,6 +19,7 @@ SELECT
        ELSE GREATEST(0, EXTRACT(EPOCH FROM now() - rec.replay_ts))
   END AS lag_seconds,
   CASE WHEN rec.in_recovery THEN pg_is_wal_replay_paused() END AS replay_paused,
+  GREATEST(0, EXTRACT(EPOCH FROM now() - rec.replay_ts)) AS last_replay_age_seconds,
   w.status AS wal_receiver_status,
   GREATEST(0, EXTRACT(EPOCH FROM now() - w.last_msg_receipt_time))
     AS wal_receiver_last_message_age_seconds,

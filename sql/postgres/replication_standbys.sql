@@ -5,6 +5,10 @@
 -- a primary, the last received (else replayed) position on a cascading standby.
 -- write_lag/flush_lag/replay_lag are NULL once a standby has caught up and gone idle.
 -- pg_basebackup's walsenders (state 'backup') are not standbys and are left out.
+-- For the dialects: the walsender's pid and client address, and on a primary the current
+-- WAL position in bytes and its distance to the standby's replay position, unclamped
+-- (postgres_exporter's pg_stat_replication_*; NULL on a cascading standby), and when the
+-- standby last replied (Unix seconds).
 WITH here AS (
   SELECT CASE WHEN pg_is_in_recovery()
               THEN COALESCE(pg_last_wal_receive_lsn(), pg_last_wal_replay_lsn())
@@ -21,7 +25,14 @@ SELECT
   GREATEST(0, pg_wal_lsn_diff(here.lsn, s.replay_lsn)) AS replay_lag_bytes,
   EXTRACT(EPOCH FROM s.write_lag) AS write_lag_seconds,
   EXTRACT(EPOCH FROM s.flush_lag) AS flush_lag_seconds,
-  EXTRACT(EPOCH FROM s.replay_lag) AS replay_lag_seconds
+  EXTRACT(EPOCH FROM s.replay_lag) AS replay_lag_seconds,
+  s.pid,
+  COALESCE(host(a.client_addr), '') AS client_addr,
+  CASE WHEN NOT pg_is_in_recovery()
+       THEN pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0') END AS current_lsn_bytes,
+  CASE WHEN NOT pg_is_in_recovery()
+       THEN pg_wal_lsn_diff(pg_current_wal_lsn(), s.replay_lsn) END AS replay_diff_bytes,
+  EXTRACT(EPOCH FROM s.reply_time) AS reply_time
 FROM pg_stat_get_wal_senders() s
 CROSS JOIN here
 LEFT JOIN LATERAL pg_stat_get_activity(s.pid) a ON true

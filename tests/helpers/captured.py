@@ -153,9 +153,12 @@ class Answers:
     """Answers named statements with the given rows and records which were asked: for
     collectors whose statements need no flavor or version (PostgreSQL, PgBouncer)."""
 
-    def __init__(self, answers: dict[str, list[Row]]) -> None:
+    def __init__(self, answers: dict[str, list[Row]],
+                 server: ServerInfo | None = None) -> None:
         self.answers = answers
         self.asked: list[str] = []
+        # what the connection identified when it opened (SHOW VERSION on PgBouncer)
+        self.server = server or ServerInfo("", (), "")
 
     def query(self, name: str, params: Any = None) -> list[Row]:
         self.asked.append(name)

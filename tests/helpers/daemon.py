@@ -4,10 +4,12 @@ from the sandbox's, one direct run of collectors, and the `dbgauge check` comman
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import time
 import urllib.request
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,20 +22,34 @@ from dbgauge.toolkit.db import connect
 from dbgauge.toolkit.exporter.scrape import TargetRunner
 from dbgauge.toolkit.heartbeat import HeartbeatWriter
 from dbgauge.toolkit.targets import Target
-from tests.helpers import DBGAUGE, REPO, Metrics, free_port, parse_metrics
+from tests.helpers import DBGAUGE, REPO, Metrics, free_port, parse_metrics, wait_for
 from tests.helpers.servers import Sandbox
+
+# The peers' start-up variables (docs/compat.md): a daemon under test sees only those its
+# test sets, never ones left in the environment that runs the tests.
+PEER_VARIABLES = ("DATA_SOURCE_NAME", "DATA_SOURCE_URI", "DATA_SOURCE_URI_FILE",
+                  "DATA_SOURCE_USER", "DATA_SOURCE_USER_FILE", "DATA_SOURCE_PASS",
+                  "DATA_SOURCE_PASS_FILE", "MYSQLD_EXPORTER_PASSWORD",
+                  "PG_EXPORTER_WEB_TELEMETRY_PATH", "PG_EXPORTER_EXTEND_QUERY_PATH",
+                  "PG_EXPORTER_AUTO_DISCOVER_DATABASES")
 
 
 class Daemon:
-    """A `dbgauge serve` subprocess with its log captured to a file."""
+    """A `dbgauge serve` subprocess with its log captured to a file: with `config` (None:
+    no --config), more command-line `args` and environment variables `env` (the peers'
+    start-up spellings), ready once /healthz answers."""
 
-    def __init__(self, config: Path, log: Path) -> None:
+    def __init__(self, config: Path | None, log: Path, *, args: Sequence[str] = (),
+                 env: Mapping[str, str] | None = None) -> None:
         self.port = free_port()
         self.log = log
         self._log_file = log.open("wb")
+        environ = {k: v for k, v in os.environ.items() if k not in PEER_VARIABLES}
         self.proc = subprocess.Popen(
-            [*DBGAUGE, "serve", "--config", str(config), "--listen", f"127.0.0.1:{self.port}"],
+            [*DBGAUGE, "serve", *(["--config", str(config)] if config is not None else []),
+             "--listen", f"127.0.0.1:{self.port}", *args],
             stdout=self._log_file, stderr=subprocess.STDOUT, cwd=REPO,
+            env={**environ, **(env or {})},
         )
         deadline = time.monotonic() + 15
         while time.monotonic() < deadline:
@@ -72,6 +88,13 @@ class Daemon:
         if not self._log_file.closed:
             self._log_file.flush()
         return self.log.read_text(errors="replace")
+
+    def reload(self, expect: str) -> None:
+        """SIGHUP, then wait for the log line `expect` (e.g. "config reloaded")."""
+        seen = self.log_text().count(expect)
+        self.proc.send_signal(signal.SIGHUP)
+        wait_for(lambda: self.log_text().count(expect) > seen, timeout=15,
+                 what=f"{expect!r} in the log after SIGHUP")
 
     def stop(self) -> int:
         if self.proc.poll() is None:

@@ -16,10 +16,9 @@ def _metric(family: Family) -> Metric:
     spec = family.spec
     if spec.type == "counter":
         metric = Metric(spec.name.removesuffix("_total"), spec.help, "counter")
-    elif spec.type in ("untyped", "histogram"):
-        metric = Metric(spec.name, spec.help, spec.type)
     else:
-        metric = Metric(spec.name, spec.help, "gauge")
+        metric = Metric(spec.name, spec.help, spec.type if spec.type in (
+            "untyped", "histogram") else "gauge")
     for name, labels, value in family.named():
         metric.add_sample(name, dict(labels), value)
     return metric

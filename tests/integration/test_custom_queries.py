@@ -95,6 +95,28 @@ pg_cq_values:
     - answer:
         usage: "GAUGE"
         description: "Just a number"
+pg_cq_hist:
+  query: >-
+    SELECT kind,
+    ARRAY[1, 10, 100]::float8[] AS hits,
+    ARRAY[count(*) FILTER (WHERE hits <= 1), count(*) FILTER (WHERE hits <= 10),
+          count(*) FILTER (WHERE hits <= 100)] AS hits_bucket,
+    sum(hits)::float8 AS hits_sum, count(*) AS hits_count,
+    ARRAY[0.5, 2.5, 1000000, 'Infinity']::float8[] AS levels,
+    ARRAY[count(*) FILTER (WHERE level <= 0.5), count(*) FILTER (WHERE level <= 2.5),
+          count(*) FILTER (WHERE level <= 1000000), count(*)] AS levels_bucket,
+    NULL::float8 AS levels_sum, count(*) + 10 AS levels_count
+    FROM dbgauge_test_cq GROUP BY kind
+  metrics:
+    - kind:
+        usage: "LABEL"
+        description: "Item kind"
+    - hits:
+        usage: "HISTOGRAM"
+        description: "Hits per item, as a histogram"
+    - levels:
+        usage: "HISTOGRAM"
+        description: "Levels: a +Inf bound of their own (not levels_count), a NULL sum"
 pg_cq_broken:
   query: "SELECT no_such_column FROM dbgauge_test_cq"
   metrics:
@@ -195,10 +217,14 @@ def test_same_families_as_postgres_exporter(sandbox: Sandbox, pg_table: None,
 
     server = f"127.0.0.1:{sandbox.state.port('pg-primary')}"
     item = frozenset({("name", "a"), ("kind", "x"), ("server", server)})
-    # postgres_exporter exports NULL as NaN; dbgauge leaves the sample out
+    # postgres_exporter exports NULL as NaN; dbgauge leaves the sample out, but for a
+    # histogram's sum (a histogram has one): NaN on both sides there
     nan = {k for k, v in peer.items() if v != v}
-    assert {k[0] for k in nan} == {"pg_cq_items_empty"}
-    assert len(nan) == 3
+    assert {k[0] for k in nan} == {"pg_cq_items_empty", "pg_cq_hist_levels_sum"}
+    assert len(nan) == 3 + 2
+    assert {k for k, v in ours.items() if v != v} == {
+        k for k in nan if k[0] == "pg_cq_hist_levels_sum"}
+    ours = {k: v for k, v in ours.items() if v == v}
     # postgres_exporter 0.11 reads a DURATION column as a number: Go duration text
     # ('1m30.5s') gives no sample there, and its milliseconds here
     values = frozenset({("big", "1.2345675e+06"), ("small", "0.25"), ("server", server)})
@@ -213,6 +239,16 @@ def test_same_families_as_postgres_exporter(sandbox: Sandbox, pg_table: None,
     assert ours[("pg_cq_values_at", values)] == 1704164645
     assert ours[("pg_cq_values_waited_milliseconds", values)] == 250
     assert not any(k[0].startswith(("pg_cq_items_junk", "pg_cq_broken")) for k in ours)
+    # HISTOGRAM: cumulative buckets by `le` (+Inf: the count), _sum, _count
+    x = frozenset({("kind", "x"), ("server", server)})
+    assert [(dict(k[1])["le"], v) for k, v in ours.items()
+            if k[0] == "pg_cq_hist_hits_bucket" and k[1] >= x] == [
+        ("1", 0), ("10", 1), ("100", 2), ("+Inf", 2)]
+    assert ours[("pg_cq_hist_hits_sum", x)] == 30 and ours[("pg_cq_hist_hits_count", x)] == 2
+    assert [(dict(k[1])["le"], v) for k, v in ours.items()
+            if k[0] == "pg_cq_hist_levels_bucket" and k[1] >= x] == [
+        ("0.5", 0), ("2.5", 2), ("1e+06", 2), ("+Inf", 2)]  # not levels_count (12)
+    assert ours[("pg_cq_hist_levels_count", x)] == 12
     # the failing query is reported without taking the others' samples along
     all_ours = _exposition(body)
     assert all_ours[("dbgauge_postgres_custom_query_success", frozenset(
@@ -225,6 +261,8 @@ def test_same_families_as_postgres_exporter(sandbox: Sandbox, pg_table: None,
     assert types["pg_cq_items_hits"] == "untyped"
     assert types["pg_cq_items_level"] == "gauge"
     assert types["pg_cq_totals_hits_total"] == "counter"
+    assert _types(peer_body)["pg_cq_hist_hits"] == types["pg_cq_hist_hits"] == "histogram"
+    assert _types(peer_body)["pg_cq_hist_levels"] == types["pg_cq_hist_levels"] == "histogram"
     check = subprocess.run(["promtool", "check", "metrics"], input=body, capture_output=True,
                            text=True, timeout=30, check=False)
     problems = [line for line in (check.stdout + check.stderr).splitlines() if line.strip()]
@@ -361,4 +399,5 @@ def test_collector_fails_when_a_query_fails_or_the_file_breaks(
         (run,) = scrape.runner.scrape(time.monotonic() + 8).collectors
         assert not run.success
         assert run.error == (f"{queries}:3: pg_cq_only.metrics[0].one.usage: 'GUAGE' is not "
-                             "one of LABEL, COUNTER, GAUGE, DISCARD, MAPPEDMETRIC, DURATION")
+                             "one of LABEL, COUNTER, GAUGE, DISCARD, MAPPEDMETRIC, DURATION, "
+                             "HISTOGRAM")

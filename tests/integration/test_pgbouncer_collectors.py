@@ -31,7 +31,7 @@ def collect(sandbox: Sandbox, *collectors: str) -> Metrics:
 
 
 PGB = ("pgbouncer_pools", "pgbouncer_stats", "pgbouncer_databases", "pgbouncer_config",
-       "pgbouncer_lists")
+       "pgbouncer_lists", "pgbouncer_clients")
 
 
 

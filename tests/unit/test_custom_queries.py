@@ -3,6 +3,7 @@ of postgres_queries/mysql_queries; no server."""
 
 from __future__ import annotations
 
+import math
 import os
 import subprocess
 from datetime import UTC, date, datetime
@@ -15,13 +16,11 @@ from dbgauge.app import parse_config, registry
 from dbgauge.collectors._queries import (
     QueriesFacts,
     QueryRows,
-    go_float,
-    label_value,
-    metric_value,
     queries_samples,
     query_samples,
     success_spec,
 )
+from dbgauge.collectors._values import go_float, label_value, metric_value
 from dbgauge.toolkit.custom_queries import load_queries, parse_queries, parse_range, read_text_file
 from dbgauge.toolkit.errors import ConfigError, Incomplete
 from dbgauge.toolkit.metrics import Sample
@@ -68,9 +67,15 @@ def test_every_usage_and_option_is_read() -> None:
 @pytest.mark.parametrize(("text", "where", "message"), [
     ("pg_a:\n  query: x\n  metrics:\n    - b: {usage: GAUGE}\n    - bar: {usage: GUAGE}\n",
      "q.yaml:5: pg_a.metrics[1].bar.usage",
-     "'GUAGE' is not one of LABEL, COUNTER, GAUGE, DISCARD, MAPPEDMETRIC, DURATION"),
-    ("pg_a:\n  query: x\n  metrics:\n    - h: {usage: HISTOGRAM}\n",
-     "q.yaml:4: pg_a.metrics[0].h.usage", "HISTOGRAM is not supported by dbgauge"),
+     "'GUAGE' is not one of LABEL, COUNTER, GAUGE, DISCARD, MAPPEDMETRIC, DURATION, "
+     "HISTOGRAM"),
+    ("pg_a:\n  query: x\n  metrics:\n    - h: {usage: HISTOGRAM}\n    - h_sum: {usage: GAUGE}\n",
+     "q.yaml:5: pg_a.metrics[1].h_sum", "column 'h_sum' is part of HISTOGRAM 'h'"),
+    ("pg_a:\n  query: x\n  metrics:\n    - le: {usage: LABEL}\n    - h: {usage: HISTOGRAM}\n",
+     "q.yaml:3: pg_a.metrics", "cannot have a LABEL column named 'le'"),
+    ("pg_a:\n  query: x\n  metrics: [{h: {usage: HISTOGRAM}}]\n"
+     "pg_a_h:\n  query: y\n  metrics: [{count: {usage: GAUGE}}]\n",
+     "q.yaml:6: pg_a_h.metrics[0].count", "metric pg_a_h_count is also made by pg_a.h"),
     ("pg_a:\n  query: x\n  metrics:\n    - h: {usage: 3}\n",
      "q.yaml:4: pg_a.metrics[0].h.usage", "Input should be a valid string"),
     ("pg_a:\n  metrics:\n    - b: {usage: GAUGE}\n", "q.yaml:1: pg_a.query",
@@ -281,7 +286,7 @@ def test_a_bad_file_fails_config_load(tmp_path: Path, collector: str) -> None:
     assert str(info.value) == (
         f"cfg.yaml:2: targets[0]: {collector}.file: {queries}:11: "
         "pg_demo.metrics[2].c.usage: 'GUAGE' is not one of LABEL, COUNTER, GAUGE, DISCARD, "
-        "MAPPEDMETRIC, DURATION")
+        "MAPPEDMETRIC, DURATION, HISTOGRAM")
     queries.write_text(GOOD)
     target = parse_config(_config(queries, collector), "cfg.yaml").target("a")
     (configured,) = [c for c in registry().for_target(target) if c.name == collector]
@@ -306,3 +311,140 @@ def test_no_file_no_queries() -> None:
     facts = collector.read(None)  # type: ignore[arg-type]  # no file: the server is not asked
     assert facts == QueriesFacts()
     assert list(collector.samples(facts)) == list[Sample]()
+
+
+# ------------------------------------------------------------------ HISTOGRAM
+
+HISTOGRAMS = """\
+pg_h:
+  query: x
+  metrics:
+    - name: {usage: LABEL}
+    - seconds: {usage: HISTOGRAM, description: Some seconds}
+    - sizes: {usage: HISTOGRAM}
+    - sizes_count: {usage: DISCARD}
+    - other: {usage: GAUGE}
+"""
+
+
+def _histograms(*rows: dict[str, object]) -> tuple[dict[tuple[str, frozenset[tuple[str, str]]],
+                                                         float], str | None]:
+    query = parse_queries(HISTOGRAMS, "q.yaml").queries[0]
+    samples, error = query_samples(QueryRows(query, rows), (15,), "db:5432")
+    assert all(s.spec is not None and s.spec.name in ("pg_h_seconds", "pg_h_sizes", "pg_h_other")
+               for s in samples)
+    return {(s.name, frozenset(s.labels.items()) - {("server", "db:5432")}): s.value
+            for s in samples}, error
+
+
+def _bucket(name: str, row: str, le: str) -> tuple[str, frozenset[tuple[str, str]]]:
+    return (f"pg_h_{name}_bucket", frozenset({("name", row), ("le", le)}))
+
+
+def test_histograms_as_postgres_exporter_0_11_exports_them() -> None:
+    """Rows as psycopg returns them for the query the integration test runs; the values
+    are what postgres_exporter 0.11.1 (Debian's) exported for it on the sandbox."""
+    got, error = _histograms(
+        {"name": "a", "seconds": [0.5, 1.0, 2.5, 1e6], "seconds_bucket": [1, 3, 4, 5],
+         "seconds_sum": 12.75, "seconds_count": 6, "sizes": [1, 2], "sizes_bucket": [7, 9],
+         "sizes_sum": None, "sizes_count": None, "other": 7},
+        {"name": "b", "seconds": [0.5, 1.0, math.inf], "seconds_bucket": [0, 0, 2],
+         "seconds_sum": 0.5, "seconds_count": 2, "sizes": [], "sizes_bucket": [],
+         "sizes_sum": 1.0, "sizes_count": 0, "other": 8})
+    assert error is None
+    a, b = frozenset({("name", "a")}), frozenset({("name", "b")})
+    want = {
+        _bucket("seconds", "a", "0.5"): 1, _bucket("seconds", "a", "1"): 3,
+        _bucket("seconds", "a", "2.5"): 4, _bucket("seconds", "a", "1e+06"): 5,
+        _bucket("seconds", "a", "+Inf"): 6, ("pg_h_seconds_sum", a): 12.75,
+        ("pg_h_seconds_count", a): 6,
+        _bucket("sizes", "a", "1"): 7, _bucket("sizes", "a", "2"): 9,
+        _bucket("sizes", "a", "+Inf"): 0, ("pg_h_sizes_sum", a): math.nan,  # NULL sum
+        ("pg_h_sizes_count", a): 0,  # NULL count
+        ("pg_h_other", a): 7,
+        # +Inf among the bounds: its own count, not seconds_count
+        _bucket("seconds", "b", "0.5"): 0, _bucket("seconds", "b", "1"): 0,
+        _bucket("seconds", "b", "+Inf"): 2, ("pg_h_seconds_sum", b): 0.5,
+        ("pg_h_seconds_count", b): 2,
+        _bucket("sizes", "b", "+Inf"): 0, ("pg_h_sizes_sum", b): 1, ("pg_h_sizes_count", b): 0,
+        ("pg_h_other", b): 8,
+    }
+    assert set(got) == set(want)
+    assert all(got[k] == v or (math.isnan(v) and math.isnan(got[k])) for k, v in want.items())
+
+
+def test_histogram_values_read_as_lib_pq_and_postgres_exporter_read_them() -> None:
+    row = {"name": "a", "sizes": [], "sizes_bucket": [], "sizes_sum": 0, "sizes_count": 0,
+           "other": None}
+    # a +Inf bound's count is its own; repeated bounds keep the last count, in bound order
+    got, _ = _histograms({**row, "seconds": [1.0, math.inf, 2.0], "seconds_bucket": [1, 3, 2],
+                          "seconds_sum": Decimal("12.75"), "seconds_count": Decimal("5")})
+    assert [(dict(k[1])["le"], v) for k, v in got.items() if k[0] == "pg_h_seconds_bucket"] == [
+        ("1", 1), ("2", 2), ("+Inf", 3)]
+    got, _ = _histograms({**row, "seconds": [2, 1, 2], "seconds_bucket": [7, 8, 9],
+                          "seconds_sum": 1, "seconds_count": -1})
+    wrapped = float(2**64 - 1)  # uint64(-1)
+    assert [(dict(k[1])["le"], v) for k, v in got.items() if k[0] == "pg_h_seconds_bucket"] == [
+        ("1", 8), ("2", 9), ("+Inf", wrapped)]
+    assert got[("pg_h_seconds_count", frozenset({("name", "a")}))] == wrapped
+    # array text in a text column; more counts than bounds: the extra is ignored
+    got, _ = _histograms({**row, "seconds": "{1,2.5}", "seconds_bucket": "{4,5,6}",
+                          "seconds_sum": "3", "seconds_count": "7"})
+    assert got[_bucket("seconds", "a", "2.5")] == 5
+    # a sum or count it cannot read leaves the histogram out of the row, nothing else
+    for bad in ({"seconds_sum": "x"}, {"seconds_count": "7.0"}, {"seconds_count": "-1"}):
+        got, error = _histograms({**row, "seconds": [1], "seconds_bucket": [1],
+                                  "seconds_sum": 1, "seconds_count": 1, **bad})
+        assert error is None and not any(k[0].startswith("pg_h_seconds") for k in got), bad
+        assert got[_bucket("sizes", "a", "+Inf")] == 0
+
+
+def test_a_histogram_the_row_cannot_give_fails_the_query() -> None:
+    row = {"name": "a", "sizes": [], "sizes_bucket": [], "sizes_sum": 0, "sizes_count": 0,
+           "seconds_sum": 1, "seconds_count": 1}
+    for seconds, buckets, why in (
+            (5, [1], "column seconds: not an array (int)"),
+            ([Decimal("1.5")], [Decimal("2.0")], "bucket count '2.0' is not a 64-bit integer"),
+            ([None], [1], "bound None is not a number"),
+            ([[1], [2]], [1], "a multi-dimensional array")):
+        got, error = _histograms({**row, "seconds": seconds, "seconds_bucket": buckets})
+        assert got == {} and error is not None and why in error, error
+    got, error = _histograms({"name": "a", "seconds": [1], "seconds_sum": 1, "seconds_count": 1,
+                              "sizes": [], "sizes_bucket": [], "sizes_sum": 0,
+                              "sizes_count": 0})
+    assert got == {} and error == ("query pg_h: no column 'seconds_bucket' (HISTOGRAM seconds "
+                                   "needs seconds_bucket, seconds_sum and seconds_count)")
+
+
+def test_a_histogram_renders_as_one_family_like_prometheus_client() -> None:
+    from dbgauge.toolkit.exporter.scrape import SampleOut, TargetResult
+    from dbgauge.toolkit.render.prometheus import build_families, negotiate, render
+    from tests.helpers.exposition import reference
+
+    query = parse_queries(HISTOGRAMS, "q.yaml").queries[0]
+    samples, _ = query_samples(QueryRows(query, ({
+        "name": "a", "seconds": [0.5, 1.0], "seconds_bucket": [1, 3], "seconds_sum": 2.5,
+        "seconds_count": 4, "sizes": None, "sizes_bucket": None, "sizes_sum": 1,
+        "sizes_count": 0},)), (15,), None)
+    result = TargetResult("pg", "postgres", (("target", "pg"),), True, 0.01, None, None, (), tuple(
+        SampleOut(s.name, tuple(sorted({**s.labels, "target": "pg"}.items())), s.value, s.spec)
+        for s in samples))
+    families = [f for f in build_families([result]) if f.spec.name.startswith("pg_h_")]
+    assert [f.spec.name for f in families] == ["pg_h_seconds", "pg_h_sizes"]
+    text = render(families).decode()
+    assert text.count("# TYPE pg_h_seconds histogram") == 1
+    assert 'pg_h_seconds_bucket{le="0.5",name="a",target="pg"} 1.0' in text
+    assert 'pg_h_seconds_bucket{le="+Inf",name="a",target="pg"} 4.0' in text
+    assert 'pg_h_seconds_count{name="a",target="pg"} 4.0' in text
+    for accept in (None, "application/openmetrics-text; version=1.0.0"):
+        assert render(families, fmt=negotiate(accept)) == reference(families, accept=accept)[0]
+
+
+def test_the_readme_histogram_example_is_a_valid_file() -> None:
+    readme = (REPO / "README.md").read_text()
+    start = readme.index("  pg_process_idle:\n")
+    block = readme[start:readme.index("  ```", start)]
+    (query,) = parse_queries("\n".join(line[2:] for line in block.splitlines()),
+                             "README.md").queries
+    assert [(c.name, c.usage) for c in query.columns] == [
+        ("application_name", "LABEL"), ("seconds", "HISTOGRAM")]

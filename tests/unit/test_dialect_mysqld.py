@@ -25,7 +25,7 @@ from dbgauge.collectors.mysql_replication import (
 from dbgauge.collectors.mysql_status import split_status_rows
 from dbgauge.toolkit.db import ServerInfo
 from dbgauge.toolkit.db.base import Row
-from dbgauge.toolkit.dialect import ScrapeSummary
+from dbgauge.toolkit.dialect import ScrapeStats
 from dbgauge.toolkit.exporter.scrape import SampleOut, TargetResult
 from dbgauge.toolkit.metrics import Sample
 from dbgauge.toolkit.render.prometheus import build_families, encode
@@ -383,12 +383,17 @@ def test_a_peer_histogram_renders_as_one_family() -> None:
 # ------------------------------------------------------------------ the exporter's own
 
 
+def self_samples(stats: ScrapeStats) -> Iterable[Sample]:
+    assert DIALECT.self_samples is not None
+    return DIALECT.self_samples(stats)
+
+
 def test_exporter_families_of_a_scrape() -> None:
-    summary = ScrapeSummary(True, 7, 0.002, (
+    stats = ScrapeStats(0.05, True, 7, (
         ("mysql_global_status", True, 0.01), ("mysql_global_variables", True, 0.0),
         ("mysql_replication", False, 0.03), ("mysql_heartbeat", False, 0.001)),
-        {"mysql_replication": 2, "mysql_heartbeat": 5})
-    series, types = _checked(DIALECT.scrape_samples(summary))
+        True, 0.002, {"mysql_replication": 2, "mysql_heartbeat": 5})
+    series, types = _checked(self_samples(stats))
     d = "mysql_exporter_collector_duration_seconds"
     assert series == {
         (d, frozenset({("collector", "connection")})): 0.002,
@@ -404,13 +409,13 @@ def test_exporter_families_of_a_scrape() -> None:
                      "mysql_exporter_last_scrape_error": "gauge",
                      "mysql_exporter_scrape_errors_total": "counter"}
     # a failed dbgauge-only collector (heartbeat) is no error of the peer's scrapers
-    fine, _ = _checked(DIALECT.scrape_samples(ScrapeSummary(True, 1, 0.0, (
+    fine, _ = _checked(self_samples(ScrapeStats(0.02, True, 1, (
         ("mysql_global_status", True, 0.01), ("mysql_heartbeat", False, 0.001)))))
     assert one(fine, "mysql_exporter_last_scrape_error") == 0.0
 
 
 def test_a_target_that_did_not_answer() -> None:
-    down, _ = _checked(DIALECT.scrape_samples(ScrapeSummary(False, 3)))
+    down, _ = _checked(self_samples(ScrapeStats(0.1, True, 3, up=False)))
     assert down == {("mysql_exporter_scrapes_total", frozenset()): 3.0,
                     ("mysql_exporter_last_scrape_error", frozenset()): 1.0}
 

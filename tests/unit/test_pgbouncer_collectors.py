@@ -13,6 +13,7 @@ from dbgauge.collectors.pgbouncer_databases import database_samples, parse_datab
 from dbgauge.collectors.pgbouncer_lists import ListsFacts, parse_lists
 from dbgauge.collectors.pgbouncer_pools import parse_pools, pool_samples
 from dbgauge.collectors.pgbouncer_stats import COUNTERS, normalise, parse_stats, stats_samples
+from dbgauge.toolkit.db import ServerInfo
 from dbgauge.toolkit.metrics import Collector
 from dbgauge.toolkit.sql import load_sql
 from tests.helpers import as_dict, value
@@ -25,7 +26,7 @@ PUBLIC = "pgbouncer-public/"
 def test_all_pgbouncer_collectors_default_on() -> None:
     names = {c.name for c in REGISTRY if c.kind == "pgbouncer" and c.default_enabled}
     assert names == {"pgbouncer_pools", "pgbouncer_stats", "pgbouncer_databases",
-                     "pgbouncer_config", "pgbouncer_lists"}
+                     "pgbouncer_config", "pgbouncer_lists", "pgbouncer_clients"}
 
 
 def test_pools_1_18_exhausted_pool() -> None:
@@ -159,19 +160,22 @@ def test_read_returns_facts_and_samples_are_pure() -> None:
                      "show_stats": json_rows("pgbouncer-1.18/show_stats.json"),
                      "show_databases": json_rows("pgbouncer-1.18/show_databases.json"),
                      "show_config": json_rows("pgbouncer-1.18/show_config.json"),
-                     "show_lists": json_rows("pgbouncer-1.18/show_lists.json")})
+                     "show_lists": json_rows("pgbouncer-1.18/show_lists.json"),
+                     "show_clients": json_rows("pgbouncer-1.18/show_clients.json")},
+                    ServerInfo("pgbouncer", (1, 18, 0), "PgBouncer 1.18.0"))
     facts: dict[str, Any] = {}
     for name in ("pgbouncer_pools", "pgbouncer_stats", "pgbouncer_databases",
-                 "pgbouncer_config", "pgbouncer_lists"):
+                 "pgbouncer_config", "pgbouncer_lists", "pgbouncer_clients"):
         c: Collector[Any] = REGISTRY[name]
         facts[name] = c.read(conn)  # type: ignore[arg-type]
         assert list(c.samples(facts[name])) == list(c.collect(conn))  # type: ignore[arg-type]
     assert conn.asked == ["show_pools", "show_pools", "show_stats", "show_stats",
                           "show_databases", "show_databases", "show_config", "show_config",
-                          "show_lists", "show_lists"]
+                          "show_lists", "show_lists", "show_clients", "show_clients"]
     pool = next(p for p in facts["pgbouncer_pools"].pools if p.name == "app_tiny/sandbox_admin")
     assert pool.clients["waiting"] == 1 and pool.servers["active"] == 2
     assert pool.maxwait_seconds is not None and pool.maxwait_seconds >= 1
+    assert pool.maxwait == 1 and pool.maxwait_seconds == 1 + pool.maxwait_us / 1e6
     stats = {db.database: db for db in facts["pgbouncer_stats"].databases}
     raw = json_rows("pgbouncer-1.18/show_stats.json")[0]
     assert stats[raw["database"]].counters["wait_time"] == raw["total_wait_time"]  # as read: us
@@ -182,4 +186,9 @@ def test_read_returns_facts_and_samples_are_pure() -> None:
     assert (config.max_client_conn, config.pool_mode) == (200, "transaction")
     lists = facts["pgbouncer_lists"]
     assert isinstance(lists, ListsFacts) and lists.used_clients >= 5
+    assert lists.version == "PgBouncer 1.18.0"  # read at connect, for pgbouncer_version_info
+    clients = {(g.application_name, g.state): g.count for g in facts["pgbouncer_clients"].groups
+               if g.database == "app_tiny"}
+    assert clients == {("web", "active"): 3, ("worker", "active"): 1, ("", "active"): 1,
+                       ("worker", "waiting"): 1}
     assert ListsFacts({}).used_clients == 0

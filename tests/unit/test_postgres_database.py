@@ -17,6 +17,8 @@ from dbgauge.collectors.postgres_database import (
 from tests.helpers.captured import Answers, json_rows
 
 REGISTRY = registry()
+STAT_DATABASE = "postgres-15/compat-stat_database-primary.json"
+ACTIVITY = "postgres-15/compat-activity-primary.json"
 COLLECTOR = REGISTRY["postgres_database"]
 
 
@@ -67,38 +69,41 @@ def test_connections_by_state_always_complete() -> None:
 
 
 def test_limits_ride_on_the_connections_rows() -> None:
-    conn = Answers({"stat_database": json_rows("postgres-15/stat_database.json"),
-                     "connections": json_rows("postgres-15/connections-wait.json")})
+    conn = Answers({"stat_database": json_rows(STAT_DATABASE), "activity": json_rows(ACTIVITY)})
     samples = list(COLLECTOR.collect(conn))  # type: ignore[arg-type]
     for s in samples:
         COLLECTOR.validate_sample(s)
     by = {s.name: s.value for s in samples if not s.labels}
-    assert by == {"dbgauge_postgres_max_connections": 50,
+    assert by == {"dbgauge_postgres_max_connections": 300,
                   "dbgauge_postgres_superuser_reserved_connections": 3}
-    assert conn.asked == ["stat_database", "connections"]
-    conn = Answers({"stat_database": [], "connections": [],
+    assert conn.asked == ["stat_database", "activity"]
+    conn = Answers({"stat_database": [], "activity": [],
                      "max_connections": [{"max_connections": 100, "reserved_connections": 3}]})
     by = {s.name: s.value for s in COLLECTOR.collect(conn) if not s.labels}  # type: ignore[arg-type]
     assert by["dbgauge_postgres_max_connections"] == 100
 
 
 def test_read_returns_facts_and_samples_are_pure() -> None:
-    conn = Answers({"stat_database": json_rows("postgres-15/stat_database.json"),
-                     "connections": json_rows("postgres-15/connections-wait.json")})
+    conn = Answers({"stat_database": json_rows(STAT_DATABASE), "activity": json_rows(ACTIVITY)})
     collector = PostgresDatabase()
     facts = collector.read(conn)  # type: ignore[arg-type]
-    assert conn.asked == ["stat_database", "connections"]
-    assert [db.name for db in facts.databases] == ["app", "postgres", "template0", "template1"]
-    app = facts.databases[0]
+    assert conn.asked == ["stat_database", "activity"]
+    assert [db.name for db in facts.databases] == ["", "app", "drift", "postgres", "template0",
+                                                   "template1"]
+    assert facts.databases[0].shared and facts.databases[0].conflicts is None
+    app = facts.databases[1]
     assert app.backends is not None and app.backends >= 1
     assert app.counters["xact_commit"] > 0 and app.stats_reset is None
     assert "blk_read_time" in app.counters  # milliseconds as read; samples scale them
-    assert (facts.connections.max_connections, facts.connections.reserved_connections) == (50, 3)
-    assert facts.connections.available == 47
+    assert (facts.connections.max_connections, facts.connections.reserved_connections) == (300, 3)
+    assert facts.connections.available == 297
+    # dbgauge itself is the one client; the logical walsender (drift) and the physical one
+    # (no database) are backends but not client connections
+    assert facts.connections.by_state["active"] == 1 and facts.connections.used == 1
     again = list(collector.samples(facts))
     assert again == list(collector.samples(facts)) == list(collector.collect(Answers(
         dict(conn.answers))))  # type: ignore[arg-type]
-    # the server-wide half alone: one statement (what check connections runs)
+    # the server-wide part alone: one statement (what check connections runs)
     alone = Answers({"connections": json_rows("postgres-15/connections-wait.json")})
-    assert read_connections(alone) == facts.connections  # type: ignore[arg-type]
+    assert read_connections(alone).max_connections == 50  # type: ignore[arg-type]
     assert alone.asked == ["connections"]

@@ -62,30 +62,32 @@ def test_quiet_server_reports_zeros_not_absence() -> None:
 
 def test_lock_waits_queried_only_when_someone_waits() -> None:
     quiet = [{key: 0 for key in json_rows("postgres-15/lock_summary-wait.json")[0]}]
-    conn = Answers({"lock_summary": quiet})
+    conn = Answers({"lock_summary": quiet, "lock_counts": []})
     list(COLLECTOR.collect(conn))  # type: ignore[arg-type]
-    assert conn.asked == ["lock_summary"]
+    assert conn.asked == ["lock_summary", "lock_counts"]
     conn = Answers({"lock_summary": json_rows("postgres-15/lock_summary-wait.json"),
-                     "lock_waits": json_rows("postgres-15/lock_waits-wait.json")})
+                     "lock_waits": json_rows("postgres-15/lock_waits-wait.json"),
+                     "lock_counts": []})
     names = {s.name for s in COLLECTOR.collect(conn)}  # type: ignore[arg-type]
     assert "dbgauge_postgres_lock_waits" in names
-    assert conn.asked == ["lock_summary", "lock_waits"]
+    assert conn.asked == ["lock_summary", "lock_counts", "lock_waits"]
 
 
 def test_read_returns_facts_and_samples_are_pure() -> None:
     conn = Answers({"lock_summary": json_rows("postgres-15/lock_summary-wait.json"),
-                     "lock_waits": json_rows("postgres-15/lock_waits-wait.json")})
+                     "lock_waits": json_rows("postgres-15/lock_waits-wait.json"),
+                     "lock_counts": []})
     facts = COLLECTOR.read(conn)  # type: ignore[arg-type]
-    assert conn.asked == ["lock_summary", "lock_waits"]
+    assert conn.asked == ["lock_summary", "lock_counts", "lock_waits"]
     assert facts.summary.waiting_backends == 1 and facts.summary.root_blockers == 1
     assert facts.summary.oldest_wait_seconds >= 1
     assert facts.waits == (LockWait("relation", "AccessShareLock", 1),)
     assert list(COLLECTOR.samples(facts)) == list(COLLECTOR.samples(facts))
     summary = json_rows("postgres-15/lock_summary-wait.json")[0]
-    quiet = Answers({"lock_summary": [{key: None for key in summary}]})
+    quiet = Answers({"lock_summary": [{key: None for key in summary}], "lock_counts": []})
     facts = COLLECTOR.read(quiet)  # type: ignore[arg-type]
     assert facts == PgLockFacts(LockSummary(), ())  # NULL is 0, no waits read
-    assert quiet.asked == ["lock_summary"]
+    assert quiet.asked == ["lock_summary", "lock_counts"]
     alone = Answers({"lock_summary": json_rows("postgres-15/lock_summary-wait.json")})
     assert read_summary(alone).blocked_backends == 1  # type: ignore[arg-type]
     assert alone.asked == ["lock_summary"]  # what check locks runs: never the waits

@@ -77,3 +77,27 @@ def test_the_allow_list_is_documented() -> None:
     text = (REPO / "docs" / "postgres.md").read_text()
     block = text.split("<!-- settings allow-list -->", 1)[1].split("<!--", 1)[0]
     assert re.findall(r"`([a-z_]+)`", block) == list(SETTINGS)
+
+
+def test_a_setting_named_like_a_summary_part_gets_value_appended() -> None:
+    from dbgauge.collectors.postgres_settings import Setting, setting_spec
+
+    spec = setting_spec(Setting("tcp_keepalives_count", 9, "", "", "integer", 9))
+    assert spec.name == P + "settings_tcp_keepalives_count_value"
+    assert setting_spec(Setting("commit_siblings", 5, "", "", "integer", 5)).name \
+        == P + "settings_commit_siblings"
+
+
+def test_every_setting_by_default_and_curated_keeps_the_allow_list() -> None:
+    from dbgauge.collectors.postgres_settings import SETTINGS
+    from tests.helpers.captured import Answers
+
+    rows = json_rows("postgres-15/compat-settings-primary.json", PG15)
+    collector = REGISTRY["postgres_settings"]
+    every = collector.read(Answers({"settings": rows}))  # type: ignore[arg-type]
+    assert len(every.settings) == len(rows) > 240
+    curated = collector.configured({"settings": "curated"}).read(
+        Answers({"settings": rows}))  # type: ignore[arg-type]
+    assert {s.name for s in curated.settings} == {r["name"] for r in rows} & set(SETTINGS)
+    with pytest.raises(ValueError, match="use one of all, curated"):
+        collector.check_options({"settings": "some"})

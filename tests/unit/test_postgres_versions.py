@@ -81,7 +81,8 @@ def referenced(sql: str) -> set[tuple[str, str]]:
 def evaluate(sql: str, views: dict[str, dict[str, Any]], settings: dict[str, str],
              now: dt.datetime) -> dict[str, Any]:
     """Run a single-row statistics statement (alias.column, EXTRACT(EPOCH FROM now() -
-    alias.column), current_setting('x'), each maybe AS name) over one row per view."""
+    alias.column), EXTRACT(EPOCH FROM alias.column), current_setting('x'), each maybe AS
+    name) over one row per view."""
     by_alias = aliases(sql)
     out: dict[str, Any] = {}
     for item in split_top_level(select_list(sql)):
@@ -94,6 +95,9 @@ def evaluate(sql: str, views: dict[str, dict[str, Any]], settings: dict[str, str
             when = views[by_alias[m.group(1)]][m.group(2)]
             out[name] = None if when is None else (
                 now - dt.datetime.fromisoformat(when)).total_seconds()
+        elif m := re.fullmatch(r"EXTRACT\(EPOCH FROM ([a-z])\.([a-z_]+)\)", expr.strip()):
+            when = views[by_alias[m.group(1)]][m.group(2)]
+            out[name] = None if when is None else dt.datetime.fromisoformat(when).timestamp()
         elif m := re.fullmatch(r"current_setting\('([a-z_]+)'\)", expr.strip()):
             out[name] = settings[m.group(1)]
         else:

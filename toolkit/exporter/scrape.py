@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 from dbgauge.toolkit.config import Config
 from dbgauge.toolkit.db import Connection, ServerInfo, connect
-from dbgauge.toolkit.dialect import Dialect, ScrapeSummary
+from dbgauge.toolkit.dialect import Dialect, ScrapeStats
 from dbgauge.toolkit.errors import AuthError, DbgaugeError, Incomplete
 from dbgauge.toolkit.metrics import AnyCollector, MetricSpec
 from dbgauge.toolkit.redact import redact
@@ -99,12 +99,14 @@ class TargetRunner:
         self.peer_up: tuple[MetricSpec, ...] = tuple(d.up for d in self._dialects)
         self._base_labels: Labels = _labels((), {**cfg.labels, "target": cfg.name})
         self._peer_labels: Labels = _labels((), cfg.labels)
+        self._constant = {d.name: d.target_labels(cfg) for d in self._dialects}
         self._last_error: str | None = None
         self._busy_until: float | None = None  # deadline of the scrape holding the lock
         # collector name -> (when, samples, peer samples) of collectors with a `refresh`
         self._cache: dict[str, tuple[float, tuple[SampleOut, ...], tuple[SampleOut, ...]]] = {}
         self._interrupted = False  # the daemon is stopping: no new connection, no retry
-        # what the dialects' scrape hooks count (the peers' scrapes_total, scrape_errors_total)
+        # for the dialects' self metrics (pg_exporter_scrapes_total, mysqld_exporter's
+        # scrape_errors_total{collector})
         self._scrapes = 0
         self._failures: dict[str, int] = {}
 
@@ -119,16 +121,36 @@ class TargetRunner:
                         extra={"target": self.cfg.name})
         self._last_error = error
         return TargetResult(self.cfg.name, self.cfg.kind, self._base_labels, False,
-                            time.monotonic() - started, error=error,
-                            peer_samples=self._scrape_samples(False), peer_up=self.peer_up)
+                            time.monotonic() - started, error=error, peer_up=self.peer_up,
+                            peer_samples=self._self_samples(started, True, ()))
+
+    def _self_samples(self, started: float, error: bool, runs: Sequence[CollectorRun],
+                      connect_seconds: float = 0.0, up: bool = False
+                      ) -> tuple[SampleOut, ...]:
+        """The dialects' metrics about this scrape (see Dialect.self_samples)."""
+        if not any(d.self_samples for d in self._dialects):
+            return ()
+        for run in runs:
+            if not run.success:
+                self._failures[run.collector] = self._failures.get(run.collector, 0) + 1
+        stats = ScrapeStats(time.monotonic() - started, error, self._scrapes,
+                            tuple((r.collector, r.success, r.duration) for r in runs),
+                            up, connect_seconds, dict(self._failures))
+        out: list[SampleOut] = []
+        for dialect in self._dialects:
+            for sample in dialect.self_samples(stats) if dialect.self_samples else ():
+                spec = dialect.validate_sample(sample)
+                out.append(SampleOut(sample.name, _labels(self._peer_labels, sample.labels),
+                                     sample.value, spec))
+        return tuple(out)
 
     def scrape(self, deadline: float, only: set[str] | None = None) -> TargetResult:
         """Collect everything enabled (or `only` these collectors) before `deadline`."""
         started = time.monotonic()
         if not self._lock.acquire(timeout=max(0.0, deadline - started)):
             return self._fail(started, "previous scrape of this target is still running")
-        self._busy_until = deadline
         self._scrapes += 1
+        self._busy_until = deadline
         try:
             return self._scrape_locked(started, deadline, only)
         finally:
@@ -203,29 +225,11 @@ class TargetRunner:
                 conn.close()  # release the socket now, not at garbage collection
                 return self._fail(started, runs[-1].error or "connection lost",
                                   log_it=not quiet)
-        peer.extend(self._scrape_samples(True, connected, runs))
+        peer.extend(self._self_samples(started, not all(r.success for r in runs), runs,
+                                       connected, up=True))
         return TargetResult(self.cfg.name, self.cfg.kind, self._base_labels, True,
                             time.monotonic() - started, conn.server, None, tuple(runs),
                             tuple(samples), tuple(peer), self.peer_up)
-
-    def _scrape_samples(self, up: bool, connect_seconds: float = 0.0,
-                        runs: Sequence[CollectorRun] = ()) -> tuple[SampleOut, ...]:
-        """The dialects' samples about this scrape itself (see Dialect.scrape)."""
-        if not self._dialects:
-            return ()
-        for run in runs:
-            if not run.success:
-                self._failures[run.collector] = self._failures.get(run.collector, 0) + 1
-        summary = ScrapeSummary(up, self._scrapes, connect_seconds,
-                                tuple((r.collector, r.success, r.duration) for r in runs),
-                                dict(self._failures))
-        out: list[SampleOut] = []
-        for dialect in self._dialects:
-            for sample in dialect.scrape_samples(summary):
-                spec = dialect.validate_sample(sample)
-                out.append(SampleOut(sample.name, _labels(self._peer_labels, sample.labels),
-                                     sample.value, spec))
-        return tuple(out)
 
     def _run(self, collector: AnyCollector, conn: Connection, out: list[SampleOut],
              peer_out: list[SampleOut]) -> CollectorRun:
@@ -268,7 +272,7 @@ class TargetRunner:
     def _translate(self, collector: str, facts: object, out: list[SampleOut]) -> None:
         """The peer exporters' samples of one collector's facts (see toolkit/dialect.py)."""
         for dialect in self._dialects:
-            for sample in dialect.samples(collector, facts):
+            for sample in dialect.samples(collector, facts, self._constant[dialect.name]):
                 spec = dialect.validate_sample(sample)
                 out.append(SampleOut(sample.name, _labels(self._peer_labels, sample.labels),
                                      sample.value, spec))

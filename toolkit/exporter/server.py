@@ -27,15 +27,18 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from types import FrameType
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, unquote_plus, urlsplit
 
 from dbgauge.toolkit import __version__
 from dbgauge.toolkit.config import parse_listen
 from dbgauge.toolkit.errors import ConfigError
 from dbgauge.toolkit.exporter.connections import Connections
+from dbgauge.toolkit.exporter.scrape import Scraper
 from dbgauge.toolkit.exporter.state import Exporter
 from dbgauge.toolkit.exporter.wiring import Wiring
 from dbgauge.toolkit.logs import setup_logging
+from dbgauge.toolkit.peers.probe import ProbeRefused
+from dbgauge.toolkit.redact import redact
 from dbgauge.toolkit.render.page import status_page
 from dbgauge.toolkit.render.prometheus import encode
 
@@ -80,8 +83,9 @@ class Handler(BaseHTTPRequestHandler):
         return self.server_version
 
     def log_message(self, format: str, *args: object) -> None:
-        # The request line and status only: never headers (Authorization).
-        log.debug("%s %s", self.address_string(), format % args)
+        # The request line and status only: never headers (Authorization). A /probe of an
+        # address may carry a DSN with a password: decoded, so the redaction sees it.
+        log.debug("%s %s", self.address_string(), redact(unquote_plus(format % args)))
 
     def _send(self, status: int, body: bytes, content_type: str = "text/plain; charset=utf-8",
               headers: tuple[tuple[str, str], ...] = ()) -> None:
@@ -120,51 +124,80 @@ class Handler(BaseHTTPRequestHandler):
         url = urlsplit(self.path)
         query = parse_qs(url.query)
         exporter = self.server.exporter
+        metrics_path = self.server.telemetry_path
         try:
             if not self._authorized(url.path):
                 return
-            if url.path == "/metrics":
+            if url.path == metrics_path:
                 self._metrics(exporter, None, query)
             elif url.path == "/probe":
-                names = query.get("target", [])
-                if len(names) != 1 or not names[0]:
-                    self._send(400, b"/probe needs exactly one target=NAME parameter\n")
-                    return
-                if names[0] not in exporter.scraper.runners:
-                    body = f"unknown target {names[0]!r}: see / for configured targets\n"
-                    self._send(404, body.encode())
-                    return
-                self._metrics(exporter, names, query)
+                self._probe(exporter, query)
             elif url.path == "/healthz":
                 self._send(200, b"ok\n")
             elif url.path in ("/", "/status.json"):
-                doc = exporter.status()
-                if url.path == "/status.json":
-                    self._send(200, json.dumps(doc, indent=2).encode() + b"\n",
-                               "application/json")
-                    return
-                page = status_page(doc, exporter.config.daemon.status_refresh,
-                                   [(name, runner.cfg.kind, [c.name for c in runner.collectors])
-                                    for name, runner in exporter.scraper.runners.items()])
-                self._send(200, page.encode(), "text/html; charset=utf-8")
+                self._status(exporter, url.path)
             else:
-                self._send(404, b"not found: try /, /status.json, /metrics, /probe?target=NAME "
-                                b"or /healthz\n")
+                self._send(404, f"not found: try /, /status.json, {metrics_path}, "
+                                "/probe?target=NAME or /healthz\n".encode())
         except (BrokenPipeError, ConnectionResetError, ssl.SSLError, TimeoutError):
             self.close_connection = True
 
+    def _status(self, exporter: Exporter, path: str) -> None:
+        doc = exporter.status()
+        if path == "/status.json":
+            self._send(200, json.dumps(doc, indent=2).encode() + b"\n", "application/json")
+            return
+        page = status_page(doc, exporter.config.daemon.status_refresh,
+                           [(name, runner.cfg.kind, [c.name for c in runner.collectors])
+                            for name, runner in exporter.scraper.runners.items()])
+        self._send(200, page.encode(), "text/html; charset=utf-8")
+
+    def _probe(self, exporter: Exporter, query: dict[str, list[str]]) -> None:
+        """A configured target by name; else, when the daemon was started with a peer's
+        credentials, the address `target` names, with `auth_module`'s credentials (the
+        peers' multi-target mode: toolkit/exporter/transient.py)."""
+        names = query.get("target", [])
+        if len(names) != 1 or not names[0]:
+            self._send(400, b"/probe needs exactly one target=NAME parameter\n")
+            return
+        target = names[0]
+        if target in exporter.scraper.runners:
+            self._metrics(exporter, names, query)
+            return
+        try:
+            found = exporter.checkout(target, query.get("auth_module", [None])[0])
+        except ProbeRefused as exc:
+            self._send(400, f"{redact(exc.detail)}\n".encode())
+            return
+        if found is None:
+            body = f"unknown target {redact(target)!r}: see / for configured targets\n"
+            self._send(404, body.encode())
+            return
+        scraper, name = found
+        try:
+            self._metrics(exporter, [name], query, scraper)
+        finally:
+            scraper.release()
+
     def _metrics(self, exporter: Exporter, names: list[str] | None,
-                 query: dict[str, list[str]]) -> None:
+                 query: dict[str, list[str]], transient: Scraper | None = None) -> None:
+        """Scrape `names` (every target when None) of the daemon's Scraper, or of
+        `transient` (a /probe of an address), and answer with the exposition."""
         only = set(query.get("collect[]", [])) or None
         if only is not None:
-            valid = exporter.collector_names(names)
+            valid = exporter.collector_names(names) if transient is None else sorted(
+                {c.name for n in names or () for c in transient.runners[n].collectors})
             unknown = sorted(only - set(valid))
             if unknown:
                 self._send(400, (f"unknown collect[] {', '.join(unknown)}: the collectors "
                                  f"{'this target runs' if names else 'the targets run'} are "
                                  f"{', '.join(valid)}\n").encode())
                 return
-        results = exporter.scrape(names, self.headers.get(TIMEOUT_HEADER), only)
+        header = self.headers.get(TIMEOUT_HEADER)
+        if transient is None:
+            results = exporter.scrape(names, header, only)
+        else:
+            results = transient.scrape(names or [], exporter.deadline(header), only)
         # Scheduled jobs and the process are fleet-wide, not per target: only /metrics
         # serves them.
         jobs = exporter.job_snapshots() if names is None else []
@@ -202,8 +235,10 @@ class DaemonServer(HTTPServer):
     allow_reuse_address = True
     request_queue_size = LISTEN_BACKLOG
 
-    def __init__(self, address: tuple[str, int], exporter: Exporter) -> None:
+    def __init__(self, address: tuple[str, int], exporter: Exporter,
+                 telemetry_path: str = "/metrics") -> None:
         self.exporter = exporter
+        self.telemetry_path = telemetry_path  # where /metrics is served (--web.telemetry-path)
         daemon = exporter.config.daemon
         self.connections = Connections(
             self._answer, workers=daemon.max_requests, header_timeout=daemon.header_timeout,
@@ -317,8 +352,10 @@ def _tune_gc() -> None:
 
 
 def serve(wiring: Wiring, config_path: str | None, listen: str | None = None,
-          ready: threading.Event | None = None, web_config_path: str | None = None) -> int:
+          ready: threading.Event | None = None, web_config_path: str | None = None,
+          telemetry_path: str = "/metrics") -> int:
     """Run the daemon until SIGTERM/SIGINT; SIGHUP reloads the config and web config.
+    `telemetry_path` is where /metrics is served (the Go exporters' --web.telemetry-path).
 
     The listener is bound before heartbeat writers and scheduled jobs start. On SIGTERM
     the listener closes at once; scrapes in flight get STOP_GRACE to finish, then are cut
@@ -326,13 +363,15 @@ def serve(wiring: Wiring, config_path: str | None, listen: str | None = None,
     """
     config = wiring.load_config(config_path)
     setup_logging(config.daemon.log_format, config.daemon.log_level)
+    for note in wiring.notes:
+        log.warning("%s", note)
     try:
         host, port = parse_listen(listen or config.daemon.listen)
     except ValueError as exc:
         raise ConfigError(str(exc), path="--listen") from None
     exporter = Exporter(config, wiring, config_path, web_config_path)
     try:
-        server = DaemonServer((host, port), exporter)
+        server = DaemonServer((host, port), exporter, telemetry_path)
     except OSError as exc:
         exporter.close()
         raise ConfigError(f"cannot listen on {host}:{port}: {exc.strerror}",

@@ -12,6 +12,7 @@ from dbgauge.toolkit.config import Config
 from dbgauge.toolkit.errors import DbgaugeError
 from dbgauge.toolkit.exporter.scrape import Scraper, TargetResult
 from dbgauge.toolkit.exporter.status import StatusCache
+from dbgauge.toolkit.exporter.transient import TransientTargets
 from dbgauge.toolkit.exporter.webconfig import load_web_config
 from dbgauge.toolkit.exporter.wiring import Wiring
 from dbgauge.toolkit.heartbeat import HeartbeatWriter
@@ -43,6 +44,7 @@ class Exporter:
         self.config = config
         self.web = load_web_config(self._web_path(config))
         self.scraper = Scraper(config, wiring.registry)
+        self.transients = _transients(wiring, config)
         self._writers: dict[str, tuple[Target, BackgroundTask]] = {}
         self._jobs: list[JobRunner] = []
         self._status = StatusCache(wiring.status)
@@ -122,14 +124,28 @@ class Exporter:
         chosen = [runners[n] for n in names] if names else list(runners.values())
         return sorted({c.name for runner in chosen for c in runner.collectors})
 
+    def checkout(self, target: str, auth_module: str | None) -> tuple[Scraper, str] | None:
+        """For a /probe of an address (not a configured name): the Scraper holding its
+        transient target, acquired (release it after the scrape), and the target's name;
+        None when the daemon has no peer credentials to make one with. ProbeRefused: the
+        peer would answer 400."""
+        with self._lock:
+            if self.transients is None:
+                return None
+            return self.transients.checkout(target, auth_module)
+
     def interrupt(self) -> None:
         """Cut every scrape in flight short (shutdown): its targets report down now."""
         self.scraper.interrupt()
+        with self._lock:
+            if self.transients is not None:
+                self.transients.interrupt()
 
     def reload(self) -> bool:
         """Re-read the config file; on any error keep the running config and log why."""
         try:
             new = self.wiring.load_config(self.config_path)
+            transients = _transients(self.wiring, new)
             web = load_web_config(self._web_path(new))
             jobs_changed = (self.config.checks, self.config.checksums, self.config.targets) \
                 != (new.checks, new.checksums, new.targets)
@@ -142,6 +158,9 @@ class Exporter:
             self.scraper = Scraper(new, self.wiring.registry, previous=old)
             old.close(keep=self.scraper.runners.values())
             self._sync_background(new)
+            if self.transients is not None:
+                self.transients.close()  # the credentials may have changed
+            self.transients = transients
             self.config = new
             self.web = web
             if jobs is not None:
@@ -158,3 +177,12 @@ class Exporter:
             runner.stop(timeout)
         self._jobs = []
         self.scraper.close()
+        if self.transients is not None:
+            self.transients.close()
+
+
+def _transients(wiring: Wiring, config: Config) -> TransientTargets | None:
+    """The transient targets of the peers' /probe of an address, when the daemon was
+    started with a peer's credentials (read now, as the config was)."""
+    source = wiring.probe()
+    return None if source is None else TransientTargets(source, config, wiring.registry)

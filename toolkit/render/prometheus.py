@@ -52,7 +52,7 @@ Samples = Iterable[tuple[str, Labels, float]]  # (sample name, labels, value)
 
 class Family:
     """One family's samples in the order they came: (labels sorted by name, value); a
-    histogram's (a peer's) also keeps each sample's name (`_bucket`, `_sum`, `_count`)."""
+    histogram's also keep each sample's name (`_bucket`, `_sum`, `_count`) in `names`."""
 
     __slots__ = ("names", "samples", "spec")
 
@@ -61,13 +61,12 @@ class Family:
         self.samples: list[tuple[Labels, float]] = []
         self.names: list[str] | None = [] if spec.type == "histogram" else None
 
-    def named(self) -> Samples:
-        """(sample name, labels, value) of each sample."""
+    def named(self) -> Iterator[tuple[str, Labels, float]]:
+        """(sample name, labels, value) of every sample."""
         if self.names is None:
-            name = self.spec.name
-            return ((name, labels, value) for labels, value in self.samples)
-        return ((n, labels, value) for n, (labels, value) in zip(self.names, self.samples,
-                                                                   strict=True))
+            return ((self.spec.name, labels, value) for labels, value in self.samples)
+        return ((name, labels, value) for name, (labels, value) in zip(
+            self.names, self.samples, strict=True))
 
 
 def build_families(results: Sequence[TargetResult], jobs: Sequence[JobSnapshot] = (),
@@ -80,19 +79,17 @@ def build_families(results: Sequence[TargetResult], jobs: Sequence[JobSnapshot] 
         known.update({s.name: s for s in job.metrics})
 
     def add(name: str, labels: Labels, value: float, spec: MetricSpec | None = None) -> None:
-        sample_name = name
-        if spec is not None and spec.type == "histogram":
-            name = spec.name  # a peer's histogram: its _bucket/_sum/_count are one family
-        family = families.get(name)
+        key = spec.name if spec is not None and spec.type == "histogram" else name
+        family = families.get(key)
         if family is None:
-            if spec is not None and name in known:
+            if spec is not None and key in known:
                 return  # a family named at run time never shadows a declared one
-            family = families[name] = Family(spec or known[name])
-        elif spec is not None and family.spec is not spec and name in known:
+            family = families[key] = Family(spec or known[key])
+        elif spec is not None and family.spec is not spec and key in known:
             return
         family.samples.append((labels, value))
         if family.names is not None:
-            family.names.append(sample_name)
+            family.names.append(name)
 
     add(BUILD_INFO.name, (("python_version", platform.python_version()),
                           ("version", __version__)), 1.0)
@@ -188,9 +185,10 @@ def _escape(value: str) -> str:
 
 
 def _head(name: str, type_: str, help_: str, fmt: Format) -> str:
-    """A family's HELP and TYPE lines. `name` is its samples' name and `type_` counter,
-    gauge or untyped: OpenMetrics names a counter family without `_total`, calls untyped
-    `unknown` and escapes quotes in HELP too."""
+    """A family's HELP and TYPE lines. `name` is its samples' name (a histogram's: its
+    family name) and `type_` counter, gauge, untyped or histogram: OpenMetrics names a
+    counter family without `_total`, calls untyped `unknown` and escapes quotes in HELP
+    too."""
     if fmt.openmetrics:
         if type_ == "counter" and not name.endswith("_total"):
             type_ = "unknown"  # a peer's counter named without _total keeps its name
@@ -238,10 +236,17 @@ def render(families: Sequence[Family], process: Iterable[Metric] = (),
         out.extend(_lines(_head(name, type_, help_, fmt), _dots(samples) if fmt.dots
                           else samples, rendered))
 
+    # OpenMetrics names a counter family without `_total`: where another family already has
+    # that name (a peer's older spelling, pg_stat_bgwriter_buffers_alloc beside
+    # pg_stat_bgwriter_buffers_alloc_total), the counter is written `unknown` under its full
+    # name instead, so the two never share a family name.
+    taken = {f.spec.name for f in families} if fmt.openmetrics else set()
     for family in families:
         spec = family.spec
-        add(spec.name, spec.type if spec.type in ("counter", "untyped", "histogram")
-            else "gauge", spec.help, family.named())
+        type_ = spec.type if spec.type in ("counter", "untyped", "histogram") else "gauge"
+        if type_ == "counter" and spec.name.removesuffix("_total") in taken:
+            type_ = "untyped"
+        add(spec.name, type_, spec.help, family.named())
     for metric in process:
         add(metric.name + "_total" if metric.type == "counter" else metric.name,
             metric.type, metric.documentation,
