@@ -413,5 +413,8 @@ class MySQLInnodb(Collector[InnodbFacts]):
             yield Sample(HISTORY.name, history)
         if age is not None:
             yield Sample(CHECKPOINT_AGE.name, age)
-        if facts.metrics_error:  # reported failed; the status variables' samples stand
-            raise Incomplete(facts.metrics_error)
+        if (why := self.incomplete(facts)) is not None:  # the status samples stand
+            raise Incomplete(why)
+
+    def incomplete(self, facts: InnodbFacts) -> str | None:
+        return facts.metrics_error or None

@@ -222,3 +222,6 @@ class MySQLTables(Collector[TablesFacts]):
 
     def samples(self, facts: TablesFacts) -> Iterable[Sample]:
         return table_samples(facts)
+
+    def incomplete(self, facts: TablesFacts) -> str | None:
+        return facts.io_error or None

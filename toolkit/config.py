@@ -164,7 +164,7 @@ class TargetConfig(_Model):
         return self
 
     def target(self, defaults: Mapping[str, Mapping[str, Any]] | None = None,
-               compat: Sequence[str] = ()) -> Target:
+               compat: Sequence[str] = (), compat_only: bool = False) -> Target:
         """This entry as the Target the rest of dbgauge uses; `defaults` are the daemon's
         collector options, which this target's own override key by key, and `compat` the
         daemon's dialects, which this target's own list replaces."""
@@ -179,7 +179,8 @@ class TargetConfig(_Model):
             connect_timeout=self.connect_timeout, query_timeout=self.query_timeout,
             lock_timeout=self.lock_timeout,
             heartbeat=None if self.heartbeat is None else self.heartbeat.heartbeat(),
-            compat=tuple(compat if self.compat is None else self.compat))
+            compat=tuple(compat if self.compat is None else self.compat),
+            compat_only=compat_only)
 
 
 def check_compat(names: Sequence[str], dialects: Mapping[str, str],
@@ -228,6 +229,10 @@ class DaemonConfig(_Model):
     # Peer exporters whose metric names every target of their kind also speaks
     # (mysqld_exporter, postgres_exporter, pgbouncer_exporter); `serve --compat` overrides.
     compat: list[str] = Field(default_factory=list)
+    # Only the peers' names: a target speaking a dialect runs the peer's default collectors
+    # (unless it lists its own) and serves the peer's families for what the dialect
+    # translates, not dbgauge's (`serve --compat-only`).
+    compat_only: bool = False
 
     @model_validator(mode="after")
     def _options(self, info: ValidationInfo) -> DaemonConfig:
@@ -310,19 +315,24 @@ class Config(_Model):
         """The configured target `name`, or a ConfigError listing the configured ones."""
         for target in self.targets:
             if target.name == name:
-                return target.target(self.daemon.collector_options, self.daemon.compat)
+                return target.target(self.daemon.collector_options, self.daemon.compat,
+                                     self.daemon.compat_only)
         names = ", ".join(t.name for t in self.targets)
         raise ConfigError(f"no target named {name!r}; configured: {names}")
 
     def all_targets(self) -> tuple[Target, ...]:
         """Every configured target, in config order."""
-        return tuple(t.target(self.daemon.collector_options, self.daemon.compat)
-                     for t in self.targets)
+        return tuple(t.target(self.daemon.collector_options, self.daemon.compat,
+                              self.daemon.compat_only) for t in self.targets)
 
-    def with_compat(self, names: Sequence[str]) -> Config:
-        """This config with daemon.compat replaced (`--compat` on the command line); the
-        names were checked by the caller."""
-        daemon = self.daemon.model_copy(update={"compat": list(names)})
+    def with_compat(self, names: Sequence[str] | None, only: bool = False) -> Config:
+        """This config with daemon.compat replaced by `names` (`--compat` on the command
+        line; None keeps the config's) and compat_only set when `only` (`--compat-only`);
+        the names were checked by the caller."""
+        update: dict[str, Any] = {"compat_only": True} if only else {}
+        if names is not None:
+            update["compat"] = list(names)
+        daemon = self.daemon.model_copy(update=update)
         return self.model_copy(update={"daemon": daemon})
 
 

@@ -260,6 +260,12 @@ class Collector(ABC, Generic[F]):
     def samples(self, facts: F) -> Iterable[Sample]:
         """The samples of the declared metrics the facts give (pure: no I/O)."""
 
+    def incomplete(self, facts: F) -> str | None:
+        """Why the facts are partial (a part the role could not read), or None: what
+        `samples` raises Incomplete with after the samples that stand. The scrape asks it
+        directly when it does not make this collector's samples (`compat_only`)."""
+        return None
+
     def collect(self, conn: Connection) -> Iterable[Sample]:
         """Read `conn`, then its samples: what the exporter calls on every scrape."""
         return self.samples(self.read(conn))

@@ -64,7 +64,8 @@ class Registry:
         names: Sequence[str] | None = target.collectors
         if names is None and (extra := [n for d in self.dialects_for(target)
                                         for n in d.collectors]):
-            defaults = [c.name for c in self.for_kind(target.kind) if c.default_enabled]
+            defaults = [] if target.compat_only else [
+                c.name for c in self.for_kind(target.kind) if c.default_enabled]
             names = [c.name for c in self.for_kind(target.kind)
                      if c.name in defaults or c.name in extra]
         return self.enabled(target.kind, names, target.collector_options)

@@ -73,6 +73,8 @@ class Target:
     # Peer exporters whose names this target's scrape also speaks (`--compat`); a dialect
     # of another kind is ignored here.
     compat: tuple[str, ...] = ()
+    # Only the peers' names for what a dialect of this target translates (`--compat-only`).
+    compat_only: bool = False
 
     @property
     def reads_heartbeat(self) -> bool:

@@ -60,6 +60,14 @@ COMPAT_OPTION = click.option(
          "Overrides daemon.compat; a target's own compat: list still wins.")
 
 
+COMPAT_ONLY_OPTION = click.option(
+    "--compat-only", is_flag=True,
+    help="Serve only the peers' names for what a dialect translates (not dbgauge's), and "
+         "run only the peer's default collectors on a target without a collectors: list: "
+         "the peer's output, for a switch that changes nothing else. dbgauge's own up and "
+         "collector metrics stay. Sets daemon.compat_only.")
+
+
 def _progress_interval(_ctx: click.Context, _param: click.Parameter, value: str) -> float:
     from dbgauge.toolkit.render.progress import parse_progress
 

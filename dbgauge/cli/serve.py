@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import click
 
 from dbgauge.cli.base import (
+    COMPAT_ONLY_OPTION,
     COMPAT_OPTION,
     CONFIG_OPTION,
     die,
@@ -73,13 +74,15 @@ def _switches(_ctx: click.Context, _param: click.Parameter,
 @click.option("--log.format", "log_format", metavar="FORMAT",
               help="The Go exporters' logfmt or json (overrides daemon.log_format).")
 @COMPAT_OPTION
+@COMPAT_ONLY_OPTION
 @click.argument("switches", nargs=-1, type=click.UNPROCESSED, callback=_switches,
                 metavar="[--[no-]collect.NAME | --[no-]collector.NAME]...")
 def serve(config_path: str | None, listen: str | None, web_config_file: str | None,
           telemetry_path: str | None, my_cnf: str | None, mysqld_address: str | None,
           mysqld_username: str | None, query_path: str | None, auto_discover: bool | None,
           auth_file: str | None, log_level: str | None, log_format: str | None,
-          compat: tuple[str, ...] | None, switches: Mapping[str, Switches]) -> None:
+          compat: tuple[str, ...] | None, compat_only: bool,
+          switches: Mapping[str, Switches]) -> None:
     """Run the Prometheus exporter daemon (/metrics, /probe, /healthz).
 
     \b
@@ -87,7 +90,8 @@ def serve(config_path: str | None, listen: str | None, web_config_file: str | No
     logged and the old one kept); SIGTERM stops within a second. /healthz needs no basic
     auth. The Go exporters' --web.listen-address is --listen.
     --compat makes the dashboards and alerts of mysqld_exporter, postgres_exporter
-    and pgbouncer_exporter work unchanged (docs/compat.md).
+    and pgbouncer_exporter work unchanged (docs/compat.md); --compat-only serves the
+    peer's output without dbgauge's own families.
     \b
     mysqld_exporter's and postgres_exporter's start-up spellings work as they do for
     them (docs/compat.md): --config.my-cnf, --mysqld.*, $MYSQLD_EXPORTER_PASSWORD,
@@ -117,8 +121,8 @@ def serve(config_path: str | None, listen: str | None, web_config_file: str | No
         wiring = app.wiring()
         if startup.mysql or startup.postgres or startup.log_level or startup.log_format:
             wiring = with_peers(wiring, app.parse_config, startup, compat=compat is None)
-        if compat is not None:
-            wiring = with_compat(wiring, compat)
+        if compat is not None or compat_only:
+            wiring = with_compat(wiring, compat, compat_only)
         code = run(wiring, config_path, listen, web_config_path=web_config_file,
                    telemetry_path=startup.telemetry_path)
     except DbgaugeError as exc:
@@ -135,8 +139,9 @@ def serve(config_path: str | None, listen: str | None, web_config_file: str | No
 @click.option("--timeout", default="10s", show_default=True, callback=positive_duration,
               metavar="DURATION", help="Scrape deadline (10, 10s, 1m).")
 @COMPAT_OPTION
+@COMPAT_ONLY_OPTION
 def collect(config_path: str | None, target: str, only: tuple[str, ...], timeout: float,
-            compat: tuple[str, ...] | None) -> None:
+            compat: tuple[str, ...] | None, compat_only: bool) -> None:
     """Scrape one TARGET once and print it in Prometheus exposition format.
 
     Exits 1 when the target is down (dbgauge_up 0). Examples:
@@ -150,8 +155,8 @@ def collect(config_path: str | None, target: str, only: tuple[str, ...], timeout
 
     try:
         config = app.load_config(config_path)
-        if compat is not None:
-            config = config.with_compat(compat)
+        if compat is not None or compat_only:
+            config = config.with_compat(compat, compat_only)
         setup_logging(config.daemon.log_format, "warning")
         config.target(target)
         registry = app.registry()

@@ -27,6 +27,25 @@ POSTGRES_EXPORTER = "/usr/bin/prometheus-postgres-exporter"
 PGBOUNCER_EXPORTER = "/usr/bin/prometheus-pgbouncer-exporter"
 
 LabelSet = frozenset[tuple[str, str]]
+
+# The peers' default families dbgauge does not produce, and why (the per-dialect
+# comparisons and --compat-only's test read them).
+MYSQLD_NOT_PRODUCED: Mapping[str, str] = {
+    "mysqld_exporter_build_info": "the peer's own build (version 0.14.0, its Go version): "
+                                  "dbgauge_build_info says what runs",
+}
+POSTGRES_NOT_PRODUCED: Mapping[str, str] = {
+    "postgres_exporter_build_info": "the peer's own version and Go build; dbgauge_build_info "
+                                    "says dbgauge's",
+    # pg_settings shows a session's value. dbgauge's session sets these three (the
+    # server-side timeouts that bound every statement it runs), so its own session cannot
+    # read the server's; it reports none rather than its own. The peer's session sets
+    # none, so it shows the server's.
+    "pg_settings_statement_timeout_seconds": "set by dbgauge's own session",
+    "pg_settings_lock_timeout_seconds": "set by dbgauge's own session",
+    "pg_settings_idle_in_transaction_session_timeout_seconds": "set by dbgauge's own session",
+}
+
 _SAMPLE = re.compile(r"([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)(?: \S+)?")
 _LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
 

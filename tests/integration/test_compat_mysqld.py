@@ -49,6 +49,7 @@ from dbgauge.toolkit.exporter.scrape import TargetRunner
 from dbgauge.toolkit.render.prometheus import encode
 from tests.helpers import wait_for
 from tests.helpers.daemon import target_config
+from tests.helpers.peers import MYSQLD_NOT_PRODUCED as NOT_OURS
 from tests.helpers.peers import Family, Peer, compare, mysqld_exporter, parse
 from tests.helpers.servers import Sandbox, replicating, run
 
@@ -62,10 +63,6 @@ DEFAULT_SCRAPERS = PeerFamilies(
     *_mysqld_status.DECLARED, *_mysqld_slave.DECLARED,
     *(PeerFamily(spec) for spec in (UP, QUERY_RESPONSE_TIME, LAST_SCRAPE_ERROR, SCRAPES,
                                     SCRAPE_ERRORS, DURATION)))
-NOT_OURS: Mapping[str, str] = {
-    "mysqld_exporter_build_info": "the peer's own build (version 0.14.0, its Go version): "
-                                  "dbgauge_build_info says what runs",
-}
 NO_VALUES: Mapping[str, str] = {
     "mysql_exporter_collector_duration_seconds": "how long each program's scrapers took",
     "mysql_exporter_scrapes_total": "each exporter counts its own scrapes (dbgauge's count "

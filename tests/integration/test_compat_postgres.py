@@ -21,6 +21,7 @@ import pytest
 
 from tests.helpers import free_port, wait_for
 from tests.helpers.daemon import Daemon, config_file, target_entry
+from tests.helpers.peers import POSTGRES_NOT_PRODUCED as NOT_PRODUCED
 from tests.helpers.peers import Family, compare, parse, postgres_exporter
 from tests.helpers.servers import Sandbox, lock_wait, pg_admin
 
@@ -29,18 +30,6 @@ pytestmark = pytest.mark.integration
 # The Go runtime, process and HTTP handler metrics of the peer's own process.
 PEER_PROCESS = ("go_", "process_", "promhttp_")
 
-# Peer families dbgauge does not produce, and why.
-NOT_PRODUCED = {
-    "postgres_exporter_build_info": "the peer's own version and Go build; dbgauge_build_info "
-                                    "says dbgauge's",
-    # pg_settings shows a session's value. dbgauge's session sets these three (the
-    # server-side timeouts that bound every statement it runs), so its own session cannot
-    # read the server's; it reports none rather than its own. The peer's session sets
-    # none, so it shows the server's.
-    "pg_settings_statement_timeout_seconds": "set by dbgauge's own session",
-    "pg_settings_lock_timeout_seconds": "set by dbgauge's own session",
-    "pg_settings_idle_in_transaction_session_timeout_seconds": "set by dbgauge's own session",
-}
 
 # Families present with the peer's type and labels whose values are not compared.
 NOT_COMPARED = {

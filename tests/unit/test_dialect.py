@@ -144,3 +144,57 @@ def test_compat_on_the_command_line_is_checked_and_takes_a_comma_list() -> None:
     assert "unknown exporter 'bogus'" in result.output
     result = runner.invoke(cli, ["serve", "--help"])
     assert "--compat EXPORTER" in result.output
+
+
+def test_compat_only_runs_the_peers_default_collectors_unless_the_target_lists_its_own() -> None:
+    config = parse_config(CONFIG).with_compat(None, only=True)
+    reg = registry()
+    db1, db2, _pg, _pool = config.all_targets()
+    assert db1.compat_only and "mysqld_exporter" in db1.compat
+    assert [c.name for c in reg.for_target(db1)] == sorted(
+        reg.dialects["mysqld_exporter"].collectors)
+    assert [c.name for c in reg.for_target(db2)] == [  # speaks no dialect: its defaults
+        c.name for c in reg.for_kind("mysql") if c.default_enabled]
+    listed = parse_config(CONFIG.replace(
+        '{name: pg, kind: postgres, dsn: "postgresql://u@h3/app", labels: {env: prod}}',
+        '{name: pg, kind: postgres, dsn: "postgresql://u@h3/app", '
+        'collectors: [postgres_server]}')).with_compat(None, only=True)
+    assert [c.name for c in reg.for_target(listed.target("pg"))] == ["postgres_server"]
+
+
+def test_compat_only_makes_only_the_peers_samples_of_what_a_dialect_translates() -> None:
+    """A translated collector's facts become the peer's samples only; a part the role
+    could not read is still reported (the collector fails, what stands is kept)."""
+    from dataclasses import replace
+
+    from dbgauge.collectors.mysql_global_status import GlobalStatusFacts
+    from dbgauge.collectors.mysql_innodb import InnodbFacts
+    from dbgauge.toolkit.exporter.scrape import TargetRunner
+
+    reg = registry()
+    target = replace(parse_config(CONFIG).target("db1"), compat_only=True)
+    runner = TargetRunner(target, [], reg.dialects_for(target))
+
+    def canned(name: str, facts: object) -> object:
+        base = type(reg[name])
+        return type("Canned", (base,), {"read": lambda self, conn: facts})()
+
+    own: list[SampleOut] = []
+    peer: list[SampleOut] = []
+    status = canned("mysql_global_status", GlobalStatusFacts({"Questions": 5.0,
+                                                              "Com_select": 2.0}))
+    run = runner._run(status, None, own, peer)  # type: ignore[arg-type]
+    assert run.success and not own
+    assert {s.name for s in peer} >= {"mysql_global_status_questions",
+                                      "mysql_global_status_commands_total"}
+    peer.clear()
+    innodb = canned("mysql_innodb", InnodbFacts({"Innodb_buffer_pool_pages_total": 8.0},
+                                                metrics_error="INNODB_METRICS: no PROCESS"))
+    run = runner._run(innodb, None, own, peer)  # type: ignore[arg-type]
+    assert not run.success and run.error == "INNODB_METRICS: no PROCESS"
+    assert not own
+    # the same collector in dbgauge's names when compat_only is off
+    speaking = TargetRunner(parse_config(CONFIG).target("db1"), [],
+                            reg.dialects_for(target))
+    run = speaking._run(status, None, own, peer)  # type: ignore[arg-type]
+    assert run.success and {s.name for s in own} >= {"dbgauge_mysql_global_status_questions_total"}

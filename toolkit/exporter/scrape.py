@@ -100,6 +100,9 @@ class TargetRunner:
         self._base_labels: Labels = _labels((), {**cfg.labels, "target": cfg.name})
         self._peer_labels: Labels = _labels((), cfg.labels)
         self._constant = {d.name: d.target_labels(cfg) for d in self._dialects}
+        # --compat-only: collectors a dialect translates make the peer's samples only
+        self._peer_only = frozenset(c for d in self._dialects for c in d.translate) \
+            if cfg.compat_only else frozenset()
         self._last_error: str | None = None
         self._busy_until: float | None = None  # deadline of the scrape holding the lock
         # collector name -> (when, samples, peer samples) of collectors with a `refresh`
@@ -245,12 +248,15 @@ class TargetRunner:
         try:
             facts = collector.read(conn)
             read.append(facts)
-            for sample in collector.samples(facts):
-                collector.validate_sample(sample)
-                produced.append(SampleOut(sample.name, _labels(self._base_labels,
-                                                               sample.labels),
-                                          sample.value, sample.spec))
+            if collector.name not in self._peer_only:
+                for sample in collector.samples(facts):
+                    collector.validate_sample(sample)
+                    produced.append(SampleOut(sample.name, _labels(self._base_labels,
+                                                                   sample.labels),
+                                              sample.value, sample.spec))
             self._translate(collector.name, facts, peer)
+            if collector.name in self._peer_only and (why := collector.incomplete(facts)):
+                raise Incomplete(why)
         except DbgaugeError as exc:
             log.warning("collector %s failed on %s: %s", collector.name, self.cfg.name, exc,
                         extra={"target": self.cfg.name, "collector": collector.name})

@@ -76,12 +76,13 @@ def with_peers(wiring: Wiring, parse: Callable[[str, str], Config], startup: Pee
                    notes=(*wiring.notes, *startup.warnings()))
 
 
-def with_compat(wiring: Wiring, names: Sequence[str]) -> Wiring:
+def with_compat(wiring: Wiring, names: Sequence[str] | None, only: bool = False) -> Wiring:
     """`wiring` whose config loader replaces daemon.compat with `names` (`serve
-    --compat`), on start and on every reload."""
+    --compat`; None keeps the config's) and sets compat_only when `only`
+    (`--compat-only`), on start and on every reload."""
     load = wiring.load_config
 
     def loaded(path: str | None) -> Config:
-        return load(path).with_compat(names)
+        return load(path).with_compat(names, only)
 
     return replace(wiring, load_config=loaded)
