@@ -1,5 +1,7 @@
-"""What `--compat mysqld_exporter` costs a scrape: dbgauge with and without it, and
-mysqld_exporter 0.14 with its defaults (the families the dialect speaks) for reference.
+"""What `--compat` costs a scrape: dbgauge without it, with it, and with `--compat-only`
+(the peer's default families alone: the same families as the peer), beside the peer with
+its defaults (mysqld_exporter 0.14 for a mysql target, postgres_exporter 0.11 for a
+postgres target).
 
 Each runs as its own process against the same sandbox target (one dbgauge per config, as
 bench/scrape.py runs them), scraped alternately: latency per scrape, CPU per scrape (the
@@ -18,9 +20,41 @@ import statistics
 import sys
 import tempfile
 from pathlib import Path
+from urllib.parse import quote
 
 from harness import BenchError, Running, Spec, cpu_seconds, free_port
-from scrape import MYSQLD, dbgauge_spec, has_sample, load_sandbox, mysqld_collectors
+from scrape import (
+    MYSQLD,
+    POSTGRES,
+    Target,
+    dbgauge_spec,
+    has_sample,
+    load_sandbox,
+    mysqld_collectors,
+    postgres_collectors,
+)
+
+
+def _peer(entry: Target, kind: str, tmp: Path) -> tuple[str, Spec]:
+    """The dialect and the peer with its defaults, for a target of `kind`."""
+    port = free_port()
+    if kind == "mysql":
+        cnf = tmp / "my.cnf"
+        cnf.write_text(f"[client]\nuser={entry.user}\npassword={entry.password}\n"
+                       f"host={entry.host}\nport={entry.port}\n")
+        cnf.chmod(0o600)
+        return "mysqld_exporter", Spec(
+            "mysqld_exporter 0.14 (defaults)", entry.name, port,
+            [MYSQLD, f"--config.my-cnf={cnf}", f"--web.listen-address=127.0.0.1:{port}"],
+            "/metrics", lambda body: has_sample(body, r"mysql_up 1"), "mysql_up 1",
+            mysqld_collectors)
+    dsn = (f"postgresql://{quote(entry.user, safe='')}:{quote(entry.password, safe='')}"
+           f"@{entry.host}:{entry.port}/{entry.dbname}?sslmode=disable")
+    return "postgres_exporter", Spec(
+        "postgres_exporter 0.11 (defaults)", entry.name, port,
+        [POSTGRES, f"--web.listen-address=127.0.0.1:{port}"], "/metrics",
+        lambda body: has_sample(body, r"pg_up 1"), "pg_up 1", postgres_collectors,
+        {"DATA_SOURCE_NAME": dsn})
 
 
 def specs(directory: Path, target: str, tmp: Path) -> list[Spec]:
@@ -28,20 +62,18 @@ def specs(directory: Path, target: str, tmp: Path) -> list[Spec]:
     if target not in targets:
         raise BenchError(f"no target {target} in {directory}/dbgauge.yaml")
     entry = targets[target]
+    kind = entry.entry["kind"]
+    if kind not in ("mysql", "postgres"):
+        raise BenchError(f"{target} is a {kind} target: pick a mysql or postgres one")
+    dialect, peer = _peer(entry, kind, tmp)
     plain = dbgauge_spec(entry, config.get("daemon", {}), tmp, free_port())
-    speaking = dbgauge_spec(entry, config.get("daemon", {}), tmp, free_port())
-    speaking.name = "dbgauge --compat mysqld_exporter"
-    speaking.argv = [*speaking.argv, "--compat", "mysqld_exporter"]
-    cnf = tmp / "my.cnf"
-    cnf.write_text(f"[client]\nuser={entry.user}\npassword={entry.password}\n"
-                   f"host={entry.host}\nport={entry.port}\n")
-    cnf.chmod(0o600)
-    port = free_port()
-    peer = Spec("mysqld_exporter 0.14 (defaults)", target, port,
-                [MYSQLD, f"--config.my-cnf={cnf}", f"--web.listen-address=127.0.0.1:{port}"],
-                "/metrics", lambda body: has_sample(body, r"mysql_up 1"), "mysql_up 1",
-                mysqld_collectors)
-    return [plain, speaking, peer]
+    out = [plain]
+    for extra in (["--compat", dialect], ["--compat", dialect, "--compat-only"]):
+        spec = dbgauge_spec(entry, config.get("daemon", {}), tmp, free_port())
+        spec.name = "dbgauge " + " ".join(extra)
+        spec.argv = [*spec.argv, *extra]
+        out.append(spec)
+    return [*out, peer]
 
 
 def main() -> int:

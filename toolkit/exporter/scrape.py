@@ -99,6 +99,9 @@ class TargetRunner:
         self.peer_up: tuple[MetricSpec, ...] = tuple(d.up for d in self._dialects)
         self._base_labels: Labels = _labels((), {**cfg.labels, "target": cfg.name})
         self._peer_labels: Labels = _labels((), cfg.labels)
+        # a sample's labels -> them merged with the target's and sorted, for our samples
+        # and the peers': the same series come back every scrape
+        self._merged: tuple[dict[Labels, Labels], dict[Labels, Labels]] = ({}, {})
         self._constant = {d.name: d.target_labels(cfg) for d in self._dialects}
         # --compat-only: collectors a dialect translates make the peer's samples only
         self._peer_only = frozenset(c for d in self._dialects for c in d.translate) \
@@ -143,7 +146,7 @@ class TargetRunner:
         for dialect in self._dialects:
             for sample in dialect.self_samples(stats) if dialect.self_samples else ():
                 spec = dialect.validate_sample(sample)
-                out.append(SampleOut(sample.name, _labels(self._peer_labels, sample.labels),
+                out.append(SampleOut(sample.name, self._with_target(sample.labels, peer=True),
                                      sample.value, spec))
         return tuple(out)
 
@@ -251,8 +254,7 @@ class TargetRunner:
             if collector.name not in self._peer_only:
                 for sample in collector.samples(facts):
                     collector.validate_sample(sample)
-                    produced.append(SampleOut(sample.name, _labels(self._base_labels,
-                                                                   sample.labels),
+                    produced.append(SampleOut(sample.name, self._with_target(sample.labels),
                                               sample.value, sample.spec))
             self._translate(collector.name, facts, peer)
             if collector.name in self._peer_only and (why := collector.incomplete(facts)):
@@ -280,9 +282,25 @@ class TargetRunner:
         for dialect in self._dialects:
             for sample in dialect.samples(collector, facts, self._constant[dialect.name]):
                 spec = dialect.validate_sample(sample)
-                out.append(SampleOut(sample.name, _labels(self._peer_labels, sample.labels),
+                out.append(SampleOut(sample.name, self._with_target(sample.labels, peer=True),
                                      sample.value, spec))
 
+
+    def _with_target(self, labels: Mapping[str, str], peer: bool = False) -> Labels:
+        """A sample's labels with the target's (`target` and its extra labels; the extra
+        ones only for a peer's sample), sorted; remembered, as the same label sets come
+        back on every scrape (bounded: forgotten past 100,000)."""
+        base = self._peer_labels if peer else self._base_labels
+        if not labels:
+            return base
+        cache = self._merged[peer]
+        key = tuple(labels.items())
+        merged = cache.get(key)
+        if merged is None:
+            if len(cache) >= 100_000:
+                cache.clear()
+            merged = cache[key] = _labels(base, labels)
+        return merged
     def abort_overdue(self) -> None:
         """Unblock a scrape stuck past its own deadline (called from another thread).
 
