@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import ClassVar
 
 from dbgauge.toolkit.db import Connection, Row
-from dbgauge.toolkit.db.privileges import query
+from dbgauge.toolkit.db.privileges import PS_SELECT, query
 from dbgauge.toolkit.db.values import numbers, text
-from dbgauge.toolkit.metrics import MetricSpec, Option, Sample
+from dbgauge.toolkit.metrics import Collector, MetricSpec, Option, Sample
 
 PICOSECONDS = 1e-12
 
@@ -80,3 +81,34 @@ def per_column(summary: Summary, labels: Sequence[str],
                 continue
             out = {**base, labels[-1]: extra} if extra else base
             yield Sample(spec.name, value * scale, out)
+
+
+# column -> (family, the value of the last label or "" for none, scale to base units)
+ColumnFamilies = Mapping[str, tuple[MetricSpec, str, float]]
+
+
+class SummaryCollector(Collector[Summary]):
+    """A performance_schema summary collector: one statement (`statement`, read as its
+    `keys` and `columns`, the top `limit` rows), a sample per (row, column) by `families`
+    with `labels` (the keys', then the column's), and the `truncated` gauge. Opt-in, as
+    mysqld_exporter's perf_schema collectors; needs SELECT on performance_schema. A module
+    declares one subclass with its names, statement and families; a collector whose rows
+    need more than a sample per column overrides `samples`."""
+
+    kind = "mysql"
+    flavors = frozenset({"mysql", "mariadb"})
+    default_enabled = False
+    statement: ClassVar[str]
+    keys: ClassVar[tuple[str, ...]]
+    columns: ClassVar[tuple[str, ...]]
+    labels: ClassVar[tuple[str, ...]]
+    families: ClassVar[ColumnFamilies] = {}
+    truncated: ClassVar[MetricSpec]
+
+    def read(self, conn: Connection) -> Summary:
+        return read_summary(conn, self.statement, PS_SELECT, self.keys, self.columns,
+                            int(self.setting("limit")))
+
+    def samples(self, facts: Summary) -> Iterable[Sample]:
+        yield truncated_sample(self.truncated, facts)
+        yield from per_column(facts, self.labels, self.families)

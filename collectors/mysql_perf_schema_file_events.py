@@ -10,20 +10,13 @@ were left out. Needs SELECT on performance_schema.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 from dbgauge.collectors._summary import (
     PICOSECONDS,
-    Summary,
+    SummaryCollector,
     limit_option,
-    per_column,
-    read_summary,
-    truncated_sample,
     truncated_spec,
 )
-from dbgauge.toolkit.db import Connection
-from dbgauge.toolkit.db.privileges import PS_SELECT
-from dbgauge.toolkit.metrics import Collector, MetricSpec, MetricTable, Sample
+from dbgauge.toolkit.metrics import MetricSpec, MetricTable
 
 _SRC = "performance_schema.file_summary_by_event_name"
 _LABELS = ("event", "mode")
@@ -52,23 +45,13 @@ FAMILIES = {
 }
 
 
-def read_file_events(conn: Connection, limit: int) -> Summary:
-    return read_summary(conn, "perf_schema_file_events", PS_SELECT, KEYS, COLUMNS, limit)
-
-
-class MySQLPerfSchemaFileEvents(Collector[Summary]):
+class MySQLPerfSchemaFileEvents(SummaryCollector):
     name = "mysql_perf_schema_file_events"
     help = ("File I/O operations, time and bytes per file instrument and mode from "
             "performance_schema (file_summary_by_event_name); opt-in.")
-    kind = "mysql"
-    flavors = frozenset({"mysql", "mariadb"})
-    default_enabled = False
     metrics = METRICS
     options = limit_option(1000, "file instruments, the most time first")
-
-    def read(self, conn: Connection) -> Summary:
-        return read_file_events(conn, int(self.setting("limit")))
-
-    def samples(self, facts: Summary) -> Iterable[Sample]:
-        yield truncated_sample(TRUNCATED, facts)
-        yield from per_column(facts, _LABELS, FAMILIES)
+    statement = "perf_schema_file_events"
+    keys, columns, labels = KEYS, COLUMNS, _LABELS
+    families = FAMILIES
+    truncated = TRUNCATED

@@ -11,19 +11,12 @@ server names it. Needs SELECT on performance_schema.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 from dbgauge.collectors._summary import (
-    Summary,
+    SummaryCollector,
     limit_option,
-    per_column,
-    read_summary,
-    truncated_sample,
     truncated_spec,
 )
-from dbgauge.toolkit.db import Connection
-from dbgauge.toolkit.db.privileges import PS_SELECT
-from dbgauge.toolkit.metrics import Collector, MetricSpec, MetricTable, Sample
+from dbgauge.toolkit.metrics import MetricSpec, MetricTable
 
 _SRC = "performance_schema.file_summary_by_instance"
 _LABELS = ("file", "event", "mode")
@@ -45,23 +38,13 @@ FAMILIES = {
 }
 
 
-def read_file_instances(conn: Connection, limit: int) -> Summary:
-    return read_summary(conn, "perf_schema_file_instances", PS_SELECT, KEYS, COLUMNS, limit)
-
-
-class MySQLPerfSchemaFileInstances(Collector[Summary]):
+class MySQLPerfSchemaFileInstances(SummaryCollector):
     name = "mysql_perf_schema_file_instances"
     help = ("Read and write operations and bytes per file from performance_schema "
             "(file_summary_by_instance), the top N files by bytes; opt-in.")
-    kind = "mysql"
-    flavors = frozenset({"mysql", "mariadb"})
-    default_enabled = False
     metrics = METRICS
     options = limit_option(1000, "files, the most bytes read and written first")
-
-    def read(self, conn: Connection) -> Summary:
-        return read_file_instances(conn, int(self.setting("limit")))
-
-    def samples(self, facts: Summary) -> Iterable[Sample]:
-        yield truncated_sample(TRUNCATED, facts)
-        yield from per_column(facts, _LABELS, FAMILIES)
+    statement = "perf_schema_file_instances"
+    keys, columns, labels = KEYS, COLUMNS, _LABELS
+    families = FAMILIES
+    truncated = TRUNCATED

@@ -17,14 +17,12 @@ from collections.abc import Iterable, Iterator
 from dbgauge.collectors._summary import (
     PICOSECONDS,
     Summary,
+    SummaryCollector,
     limit_option,
-    read_summary,
     truncated_sample,
     truncated_spec,
 )
-from dbgauge.toolkit.db import Connection
-from dbgauge.toolkit.db.privileges import PS_SELECT
-from dbgauge.toolkit.metrics import Collector, MetricSpec, MetricTable, Sample
+from dbgauge.toolkit.metrics import MetricSpec, MetricTable, Sample
 
 _SRC = "performance_schema.table_io_waits_summary_by_index_usage"
 _LABELS = ("schema", "table", "index", "operation")
@@ -42,10 +40,6 @@ TRUNCATED = truncated_spec("dbgauge_mysql_index_io_waits", "indexes")
 METRICS = MetricTable(WAITS, WAIT_SECONDS, TRUNCATED)
 
 
-def read_index_io_waits(conn: Connection, limit: int) -> Summary:
-    return read_summary(conn, "perf_schema_index_io_waits", PS_SELECT, KEYS, COLUMNS, limit)
-
-
 def index_samples(facts: Summary) -> Iterator[Sample]:
     yield truncated_sample(TRUNCATED, facts)
     for row in facts.rows:
@@ -60,18 +54,15 @@ def index_samples(facts: Summary) -> Iterator[Sample]:
                 yield Sample(WAIT_SECONDS.name, timer * PICOSECONDS, labels)
 
 
-class MySQLPerfSchemaIndexIOWaits(Collector[Summary]):
+class MySQLPerfSchemaIndexIOWaits(SummaryCollector):
     name = "mysql_perf_schema_index_io_waits"
     help = ("Row operations and their time per index from performance_schema "
             "(table_io_waits_summary_by_index_usage), the top N indexes; opt-in.")
-    kind = "mysql"
-    flavors = frozenset({"mysql", "mariadb"})
-    default_enabled = False
     metrics = METRICS
     options = limit_option(1000, "indexes, the most wait time first")
-
-    def read(self, conn: Connection) -> Summary:
-        return read_index_io_waits(conn, int(self.setting("limit")))
+    statement = "perf_schema_index_io_waits"
+    keys, columns, labels = KEYS, COLUMNS, ("schema", "table", "index", "operation")
+    truncated = TRUNCATED
 
     def samples(self, facts: Summary) -> Iterable[Sample]:
         return index_samples(facts)

@@ -12,20 +12,13 @@ tables were left out. Needs SELECT on performance_schema.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 from dbgauge.collectors._summary import (
     PICOSECONDS,
-    Summary,
+    SummaryCollector,
     limit_option,
-    per_column,
-    read_summary,
-    truncated_sample,
     truncated_spec,
 )
-from dbgauge.toolkit.db import Connection
-from dbgauge.toolkit.db.privileges import PS_SELECT
-from dbgauge.toolkit.metrics import Collector, MetricSpec, MetricTable, Sample
+from dbgauge.toolkit.metrics import MetricSpec, MetricTable
 
 _SRC = "performance_schema.table_lock_waits_summary_by_table"
 _LABELS = ("schema", "table", "lock")
@@ -48,23 +41,13 @@ FAMILIES = {
 }
 
 
-def read_table_lock_waits(conn: Connection, limit: int) -> Summary:
-    return read_summary(conn, "perf_schema_table_lock_waits", PS_SELECT, KEYS, COLUMNS, limit)
-
-
-class MySQLPerfSchemaTableLockWaits(Collector[Summary]):
+class MySQLPerfSchemaTableLockWaits(SummaryCollector):
     name = "mysql_perf_schema_table_lock_waits"
     help = ("Table locks and their time per table and lock type from performance_schema "
             "(table_lock_waits_summary_by_table), the top N tables; opt-in.")
-    kind = "mysql"
-    flavors = frozenset({"mysql", "mariadb"})
-    default_enabled = False
     metrics = METRICS
     options = limit_option(1000, "tables, the most lock wait time first")
-
-    def read(self, conn: Connection) -> Summary:
-        return read_table_lock_waits(conn, int(self.setting("limit")))
-
-    def samples(self, facts: Summary) -> Iterable[Sample]:
-        yield truncated_sample(TRUNCATED, facts)
-        yield from per_column(facts, _LABELS, FAMILIES)
+    statement = "perf_schema_table_lock_waits"
+    keys, columns, labels = KEYS, COLUMNS, _LABELS
+    families = FAMILIES
+    truncated = TRUNCATED

@@ -12,20 +12,13 @@ performance_schema; with performance_schema off the table is empty.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 from dbgauge.collectors._summary import (
     PICOSECONDS,
-    Summary,
+    SummaryCollector,
     limit_option,
-    per_column,
-    read_summary,
-    truncated_sample,
     truncated_spec,
 )
-from dbgauge.toolkit.db import Connection
-from dbgauge.toolkit.db.privileges import PS_SELECT
-from dbgauge.toolkit.metrics import Collector, MetricSpec, MetricTable, Sample
+from dbgauge.toolkit.metrics import MetricSpec, MetricTable
 
 _SRC = "performance_schema.events_waits_summary_global_by_event_name"
 KEYS = ("event_name",)
@@ -37,26 +30,16 @@ WAIT_SECONDS = MetricSpec("dbgauge_mysql_wait_event_seconds_total", "counter",
                           "instrument is not timed).", ("event",))
 TRUNCATED = truncated_spec("dbgauge_mysql_wait_events", "wait instruments")
 METRICS = MetricTable(WAITS, WAIT_SECONDS, TRUNCATED)
+FAMILIES = {"count_star": (WAITS, "", 1.0), "sum_timer_wait": (WAIT_SECONDS, "", PICOSECONDS)}
 
 
-def read_waits(conn: Connection, limit: int) -> Summary:
-    return read_summary(conn, "perf_schema_waits", PS_SELECT, KEYS, COLUMNS, limit)
-
-
-class MySQLPerfSchemaWaits(Collector[Summary]):
+class MySQLPerfSchemaWaits(SummaryCollector):
     name = "mysql_perf_schema_waits"
     help = ("Waits and wait time per wait instrument from performance_schema "
             "(events_waits_summary_global_by_event_name); opt-in.")
-    kind = "mysql"
-    flavors = frozenset({"mysql", "mariadb"})
-    default_enabled = False
     metrics = METRICS
     options = limit_option(2000, "wait instruments, the most waited on first")
-
-    def read(self, conn: Connection) -> Summary:
-        return read_waits(conn, int(self.setting("limit")))
-
-    def samples(self, facts: Summary) -> Iterable[Sample]:
-        yield truncated_sample(TRUNCATED, facts)
-        yield from per_column(facts, ("event",), {
-            "count_star": (WAITS, "", 1.0), "sum_timer_wait": (WAIT_SECONDS, "", PICOSECONDS)})
+    statement = "perf_schema_waits"
+    keys, columns, labels = KEYS, COLUMNS, ("event",)
+    families = FAMILIES
+    truncated = TRUNCATED
