@@ -332,6 +332,11 @@ class Config(_Model):
         update: dict[str, Any] = {"compat_only": True} if only else {}
         if names is not None:
             update["compat"] = list(names)
+        if only and not (names if names is not None else self.daemon.compat) \
+                and not any(t.compat for t in self.targets):
+            raise ConfigError("--compat-only serves the peer exporters' names alone, and no "
+                              "target speaks one: add --compat NAME (mysqld_exporter, "
+                              "postgres_exporter, pgbouncer_exporter)")
         daemon = self.daemon.model_copy(update=update)
         return self.model_copy(update={"daemon": daemon})
 

@@ -198,3 +198,12 @@ def test_compat_only_makes_only_the_peers_samples_of_what_a_dialect_translates()
                             reg.dialects_for(target))
     run = speaking._run(status, None, own, peer)  # type: ignore[arg-type]
     assert run.success and {s.name for s in own} >= {"dbgauge_mysql_global_status_questions_total"}
+
+
+def test_compat_only_without_any_dialect_says_what_to_add() -> None:
+    config = parse_config("targets: [{name: a, kind: mysql, dsn: 'mysql://u@h/'}]")
+    with pytest.raises(ConfigError, match="add --compat NAME"):
+        config.with_compat(None, only=True)
+    assert config.with_compat(["mysqld_exporter"], only=True).all_targets()[0].compat_only
+    result = CliRunner().invoke(cli, ["collect", "--compat-only", "--config", "/dev/null", "a"])
+    assert result.exit_code != 0
