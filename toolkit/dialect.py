@@ -174,6 +174,10 @@ class Dialect:
     # The peer's metrics about its own scrape, made at the end of each scrape of the
     # target, answered or not.
     self_samples: SelfSamples | None = None
+    # (sample name, label names, constant names) -> the `target_labels` names its family
+    # adds (see _with)
+    _constant_names: dict[tuple[str, tuple[str, ...], tuple[str, ...]], tuple[str, ...]] = field(
+        default_factory=dict, compare=False, repr=False)
 
     def samples(self, collector: str, facts: object,
                 constant: Mapping[str, str] | None = None) -> Iterable[Sample]:
@@ -187,11 +191,16 @@ class Dialect:
         return (self._with(sample, constant) for sample in translate(facts))
 
     def _with(self, sample: Sample, constant: Mapping[str, str]) -> Sample:
-        labels = self.families.spec(sample.name).labels
-        missing = {k: v for k, v in constant.items() if k in labels and k not in sample.labels}
-        if not missing:
+        key = (sample.name, tuple(sample.labels), tuple(constant))
+        names = self._constant_names.get(key)
+        if names is None:  # which constant labels this family takes: worked out once
+            labels = self.families.spec(sample.name).labels
+            names = self._constant_names[key] = tuple(
+                k for k in constant if k in labels and k not in sample.labels)
+        if not names:
             return sample
-        return Sample(sample.name, sample.value, {**sample.labels, **missing}, sample.spec)
+        return Sample(sample.name, sample.value,
+                      {**sample.labels, **{k: constant[k] for k in names}}, sample.spec)
 
     def validate_sample(self, sample: Sample) -> MetricSpec:
         """The sample's spec; ValueError when the dialect does not declare its family or
