@@ -135,7 +135,12 @@ def _fixed(families: dict[str, Family]) -> dict[str, Family]:
     """The peer's reading with its tmp_tables/tmp_disk_tables swap undone: 0.14 scans
     SUM_CREATED_TMP_DISK_TABLES into tmp_tables_total and SUM_CREATED_TMP_TABLES into
     tmp_disk_tables_total (fixed upstream in 0.16, prometheus/mysqld_exporter#853); dbgauge
-    speaks the fixed semantics (docs/compat.md)."""
+    speaks the fixed semantics (docs/compat.md). The sys schema's views are left out of
+    the table families: dbgauge does not open them (sql/mysql/table_sizes.sql says why)."""
+    families = {name: Family(name, f.type, {k: v for k, v in f.samples.items()
+                                            if ("schema", "sys") not in k[1]})
+                if name.startswith("mysql_info_schema_table_") else f
+                for name, f in families.items()}
     if _TMP not in families or _TMP_DISK not in families:
         return families
     tmp, disk = families[_TMP], families[_TMP_DISK]
