@@ -2,9 +2,12 @@
 buffer pool instance (information_schema.INNODB_CMPMEM).
 
 Blocks in use and free per compressed page size, and the relocations of blocks (count and
-time: RELOCATION_TIME is in microseconds, exported in seconds). Cheap (five rows per buffer
-pool instance), so default-enabled, as in mysqld_exporter (info_schema.innodb_cmpmem is one
-of its defaults). Needs PROCESS.
+time: RELOCATION_TIME is in microseconds, exported in seconds).
+Cheap (a few rows), but opt-in in dbgauge's own defaults (`--compat mysqld_exporter` runs
+it, as the peer does by default): in the test suite, MariaDB 10.11.19 servers crashed
+(signal 11 in an information_schema temporary table's cleanup) while scraped with it on,
+once on the worker whose buffer pool had held compressed pages. The cause is not
+understood yet, so it is not on by default. Needs PROCESS.
 """
 
 from __future__ import annotations
@@ -51,6 +54,7 @@ class MySQLInnodbCmpmem(Collector[Summary]):
             "per page size and buffer pool instance (information_schema.INNODB_CMPMEM).")
     kind = "mysql"
     flavors = frozenset({"mysql", "mariadb"})
+    default_enabled = False  # see the module docstring
     metrics = METRICS
 
     def read(self, conn: Connection) -> Summary:
