@@ -88,12 +88,14 @@ ColumnFamilies = Mapping[str, tuple[MetricSpec, str, float]]
 
 
 class SummaryCollector(Collector[Summary]):
-    """A performance_schema summary collector: one statement (`statement`, read as its
-    `keys` and `columns`, the top `limit` rows), a sample per (row, column) by `families`
-    with `labels` (the keys', then the column's), and the `truncated` gauge. Opt-in, as
-    mysqld_exporter's perf_schema collectors; needs SELECT on performance_schema. A module
-    declares one subclass with its names, statement and families; a collector whose rows
-    need more than a sample per column overrides `samples`."""
+    """A summary collector: one statement (`statement`, read as its `keys` and `columns`,
+    the top rows: the `limit` option's, or `fixed_limit` where the server's own row count
+    bounds them), a sample per (row, column) by `families` with `labels` (the keys', then
+    the column's), and the `truncated` gauge where the limit can cut. Opt-in, as
+    mysqld_exporter's perf_schema collectors; needs `privilege` (SELECT on
+    performance_schema unless said). A module declares one subclass with its names,
+    statement and families; a collector whose rows need more than a sample per column
+    overrides `samples`."""
 
     kind = "mysql"
     flavors = frozenset({"mysql", "mariadb"})
@@ -103,12 +105,16 @@ class SummaryCollector(Collector[Summary]):
     columns: ClassVar[tuple[str, ...]]
     labels: ClassVar[tuple[str, ...]]
     families: ClassVar[ColumnFamilies] = {}
-    truncated: ClassVar[MetricSpec]
+    truncated: ClassVar[MetricSpec | None] = None
+    privilege: ClassVar[Mapping[str, str]] = PS_SELECT
+    fixed_limit: ClassVar[int | None] = None
 
     def read(self, conn: Connection) -> Summary:
-        return read_summary(conn, self.statement, PS_SELECT, self.keys, self.columns,
-                            int(self.setting("limit")))
+        limit = self.fixed_limit if self.fixed_limit is not None else int(self.setting("limit"))
+        return read_summary(conn, self.statement, self.privilege, self.keys, self.columns,
+                            limit)
 
     def samples(self, facts: Summary) -> Iterable[Sample]:
-        yield truncated_sample(self.truncated, facts)
+        if self.truncated is not None:
+            yield truncated_sample(self.truncated, facts)
         yield from per_column(facts, self.labels, self.families)

@@ -13,12 +13,9 @@ understood yet, so it is not on by default. Needs PROCESS.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
-from dbgauge.collectors._summary import Summary, per_column, read_summary
-from dbgauge.toolkit.db import Connection
+from dbgauge.collectors._summary import SummaryCollector
 from dbgauge.toolkit.db.privileges import PROCESS
-from dbgauge.toolkit.metrics import Collector, MetricSpec, MetricTable, Sample
+from dbgauge.toolkit.metrics import MetricSpec, MetricTable
 
 _SRC = "information_schema.INNODB_CMP"
 _LABELS = ("page_size",)
@@ -49,21 +46,10 @@ FAMILIES = {
 }
 
 
-def read_innodb_cmp(conn: Connection) -> Summary:
-    return read_summary(conn, "innodb_cmp", PROCESS, KEYS, COLUMNS, _LIMIT)
-
-
-class MySQLInnodbCmp(Collector[Summary]):
+class MySQLInnodbCmp(SummaryCollector):
     name = "mysql_innodb_cmp"
     help = ("InnoDB compression: pages compressed (and how many succeeded), uncompressed, "
             "and the time spent, per page size (information_schema.INNODB_CMP).")
-    kind = "mysql"
-    flavors = frozenset({"mysql", "mariadb"})
-    default_enabled = False  # see the module docstring
-    metrics = METRICS
-
-    def read(self, conn: Connection) -> Summary:
-        return read_innodb_cmp(conn)
-
-    def samples(self, facts: Summary) -> Iterable[Sample]:
-        return per_column(facts, _LABELS, FAMILIES)
+    metrics = METRICS  # opt-in: see the module docstring
+    statement, privilege, fixed_limit = "innodb_cmp", PROCESS, _LIMIT
+    keys, columns, labels, families = KEYS, COLUMNS, _LABELS, FAMILIES

@@ -12,12 +12,9 @@ understood yet, so it is not on by default. Needs PROCESS.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
-from dbgauge.collectors._summary import Summary, per_column, read_summary
-from dbgauge.toolkit.db import Connection
+from dbgauge.collectors._summary import SummaryCollector
 from dbgauge.toolkit.db.privileges import PROCESS
-from dbgauge.toolkit.metrics import Collector, MetricSpec, MetricTable, Sample
+from dbgauge.toolkit.metrics import MetricSpec, MetricTable
 
 _SRC = "information_schema.INNODB_CMPMEM"
 _LABELS = ("page_size", "buffer_pool")
@@ -44,21 +41,10 @@ FAMILIES = {
 }
 
 
-def read_innodb_cmpmem(conn: Connection) -> Summary:
-    return read_summary(conn, "innodb_cmpmem", PROCESS, KEYS, COLUMNS, _LIMIT)
-
-
-class MySQLInnodbCmpmem(Collector[Summary]):
+class MySQLInnodbCmpmem(SummaryCollector):
     name = "mysql_innodb_cmpmem"
     help = ("Buffer pool blocks for compressed pages in use and free, and their relocations, "
             "per page size and buffer pool instance (information_schema.INNODB_CMPMEM).")
-    kind = "mysql"
-    flavors = frozenset({"mysql", "mariadb"})
-    default_enabled = False  # see the module docstring
-    metrics = METRICS
-
-    def read(self, conn: Connection) -> Summary:
-        return read_innodb_cmpmem(conn)
-
-    def samples(self, facts: Summary) -> Iterable[Sample]:
-        return per_column(facts, _LABELS, FAMILIES)
+    metrics = METRICS  # opt-in: see the module docstring
+    statement, privilege, fixed_limit = "innodb_cmpmem", PROCESS, _LIMIT
+    keys, columns, labels, families = KEYS, COLUMNS, _LABELS, FAMILIES
