@@ -174,33 +174,26 @@ class Dialect:
     # The peer's metrics about its own scrape, made at the end of each scrape of the
     # target, answered or not.
     self_samples: SelfSamples | None = None
-    # (sample name, label names, constant names) -> the `target_labels` names its family
-    # adds (see _with)
-    _constant_names: dict[tuple[str, tuple[str, ...], tuple[str, ...]], tuple[str, ...]] = field(
-        default_factory=dict, compare=False, repr=False)
 
-    def samples(self, collector: str, facts: object,
-                constant: Mapping[str, str] | None = None) -> Iterable[Sample]:
+    def samples(self, collector: str, facts: object) -> Iterable[Sample]:
         """The peer's samples of one collector's facts (none if the peer has no such
-        data), with the `constant` labels (from `target_labels`) their families declare."""
+        data)."""
         translate = self.translate.get(collector)
-        if translate is None:
-            return ()
-        if not constant:
-            return translate(facts)
-        return (self._with(sample, constant) for sample in translate(facts))
+        return () if translate is None else translate(facts)
 
-    def _with(self, sample: Sample, constant: Mapping[str, str]) -> Sample:
-        key = (sample.name, tuple(sample.labels), tuple(constant))
-        names = self._constant_names.get(key)
-        if names is None:  # which constant labels this family takes: worked out once
-            labels = self.families.spec(sample.name).labels
-            names = self._constant_names[key] = tuple(
-                k for k in constant if k in labels and k not in sample.labels)
-        if not names:
-            return sample
-        return Sample(sample.name, sample.value,
-                      {**sample.labels, **{k: constant[k] for k in names}}, sample.spec)
+    def resolve(self, sample: Sample, constant: Mapping[str, str]
+                ) -> tuple[Mapping[str, str], MetricSpec]:
+        """The sample's labels with the `constant` ones (from `target_labels`) its family
+        declares and it lacks, and its spec; ValueError as `validate_sample`. The scrape
+        remembers the answer per sample name and labels."""
+        try:
+            declared = self.families.spec(sample.name).labels
+        except KeyError:
+            declared = ()  # validate_sample says what is wrong
+        added = {k: v for k, v in constant.items() if k in declared and k not in sample.labels}
+        if added:
+            sample = Sample(sample.name, sample.value, {**sample.labels, **added}, sample.spec)
+        return sample.labels, self.validate_sample(sample)
 
     def validate_sample(self, sample: Sample) -> MetricSpec:
         """The sample's spec; ValueError when the dialect does not declare its family or

@@ -46,9 +46,9 @@ def translate(collector: str, facts: object) -> Series:
     """The dialect's samples of one collector's facts, each checked as the scrape checks
     it (declared family, declared labels), by (name, labels)."""
     out: Series = {}
-    for sample in DIALECT.samples(collector, facts, SERVER):
-        DIALECT.validate_sample(sample)
-        key = (sample.name, frozenset(sample.labels.items()))
+    for sample in DIALECT.samples(collector, facts):
+        labels, _spec = DIALECT.resolve(sample, SERVER)  # checked as the scrape checks it
+        key = (sample.name, frozenset(labels.items()))
         assert key not in out, f"duplicate series {key}"
         out[key] = sample.value
     return out

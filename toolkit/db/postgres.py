@@ -117,7 +117,9 @@ class PostgresConnection:
         try:
             with self._conn.cursor() as cur:
                 cur.execute(sql, params, prepare=prepare or None)  # never user input
-                if cur.description is None:
+                # not `description`, which builds a Column per column on every statement
+                result = cur.pgresult
+                if result is None or not result.nfields:
                     return []
                 return list(cur.fetchall())
         except psycopg.Error as exc:

@@ -22,12 +22,13 @@ import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from dbgauge.toolkit.config import Config
 from dbgauge.toolkit.db import Connection, ServerInfo, connect
 from dbgauge.toolkit.dialect import Dialect, ScrapeStats
 from dbgauge.toolkit.errors import AuthError, DbgaugeError, Incomplete
-from dbgauge.toolkit.metrics import AnyCollector, MetricSpec
+from dbgauge.toolkit.metrics import AnyCollector, MetricSpec, Sample
 from dbgauge.toolkit.redact import redact
 from dbgauge.toolkit.registry import Registry
 from dbgauge.toolkit.targets import FanOut, Target, Unfinished
@@ -46,10 +47,9 @@ class CollectorRun:
     error: str | None = None
 
 
-@dataclass(frozen=True)
-class SampleOut:
+class SampleOut(NamedTuple):
     """A sample ready to render: labels (sorted by name) already include `target` and the
-    target's extra labels."""
+    target's extra labels. A NamedTuple, as `Sample` is: one per series per scrape."""
 
     name: str
     labels: Labels
@@ -99,10 +99,12 @@ class TargetRunner:
         self.peer_up: tuple[MetricSpec, ...] = tuple(d.up for d in self._dialects)
         self._base_labels: Labels = _labels((), {**cfg.labels, "target": cfg.name})
         self._peer_labels: Labels = _labels((), cfg.labels)
-        # a sample's labels -> them merged with the target's and sorted, for our samples
-        # and the peers': the same series come back every scrape
-        self._merged: tuple[dict[Labels, Labels], dict[Labels, Labels]] = ({}, {})
+        # (sample name, labels) -> them merged with the target's and sorted: _own_out
+        self._own: dict[tuple[str, Labels], Labels] = {}
         self._constant = {d.name: d.target_labels(cfg) for d in self._dialects}
+        # dialect -> (sample name, labels) -> (labels with the target's, spec): _peer_out
+        self._resolved: dict[str, dict[tuple[str, Labels], tuple[Labels, MetricSpec]]] = {
+            d.name: {} for d in self._dialects}
         # --compat-only: collectors a dialect translates make the peer's samples only
         self._peer_only = frozenset(c for d in self._dialects for c in d.translate) \
             if cfg.compat_only else frozenset()
@@ -144,10 +146,8 @@ class TargetRunner:
                             up, connect_seconds, dict(self._failures))
         out: list[SampleOut] = []
         for dialect in self._dialects:
-            for sample in dialect.self_samples(stats) if dialect.self_samples else ():
-                spec = dialect.validate_sample(sample)
-                out.append(SampleOut(sample.name, self._with_target(sample.labels, peer=True),
-                                     sample.value, spec))
+            if dialect.self_samples:
+                self._peer_out(dialect, dialect.self_samples(stats), out)
         return tuple(out)
 
     def scrape(self, deadline: float, only: set[str] | None = None) -> TargetResult:
@@ -252,10 +252,7 @@ class TargetRunner:
             facts = collector.read(conn)
             read.append(facts)
             if collector.name not in self._peer_only:
-                for sample in collector.samples(facts):
-                    collector.validate_sample(sample)
-                    produced.append(SampleOut(sample.name, self._with_target(sample.labels),
-                                              sample.value, sample.spec))
+                self._own_out(collector, collector.samples(facts), produced)
             self._translate(collector.name, facts, peer)
             if collector.name in self._peer_only and (why := collector.incomplete(facts)):
                 raise Incomplete(why)
@@ -280,27 +277,42 @@ class TargetRunner:
     def _translate(self, collector: str, facts: object, out: list[SampleOut]) -> None:
         """The peer exporters' samples of one collector's facts (see toolkit/dialect.py)."""
         for dialect in self._dialects:
-            for sample in dialect.samples(collector, facts, self._constant[dialect.name]):
-                spec = dialect.validate_sample(sample)
-                out.append(SampleOut(sample.name, self._with_target(sample.labels, peer=True),
-                                     sample.value, spec))
+            self._peer_out(dialect, dialect.samples(collector, facts), out)
 
+    def _peer_out(self, dialect: Dialect, samples: Iterable[Sample],
+                  out: list[SampleOut]) -> None:
+        """A dialect's samples, checked against its families, with the target's extra
+        labels and the constant ones their families declare: worked out once per sample
+        name and labels (the same series come back every scrape; forgotten past
+        100,000), so a scrape costs a lookup per sample."""
+        known = self._resolved[dialect.name]
+        constant = self._constant[dialect.name]
+        for sample in samples:
+            key = (sample.name, tuple(sample.labels.items()))
+            hit = known.get(key)
+            if hit is None:
+                if len(known) >= 100_000:
+                    known.clear()
+                labels, spec = dialect.resolve(sample, constant)
+                hit = known[key] = (_labels(self._peer_labels, labels), spec)
+            out.append(SampleOut(sample.name, hit[0], sample.value, hit[1]))
 
-    def _with_target(self, labels: Mapping[str, str], peer: bool = False) -> Labels:
-        """A sample's labels with the target's (`target` and its extra labels; the extra
-        ones only for a peer's sample), sorted; remembered, as the same label sets come
-        back on every scrape (bounded: forgotten past 100,000)."""
-        base = self._peer_labels if peer else self._base_labels
-        if not labels:
-            return base
-        cache = self._merged[peer]
-        key = tuple(labels.items())
-        merged = cache.get(key)
-        if merged is None:
-            if len(cache) >= 100_000:
-                cache.clear()
-            merged = cache[key] = _labels(base, labels)
-        return merged
+    def _own_out(self, collector: AnyCollector, samples: Iterable[Sample],
+                 out: list[SampleOut]) -> None:
+        """A collector's samples, checked against its declarations, with the target's
+        labels (`target` and its extra labels): worked out once per sample name and labels,
+        as `_peer_out` does."""
+        known = self._own
+        for sample in samples:
+            key = (sample.name, tuple(sample.labels.items()))
+            labels = known.get(key)
+            if labels is None:
+                collector.validate_sample(sample)
+                if len(known) >= 100_000:
+                    known.clear()
+                labels = known[key] = _labels(self._base_labels, sample.labels)
+            out.append(SampleOut(sample.name, labels, sample.value, sample.spec))
+
     def abort_overdue(self) -> None:
         """Unblock a scrape stuck past its own deadline (called from another thread).
 

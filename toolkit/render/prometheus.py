@@ -204,16 +204,44 @@ def _head(name: str, type_: str, help_: str, fmt: Format) -> str:
     return f"# HELP {name} {escaped}\n# TYPE {name} {type_}\n"
 
 
-def _lines(head: str, samples: Samples, rendered: dict[Labels, str]) -> Iterator[str]:
-    """The family's head, then its sample lines; `rendered` caches each label set's
-    `{...}` text (the same target labels recur on most samples of a scrape)."""
-    yield head
+# A label set's `{...}` text and a family's HELP/TYPE lines, kept across scrapes: the same
+# series and families come back on every scrape, most families hold one or two samples (a
+# setting, a counter), and rendering them anew cost more than their values. Bounded: both
+# are forgotten past _REMEMBERED entries (a label set that changes every scrape).
+_REMEMBERED = 50_000
+_LABEL_TEXT: dict[Labels, str] = {}
+_HEADS: dict[tuple[str, str, str, Format], str] = {}
+
+
+def _label_text(labels: Labels) -> str:
+    text = _LABEL_TEXT.get(labels)
+    if text is None:
+        if len(_LABEL_TEXT) >= _REMEMBERED:
+            _LABEL_TEXT.clear()
+        text = _LABEL_TEXT[labels] = "{" + ",".join(
+            f'{k}="{_escape(v)}"' for k, v in labels) + "}" if labels else ""
+    return text
+
+
+def _family_head(name: str, type_: str, help_: str, fmt: Format) -> str:
+    key = (name, type_, help_, fmt)
+    head = _HEADS.get(key)
+    if head is None:
+        if len(_HEADS) >= _REMEMBERED:
+            _HEADS.clear()
+        head = _HEADS[key] = _head(name, type_, help_, fmt)
+    return head
+
+
+def _lines(out: list[str], samples: Samples) -> None:
+    """Append a family's sample lines. Most values are finite and below a million, which
+    Python and Go print alike (`_number`)."""
     for sample_name, labels, value in samples:
-        text = rendered.get(labels)
+        text = _LABEL_TEXT.get(labels)
         if text is None:
-            text = rendered[labels] = "{" + ",".join(
-                f'{k}="{_escape(v)}"' for k, v in labels) + "}" if labels else ""
-        yield f"{sample_name}{text} {_number(value)}\n"
+            text = _label_text(labels)
+        number = repr(float(value)) if -math.inf < value < 1e6 else _number(value)
+        out.append(f"{sample_name}{text} {number}\n")
 
 
 def _dots(samples: Samples) -> Samples:
@@ -230,11 +258,10 @@ def render(families: Sequence[Family], process: Iterable[Metric] = (),
     """The text exposition format 0.0.4, or OpenMetrics 1.0, as prometheus_client writes
     them; `process` are prometheus_client's process metrics (gauges and counters)."""
     out: list[str] = []
-    rendered: dict[Labels, str] = {}
 
     def add(name: str, type_: str, help_: str, samples: Samples) -> None:
-        out.extend(_lines(_head(name, type_, help_, fmt), _dots(samples) if fmt.dots
-                          else samples, rendered))
+        out.append(_family_head(name, type_, help_, fmt))
+        _lines(out, _dots(samples) if fmt.dots else samples)
 
     # OpenMetrics names a counter family without `_total`: where another family already has
     # that name (a peer's older spelling, pg_stat_bgwriter_buffers_alloc beside
