@@ -122,9 +122,9 @@ class LockCount:
 @dataclass(frozen=True)
 class PgLockFacts:
     """The facts: the summary, the waits by type and mode (read only when a backend
-    waits, else empty), and every lock by database and mode."""
+    waits, else empty), and every lock by database and mode (all a dialect reads)."""
 
-    summary: LockSummary
+    summary: LockSummary | None  # None: not read (only a dialect's samples were made)
     waits: tuple[LockWait, ...] = ()
     counts: tuple[LockCount, ...] = ()
 
@@ -207,7 +207,13 @@ class PostgresLocks(Collector[PgLockFacts]):
             return PgLockFacts(summary, (), counts)  # nothing waits: no lock_waits
         return PgLockFacts(summary, parse_waits(conn.query("lock_waits")), counts)
 
+    def read_for_dialects(self, conn: Connection) -> PgLockFacts:
+        """The counts alone (postgres_exporter's pg_locks_count): the summary and waits
+        statements feed dbgauge's own families only."""
+        return PgLockFacts(None, (), parse_counts(conn.query("lock_counts")))
+
     def samples(self, facts: PgLockFacts) -> Iterable[Sample]:
-        yield from summary_samples(facts.summary)
+        if facts.summary is not None:
+            yield from summary_samples(facts.summary)
         yield from wait_samples(facts.waits)
         yield from count_samples(facts)

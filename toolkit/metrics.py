@@ -262,6 +262,12 @@ class Collector(ABC, Generic[F]):
     def read(self, conn: Connection) -> F:
         """Query `conn`: the facts this collector reports, as a frozen dataclass."""
 
+    def read_for_dialects(self, conn: Connection) -> F:
+        """The facts when only the dialects' samples are made from them (`compat_only`):
+        `read`, unless a statement feeds only this collector's own families and can be
+        left out (a peer's scrape should cost no more than the peer's)."""
+        return self.read(conn)
+
     @abstractmethod
     def samples(self, facts: F) -> Iterable[Sample]:
         """The samples of the declared metrics the facts give (pure: no I/O)."""

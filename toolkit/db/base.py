@@ -4,7 +4,7 @@ and the target it was opened for (drivers stay behind `toolkit.db.mysql`/`postgr
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -42,6 +42,18 @@ class Connection(Protocol):
 
     def execute_sql(self, sql: str, params: Any = None) -> list[Row]:
         """Run literal SQL; for statements built by dbgauge itself, never user input."""
+        ...
+
+    def read_ahead(self, names: Sequence[str]) -> None:
+        """Run these named parameterless SELECTs now, together where the driver can (one
+        round trip), keeping each one's rows for the next `query(name)`, once; with no
+        names, forget what was not asked for. One that failed runs again when asked, and
+        fails then. A scrape reads ahead what its collectors ran last time (`ran`)."""
+        ...
+
+    def ran(self) -> tuple[str, ...]:
+        """The named statements `query` ran without parameters since the last call
+        (recorded from the first call on)."""
         ...
 
     def query_read_only(self, sql: str, max_rows: int) -> list[Row]:

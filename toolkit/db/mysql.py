@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import socket
 import ssl
+from collections.abc import Sequence
 from functools import cache
 from typing import Any
 
@@ -126,6 +127,12 @@ class MySQLConnection:
 
     def query(self, name: str, params: Any = None) -> list[Row]:
         return self.execute_sql(load_sql(self.server.flavor, name, self.server.version), params)
+
+    def read_ahead(self, names: Sequence[str]) -> None:
+        """Nothing to do: PyMySQL has no pipeline, each statement runs when asked."""
+
+    def ran(self) -> tuple[str, ...]:
+        return ()
 
     def execute_sql(self, sql: str, params: Any = None) -> list[Row]:
         try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import socket
 import time
+from collections.abc import Sequence
 from typing import Any
 
 import psycopg
@@ -13,6 +14,7 @@ from psycopg.conninfo import conninfo_attempts, conninfo_to_dict, make_conninfo
 from psycopg.rows import dict_row
 
 from dbgauge.toolkit.db.base import Row, ServerInfo, read_only
+from dbgauge.toolkit.db.pipeline import ReadAhead, Statement
 from dbgauge.toolkit.db.version import parse_version
 from dbgauge.toolkit.dsn import ConnParams
 from dbgauge.toolkit.errors import AuthError, ConnectError, QueryError
@@ -41,6 +43,9 @@ class PostgresConnection:
         self.target: Target | None = None
         self._pgbouncer = pgbouncer
         self._aborted = False
+        self._ahead: ReadAhead | None = None  # made on the first read_ahead
+        self._ran: list[str] | None = None  # recorded from the first ran() on
+        self._query_timeout = 30.0
 
     @classmethod
     def open(cls, params: ConnParams, connect_timeout: float, query_timeout: float,
@@ -83,6 +88,7 @@ class PostgresConnection:
         if pgbouncer or client_binding:
             conn.cursor_factory = psycopg.ClientCursor
         self = cls(conn, params, ServerInfo("postgres", (0,), ""), pgbouncer)
+        self._query_timeout = query_timeout
         try:
             self.server = self._identify()
         except Exception:
@@ -106,9 +112,33 @@ class PostgresConnection:
         # sql/ statements are single statements a scrape repeats: prepared on first use on
         # a server (parsed and planned once per connection), never on PgBouncer's console,
         # which speaks only the simple query protocol.
+        if params is None:
+            if self._ran is not None:
+                self._ran.append(name)
+            if self._ahead is not None and (rows := self._ahead.take(name)) is not None:
+                return rows
         return self._execute(load_sql(self.server.flavor, name, self.server.version), params,
                              prepare=not self._pgbouncer and self._conn.cursor_factory
                              is not psycopg.ClientCursor)
+
+    def read_ahead(self, names: Sequence[str]) -> None:
+        # In one pipeline (toolkit/db/pipeline.py); not on PgBouncer's console (simple
+        # query protocol only) nor with client-side binding.
+        if self._ahead is None:
+            if not names or self._pgbouncer or self._conn.cursor_factory is psycopg.ClientCursor:
+                return
+            self._ahead = ReadAhead(self._conn, self._query_timeout + 5.0)
+        if not names:
+            self._ahead.clear()
+            return
+        flavor, version = self.server.flavor, self.server.version
+        self._ahead.run([Statement(n, sql) for n in dict.fromkeys(names)
+                         if (sql := load_sql(flavor, n, version)).split(None, 1)[0].upper()
+                         in ("SELECT", "WITH")])
+
+    def ran(self) -> tuple[str, ...]:
+        ran, self._ran = tuple(self._ran or ()), []
+        return ran
 
     def execute_sql(self, sql: str, params: Any = None) -> list[Row]:
         return self._execute(sql, params, prepare=False)

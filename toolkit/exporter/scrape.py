@@ -112,6 +112,8 @@ class TargetRunner:
         self._busy_until: float | None = None  # deadline of the scrape holding the lock
         # collector name -> (when, samples, peer samples) of collectors with a `refresh`
         self._cache: dict[str, tuple[float, tuple[SampleOut, ...], tuple[SampleOut, ...]]] = {}
+        # collector name -> the statements it ran last time, read ahead next time
+        self._statements: dict[str, tuple[str, ...]] = {}
         self._interrupted = False  # the daemon is stopping: no new connection, no retry
         # for the dialects' self metrics (pg_exporter_scrapes_total, mysqld_exporter's
         # scrape_errors_total{collector})
@@ -217,31 +219,51 @@ class TargetRunner:
         runs: list[CollectorRun] = []
         samples: list[SampleOut] = []
         peer: list[SampleOut] = []
-        for collector in self._collectors:
-            if only is not None and collector.name not in only:
-                continue
-            if not collector.supports(conn.server):
-                continue
-            if time.monotonic() >= deadline:
-                runs.append(CollectorRun(collector.name, False, 0.0, "scrape deadline reached"))
-                continue
-            runs.append(self._run(collector, conn, samples, peer))
-            if conn.closed:
-                self._conn = None
-                conn.close()  # release the socket now, not at garbage collection
-                return self._fail(started, runs[-1].error or "connection lost",
-                                  log_it=not quiet)
+        todo = [c for c in self._collectors if (only is None or c.name in only)
+                and c.supports(conn.server)]
+        self._read_ahead(conn, todo)
+        try:
+            for collector in todo:
+                if time.monotonic() >= deadline:
+                    runs.append(CollectorRun(collector.name, False, 0.0,
+                                             "scrape deadline reached"))
+                    continue
+                runs.append(self._run(collector, conn, samples, peer))
+                if ran := conn.ran():  # none when its samples came from `_cache`
+                    self._statements[collector.name] = ran
+                if conn.closed:
+                    self._conn = None
+                    conn.close()  # release the socket now, not at garbage collection
+                    return self._fail(started, runs[-1].error or "connection lost",
+                                      log_it=not quiet)
+        finally:
+            if not conn.closed:
+                conn.read_ahead(())  # what no collector asked for is not kept
         peer.extend(self._self_samples(started, not all(r.success for r in runs), runs,
                                        connected, up=True))
         return TargetResult(self.cfg.name, self.cfg.kind, self._base_labels, True,
                             time.monotonic() - started, conn.server, None, tuple(runs),
                             tuple(samples), tuple(peer), self.peer_up)
 
+    def _fresh(self, collector: AnyCollector, now: float) -> bool:
+        """Whether `collector` has samples collected moments ago (its `refresh`)."""
+        cached = self._cache.get(collector.name)
+        return cached is not None and now - cached[0] < collector.refresh_seconds
+
+    def _read_ahead(self, conn: Connection, todo: Sequence[AnyCollector]) -> None:
+        """Have the statements the collectors that run now ran last time read together
+        (toolkit/db/pipeline.py): they are short, and waiting for each answer in turn
+        cost a scrape more than running them."""
+        now = time.monotonic()
+        conn.ran()  # start afresh: what ran before (identifying the server) is not theirs
+        conn.read_ahead([name for c in todo if not self._fresh(c, now)
+                         for name in self._statements.get(c.name, ())])
+
     def _run(self, collector: AnyCollector, conn: Connection, out: list[SampleOut],
              peer_out: list[SampleOut]) -> CollectorRun:
         t0 = time.monotonic()
         cached = self._cache.get(collector.name)
-        if cached is not None and t0 - cached[0] < collector.refresh_seconds:
+        if cached is not None and self._fresh(collector, t0):
             out.extend(cached[1])  # a slow-changing family, collected moments ago
             peer_out.extend(cached[2])
             return CollectorRun(collector.name, True, 0.0)
@@ -249,7 +271,8 @@ class TargetRunner:
         peer: list[SampleOut] = []
         read: list[object] = []  # the facts, once read
         try:
-            facts = collector.read(conn)
+            facts = collector.read_for_dialects(conn) if collector.name in self._peer_only \
+                else collector.read(conn)
             read.append(facts)
             if collector.name not in self._peer_only:
                 self._own_out(collector, collector.samples(facts), produced)
