@@ -110,7 +110,9 @@ def _families() -> Iterator[PeerFamily]:
 
 
 FAMILIES = PeerFamilies(*_families())
-_COLUMNS = tuple(c for c, _, _ in _KNOWN) + tuple(c for c, _ in _UNKNOWN)
+# (column, family name, whether a timestamp), the names made once rather than per sample
+_COLUMNS = tuple((c, f"pg_stat_database_{c}", c in _TIMESTAMPS)
+                 for c in (*(c for c, _, _ in _KNOWN), *(c for c, _ in _UNKNOWN)))
 
 
 def stat_database(facts: PgDatabaseFacts) -> Iterator[Sample]:
@@ -119,10 +121,10 @@ def stat_database(facts: PgDatabaseFacts) -> Iterator[Sample]:
     sample = FAMILIES.sample
     for db in facts.databases:
         labels = {"datid": db.oid, "datname": db.name}
-        for column in _COLUMNS:
-            if column in db.columns:
-                yield sample(f"pg_stat_database_{column}",
-                             _value(db.columns[column], column in _TIMESTAMPS), labels)
+        columns = db.columns
+        for column, name, timestamp in _COLUMNS:
+            if column in columns:
+                yield sample(name, _value(columns[column], timestamp), labels)
         active = db.columns.get("active_time")
         if active is not None and not db.shared:
             yield sample(ACTIVE_TIME_SECONDS.name, active / 1000.0, labels)

@@ -22,12 +22,12 @@ import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import NamedTuple
 
 from dbgauge.toolkit.config import Config
 from dbgauge.toolkit.db import Connection, ServerInfo, connect
 from dbgauge.toolkit.dialect import Dialect, ScrapeStats
 from dbgauge.toolkit.errors import AuthError, DbgaugeError, Incomplete
+from dbgauge.toolkit.exporter.series import SampleOut, SeriesMemo
 from dbgauge.toolkit.metrics import AnyCollector, MetricSpec, Sample
 from dbgauge.toolkit.redact import redact
 from dbgauge.toolkit.registry import Registry
@@ -45,16 +45,6 @@ class CollectorRun:
     success: bool
     duration: float
     error: str | None = None
-
-
-class SampleOut(NamedTuple):
-    """A sample ready to render: labels (sorted by name) already include `target` and the
-    target's extra labels. A NamedTuple, as `Sample` is: one per series per scrape."""
-
-    name: str
-    labels: Labels
-    value: float
-    spec: MetricSpec | None = None  # only for a family named at run time
 
 
 @dataclass(frozen=True)
@@ -99,12 +89,10 @@ class TargetRunner:
         self.peer_up: tuple[MetricSpec, ...] = tuple(d.up for d in self._dialects)
         self._base_labels: Labels = _labels((), {**cfg.labels, "target": cfg.name})
         self._peer_labels: Labels = _labels((), cfg.labels)
-        # (sample name, labels) -> them merged with the target's and sorted: _own_out
-        self._own: dict[tuple[str, Labels], Labels] = {}
+        # what our samples and each dialect's resolve to (series.py): _own_out, _peer_out
+        self._own = SeriesMemo()
         self._constant = {d.name: d.target_labels(cfg) for d in self._dialects}
-        # dialect -> (sample name, labels) -> (labels with the target's, spec): _peer_out
-        self._resolved: dict[str, dict[tuple[str, Labels], tuple[Labels, MetricSpec]]] = {
-            d.name: {} for d in self._dialects}
+        self._resolved = {d.name: SeriesMemo() for d in self._dialects}
         # --compat-only: collectors a dialect translates make the peer's samples only
         self._peer_only = frozenset(c for d in self._dialects for c in d.translate) \
             if cfg.compat_only else frozenset()
@@ -305,36 +293,24 @@ class TargetRunner:
     def _peer_out(self, dialect: Dialect, samples: Iterable[Sample],
                   out: list[SampleOut]) -> None:
         """A dialect's samples, checked against its families, with the target's extra
-        labels and the constant ones their families declare: worked out once per sample
-        name and labels (the same series come back every scrape; forgotten past
-        100,000), so a scrape costs a lookup per sample."""
-        known = self._resolved[dialect.name]
+        labels and the constant ones their families declare (once per series: series.py)."""
         constant = self._constant[dialect.name]
-        for sample in samples:
-            key = (sample.name, tuple(sample.labels.items()))
-            hit = known.get(key)
-            if hit is None:
-                if len(known) >= 100_000:
-                    known.clear()
-                labels, spec = dialect.resolve(sample, constant)
-                hit = known[key] = (_labels(self._peer_labels, labels), spec)
-            out.append(SampleOut(sample.name, hit[0], sample.value, hit[1]))
+
+        def resolve(sample: Sample) -> tuple[Labels, MetricSpec | None]:
+            labels, spec = dialect.resolve(sample, constant)
+            return _labels(self._peer_labels, labels), spec
+
+        self._resolved[dialect.name].extend(out, samples, resolve)
 
     def _own_out(self, collector: AnyCollector, samples: Iterable[Sample],
                  out: list[SampleOut]) -> None:
         """A collector's samples, checked against its declarations, with the target's
-        labels (`target` and its extra labels): worked out once per sample name and labels,
-        as `_peer_out` does."""
-        known = self._own
-        for sample in samples:
-            key = (sample.name, tuple(sample.labels.items()))
-            labels = known.get(key)
-            if labels is None:
-                collector.validate_sample(sample)
-                if len(known) >= 100_000:
-                    known.clear()
-                labels = known[key] = _labels(self._base_labels, sample.labels)
-            out.append(SampleOut(sample.name, labels, sample.value, sample.spec))
+        labels (`target` and its extra labels), once per series as `_peer_out`."""
+        def resolve(sample: Sample) -> tuple[Labels, MetricSpec | None]:
+            collector.validate_sample(sample)
+            return _labels(self._base_labels, sample.labels), None
+
+        self._own.extend(out, samples, resolve)
 
     def abort_overdue(self) -> None:
         """Unblock a scrape stuck past its own deadline (called from another thread).

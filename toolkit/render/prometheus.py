@@ -210,7 +210,7 @@ def _head(name: str, type_: str, help_: str, fmt: Format) -> str:
 # are forgotten past _REMEMBERED entries (a label set that changes every scrape).
 _REMEMBERED = 50_000
 _LABEL_TEXT: dict[Labels, str] = {}
-_HEADS: dict[tuple[str, str, str, Format], str] = {}
+_HEADS: dict[tuple[str, str, str, bool, bool], str] = {}
 
 
 def _label_text(labels: Labels) -> str:
@@ -224,7 +224,7 @@ def _label_text(labels: Labels) -> str:
 
 
 def _family_head(name: str, type_: str, help_: str, fmt: Format) -> str:
-    key = (name, type_, help_, fmt)
+    key = (name, type_, help_, fmt.openmetrics, fmt.dots)
     head = _HEADS.get(key)
     if head is None:
         if len(_HEADS) >= _REMEMBERED:
@@ -234,14 +234,27 @@ def _family_head(name: str, type_: str, help_: str, fmt: Format) -> str:
 
 
 def _lines(out: list[str], samples: Samples) -> None:
-    """Append a family's sample lines. Most values are finite and below a million, which
-    Python and Go print alike (`_number`)."""
+    """Append a family's sample lines."""
     for sample_name, labels, value in samples:
         text = _LABEL_TEXT.get(labels)
         if text is None:
             text = _label_text(labels)
         number = repr(float(value)) if -math.inf < value < 1e6 else _number(value)
         out.append(f"{sample_name}{text} {number}\n")
+
+
+def _family_lines(out: list[str], family: Family) -> None:
+    """Append the lines of a family whose samples all have its name (all but histograms),
+    as `_lines` does, without making (name, labels, value) triples first: most families
+    hold a sample or two, and a scrape has hundreds. Most values are finite and below a
+    million, which Python and Go print alike (`_number`)."""
+    name = family.spec.name
+    for labels, value in family.samples:
+        text = _LABEL_TEXT.get(labels)
+        if text is None:
+            text = _label_text(labels)
+        number = repr(float(value)) if -math.inf < value < 1e6 else _number(value)
+        out.append(f"{name}{text} {number}\n")
 
 
 def _dots(samples: Samples) -> Samples:
@@ -273,7 +286,11 @@ def render(families: Sequence[Family], process: Iterable[Metric] = (),
         type_ = spec.type if spec.type in ("counter", "untyped", "histogram") else "gauge"
         if type_ == "counter" and spec.name.removesuffix("_total") in taken:
             type_ = "untyped"
-        add(spec.name, type_, spec.help, family.named())
+        if family.names is None and not fmt.dots:
+            out.append(_family_head(spec.name, type_, spec.help, fmt))
+            _family_lines(out, family)
+        else:
+            add(spec.name, type_, spec.help, family.named())
     for metric in process:
         add(metric.name + "_total" if metric.type == "counter" else metric.name,
             metric.type, metric.documentation,
