@@ -17,7 +17,7 @@ from dbgauge.toolkit.db.base import Row, ServerInfo, read_only
 from dbgauge.toolkit.db.pipeline import ReadAhead, Statement
 from dbgauge.toolkit.db.version import parse_version
 from dbgauge.toolkit.dsn import ConnParams
-from dbgauge.toolkit.errors import AuthError, ConnectError, QueryError
+from dbgauge.toolkit.errors import AuthError, ConnectError, DbgaugeError, QueryError
 from dbgauge.toolkit.redact import redact
 from dbgauge.toolkit.sql import load_sql
 from dbgauge.toolkit.targets import Target
@@ -131,10 +131,15 @@ class PostgresConnection:
         if not names:
             self._ahead.clear()
             return
-        flavor, version = self.server.flavor, self.server.version
-        self._ahead.run([Statement(n, sql) for n in dict.fromkeys(names)
-                         if (sql := load_sql(flavor, n, version)).split(None, 1)[0].upper()
-                         in ("SELECT", "WITH")])
+        statements = []
+        for name in dict.fromkeys(names):
+            try:  # named on another server (a failover to another major): not read ahead
+                sql = load_sql(self.server.flavor, name, self.server.version)
+            except DbgaugeError:
+                continue
+            if sql.split(None, 1)[0].upper() in ("SELECT", "WITH"):
+                statements.append(Statement(name, sql))
+        self._ahead.run(statements)
 
     def ran(self) -> tuple[str, ...]:
         ran, self._ran = tuple(self._ran or ()), []

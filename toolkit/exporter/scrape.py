@@ -244,8 +244,11 @@ class TargetRunner:
         cost a scrape more than running them."""
         now = time.monotonic()
         conn.ran()  # start afresh: what ran before (identifying the server) is not theirs
-        conn.read_ahead([name for c in todo if not self._fresh(c, now)
-                         for name in self._statements.get(c.name, ())])
+        try:
+            conn.read_ahead([name for c in todo if not self._fresh(c, now)
+                             for name in self._statements.get(c.name, ())])
+        except Exception:  # a speed-up only: the collectors then run each statement alone
+            log.exception("reading ahead failed on %s", self.cfg.name)
 
     def _run(self, collector: AnyCollector, conn: Connection, out: list[SampleOut],
              peer_out: list[SampleOut]) -> CollectorRun:
