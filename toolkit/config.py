@@ -87,17 +87,20 @@ class _Model(BaseModel):
 class HeartbeatConfig(_Model):
     """pt-heartbeat-compatible lag measurement (MySQL family).
 
-    `write`: the daemon updates this server's row every `interval`; `read`: the
-    heartbeat collector reads the source's row and exposes the lag.
+    `write`: the daemon updates this server's row every `interval`, unless the server is
+    read-only (`allow_read_only` writes there anyway); `read`: the heartbeat collector
+    reads the source's row and exposes the lag.
     """
 
     mode: Literal["write", "read"]
     interval: Duration = 1.0
     table: str = Field(default=DEFAULT_HEARTBEAT_TABLE, pattern=TABLE_PATTERN)
     source_server_id: int | None = Field(default=None, ge=1, le=2**32 - 1)
+    allow_read_only: bool = False
 
     def heartbeat(self) -> Heartbeat:
-        return Heartbeat(self.mode, self.interval, self.table, self.source_server_id)
+        return Heartbeat(self.mode, self.interval, self.table, self.source_server_id,
+                         self.allow_read_only)
 
 
 class TargetConfig(_Model):
@@ -278,6 +281,7 @@ class ChecksumJobConfig(_Model):
     chunk_time: Duration = 0.5
     whole_table_time: DurationOrZero = 2.0  # MariaDB: CHECKSUM TABLE pre-check; 0: off
     max_lag: Duration = 1.0
+    allow_read_only: bool = False  # replicated: write on a read_only source anyway
 
 
 class Config(_Model):

@@ -77,3 +77,8 @@ class SandboxError(DbgaugeError):
 
 class MissingBinaryError(SandboxError):
     """A server binary the sandbox needs is not installed (deploy/install-deps adds it)."""
+
+
+class WriteRefused(DbgaugeError):
+    """A writer found its server read-only (a replica, a standby) and wrote nothing there
+    (`toolkit.write_guard`): the message names the setting found and what to do."""

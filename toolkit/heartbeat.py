@@ -33,10 +33,11 @@ from typing import Any
 from dbgauge.toolkit.db import Connection, connect
 from dbgauge.toolkit.db.privileges import query
 from dbgauge.toolkit.db.values import number
-from dbgauge.toolkit.errors import ConfigError, DbgaugeError, QueryError
+from dbgauge.toolkit.errors import ConfigError, DbgaugeError, QueryError, WriteRefused
 from dbgauge.toolkit.redact import redact
 from dbgauge.toolkit.sql import load_sql, quote_ident, quote_qualified
 from dbgauge.toolkit.targets import Heartbeat, Target
+from dbgauge.toolkit.write_guard import check_writable
 
 log = logging.getLogger("dbgauge.heartbeat")
 
@@ -195,11 +196,15 @@ class HeartbeatWriter:
 
     It owns its own connection (never the scrape connection), reconnects after any
     failure, logs each distinct failure once and its recovery once, and never raises
-    into the daemon.
+    into the daemon. Before every write it asks whether the server is read-only
+    (`toolkit.write_guard`): while it is, nothing is written (not even the table), the
+    refusal is logged once, and it asks again every interval, so a server promoted to
+    primary gets its heartbeat without a restart. `override` is how the user allows
+    writing on a read-only server (the config key, or the command line's option).
     """
 
     def __init__(self, target: Target, clock: Callable[[], float] = time.time, *,
-                 create_table: bool = True) -> None:
+                 create_table: bool = True, override: str | None = None) -> None:
         if target.heartbeat is None:
             raise ConfigError(f"target {target.name} has no heartbeat settings")
         self.target = target
@@ -208,6 +213,10 @@ class HeartbeatWriter:
         split_table(self.table)  # fail now, not in the thread, on a bad name
         self._clock = clock
         self._create_table = create_table
+        self._allow_read_only = target.heartbeat.allow_read_only
+        self._override = override or (f"set heartbeat.allow_read_only: true on target "
+                                      f"{target.name}")
+        self._noted_read_only = False
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._conn: Connection | None = None
@@ -215,6 +224,7 @@ class HeartbeatWriter:
         self._last_error: str | None = None
         self.writes = 0  # successful writes, for tests and debugging
         self.failed = 0  # failed attempts since the last successful write
+        self.refused = 0  # times the server was found read-only, nothing written
 
     def start(self) -> None:
         if self._thread is not None:
@@ -260,6 +270,11 @@ class HeartbeatWriter:
                 self.beat()
                 self.failed = 0
                 wait = self.interval - (time.monotonic() - started)
+            except WriteRefused as exc:  # asked again every interval, on this connection
+                self.refused += 1
+                self.failed = 0
+                self._refused(exc)
+                wait = self.interval - (time.monotonic() - started)
             except Exception as exc:  # the daemon must outlive any failure here
                 self.failed += 1
                 self._failed(exc)
@@ -275,6 +290,7 @@ class HeartbeatWriter:
             self._close()
             conn = self._conn = connect(self.target)
             self._table_ready = False
+        self._check_writable(conn)
         if not self._table_ready:
             self._ensure_table(conn)
             self._table_ready = True
@@ -286,6 +302,30 @@ class HeartbeatWriter:
             log.info("heartbeat writer for %s is writing again", self.target.name,
                      extra={"target": self.target.name})
             self._last_error = None
+
+    def _check_writable(self, conn: Connection) -> None:
+        """WriteRefused if the server is read-only (unless allowed: then say so once)."""
+        state = check_writable(conn, f"write the heartbeat row ({self.table})",
+                               f"target {self.target.name}",
+                               allow_read_only=self._allow_read_only, override=self._override)
+        if state.writable or self._noted_read_only:
+            self._noted_read_only = not state.writable
+            return
+        self._noted_read_only = True
+        log.warning("heartbeat writer for %s writes although the server is read-only (%s): "
+                    "allow_read_only is set", self.target.name, ", ".join(state.found),
+                    extra={"target": self.target.name})
+
+    def _refused(self, exc: WriteRefused) -> None:
+        message = str(exc)
+        if message != self._last_error:
+            log.warning("heartbeat writer for %s wrote nothing: %s (asking again every %.3g s)",
+                        self.target.name, message, self.interval,
+                        extra={"target": self.target.name})
+        else:
+            log.debug("heartbeat writer for %s: the server is still read-only",
+                      self.target.name, extra={"target": self.target.name})
+        self._last_error = message
 
     def _ensure_table(self, conn: Connection) -> None:
         """Create the schema and table unless they exist (no DDL privilege needed then)."""

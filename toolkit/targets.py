@@ -51,6 +51,8 @@ class Heartbeat:
     interval: float = 1.0
     table: str = DEFAULT_HEARTBEAT_TABLE
     source_server_id: int | None = None
+    # write even while the server is read_only (toolkit.write_guard); never by default
+    allow_read_only: bool = False
 
 
 @dataclass(frozen=True)

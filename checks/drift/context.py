@@ -26,9 +26,12 @@ from dbgauge.checks.drift.state import RunState, endpoint
 from dbgauge.toolkit.db import Row, connect
 from dbgauge.toolkit.errors import DbgaugeError
 from dbgauge.toolkit.targets import FanOut, Target, unique_names
+from dbgauge.toolkit.write_guard import WriteState, check_writable
 
 _QUERY_TIMEOUT = 120.0  # chunks aim at chunk_time; this only stops a runaway statement
 THROTTLE_EVERY = 0.5  # seconds between checks of the replicas' lag and the source's load
+# how a user lets the replicated method write on a read_only source
+ALLOW_READ_ONLY = "pass --allow-read-only (a checksums: job: allow_read_only: true)"
 
 Pool = FanOut[Callable[[], Any], Any]
 
@@ -71,6 +74,15 @@ class Context:
     def replica(self, name: str) -> Side:
         """The replica called `name`."""
         return self.links[name].replica
+
+    def source_writable(self) -> WriteState:
+        """Before each write on the source (the replicated method's table and chunks):
+        WriteRefused when it is read-only -- a replica given as --source, or a primary
+        demoted while the run goes on -- unless --allow-read-only."""
+        return check_writable(self.source.conn, f"write checksum chunks into "
+                              f"{self.replicate.name}", f"source {self.source.name}",
+                              allow_read_only=self.options.allow_read_only,
+                              override=ALLOW_READ_ONLY)
 
     # -- throttling and synchronisation
 

@@ -78,6 +78,8 @@ class ChecksumOptions:
     recursion_method: tuple[str, ...] = ()  # processlist, hosts, dsn=D=db,t=tbl, none
     replicate: str | None = None  # db.tbl of the replicated method (None: dbgauge.checksums)
     replicate_check_only: bool = False  # report what the replicate table holds, no checksum
+    # replicated: write the replicate table even on a read_only source (toolkit.write_guard)
+    allow_read_only: bool = False
 
 
 @dataclass(frozen=True)

@@ -34,7 +34,7 @@ from dbgauge.checks.drift.verdict import finish_table
 from dbgauge.checks.drift.walk import walk_table
 from dbgauge.checks.drift.whole_table import whole_table
 from dbgauge.toolkit.db.privileges import denied
-from dbgauge.toolkit.errors import ConfigError, QueryError
+from dbgauge.toolkit.errors import ConfigError, QueryError, WriteRefused
 from dbgauge.toolkit.redact import redact
 from dbgauge.toolkit.result import CheckResult
 from dbgauge.toolkit.targets import Target
@@ -68,6 +68,8 @@ def run_checksum(source: Target, replicas: Sequence[Target],
         # Unknown or unreadable tables fail before anything is written.
         tables = list_tables(ctx.source, options)
         if ctx.method == "replicated":
+            ctx = replace(ctx, replicate=ReplicateTable(*parse_replicate(options.replicate)))
+            _writable_at_start(ctx)  # nothing is written on a read-only source
             ctx = replace(ctx, replicate=_prepare_replicated(ctx.source, options.replicate))
         ctx = replace(ctx, started=time.monotonic())  # --run-time counts checking only
         try:
@@ -76,6 +78,9 @@ def run_checksum(source: Target, replicas: Sequence[Target],
             ctx.state.save(force=True)
             raise Interrupted(f"interrupted; progress is saved in {ctx.state.path}: continue "
                               "with --resume") from None
+        except WriteRefused:  # the source turned read-only (a switchover) during the run
+            ctx.state.save(force=True)
+            raise
         ctx.state.complete()
         return checksum_result(ctx.method, ctx.source.name,
                                tuple(r.name for r in ctx.replicas), tuple(results),
@@ -134,6 +139,14 @@ def check_table(ctx: Context, entry: TableEntry, rate: float | None) -> Checked:
             return Checked(pre.result, rate)
     walked = walk_table(ctx, plan, saved)
     return Checked(finish_table(ctx, plan, walked, started), rate)
+
+
+def _writable_at_start(ctx: Context) -> None:
+    """WriteRefused on a read-only source, unless --allow-read-only (then noted)."""
+    state = ctx.source_writable()
+    if not state.writable:
+        ctx.reporter.note(f"source {ctx.source.name} is read-only ({', '.join(state.found)}): "
+                          "writing the checksum chunks anyway, as --allow-read-only asks")
 
 
 def _prepare_replicated(source: Side, replicate: str | None) -> ReplicateTable:

@@ -54,6 +54,7 @@ def walk_table(ctx: Context, plan: TablePlan, saved: SavedWalk | None) -> Walked
     ctx.catch_up()
     replicated = ctx.method == "replicated"
     if replicated and saved is None:
+        ctx.source_writable()
         ctx.replicate.run(ctx.source, "checksum_clear_table", (plan.schema, plan.table))
     rows = saved.rows if saved else 0
     chunks = saved.chunks if saved else 0
@@ -146,6 +147,7 @@ def replicate_chunk(ctx: Context, plan: TablePlan, rng: KeyRange, chunk: int
     q = plan.source[False]
     lower = json.dumps(encode_bound(rng.lower)) if rng.lower is not None else None
     upper = json.dumps(encode_bound(rng.upper)) if rng.upper is not None else None
+    ctx.source_writable()
     t0 = time.monotonic()
     into = ctx.replicate
     ctx.source.run(q.replicate_chunk(rng, chunk, lower, upper, into.parts()["replicate"]))

@@ -93,6 +93,7 @@ def whole_table(ctx: Context, plan: TablePlan, started: float, rate: float | Non
     if any(other != (value, rows) for other in others):
         return Precheck(None, rate)
     if ctx.method == "replicated":  # chunk rows of an earlier run would read as current
+        ctx.source_writable()
         ctx.replicate.run(ctx.source, "checksum_clear_table", (plan.schema, plan.table))
     return Precheck(TableResult(plan.name, "ok", rows=rows, chunks=1, whole_table=True,
                                 seconds=time.monotonic() - started), rate)

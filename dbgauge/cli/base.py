@@ -26,6 +26,7 @@ from dbgauge.toolkit.errors import (
     MissingBinaryError,
     QueryError,
     SandboxError,
+    WriteRefused,
 )
 from dbgauge.toolkit.redact import register_secret
 from dbgauge.toolkit.result import Status
@@ -94,6 +95,7 @@ ERROR_EXIT: tuple[tuple[type[DbgaugeError], int], ...] = (
     (ConnectError, 2),
     (QueryError, 2),
     (CheckFailed, 2),
+    (WriteRefused, 2),
     (DbgaugeError, 1),
 )
 

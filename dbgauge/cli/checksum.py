@@ -83,6 +83,10 @@ if TYPE_CHECKING:
               help="Replicated method: write chunk results to this table in "
                    "pt-table-checksum's layout (master_crc, master_cnt, ...), created if "
                    "missing. Default: dbgauge.checksums.")
+@click.option("--allow-read-only", is_flag=True,
+              help="Replicated method: write the replicate table even when the source is "
+                   "read_only (an account with SUPER can). Default: refuse, since a source "
+                   "that is read-only is a replica and the writes would be errant there.")
 @click.option("--replicate-check-only", is_flag=True,
               help="Only report the differing chunks the replicas' replicate table already "
                    "records (exit 1 if any); do not checksum.")
@@ -118,14 +122,15 @@ def checksum(source_arg: str, replica_args: tuple[str, ...], config_path: str | 
              chunk_time: float, chunk_size: int | None, whole_table_time: float,
              max_lag: float, max_threads_running: int, max_load: tuple[str, ...],
              recursion_method: tuple[str, ...], replicate: str | None,
-             replicate_check_only: bool, retries: int,
+             allow_read_only: bool, replicate_check_only: bool, retries: int,
              retry_delay: float, fmt: str, print_repair: bool, show_values: bool,
              resume: bool,
              state_file: Path | None, run_time: float | None,
              password_file: Path | None, progress: float, quiet: bool) -> None:
     """Compare tables on a source and its replicas chunk by chunk, and name the rows that
     differ (missing, extra or changed) by key. Exit status: 0 no drift, 1 drift found,
-    2 could not check (the reason is printed).
+    2 could not check (the reason is printed), e.g. a read-only source, where the
+    replicated method writes nothing unless --allow-read-only.
 
     \b
     Examples:
@@ -160,7 +165,7 @@ def checksum(source_arg: str, replica_args: tuple[str, ...], config_path: str | 
             databases=split_list(databases), ignore_databases=split_list(ignore_databases),
             databases_regex=databases_regex, ignore_databases_regex=ignore_databases_regex,
             tables_regex=tables_regex, ignore_tables_regex=ignore_tables_regex,
-            chunk_size=chunk_size, replicate=replicate,
+            chunk_size=chunk_size, replicate=replicate, allow_read_only=allow_read_only,
             replicate_check_only=replicate_check_only, **pt)
         result = run_checksum(source, replicas, options, reporter)
     except DbgaugeError as exc:

@@ -62,11 +62,12 @@ def _targets(args: tuple[str, ...], config_path: str | None, password_file: Path
 
 
 def _settings(mode: str, database: str, table: str, interval: float = 1.0,
-              source_server_id: int | None = None) -> Heartbeat:
+              source_server_id: int | None = None, allow_read_only: bool = False) -> Heartbeat:
     from dbgauge.toolkit.heartbeat import table_name
     from dbgauge.toolkit.targets import Heartbeat
 
-    return Heartbeat(mode, interval, table_name(database, table), source_server_id)
+    return Heartbeat(mode, interval, table_name(database, table), source_server_id,
+                     allow_read_only)
 
 
 @click.group("heartbeat", short_help="pt-heartbeat without the daemon: update, monitor, check.")
@@ -91,11 +92,18 @@ def heartbeat_group() -> None:
               metavar="DURATION", help="Time between writes (pt-heartbeat's --interval).")
 @click.option("--create-table", is_flag=True,
               help="Create the schema and table if missing (pt-heartbeat's layout).")
+@click.option("--allow-read-only", is_flag=True,
+              help="Write even while the server is read_only (an account with SUPER or "
+                   "READ ONLY ADMIN can): only for a server meant to take these writes. "
+                   "Default: refuse, as pt-heartbeat --check-read-only does.")
+@click.option("--check-read-only", is_flag=True, hidden=True,
+              help="pt-heartbeat's option, accepted: checking is always on.")
 @click.option("--log-format", type=click.Choice(["text", "json"]), default="text",
               show_default=True, help="Log lines on stderr.")
 def heartbeat_update(node: str, database: str, table: str, password_env: str | None,
                      password_file: Path | None, config_path: str | None, interval: float,
-                     create_table: bool, log_format: str) -> None:
+                     create_table: bool, allow_read_only: bool, check_read_only: bool,
+                     log_format: str) -> None:
     """Replace this server's row (keyed by @@server_id) with the current UTC time every
     --interval, in the foreground until SIGTERM or SIGINT (exit 0): run it under
     systemd (deploy/systemd/dbgauge-heartbeat.service) as pt-heartbeat --update
@@ -103,10 +111,16 @@ def heartbeat_update(node: str, database: str, table: str, password_env: str | N
     password or missing table (without --create-table) exits 2 at once; later failures
     are logged, and the writer reconnects.
 
+    A read-only server (read_only=ON or super_read_only=ON: a replica) gets no write,
+    not even --create-table's: the first write exits 2 saying so, and a server that
+    turns read-only later (a switchover) is logged once and skipped until it takes
+    writes again. --allow-read-only writes there anyway (not through super_read_only).
+
     \b
-    Example:
+    Examples:
       dbgauge heartbeat update mysql://dbgauge@127.0.0.1:3306/ --password-file /etc/dbgauge/pw \\
           --create-table --interval 0.5s
+      dbgauge heartbeat update mysql://dbgauge@db9:3306/ --allow-read-only  # read-only on purpose
     """
     from dbgauge.toolkit.heartbeat import HeartbeatWriter
     from dbgauge.toolkit.logs import setup_logging
@@ -114,8 +128,10 @@ def heartbeat_update(node: str, database: str, table: str, password_env: str | N
     setup_logging(log_format, "info")
     try:
         (target,) = _targets((node,), config_path, password_file, password_env,
-                             _settings("write", database, table, interval))
-        writer = HeartbeatWriter(target, create_table=create_table)
+                             _settings("write", database, table, interval,
+                                       allow_read_only=allow_read_only))
+        writer = HeartbeatWriter(target, create_table=create_table,
+                                 override="pass --allow-read-only")
         writer.beat()
     except DbgaugeError as exc:
         die(exc)

@@ -37,6 +37,7 @@ from dbgauge.toolkit.pgtap.tap import TapResult, parse_tap
 from dbgauge.toolkit.redact import redact
 from dbgauge.toolkit.sql import load_sql
 from dbgauge.toolkit.targets import FanOut
+from dbgauge.toolkit.write_guard import check_writable
 
 KILL_GRACE = 5.0
 _PSQL_ERROR = re.compile(r"^(?:psql:[^ ]*:\d+: )?(?:ERROR|FATAL|PANIC):")
@@ -285,7 +286,8 @@ class PgtapInstall:
 @contextmanager
 def pgtap_for_run(dsn: str, install: bool) -> Iterator[PgtapInstall]:
     """With `install`, create the pgtap extension when the database lacks it and drop it
-    again after the run, even when the run fails."""
+    again after the run, even when the run fails; never on a read-only server (a standby,
+    default_transaction_read_only), where the run needs pgTAP installed on the primary."""
     state = PgtapInstall([])
     if not install:
         yield state
@@ -300,6 +302,8 @@ def pgtap_for_run(dsn: str, install: bool) -> Iterator[PgtapInstall]:
                     f"pgTAP is not available on the server at {_where(dsn)}: install the "
                     "server package (Debian: postgresql-<major>-pgtap, e.g. "
                     "postgresql-15-pgtap) on the database host, then rerun")
+            check_writable(conn, "create extension pgtap (--install-pgtap)", _where(dsn),
+                           override=None)
             conn.query("pgtap_create_extension")
             state.created_version = str(found["default_version"])
             state.notes.append(f"created extension pgtap {state.created_version} for this run")
