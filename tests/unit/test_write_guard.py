@@ -101,3 +101,22 @@ def test_the_override_options_are_documented_in_help() -> None:
     assert pt.exit_code == 2 and "is a postgres server" in pt.output, pt.output
     checksum = CliRunner().invoke(cli, ["checksum", "--help"])
     assert "--allow-read-only" in checksum.output
+
+
+def test_config_allow_read_only_reaches_the_writers() -> None:
+    from dbgauge.app import parse_config
+    from dbgauge.checks.schedule import checksum_jobs
+
+    config = parse_config(
+        "targets:\n"
+        "  - {name: a, kind: mysql, dsn: 'mysql://u@h/',\n"
+        "     heartbeat: {mode: write, allow_read_only: true}}\n"
+        "  - {name: b, kind: mysql, dsn: 'mysql://u@h2/', heartbeat: {mode: write}}\n"
+        "checksums:\n"
+        "  - {source: a, replicas: [b], allow_read_only: true}\n"
+        "  - {source: a, replicas: [b]}\n")
+    writers = {t.name: t.heartbeat for t in config.all_targets()}
+    assert writers["a"] is not None and writers["a"].allow_read_only
+    assert writers["b"] is not None and not writers["b"].allow_read_only  # safe by default
+    jobs = checksum_jobs(config)
+    assert [job.options.allow_read_only for job in jobs] == [True, False]  # type: ignore[attr-defined]
