@@ -28,6 +28,7 @@ import yaml
 from dbgauge.checks.drift import ChecksumOptions, run_checksum
 from dbgauge.toolkit.db import connect_dsn
 from dbgauge.toolkit.errors import WriteRefused
+from dbgauge.toolkit.gtid import errant_mariadb, mariadb_state
 from dbgauge.toolkit.heartbeat import HeartbeatWriter
 from dbgauge.toolkit.sql import quote_ident
 from dbgauge.toolkit.targets import Heartbeat, Target
@@ -82,13 +83,33 @@ def positions(sandbox: Sandbox, name: str) -> dict[str, Any]:
     return {**row, "file": status["File"], "position": status["Position"]}
 
 
+def own_writes(sandbox: Sandbox, name: str) -> dict[tuple[int, int], int]:
+    """The newest seq per domain of the transactions the server binlogged itself (its own
+    server_id in gtid_binlog_state): on a replica, each one is an errant transaction."""
+    row = run(sandbox, name, "SELECT @@GLOBAL.gtid_binlog_state AS state, "
+                             "@@GLOBAL.server_id AS id")[0]
+    return {key: seq for key, seq in mariadb_state(row["state"]).items()
+            if key[1] == int(row["id"])}
+
+
 @contextmanager
 def unmoved(sandbox: Sandbox) -> Iterator[None]:
-    """Neither server logs a transaction within the block (nothing else writes here)."""
-    before = {name: positions(sandbox, name) for name in ("mariadb-primary", "mariadb-replica")}
+    """The replica binlogs no transaction of its own within the block. When nothing wrote
+    on the primary meanwhile, neither server's GTID or binlog position moved at all; when
+    something did (another test module's daemon keeps a heartbeat on the primary), the
+    replica moved only by what it replicated: no GTID the primary lacks."""
+    names = ("mariadb-primary", "mariadb-replica")
+    before = {name: positions(sandbox, name) for name in names}
+    own = own_writes(sandbox, "mariadb-replica")
     yield
-    after = {name: positions(sandbox, name) for name in before}
-    assert after == before
+    after = {name: positions(sandbox, name) for name in names}
+    assert own_writes(sandbox, "mariadb-replica") == own
+    if after["mariadb-primary"] == before["mariadb-primary"]:
+        assert after == before
+        return
+    replica = run(sandbox, "mariadb-replica", "SELECT @@GLOBAL.gtid_binlog_state AS s")[0]["s"]
+    primary = run(sandbox, "mariadb-primary", "SELECT @@GLOBAL.gtid_binlog_state AS s")[0]["s"]
+    assert errant_mariadb(replica, mariadb_state(primary)) == ()
 
 
 @contextmanager
