@@ -203,6 +203,27 @@ def test_allow_read_only_writes_through_read_only(sandbox: Sandbox, super_pw: Pa
     replica_caught_up(sandbox)  # the writes were the primary's: they replicate
 
 
+def test_heartbeat_update_allow_read_only_writes_on_a_read_only_server(
+        sandbox: Sandbox, super_pw: Path) -> None:
+    with read_only_primary(sandbox):
+        before = positions(sandbox, "mariadb-primary")
+        writer = subprocess.Popen(
+            [*DBGAUGE, "heartbeat", "update", dsn(sandbox, "mariadb-primary"), "--table",
+             HB_TABLE, "--create-table", "--interval", "100ms", "--allow-read-only",
+             "--password-file", str(super_pw)],
+            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            wait_for(lambda: positions(sandbox, "mariadb-primary")["binlog_pos"]
+                     != before["binlog_pos"], what="the heartbeat written on the primary")
+            assert writer.poll() is None  # still writing in the foreground
+        finally:
+            writer.terminate()
+            _, err = writer.communicate(timeout=15)
+    assert writer.returncode == 0, err
+    assert err.count("writes although the server is read-only (read_only=ON)") == 1, err
+    replica_caught_up(sandbox)
+
+
 def test_daemon_writer_on_a_read_only_target_writes_nothing_and_logs_once(
         sandbox: Sandbox, super_pw: Path, tmp_path: Path) -> None:
     config = tmp_path / "wg.yaml"
