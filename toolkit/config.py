@@ -278,6 +278,7 @@ class ChecksumJobConfig(_Model):
     chunk_time: Duration = 0.5
     whole_table_time: DurationOrZero = 2.0  # MariaDB: CHECKSUM TABLE pre-check; 0: off
     max_lag: Duration = 1.0
+    different_databases: bool = False  # PostgreSQL sides on differently named databases
 
 
 class Config(_Model):

@@ -78,6 +78,9 @@ class ChecksumOptions:
     recursion_method: tuple[str, ...] = ()  # processlist, hosts, dsn=D=db,t=tbl, none
     replicate: str | None = None  # db.tbl of the replicated method (None: dbgauge.checksums)
     replicate_check_only: bool = False  # report what the replicate table holds, no checksum
+    # PostgreSQL sides connected to databases of different names: compare anyway (a copy
+    # under another name); else such a run is refused (checks/drift/run.py).
+    different_databases: bool = False
 
 
 @dataclass(frozen=True)
