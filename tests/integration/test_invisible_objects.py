@@ -1,22 +1,26 @@
 """One object the monitoring role cannot see, or cannot read now, costs that object, never
-the whole collector: a sequence in a schema without USAGE, a sequence another session is
-altering, a table (or its index) another session holds or waits for ACCESS EXCLUSIVE on.
+the whole collector (or checksum): a sequence in a schema without USAGE, a sequence another
+session is altering, a table (or its index) another session holds or waits for ACCESS
+EXCLUSIVE on, a table in a schema without USAGE in a checksum.
 Each condition is made by the sandbox's admin in its own session in a database of the
 test's own (nothing else in it to blur the counts), the state waited for in pg_locks, and
 undone in a `finally` block."""
 
 from __future__ import annotations
 
+import json
+import subprocess
 import threading
 from collections.abc import Iterator
 from contextlib import closing, contextmanager
+from pathlib import Path
 from typing import Any
 
 import psycopg
 import pytest
 
 from dbgauge.toolkit.targets import Target
-from tests.helpers import Metrics, value, wait_for
+from tests.helpers import DBGAUGE, REPO, Metrics, value, wait_for
 from tests.helpers.daemon import check, collect_direct, target_config
 from tests.helpers.servers import Sandbox, pg_admin
 
@@ -198,3 +202,43 @@ def test_a_table_someone_waits_to_lock_is_not_sized_either(sandbox: Sandbox, db:
             waiting.join(30)
             locker.rollback()
         assert not waiting.is_alive()
+
+
+def test_checksum_of_a_table_in_a_schema_without_usage_costs_that_table(
+        sandbox: Sandbox, db: Target, tmp_path: Path) -> None:
+    with closing(admin_on(sandbox, autocommit=True)) as admin:
+        for statement in ("CREATE SCHEMA inv_s", "CREATE TABLE inv_s.t (id int PRIMARY KEY)",
+                          "INSERT INTO inv_s.t VALUES (1)",
+                          "GRANT SELECT ON inv_s.t TO dbgauge",  # but no USAGE on inv_s
+                          "CREATE TABLE public.inv_ok (id int PRIMARY KEY)",
+                          "INSERT INTO public.inv_ok VALUES (1)",
+                          "GRANT SELECT ON public.inv_ok TO dbgauge"):
+            admin.execute(statement)
+        try:
+            standby = sandbox.admin_dsn("pg-standby", DB)
+            wait_for(lambda: _replayed(standby), timeout=30, what="the standby to replay")
+            proc = subprocess.run(
+                [*DBGAUGE, "checksum", "--source", dsn(sandbox),
+                 "--replica", dsn(sandbox).replace(str(sandbox.state.port("pg-primary")),
+                                                   str(sandbox.state.port("pg-standby"))),
+                 "--password-file", str(sandbox.state.dbgauge_password_file), "--quiet",
+                 "--format", "json", "--state-file", str(tmp_path / "state.json")],
+                capture_output=True, text=True, timeout=120, cwd=REPO, check=False)
+        finally:
+            admin.execute("DROP SCHEMA IF EXISTS inv_s CASCADE")
+            admin.execute("DROP TABLE IF EXISTS public.inv_ok")
+    assert proc.returncode == 2, proc.stdout + proc.stderr  # one table could not be checked
+    tables = {t["table"]: t for t in json.loads(proc.stdout)["tables"]}
+    assert tables["public.inv_ok"]["status"] == "ok"  # the rest was compared
+    assert tables["inv_s.t"]["status"] == "unchecked"
+    assert "USAGE ON SCHEMA inv_s" in tables["inv_s.t"]["reason"]
+
+
+def _replayed(url: str) -> bool:
+    try:
+        with psycopg.connect(url, connect_timeout=5) as conn:
+            row = conn.execute("SELECT to_regclass('public.inv_ok') IS NOT NULL "
+                               "AND to_regclass('inv_s.t') IS NOT NULL").fetchone()
+            return bool(row and row[0])
+    except psycopg.OperationalError:
+        return False
