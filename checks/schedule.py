@@ -157,7 +157,8 @@ class ChecksumJob(Job):
         self.options = ChecksumOptions(
             tables=tuple(spec.tables or ()), exclude=tuple(spec.exclude), method=spec.method,
             chunk_time=spec.chunk_time, whole_table_time=spec.whole_table_time,
-            max_lag=spec.max_lag, allow_read_only=spec.allow_read_only, keep_state=False)
+            max_lag=spec.max_lag, allow_read_only=spec.allow_read_only, keep_state=False,
+            different_databases=spec.different_databases)
 
     def run(self) -> Iterable[Sample]:
         result = run_checksum(self.source, self.replicas, self.options,

@@ -7,7 +7,10 @@ the far end, 0 to 1; the top `limit` sequences by that ratio are exported. Cycli
 sequences never run out and are left out. PostgreSQL shows last_value only to roles with
 USAGE or SELECT on the sequence: `dbgauge_postgres_sequences_unreadable` counts the ones
 dbgauge may not read (grant SELECT on them to see their ratio), and a sequence never used
-yet has no ratio either.
+yet has no ratio either. One sequence costs only itself: sequences are read by OID (a
+schema without USAGE hides nothing else), and one another session holds or waits for a
+lock on (ALTER SEQUENCE, DROP or LOCK in an open transaction) is skipped and counted in
+`dbgauge_postgres_sequences_locked` rather than holding the statement until lock_timeout.
 """
 
 from __future__ import annotations
@@ -32,7 +35,12 @@ UNREADABLE = MetricSpec(
     _P + "s_unreadable", "gauge",
     "Non-cycling sequences whose last_value dbgauge may not read (no USAGE or SELECT): they "
     "have no used_ratio series.")
-METRICS = MetricTable(USED, COUNT, UNREADABLE)
+LOCKED = MetricSpec(
+    _P + "s_locked", "gauge",
+    "Non-cycling sequences dbgauge may read but skipped this time: another session held or "
+    "waited for a lock that reading them would wait behind (ALTER SEQUENCE, DROP, LOCK); "
+    "they have no used_ratio series.")
+METRICS = MetricTable(USED, COUNT, UNREADABLE, LOCKED)
 LIMIT = Option(50, "How many sequences to export, nearest their end first.", maximum=1000)
 
 
@@ -47,11 +55,13 @@ class SequenceUse:
 
 @dataclass(frozen=True)
 class PgSequencesFacts:
-    """The top sequences (nearest their end first) and the database-wide counts."""
+    """The top sequences (nearest their end first) and the database-wide counts:
+    `unreadable` for want of a privilege, `locked` skipped for another session's lock."""
 
     sequences: tuple[SequenceUse, ...]
     total: float
     unreadable: float
+    locked: float = 0.0
 
 
 def parse_sequences(rows: Iterable[Row]) -> PgSequencesFacts:
@@ -61,7 +71,8 @@ def parse_sequences(rows: Iterable[Row]) -> PgSequencesFacts:
     return PgSequencesFacts(
         tuple(SequenceUse(text(r.get("schemaname")), text(r.get("sequencename")),
                           number(r.get("used_ratio"))) for r in rows),
-        number(first.get("sequences")) or 0.0, number(first.get("unreadable")) or 0.0)
+        number(first.get("sequences")) or 0.0, number(first.get("unreadable")) or 0.0,
+        number(first.get("locked")) or 0.0)
 
 
 def read_sequences(conn: Connection, limit: int = int(LIMIT.default)) -> PgSequencesFacts:
@@ -73,6 +84,7 @@ def sequence_samples(facts: PgSequencesFacts) -> Iterator[Sample]:
     """The counts, then a ratio per sequence that has one."""
     yield Sample(COUNT.name, facts.total)
     yield Sample(UNREADABLE.name, facts.unreadable)
+    yield Sample(LOCKED.name, facts.locked)
     for seq in facts.sequences:
         if seq.used_ratio is not None:
             yield Sample(USED.name, seq.used_ratio,
@@ -83,8 +95,8 @@ class PostgresSequences(Collector[PgSequencesFacts]):
     name = "postgres_sequences"
     refresh = 60  # slow-changing (and, for fleets, the costly part): see Collector.refresh
     help = ("Top sequences of the connected database by how far they went towards their "
-            "max_value (min_value when descending); how many exist and how many dbgauge may "
-            "not read.")
+            "max_value (min_value when descending); how many exist, how many dbgauge may "
+            "not read, and how many another session's lock kept it from reading.")
     kind = "postgres"
     flavors = frozenset({"postgres"})
     min_versions = {"postgres": (13,)}

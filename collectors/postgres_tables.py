@@ -14,6 +14,9 @@ says how many were left out. PostgreSQL keeps these statistics per database: `da
 reads other databases of the server too (see `collectors/_pg_databases.py`), and
 `dbgauge_postgres_tables_database_success` says which were read. A NULL (no index, no
 TOAST table, never vacuumed) gives no series; `dbgauge_postgres_tables` is always there.
+A table another session holds (or waits for) an ACCESS EXCLUSIVE lock on costs only its
+size: it is not sized, and `dbgauge_postgres_tables_unsized` counts it, where waiting for
+the lock would have failed the whole collector at lock_timeout.
 """
 
 from __future__ import annotations
@@ -117,12 +120,18 @@ COUNT = MetricSpec("dbgauge_postgres_tables", "gauge",
 NOT_EXPORTED = MetricSpec("dbgauge_postgres_tables_not_exported", "gauge",
                           "User tables of the database left out by the `limit` option "
                           "(those with the fewest dead tuples, then the smallest).", _D)
+UNSIZED = MetricSpec(
+    "dbgauge_postgres_tables_unsized", "gauge",
+    "User tables of the database whose size was not read this time: another session held "
+    "or waited for an ACCESS EXCLUSIVE lock on the table, its TOAST table or an index of "
+    "either (ALTER TABLE, TRUNCATE, VACUUM FULL, REINDEX, LOCK); they have no size series.",
+    _D)
 DATABASE_SUCCESS = MetricSpec(
     "dbgauge_postgres_tables_database_success", "gauge",
     "1 if the database's tables were read during this collection, else 0 (see the "
     "`databases` option; the log says why).", _D)
 
-METRICS = MetricTable(COUNT, NOT_EXPORTED, DATABASE_SUCCESS, *TUPLES, *MAINTENANCE, *IO)
+METRICS = MetricTable(COUNT, NOT_EXPORTED, UNSIZED, DATABASE_SUCCESS, *TUPLES, *MAINTENANCE, *IO)
 # Columns that hold a point in time (Unix seconds): the facts keep them, and their ages.
 TIMES = ("last_vacuum", "last_autovacuum", "last_analyze", "last_autoanalyze",
          "last_seq_scan", "last_idx_scan")
@@ -141,11 +150,13 @@ class TableStats:
 
 @dataclass(frozen=True)
 class DatabaseTables:
-    """One database's top tables, most dead tuples first, and how many it has in all."""
+    """One database's top tables, most dead tuples first, how many it has in all, and how
+    many of them were not sized for another session's lock."""
 
     database: str
     tables: tuple[TableStats, ...] = ()
     total: float = 0.0
+    unsized: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -168,11 +179,13 @@ def parse_table(row: Row) -> TableStats:
 
 
 def parse_database(rows: Iterable[Row], database: str = "") -> DatabaseTables:
-    """`tables` rows -> DatabaseTables; the count rides on every row (none: 0)."""
+    """`tables` rows -> DatabaseTables; the counts ride on every row (none: 0)."""
     rows = list(rows)
-    name = text(rows[0].get("datname")) if rows else database
+    first = rows[0] if rows else {}
+    name = text(first.get("datname")) if rows else database
     return DatabaseTables(name or database, tuple(parse_table(r) for r in rows),
-                          (number(rows[0].get("tables")) or 0.0) if rows else 0.0)
+                          number(first.get("tables")) or 0.0,
+                          number(first.get("unsized")) or 0.0)
 
 
 def table_samples(facts: PgTablesFacts) -> Iterator[Sample]:
@@ -185,6 +198,7 @@ def table_samples(facts: PgTablesFacts) -> Iterator[Sample]:
         yield Sample(COUNT.name, outcome.facts.total, db)
         yield Sample(NOT_EXPORTED.name,
                      max(0.0, outcome.facts.total - len(outcome.facts.tables)), db)
+        yield Sample(UNSIZED.name, outcome.facts.unsized, db)
         for t in outcome.facts.tables:
             labels = {**db, "schema": t.schema, "table": t.table}
             yield from column_samples(METRICS.columns, t.values, labels)

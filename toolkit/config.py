@@ -282,6 +282,7 @@ class ChecksumJobConfig(_Model):
     whole_table_time: DurationOrZero = 2.0  # MariaDB: CHECKSUM TABLE pre-check; 0: off
     max_lag: Duration = 1.0
     allow_read_only: bool = False  # replicated: write on a read_only source anyway
+    different_databases: bool = False  # PostgreSQL sides on differently named databases
 
 
 class Config(_Model):

@@ -80,6 +80,9 @@ class ChecksumOptions:
     replicate_check_only: bool = False  # report what the replicate table holds, no checksum
     # replicated: write the replicate table even on a read_only source (toolkit.write_guard)
     allow_read_only: bool = False
+    # PostgreSQL sides connected to databases of different names: compare anyway (a copy
+    # under another name); else such a run is refused (checks/drift/run.py).
+    different_databases: bool = False
 
 
 @dataclass(frozen=True)

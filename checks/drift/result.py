@@ -21,11 +21,17 @@ from dbgauge.toolkit.result import CheckResult, Finding, Status
 _STATUS = {"ok": Status.OK, "drift": Status.CRITICAL, "error": Status.UNKNOWN}
 
 
+# Why a run that compared no table is not "no drift".
+NOTHING_COMPARED = ("no table was compared: the source lists none to compare (system schemas "
+                    "and dbgauge's own left out, then --tables, --exclude and the database "
+                    "filters applied); nothing compared is not \"no drift\"")
+
+
 def run_status(tables: Sequence[TableResult]) -> str:
-    """ok, drift, or error (some table could not be checked)."""
+    """ok, drift, or error (some table could not be checked, or none was compared)."""
     if any(t.status == "drift" for t in tables):
         return "drift"
-    if any(t.status == "unchecked" for t in tables):
+    if not tables or any(t.status == "unchecked" for t in tables):
         return "error"
     return "ok"
 
@@ -48,8 +54,13 @@ def run_evidence(method: str, source: str, replicas: Sequence[str],
 def checksum_result(method: str, source: str, replicas: Sequence[str],
                     tables: Sequence[TableResult], seconds: float,
                     notes: Sequence[str] = ()) -> CheckResult:
-    """The run as a check result: drift is CRITICAL, a table not checked UNKNOWN."""
+    """The run as a check result: drift is CRITICAL, a table not checked UNKNOWN, and so
+    is a run that compared no table."""
     findings: list[Finding] = []
+    if not tables:
+        findings.append(Finding(Status.UNKNOWN, source, "checksum/nothing-compared",
+                                NOTHING_COMPARED))
+        notes = (*notes, NOTHING_COMPARED)
     for table in tables:
         if table.status == "unchecked":
             findings.append(Finding(Status.UNKNOWN, source, "checksum/unchecked",
@@ -65,7 +76,7 @@ def checksum_result(method: str, source: str, replicas: Sequence[str],
                                     {k: str(json_value(v)) for k, v in d.key}))
     drifted = sum(1 for t in tables if t.status == "drift")
     summary = (f"{len(tables)} table(s) compared, {drifted} with drift"
-               if tables else "no tables to compare")
+               if tables else "no table compared")
     return CheckResult("checksum", _STATUS[run_status(tables)], summary, tuple(findings),
                        (("tables", float(len(tables))), ("drifted_tables", float(drifted))),
                        run_evidence(method, source, replicas, tables, seconds, notes))

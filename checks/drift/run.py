@@ -34,6 +34,7 @@ from dbgauge.checks.drift.verdict import finish_table
 from dbgauge.checks.drift.walk import walk_table
 from dbgauge.checks.drift.whole_table import whole_table
 from dbgauge.toolkit.db.privileges import denied
+from dbgauge.toolkit.db.values import text as _text
 from dbgauge.toolkit.errors import ConfigError, QueryError, WriteRefused
 from dbgauge.toolkit.redact import redact
 from dbgauge.toolkit.result import CheckResult
@@ -65,8 +66,14 @@ def run_checksum(source: Target, replicas: Sequence[Target],
                               "replicated method only (MySQL/MariaDB replicas of the source)")
         for link in ctx.links.values():
             link.check()
+        if not options.different_databases:
+            same_databases(ctx.source, ctx.replicas)
         # Unknown or unreadable tables fail before anything is written.
         tables = list_tables(ctx.source, options)
+        if not tables:  # nothing to compare (UNKNOWN, not "no drift"): before any write
+            return checksum_result(ctx.method, ctx.source.name,
+                                   tuple(r.name for r in ctx.replicas), (),
+                                   time.monotonic() - started, ctx.notes)
         if ctx.method == "replicated":
             ctx = replace(ctx, replicate=ReplicateTable(*parse_replicate(options.replicate)))
             _writable_at_start(ctx)  # nothing is written on a read-only source
@@ -85,6 +92,21 @@ def run_checksum(source: Target, replicas: Sequence[Target],
         return checksum_result(ctx.method, ctx.source.name,
                                tuple(r.name for r in ctx.replicas), tuple(results),
                                time.monotonic() - started, ctx.notes)
+
+
+def same_databases(source: Side, replicas: Sequence[Side]) -> None:
+    """Refuse PostgreSQL sides connected to databases of different names: each compares
+    the tables of its one database, so `app` against `drift` compares unrelated tables
+    (or none) and must not end in "no drift" by accident."""
+    sides = [source, *replicas]
+    if any(side.mysql for side in sides):
+        return  # MySQL-family sides compare schemas by name, whatever the DSN's database
+    names = {side.name: _text(side.q("checksum_database")[0]["datname"]) for side in sides}
+    if len(set(names.values())) > 1:
+        shown = ", ".join(f"{name} is connected to database {db}" for name, db in names.items())
+        raise ConfigError(f"the sides name different databases ({shown}): point every DSN "
+                          "at the same database, or give --different-databases if one is "
+                          "a copy under another name")
 
 
 @dataclass(frozen=True)

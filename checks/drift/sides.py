@@ -86,4 +86,6 @@ def grant_hint(side: Side, name: str) -> str:
     """The GRANT that lets the checking user read table `name` on `side`."""
     if side.mysql:
         return f"GRANT SELECT ON {name} TO the checking user"
-    return f"GRANT SELECT ON {name} TO the checking role (or pg_read_all_data)"
+    schema = name.split(".", 1)[0]
+    return (f"GRANT SELECT ON {name} TO the checking role, and USAGE ON SCHEMA {schema} "
+            "(or pg_read_all_data)")

@@ -4,7 +4,9 @@ by autovacuum, in seconds (check_postgres' last_vacuum / last_analyze).
 
 Statistics are per database: give a node per database to watch. Tables never vacuumed
 (analyzed) have no age; they are counted in the message and perfdata, not judged (a
-fresh or tiny table may never need it).
+fresh or tiny table may never need it). When no table has an age -- none at all, or
+none ever vacuumed (analyzed) -- there is nothing to judge: UNKNOWN, as check_postgres
+says, never OK.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from dbgauge.checks.health.model import (
     Measured,
     NodeOutcome,
     Thresholds,
-    nothing_to_check,
+    cannot_tell,
 )
 
 if TYPE_CHECKING:
@@ -35,7 +37,10 @@ def _read(what: str, node: Target, conn: Connection) -> Measured | NodeOutcome:
     age = number(row.get(f"{what}_age"))
     verb = "vacuumed" if what == "vacuum" else "analyzed"
     if age is None:
-        return nothing_to_check(node, f"no user table {verb} yet ({tables:.0f} table(s))")
+        return cannot_tell(node, f"{what}-unknown", (
+            f"no user table {verb} yet ({tables:.0f} table(s)): nothing to judge"
+            if tables else "no user table in this database: nothing to judge (statistics are "
+                           "per database: check the database that holds the tables)"))
     days = age / DAY
     text = (f"{row.get(f'{what}_table')} {verb} {age:.0f} s ago"
             + (f" ({days:.1f} days)" if days >= 1 else "")

@@ -173,3 +173,9 @@ def judged(node: Target, limits: Thresholds, measured: Measured, *, kind: str, m
 def nothing_to_check(node: Target, what: str) -> NodeOutcome:
     """A node the check has nothing to measure on (a primary for `lag`): OK, said so."""
     return NodeOutcome(node.name, note=what)
+
+
+def cannot_tell(node: Target, kind: str, why: str) -> NodeOutcome:
+    """A node whose value the check could not measure although there is one to judge
+    (nothing qualified, nothing readable): UNKNOWN saying why, never OK."""
+    return NodeOutcome(node.name, (Finding(Status.UNKNOWN, node.name, kind, why),), note=why)

@@ -5,7 +5,9 @@ A sequence at its max_value (min_value descending) makes every following INSERT 
 its end, in percent of its range used (the postgres_sequences collector's facts, cycling
 sequences left out). PostgreSQL shows last_value only with USAGE or SELECT on the
 sequence: the ones the role may not read are counted in the message (grant SELECT on
-them, or they are not judged).
+them, or they are not judged), as are those another session's lock kept it from reading
+this time; neither makes the others unreadable. When no sequence could be judged but
+some could not be read, the check is UNKNOWN: an unread sequence may be the one at its end.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from dbgauge.checks.health.model import (
     Measured,
     NodeOutcome,
     Thresholds,
+    cannot_tell,
     nothing_to_check,
 )
 
@@ -30,8 +33,14 @@ def _read(node: Target, conn: Connection) -> Measured | NodeOutcome:
 
     facts = read_sequences(conn)
     used = [s for s in facts.sequences if s.used_ratio is not None]
-    unreadable = f", {facts.unreadable:.0f} not readable by this role" \
-        if facts.unreadable else ""
+    unreadable = (f", {facts.unreadable:.0f} not readable by this role"
+                  if facts.unreadable else "") + \
+        (f", {facts.locked:.0f} locked by another session (not read)" if facts.locked else "")
+    if not used and (facts.unreadable or facts.locked):
+        return cannot_tell(node, "sequence-unknown", (
+            f"no sequence could be judged ({facts.total:.0f} sequence(s){unreadable}); "
+            + ("GRANT SELECT ON ALL SEQUENCES IN SCHEMA <schema> TO <this role>"
+               if facts.unreadable else "try again when the lock is released")))
     if not used:
         return nothing_to_check(node, f"no sequence in use ({facts.total:.0f} sequence(s)"
                                       f"{unreadable})")
@@ -39,7 +48,8 @@ def _read(node: Target, conn: Connection) -> Measured | NodeOutcome:
     percent = 100.0 * (top.used_ratio or 0.0)
     return Measured(percent, f"sequence {top.schema}.{top.sequence} {percent:.1f}% used "
                              f"({facts.total:.0f} sequence(s){unreadable})",
-                    extra=(("sequences_unreadable", facts.unreadable),))
+                    extra=(("sequences_unreadable", facts.unreadable),
+                           ("sequences_locked", facts.locked)))
 
 
 CHECK = HealthCheck(

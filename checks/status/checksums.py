@@ -7,7 +7,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import replace
 
-from dbgauge.checks.drift.schedule import DIFFERING_ROWS, DRIFT
+from dbgauge.checks.drift.schedule import DIFFERING_ROWS, DRIFT, TABLES_CHECKED
 from dbgauge.checks.status.model import Topology
 from dbgauge.toolkit.jobs import JobSnapshot
 
@@ -31,8 +31,9 @@ def verdicts(jobs: Sequence[JobSnapshot]) -> dict[str, str]:
             out[replica] = (f"{differing:.0f} row(s) differ ({when})" if differing
                             else f"in sync ({when})")
         drift = any(s.value for s in job.samples if s.name == DRIFT.name)
-        out.setdefault(job.name.split(":")[1], f"source, {'drift' if drift else 'no drift'} "
-                                                f"({when})")
+        compared = any(s.value for s in job.samples if s.name == TABLES_CHECKED.name)
+        verdict = "drift" if drift else "no drift" if compared else "nothing compared"
+        out.setdefault(job.name.split(":")[1], f"source, {verdict} ({when})")
     return out
 
 

@@ -53,6 +53,10 @@ if TYPE_CHECKING:
               help="Only tables whose name (without schema) matches this regex.")
 @click.option("--ignore-tables-regex", metavar="REGEX",
               help="Skip tables whose name (without schema) matches this regex.")
+@click.option("--different-databases", is_flag=True,
+              help="PostgreSQL sides connected to databases of different names are meant "
+                   "to be compared (a copy under another name); without it such a run "
+                   "is refused.")
 @click.option("--method", type=click.Choice(["replicated", "direct"]),
               help="replicated (pt-table-checksum's, MySQL family; default there) or direct "
                    "(any pair, across engines too).")
@@ -122,15 +126,14 @@ def checksum(source_arg: str, replica_args: tuple[str, ...], config_path: str | 
              chunk_time: float, chunk_size: int | None, whole_table_time: float,
              max_lag: float, max_threads_running: int, max_load: tuple[str, ...],
              recursion_method: tuple[str, ...], replicate: str | None,
-             allow_read_only: bool, replicate_check_only: bool, retries: int,
-             retry_delay: float, fmt: str, print_repair: bool, show_values: bool,
-             resume: bool,
-             state_file: Path | None, run_time: float | None,
+             allow_read_only: bool, replicate_check_only: bool, different_databases: bool,
+             retries: int, retry_delay: float, fmt: str, print_repair: bool,
+             show_values: bool, resume: bool, state_file: Path | None, run_time: float | None,
              password_file: Path | None, progress: float, quiet: bool) -> None:
     """Compare tables on a source and its replicas chunk by chunk, and name the rows that
     differ (missing, extra or changed) by key. Exit status: 0 no drift, 1 drift found,
-    2 could not check (the reason is printed), e.g. a read-only source, where the
-    replicated method writes nothing unless --allow-read-only.
+    2 could not check (the reason is printed): also when no table was compared, and for a
+    read-only source, where the replicated method writes nothing unless --allow-read-only.
 
     \b
     Examples:
@@ -166,7 +169,8 @@ def checksum(source_arg: str, replica_args: tuple[str, ...], config_path: str | 
             databases_regex=databases_regex, ignore_databases_regex=ignore_databases_regex,
             tables_regex=tables_regex, ignore_tables_regex=ignore_tables_regex,
             chunk_size=chunk_size, replicate=replicate, allow_read_only=allow_read_only,
-            replicate_check_only=replicate_check_only, **pt)
+            replicate_check_only=replicate_check_only,
+            different_databases=different_databases, **pt)
         result = run_checksum(source, replicas, options, reporter)
     except DbgaugeError as exc:
         reporter.clear()

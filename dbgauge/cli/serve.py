@@ -144,7 +144,8 @@ def collect(config_path: str | None, target: str, only: tuple[str, ...], timeout
             compat: tuple[str, ...] | None, compat_only: bool) -> None:
     """Scrape one TARGET once and print it in Prometheus exposition format.
 
-    Exits 1 when the target is down (dbgauge_up 0). Examples:
+    Exits 1 when the target is down (dbgauge_up 0), 2 when --collect names a collector
+    the target does not run (the message lists those it runs). Examples:
     dbgauge collect --config .sandbox/dbgauge.yaml mariadb-primary
     dbgauge collect --config .sandbox/dbgauge.yaml pg-primary --compat postgres_exporter
     """

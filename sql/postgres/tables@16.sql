@@ -6,6 +6,19 @@
 -- table without indexes, toast_*/tidx_* without TOAST, last_* when never done (as Unix
 -- seconds; `now` is the statement's start, for ages). 16 added last_seq_scan,
 -- last_idx_scan and n_tup_newpage_upd; 18 adds more (@18).
+-- Sizes cost one table, not the statement: pg_table_size and pg_indexes_size take an
+-- ACCESS SHARE lock on the table, its TOAST table and their indexes, and would wait (until
+-- lock_timeout, failing everything) behind an ACCESS EXCLUSIVE lock another session holds
+-- or waits for on any of them (ALTER TABLE, TRUNCATE, VACUUM FULL, REINDEX, DROP or LOCK in
+-- an open transaction). Such a table is not sized (NULL) and counted in `unsized`; a lock
+-- taken after pg_locks was read can still make the statement wait.
+WITH locked AS MATERIALIZED (
+  SELECT DISTINCT l.relation
+  FROM pg_locks l
+  WHERE l.locktype = 'relation' AND l.mode = 'AccessExclusiveLock'
+    AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+    AND l.pid IS DISTINCT FROM pg_backend_pid()
+)
 SELECT current_database() AS datname, t.schemaname, t.relname,
        t.seq_scan, t.seq_tup_read, t.idx_scan, t.idx_tup_fetch,
        EXTRACT(EPOCH FROM t.last_seq_scan) AS last_seq_scan,
@@ -20,10 +33,19 @@ SELECT current_database() AS datname, t.schemaname, t.relname,
        s.heap_blks_read, s.heap_blks_hit, s.idx_blks_read, s.idx_blks_hit,
        s.toast_blks_read, s.toast_blks_hit, s.tidx_blks_read, s.tidx_blks_hit,
        z.table_bytes, z.indexes_bytes,
-       EXTRACT(EPOCH FROM now()) AS now, count(*) OVER () AS tables
+       EXTRACT(EPOCH FROM now()) AS now, count(*) OVER () AS tables,
+       count(*) FILTER (WHERE g.locked) OVER () AS unsized
 FROM pg_stat_user_tables t
 LEFT JOIN pg_statio_user_tables s ON s.relid = t.relid
-CROSS JOIN LATERAL (SELECT pg_table_size(t.relid) AS table_bytes,
-                           pg_indexes_size(t.relid) AS indexes_bytes) z
+JOIN pg_class c ON c.oid = t.relid
+CROSS JOIN LATERAL (SELECT EXISTS (
+    SELECT FROM locked k
+    WHERE k.relation IN (t.relid, c.reltoastrelid)
+       OR k.relation IN (SELECT i.indexrelid FROM pg_index i
+                         WHERE i.indrelid IN (t.relid, c.reltoastrelid))) AS locked) g
+CROSS JOIN LATERAL (SELECT CASE WHEN NOT g.locked THEN pg_table_size(t.relid) END
+                             AS table_bytes,
+                           CASE WHEN NOT g.locked THEN pg_indexes_size(t.relid) END
+                             AS indexes_bytes) z
 ORDER BY t.n_dead_tup DESC NULLS LAST, z.table_bytes + z.indexes_bytes DESC NULLS LAST, t.relid
 LIMIT %s

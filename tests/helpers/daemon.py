@@ -131,12 +131,14 @@ def target_config(sandbox: Sandbox, name: str, **overrides: Any) -> Target:
     return parse_config(yaml.safe_dump({"targets": [entry]})).all_targets()[0]
 
 
-def collect_direct(sandbox: Sandbox, target: str, *collectors: str,
+def collect_direct(sandbox: Sandbox, target: str | Target, *collectors: str,
                    options: Mapping[str, Mapping[str, object]] | None = None) -> Metrics:
-    """One run of each collector (with its `options`) on `target` as the sandbox's
-    monitoring user, every sample checked against its spec and for duplicates."""
+    """One run of each collector (with its `options`) on `target` (a sandbox target's
+    name, or a Target) as the sandbox's monitoring user, every sample checked against its
+    spec and for duplicates."""
     REGISTRY = registry()
-    conn = connect(load_config(sandbox.config).target(target))
+    conn = connect(load_config(sandbox.config).target(target) if isinstance(target, str)
+                   else target)
     try:
         out: Metrics = {}
         for name in collectors:

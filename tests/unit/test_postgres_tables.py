@@ -150,7 +150,19 @@ def test_no_tables_still_says_the_database() -> None:
         Conn([], ["app"])))  # type: ignore[arg-type]
     assert m == {("dbgauge_postgres_tables_database_success", frozenset({("database", "app")})): 1,
                  ("dbgauge_postgres_tables", frozenset({("database", "app")})): 0,
-                 ("dbgauge_postgres_tables_not_exported", frozenset({("database", "app")})): 0}
+                 ("dbgauge_postgres_tables_not_exported", frozenset({("database", "app")})): 0,
+                 ("dbgauge_postgres_tables_unsized", frozenset({("database", "app")})): 0}
+
+
+def test_a_table_not_sized_for_a_lock_keeps_its_statistics_and_is_counted() -> None:
+    locked = {**rows(15)[0], "table_bytes": None, "indexes_bytes": None, "unsized": 1}
+    facts = PgTablesFacts((DatabaseRead("app", parse_database([locked])),))
+    m = as_dict("postgres_tables", table_samples(facts))
+    labels = {"schema": locked["schemaname"], "table": locked["relname"]}
+    assert value(m, "dbgauge_postgres_tables_unsized", database="app") == 1
+    for size in ("size_bytes", "data_size_bytes", "indexes_size_bytes"):
+        assert value(m, P + size, **labels) is None, size  # never a made-up 0
+    assert value(m, P + "dead_tuples", **labels) == locked["n_dead_tup"]
 
 
 @pytest.mark.parametrize(("databases", "exclude", "chosen"), [

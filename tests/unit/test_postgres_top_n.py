@@ -101,9 +101,24 @@ def test_sequence_rows_and_nulls() -> None:
     assert value(m, ratio, schema="public", sequence="fixture_hidden") is None  # no privilege
     assert value(m, ratio, schema="public", sequence="fixture_new") is None  # never used
     assert value(m, P + "sequences") == 4 and value(m, P + "sequences_unreadable") == 1
+    assert value(m, P + "sequences_locked") == 0
     empty = as_dict("postgres_sequences",
                     REGISTRY["postgres_sequences"].samples(parse_sequences([])))
-    assert set(empty.values()) == {0.0} and len(empty) == 2
+    assert set(empty.values()) == {0.0} and len(empty) == 3
+
+
+def test_a_locked_sequence_is_counted_apart_from_the_unreadable_ones() -> None:
+    rows = [{"schemaname": "public", "sequencename": "busy", "used_ratio": None,
+             "sequences": 3, "unreadable": 1, "locked": 1},
+            {"schemaname": "priv", "sequencename": "hidden", "used_ratio": None,
+             "sequences": 3, "unreadable": 1, "locked": 1},
+            {"schemaname": "public", "sequencename": "ok", "used_ratio": 0.5,
+             "sequences": 3, "unreadable": 1, "locked": 1}]
+    m = as_dict("postgres_sequences", REGISTRY["postgres_sequences"].samples(
+        parse_sequences(rows)))
+    assert value(m, P + "sequences_locked") == 1 and value(m, P + "sequences_unreadable") == 1
+    assert value(m, P + "sequence_used_ratio", schema="public", sequence="busy") is None
+    assert value(m, P + "sequence_used_ratio", schema="public", sequence="ok") == 0.5
 
 
 @pytest.mark.parametrize(("collector", "statement"), [("postgres_sequences", "sequences")])

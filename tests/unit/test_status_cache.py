@@ -9,7 +9,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from dbgauge.checks.drift.schedule import DIFFERING_ROWS, DRIFT
+from dbgauge.checks.drift.schedule import DIFFERING_ROWS, DRIFT, TABLES_CHECKED
 from dbgauge.checks.status.checksums import verdicts
 from dbgauge.toolkit.exporter.status import StatusCache
 from dbgauge.toolkit.jobs import JobSnapshot
@@ -77,3 +77,14 @@ def test_checksum_verdicts_per_node() -> None:
     assert found == {"r1": "3 row(s) differ (22:13 UTC)", "r2": "in sync (22:13 UTC)",
                      "mariadb-primary": "source, drift (22:13 UTC)",
                      "pg-primary": "last run failed (22:13 UTC)"}
+
+
+def test_a_checksum_that_compared_nothing_is_not_no_drift() -> None:
+    at = 1_700_000_000.0
+    def run(job: str, checked: float) -> JobSnapshot:
+        base = {"dbgauge_job": job}
+        return JobSnapshot(job, (), (Sample(DRIFT.name, 0.0, base),
+                                     Sample(TABLES_CHECKED.name, checked, base)), True, at, 1.0)
+    found = verdicts([run("checksum:empty", 0.0), run("checksum:full", 3.0)])
+    assert found == {"empty": "source, nothing compared (22:13 UTC)",
+                     "full": "source, no drift (22:13 UTC)"}

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from dbgauge.toolkit.config import Config
 from dbgauge.toolkit.db import Connection, ServerInfo, connect
 from dbgauge.toolkit.dialect import Dialect, ScrapeStats
-from dbgauge.toolkit.errors import AuthError, DbgaugeError, Incomplete
+from dbgauge.toolkit.errors import AuthError, ConfigError, DbgaugeError, Incomplete
 from dbgauge.toolkit.exporter.series import SampleOut, SeriesMemo
 from dbgauge.toolkit.metrics import AnyCollector, MetricSpec, Sample
 from dbgauge.toolkit.redact import redact
@@ -376,6 +376,10 @@ class Scraper:
         if last:
             self._close_now()
 
+    def collector_names(self, names: Sequence[str]) -> list[str]:
+        """The collectors the targets `names` run: what collect[] and --collect may name."""
+        return sorted({c.name for n in names for c in self.runners[n].collectors})
+
     def scrape(self, names: Sequence[str], deadline: float,
                only: set[str] | None = None) -> list[TargetResult]:
         started = time.monotonic()
@@ -426,10 +430,31 @@ class Scraper:
 def scrape_once(config: Config, registry: Registry, names: Sequence[str], timeout: float,
                 only: set[str] | None = None) -> list[TargetResult]:
     """One scrape of the targets `names` within `timeout` seconds, by a Scraper made for it
-    and closed after (`dbgauge collect`)."""
+    and closed after (`dbgauge collect`). ConfigError when `only` names a collector none
+    of them runs: a typo must not turn into a scrape that collected nothing and said OK."""
     deadline = time.monotonic() + timeout
     scraper = Scraper(config, registry)
     try:
+        if only:
+            _check_only(scraper, registry, names, only)
         return scraper.scrape(names, deadline, only)
     finally:
         scraper.close()
+
+
+def _check_only(scraper: Scraper, registry: Registry, names: Sequence[str],
+                only: set[str]) -> None:
+    """ConfigError naming each collector in `only` that the targets `names` do not run
+    (no such collector, or one off for them) and the ones they do."""
+    valid = scraper.collector_names(names)
+    kinds = {scraper.runners[n].cfg.kind for n in names}
+
+    def why(name: str) -> str:
+        if any(name in registry.names(kind) for kind in kinds):
+            return f"{name} (off for this target: turn it on in its collectors: list)"
+        return f"{name} (no such collector)"
+
+    missing = [why(n) for n in sorted(only - set(valid))]
+    if missing:
+        raise ConfigError(f"--collect {', '.join(missing)}; the collectors "
+                          f"{', '.join(names)} runs are {', '.join(valid)}")

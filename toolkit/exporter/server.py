@@ -185,8 +185,8 @@ class Handler(BaseHTTPRequestHandler):
         `transient` (a /probe of an address), and answer with the exposition."""
         only = set(query.get("collect[]", [])) or None
         if only is not None:
-            valid = exporter.collector_names(names) if transient is None else sorted(
-                {c.name for n in names or () for c in transient.runners[n].collectors})
+            valid = exporter.collector_names(names) if transient is None \
+                else transient.collector_names(names or [])
             unknown = sorted(only - set(valid))
             if unknown:
                 self._send(400, (f"unknown collect[] {', '.join(unknown)}: the collectors "

@@ -120,9 +120,7 @@ class Exporter:
 
     def collector_names(self, names: list[str] | None) -> list[str]:
         """The collectors the targets `names` (all when None) run: what collect[] may name."""
-        runners = self.scraper.runners
-        chosen = [runners[n] for n in names] if names else list(runners.values())
-        return sorted({c.name for runner in chosen for c in runner.collectors})
+        return self.scraper.collector_names(names or list(self.scraper.runners))
 
     def checkout(self, target: str, auth_module: str | None) -> tuple[Scraper, str] | None:
         """For a /probe of an address (not a configured name): the Scraper holding its

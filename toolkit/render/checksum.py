@@ -74,6 +74,7 @@ def render_checksum(result: CheckResult) -> str:
     drifted = sum(1 for t in tables if t["status"] == "drift")
     unchecked = sum(1 for t in tables if t["status"] == "unchecked")
     verdict = {"ok": "no drift", "drift": f"DRIFT in {drifted} table(s)",
-               "error": f"{unchecked} table(s) could not be checked"}[doc["status"]]
+               "error": f"{unchecked} table(s) could not be checked" if tables
+               else "NOTHING COMPARED"}[doc["status"]]
     lines.append(f"{verdict} ({len(tables)} table(s), {doc['seconds']:.2f} s)")
     return "\n".join(lines)
