@@ -110,6 +110,12 @@ def test_probe_one_target_and_collect_filter(daemon: Daemon) -> None:
     assert "postgres_database" not in body
     status, body = daemon.get("/metrics?collect[]=postgres_databse")
     assert status == 400 and "postgres_database" in body and "mysql_status" in body, body
+    # `none` (docs/deploy.md: the /metrics job beside /probe jobs): no collector runs, each
+    # connection is still checked
+    m = daemon.metrics("/metrics?collect[]=none")
+    assert value(m, "dbgauge_up", target="pg-primary") == 1.0
+    assert not any(name == "dbgauge_collector_success" for name, _ in m)
+    assert not any(name.startswith(("dbgauge_postgres_", "dbgauge_mysql_")) for name, _ in m)
     status, body = daemon.get("/probe?target=nope")
     assert status == 404 and "unknown target 'nope'" in body
     status, body = daemon.get("/probe")

@@ -185,6 +185,9 @@ class Handler(BaseHTTPRequestHandler):
         `transient` (a /probe of an address), and answer with the exposition."""
         only = set(query.get("collect[]", [])) or None
         if only is not None:
+            # `none` runs no collector (docs/deploy.md: a /metrics job beside /probe jobs
+            # for the jobs' results; each connection is still checked, dbgauge_up stays)
+            only.discard("none")
             valid = exporter.collector_names(names) if transient is None \
                 else transient.collector_names(names or [])
             unknown = sorted(only - set(valid))
