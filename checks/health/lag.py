@@ -5,8 +5,11 @@ read}` in the config, or `--heartbeat-table` with `--node`) -- sub-second, and i
 growing while replication is stopped -- else Seconds_Behind_Source, which the server
 reports as NULL once a thread stops: that is CRITICAL ("lag unknown"), not OK (the
 mysql_heartbeat and mysql_replication collectors' facts). PostgreSQL standby: the
-postgres_replication collector's lag, 0 when everything received is replayed. Primaries
-are OK ("not a replica").
+postgres_replication collector's lag, 0 when everything received is replayed, the WAL
+receiver's silence when it is longer than a working link is ever silent (a stalled
+receiver), UNKNOWN when no receiver streams or the role cannot see it. PostgreSQL primary:
+the worst lag of the standbys streaming from it, as it sees them (a standby silent longer
+than wal_receiver_status_interval lags by that silence at least, once it misses WAL).
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from dbgauge.toolkit.result import Finding, Status
 
 if TYPE_CHECKING:
     from dbgauge.collectors.mysql_replication import ReplicaStatus
-    from dbgauge.collectors.postgres_replication import LocalReplication
+    from dbgauge.collectors.postgres_replication import LocalReplication, PgReplicationFacts
     from dbgauge.toolkit.db import Connection
     from dbgauge.toolkit.targets import Target
 
@@ -60,15 +63,36 @@ def channels_lag(node: Target, channels: Sequence[ReplicaStatus]) -> Measured | 
 
 
 def standby_lag(node: Target, local: LocalReplication) -> Measured | NodeOutcome:
-    """Replay lag of a PostgreSQL server's replication state already read."""
+    """Lag of a PostgreSQL standby's replication state already read: its replay lag, or
+    the WAL receiver's silence when that is longer than a working link is ever silent;
+    UNKNOWN (with why) when it cannot be known."""
     if not local.in_recovery:
         return nothing_to_check(node, "not a standby")
     lag = local.lag_seconds
     if lag is None:
         return NodeOutcome(node.name, (Finding(
-            Status.UNKNOWN, node.name, "lag-unknown",
-            "lag unknown: no WAL receiver position (archive recovery?)"),), note="lag unknown")
+            Status.UNKNOWN, node.name, "lag-unknown", f"lag unknown: {local.lag_unknown}"),),
+            note="lag unknown")
+    if lag and lag == local.wal_receiver_last_message_age_seconds:
+        return Measured(lag, f"lag {lag:.2f} s (nothing received from upstream for "
+                             f"{lag:.0f} s)")
     return Measured(lag, f"lag {lag:.2f} s (replay)")
+
+
+def primary_lag(node: Target, facts: PgReplicationFacts) -> Measured | NodeOutcome:
+    """On a PostgreSQL primary: its standbys' lag as it sees them (the worst), so a
+    standby whose receiver stalled shows from the side that keeps writing; a primary
+    without standbys is OK, one whose walsenders the role cannot see is UNKNOWN."""
+    if facts.local.standbys_hidden:
+        return NodeOutcome(node.name, (Finding(
+            Status.UNKNOWN, node.name, "lag-unknown", f"lag unknown: {facts.local.hidden}"),),
+            note="lag unknown")
+    standbys = [s for s in facts.standbys if s.state == "streaming"]
+    if not standbys:
+        return nothing_to_check(node, "not a standby, none streaming from it")
+    worst = max(standbys, key=lambda s: s.lag_seconds)
+    return Measured(worst.lag_seconds, f"standby {worst.application_name} lag "
+                                       f"{worst.lag_seconds:.2f} s (seen from the primary)")
 
 
 def _read(node: Target, conn: Connection) -> Measured | NodeOutcome:
@@ -77,9 +101,12 @@ def _read(node: Target, conn: Connection) -> Measured | NodeOutcome:
 
         return heartbeat_lag(conn) if node.reads_heartbeat else channels_lag(
             node, read_channels(conn))
-    from dbgauge.collectors.postgres_replication import read_local
+    from dbgauge.collectors.postgres_replication import read_local, read_replication
 
-    return standby_lag(node, read_local(conn))
+    local = read_local(conn)
+    if local.in_recovery or not (local.standbys or local.standbys_hidden):
+        return standby_lag(node, local)
+    return primary_lag(node, read_replication(conn, local))
 
 
 CHECK = HealthCheck(

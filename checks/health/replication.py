@@ -72,9 +72,13 @@ def _mysql(node: Target, conn: Connection) -> NodeOutcome:
 
 def standby_findings(node: str, local: LocalReplication) -> list[Finding]:
     """Problems of a PostgreSQL standby."""
+    from dbgauge.checks.nodes import INSUFFICIENT_PRIVILEGE  # not loaded to list the checks
+
     status = local.wal_receiver_status
     out = []
-    if status != "streaming":
+    if local.wal_receiver_hidden:
+        out.append(Finding(Status.UNKNOWN, node, INSUFFICIENT_PRIVILEGE, local.hidden))
+    elif status != "streaming":
         out.append(Finding(Status.CRITICAL, node, "wal-receiver-not-streaming",
                            f"WAL receiver is {status}, not streaming from its upstream"))
     if local.replay_paused:
@@ -84,9 +88,12 @@ def standby_findings(node: str, local: LocalReplication) -> list[Finding]:
 
 
 def primary_findings(node: str, standbys: Sequence[Standby],
-                     slots: Sequence[Slot]) -> list[Finding]:
-    """Problems a PostgreSQL primary shows: standbys not streaming, slots lost or idle."""
-    out = []
+                     slots: Sequence[Slot], hidden: str = "") -> list[Finding]:
+    """Problems a PostgreSQL primary shows: standbys not streaming, slots lost or idle;
+    walsenders the role cannot see (`hidden`, the line naming the grant) are UNKNOWN."""
+    from dbgauge.checks.nodes import INSUFFICIENT_PRIVILEGE  # not loaded to list the checks
+
+    out = [Finding(Status.UNKNOWN, node, INSUFFICIENT_PRIVILEGE, hidden)] if hidden else []
     for standby in standbys:
         if standby.state != "streaming":
             out.append(Finding(Status.WARNING, node, "standby-not-streaming",
@@ -148,16 +155,20 @@ def _postgres(node: Target, conn: Connection) -> NodeOutcome:
     facts = read_replication(conn)
     if facts.local.in_recovery:
         findings = standby_findings(node.name, facts.local)
+        if facts.local.wal_receiver_hidden:
+            return NodeOutcome(node.name, tuple(findings), note="standby, receiver unseen")
         perf = ((perf_label(node.name, METRIC), 0.0 if findings else 1.0),)
         return NodeOutcome(node.name, tuple(findings), perf, "standby, streaming")
     standbys, slots, subscriptions = facts.standbys, facts.slots, facts.subscriptions
-    if not standbys and not slots and not subscriptions:
+    hidden = facts.local.hidden
+    if not standbys and not slots and not subscriptions and not hidden:
         return nothing_to_check(node, "not replicating (no standby, no slot, no subscription)")
-    findings = primary_findings(node.name, standbys, slots)
+    findings = primary_findings(node.name, standbys, slots, hidden)
     findings += subscription_findings(node.name, subscriptions)
     streaming = sum(1 for st in standbys if st.state == "streaming")
-    notes = [f"primary, {streaming} standby(s) streaming"] if standbys or slots else []
-    values = [(perf_label(node.name, METRIC), float(streaming))] if standbys or slots else []
+    shown = (standbys or slots) and not hidden  # a count of what it sees is not the count
+    notes = [f"primary, {streaming} standby(s) streaming"] if shown else []
+    values = [(perf_label(node.name, METRIC), float(streaming))] if shown else []
     if subscriptions:
         notes.append(_subscriptions_note(subscriptions))
         values += _subscription_perf(node.name, subscriptions)

@@ -90,12 +90,12 @@ def test_checks_read_the_collectors_facts_with_their_statements_only() -> None:
     assert conn.asked == ["lock_summary"]  # someone waits, but the waits by mode are not read
     assert outcome.note.endswith("(1 waiting, 1 root blocker(s))")
     conn = Answers("postgres", {
-        "replication_local": json_rows("postgres-15/replication_local-primary.json")})
-    outcome = _evaluate("lag", "postgres", conn)
-    assert conn.asked == ["replication_local"] and outcome.note == "not a standby"
-    conn.answers.update({
+        "replication_local": json_rows("postgres-15/replication_local-primary.json"),
         "replication_standbys": json_rows("postgres-15/replication_standbys-replay-paused.json"),
         "replication_slots": json_rows("postgres-15/replication_slots-primary.json")})
+    outcome = _evaluate("lag", "postgres", conn)  # on a primary: its standbys' lag
+    assert conn.asked == ["replication_local", "replication_standbys", "replication_slots"]
+    assert outcome.note.startswith("standby ") and "(seen from the primary)" in outcome.note
     conn.asked.clear()
     outcome = _evaluate("replication", "postgres", conn)
     assert conn.asked == ["replication_local", "replication_standbys", "replication_slots"]
@@ -324,7 +324,7 @@ def test_daemon_samples_and_job_config() -> None:
                 if s.name == "dbgauge_split_brain_findings"}
     assert findings[("errant-transactions", "r")] == 1
     assert findings[("unreachable", "q")] == 1 and findings[("multiple-primaries", "p")] == 0
-    assert len(findings) == 3 * 10  # every kind for every node: no series comes and goes
+    assert len(findings) == 3 * 11  # every kind for every node: no series comes and goes
     assert findings[("not-applicable", "p")] == 0
     errant = {s.labels["node"]: s.value for s in samples
               if s.name == "dbgauge_split_brain_errant_transactions"}
