@@ -24,6 +24,16 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
+from dbgauge.collectors._pg_subscriptions import (
+    SUB_ENABLED,
+    SUB_LAG_BYTES,
+    SUB_LAG_SECONDS,
+    SUB_WORKER,
+    SUBSCRIPTIONS,
+    Subscription,
+    parse_subscriptions,
+    subscription_samples,
+)
 from dbgauge.toolkit.db import Connection, Row
 from dbgauge.toolkit.db.privileges import pg_cannot_see
 from dbgauge.toolkit.db.values import is_on, number, text
@@ -135,29 +145,6 @@ RECEIVER_AGE = MetricSpec(
     "On a standby: seconds since the WAL receiver last heard from its upstream (keepalives "
     "included); absent when no receiver runs.")
 
-SUBSCRIPTIONS = MetricSpec(
-    _P + "subscriptions", "gauge",
-    "Logical-replication subscriptions of the connected database (this server subscribes).")
-SUB_ENABLED = MetricSpec(
-    _P + "subscription_enabled", "gauge",
-    "1 if the subscription is enabled (ALTER SUBSCRIPTION ... ENABLE), else 0.",
-    ("subscription",))
-SUB_WORKER = MetricSpec(
-    _P + "subscription_worker_running", "gauge",
-    "1 if the subscription's apply worker runs, else 0 (disabled, or failing to start: see "
-    "the subscriber's log).", ("subscription",))
-SUB_LAG_SECONDS = MetricSpec(
-    _P + "subscription_lag_seconds", "gauge",
-    "Seconds since the subscription was last known caught up with its publisher (the "
-    "walsender's last reported WAL end, pg_stat_subscription latest_end_time); 0 when "
-    "nothing arrived since, so an idle publisher shows none. Absent while the apply worker "
-    "does not run.", ("subscription",))
-SUB_LAG_BYTES = MetricSpec(
-    _P + "subscription_lag_bytes", "gauge",
-    "WAL the subscription received since it was last known caught up (received_lsn - "
-    "latest_end_lsn): a lower bound of its backlog, which the publisher's slot shows in "
-    "full. Absent while the apply worker does not run.", ("subscription",))
-
 METRICS = MetricTable(
     CONFIGURED, IN_RECOVERY, STANDBYS, SLOTS, STANDBY_STATE, STANDBY_SYNC,
     SENT_LAG_BYTES, WRITE_LAG_BYTES, FLUSH_LAG_BYTES, REPLAY_LAG_BYTES,
@@ -192,6 +179,14 @@ class LocalReplication:
     role: str = ""  # the role the statement ran as (current_user)
     standbys_hidden: float = 0.0
     wal_receiver_hidden: bool = False
+    wal_receiver_timeout_seconds: float | None = None
+
+    @property
+    def receiver_silent(self) -> bool:
+        """The streaming WAL receiver heard nothing from upstream for longer than a working
+        link ever is silent (it asks for a keepalive after wal_receiver_timeout/2)."""
+        return self.wal_receiver_status == "streaming" and silent(
+            self.wal_receiver_last_message_age_seconds, self.wal_receiver_timeout_seconds, 2)
 
     @property
     def hidden(self) -> str:
@@ -205,27 +200,32 @@ class LocalReplication:
         return pg_cannot_see(" nor ".join(what), self.role) if what else ""
 
 
-# A streaming WAL receiver hears from its upstream at least every wal_receiver_timeout/2:
-# it asks for a keepalive then (an idle primary sends nothing before). Silence beyond that,
-# with this much allowance, means no WAL arrives: the standby falls behind by at least the
-# silence, while its replay lag alone (nothing received, nothing to replay) stays 0.
+# A WAL receiver hears from its upstream at least every wal_receiver_timeout/2 (it asks for
+# a keepalive then; an idle primary sends nothing before), a walsender from its standby every
+# wal_sender_timeout/2 (it asks then). Silence beyond that with this allowance means nothing
+# flows: the standby falls behind by the silence while its replay lag alone stays 0.
 SILENCE_ALLOWANCE_SECONDS = 5.0
+
+
+def silent(age: float | None, timeout: float | None, share: float = 1.0) -> bool:
+    """`age` seconds of silence are longer than `timeout / share` allows (a timeout of 0
+    or unknown: never)."""
+    return age is not None and bool(timeout) and \
+        age > (timeout or 0.0) / share + SILENCE_ALLOWANCE_SECONDS
 
 
 def standby_lag(replay_lag: float | None, status: str, message_age: float | None,
                 receiver_timeout: float | None) -> tuple[float | None, str]:
-    """A standby's lag and, when it is None, why: the replay lag (0 when everything
-    received is replayed), or the WAL receiver's silence when it is longer than a healthy
-    link is ever silent. Without a streaming receiver nothing says how far the upstream
-    has gone: unknown, not 0."""
+    """A standby's lag and, when None, why: the replay lag (0 when all received is
+    replayed), or the receiver's silence when longer than a working link is ever silent.
+    Without a streaming receiver the upstream's position is unknown: so is the lag."""
     if status != "streaming":
         return None, f"the WAL receiver is {status}: the upstream's position is unknown"
     if replay_lag is None:
         return None, ("replay is behind and no transaction has been replayed since the "
                       "standby started: no commit time to measure it by")
-    if message_age is not None and receiver_timeout and \
-            message_age > receiver_timeout / 2 + SILENCE_ALLOWANCE_SECONDS:
-        return max(replay_lag, message_age), ""
+    if silent(message_age, receiver_timeout, 2):
+        return max(replay_lag, message_age or 0.0), ""
     return replay_lag, ""
 
 
@@ -250,6 +250,13 @@ class Standby:
     reply_time: float | None = None  # Unix seconds
     reply_age_seconds: float | None = None  # since the standby last replied
     status_interval_seconds: float | None = None  # this server's wal_receiver_status_interval
+    sender_timeout_seconds: float | None = None  # this server's wal_sender_timeout
+
+    @property
+    def silent(self) -> bool:
+        """No reply for longer than a working standby ever takes: the walsender asked for
+        one after wal_sender_timeout/2."""
+        return silent(self.reply_age_seconds, self.sender_timeout_seconds, 2)
 
     @property
     def lag_seconds(self) -> float:
@@ -261,9 +268,8 @@ class Standby:
         if self.replay_lag_bytes == 0:
             return 0.0
         lag = self.replay_lag_seconds or 0.0
-        age, interval = self.reply_age_seconds, self.status_interval_seconds
-        if age is not None and interval and age > interval + SILENCE_ALLOWANCE_SECONDS:
-            lag = max(lag, age)
+        if silent(self.reply_age_seconds, self.status_interval_seconds):
+            return max(lag, self.reply_age_seconds or 0.0)
         return lag
 
 
@@ -280,18 +286,6 @@ class Slot:
     database: str = ""  # "" for a physical slot
     current_lsn_bytes: float | None = None  # this server's WAL position (received, standby)
     confirmed_flush_lsn_bytes: float | None = None  # 0 for a physical slot
-
-
-@dataclass(frozen=True)
-class Subscription:
-    """One logical-replication subscription of the connected database (the subscriber's
-    side); lag values None while its apply worker does not run."""
-
-    name: str
-    enabled: bool
-    worker_running: bool
-    lag_bytes: float | None = None
-    lag_seconds: float | None = None
 
 
 @dataclass(frozen=True)
@@ -314,6 +308,7 @@ def parse_local(row: Row) -> LocalReplication:
     replay_lag = number(row.get("lag_seconds"))
     hidden = is_on(row.get("wal_receiver_hidden"))
     role = text(row.get("role"))
+    timeout = number(row.get("wal_receiver_timeout_seconds"))
     lag, unknown = None, ""
     if not in_recovery:
         pass
@@ -322,8 +317,7 @@ def parse_local(row: Row) -> LocalReplication:
     elif hidden:
         unknown = pg_cannot_see("the WAL receiver (pg_stat_wal_receiver)", role)
     else:
-        lag, unknown = standby_lag(replay_lag, status, age,
-                                   number(row.get("wal_receiver_timeout_seconds")))
+        lag, unknown = standby_lag(replay_lag, status, age, timeout)
     return LocalReplication(
         in_recovery=in_recovery, standbys=number(row.get("standbys")) or 0.0,
         slots=number(row.get("slots")) or 0.0,
@@ -336,7 +330,7 @@ def parse_local(row: Row) -> LocalReplication:
         last_replay_age_seconds=number(row.get("last_replay_age_seconds")) or 0.0,
         replay_lag_seconds=replay_lag, lag_unknown=unknown, role=role,
         standbys_hidden=number(row.get("standbys_hidden")) or 0.0,
-        wal_receiver_hidden=hidden)
+        wal_receiver_hidden=hidden, wal_receiver_timeout_seconds=timeout)
 
 
 def parse_standbys(rows: Iterable[Row]) -> tuple[Standby, ...]:
@@ -357,6 +351,7 @@ def parse_standbys(rows: Iterable[Row]) -> tuple[Standby, ...]:
         reply_time=number(row.get("reply_time")),
         reply_age_seconds=number(row.get("reply_age_seconds")),
         status_interval_seconds=number(row.get("status_interval_seconds")),
+        sender_timeout_seconds=number(row.get("sender_timeout_seconds")),
     ) for row in rows)
 
 
@@ -368,13 +363,6 @@ def parse_slots(rows: Iterable[Row]) -> tuple[Slot, ...]:
                       number(row.get("current_lsn_bytes")),
                       number(row.get("confirmed_flush_lsn_bytes")))
                  for row in rows)
-
-
-def parse_subscriptions(rows: Iterable[Row]) -> tuple[Subscription, ...]:
-    """`replication_subscriptions` rows -> Subscription."""
-    return tuple(Subscription(str(row["subname"]), is_on(row.get("enabled")),
-                              is_on(row.get("worker_running")), number(row.get("lag_bytes")),
-                              number(row.get("lag_seconds"))) for row in rows)
 
 
 def read_local(conn: Connection) -> LocalReplication:
@@ -464,14 +452,7 @@ def slot_samples(slots: Iterable[Slot]) -> Iterator[Sample]:
                              labels)
 
 
-def subscription_samples(subscriptions: Iterable[Subscription]) -> Iterator[Sample]:
-    """Per-subscription series."""
-    for sub in subscriptions:
-        labels = {"subscription": sub.name}
-        yield Sample(SUB_ENABLED.name, 1.0 if sub.enabled else 0.0, labels)
-        yield Sample(SUB_WORKER.name, 1.0 if sub.worker_running else 0.0, labels)
-        yield from present(((SUB_LAG_SECONDS, sub.lag_seconds), (SUB_LAG_BYTES, sub.lag_bytes)),
-                           labels)
+__all__ = ["Subscription", "parse_subscriptions", "subscription_samples"]  # re-exported
 
 
 class PostgresReplication(Collector[PgReplicationFacts]):

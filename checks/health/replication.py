@@ -3,10 +3,12 @@
 MySQL/MariaDB: every channel of SHOW REPLICA/SLAVE STATUS (the mysql_replication
 collector's channels): a stopped SQL or I/O thread is CRITICAL with the server's last
 error, an I/O thread still connecting or a recorded error on running threads is WARNING.
-PostgreSQL standby: the WAL receiver must be streaming (else CRITICAL), paused replay is
-WARNING; primary: standbys not streaming and inactive or lost replication slots (the
-postgres_replication collector's facts). A server that is not replicating at all is OK
-and says so.
+PostgreSQL standby: the WAL receiver must be streaming (else CRITICAL), paused replay and
+a receiver silent longer than a working link ever is (wal_receiver_timeout/2 + 5 s: it is
+stalled) are WARNING; primary: standbys not streaming or silent (no reply within
+wal_sender_timeout/2 + 5 s), inactive or lost replication slots (the postgres_replication
+collector's facts). What the role cannot see is UNKNOWN, naming the grant. A server that
+is not replicating at all is OK and says so.
 """
 
 from __future__ import annotations
@@ -81,6 +83,12 @@ def standby_findings(node: str, local: LocalReplication) -> list[Finding]:
     elif status != "streaming":
         out.append(Finding(Status.CRITICAL, node, "wal-receiver-not-streaming",
                            f"WAL receiver is {status}, not streaming from its upstream"))
+    elif local.receiver_silent:
+        out.append(Finding(Status.WARNING, node, "wal-receiver-silent",
+                           "WAL receiver is streaming but has heard nothing from its upstream "
+                           f"for {local.wal_receiver_last_message_age_seconds or 0.0:.0f} s "
+                           "(a working link hears from it every wal_receiver_timeout/2 = "
+                           f"{(local.wal_receiver_timeout_seconds or 0.0) / 2:.0f} s)"))
     if local.replay_paused:
         out.append(Finding(Status.WARNING, node, "replay-paused",
                            "WAL replay is paused (pg_wal_replay_pause)"))
@@ -98,6 +106,12 @@ def primary_findings(node: str, standbys: Sequence[Standby],
         if standby.state != "streaming":
             out.append(Finding(Status.WARNING, node, "standby-not-streaming",
                                f"standby {standby.application_name} is {standby.state}"))
+        elif standby.silent:
+            out.append(Finding(Status.WARNING, node, "standby-silent",
+                               f"standby {standby.application_name} has not replied for "
+                               f"{standby.reply_age_seconds or 0.0:.0f} s (a working one "
+                               "answers within wal_sender_timeout/2 = "
+                               f"{(standby.sender_timeout_seconds or 0.0) / 2:.0f} s)"))
     for slot in slots:
         name, retained = slot.slot_name, slot.retained_bytes
         if slot.wal_status == "lost":

@@ -127,6 +127,19 @@ def test_postgres_replication_rows() -> None:
         ("standby-not-streaming", "WARNING"), ("slot-inactive", "WARNING"),
         ("slot-lost", "CRITICAL")]
     assert "1024 bytes" in found[1].detail
+    silent = primary_findings("p", parse_standbys([{
+        "application_name": "s1", "state": "streaming", "reply_age_seconds": 40.0,
+        "sender_timeout_seconds": 60.0}]), [])
+    assert [(f.kind, f.severity.name) for f in silent] == [("standby-silent", "WARNING")]
+    hidden = primary_findings("p", [], [], "the role r cannot see ...: GRANT pg_monitor TO r")
+    assert [(f.kind, f.severity.name) for f in hidden] == [("insufficient-privilege", "UNKNOWN")]
+    kinds = [f.kind for f in standby_findings("s", parse_local({
+        "in_recovery": True, "wal_receiver_status": "streaming", "receive_replay_bytes": 0,
+        "wal_receiver_last_message_age_seconds": 36.0, "wal_receiver_timeout_seconds": 60.0}))]
+    assert kinds == ["wal-receiver-silent"]
+    kinds = [f.kind for f in standby_findings("s", parse_local({
+        "in_recovery": True, "wal_receiver_status": None, "wal_receiver_hidden": True}))]
+    assert kinds == ["insufficient-privilege"]  # not "stopped"
 
 
 def test_thresholds_and_state_order() -> None:
