@@ -28,7 +28,7 @@ from dbgauge.collectors.postgres_locks import LockSummary, read_summary
 from dbgauge.collectors.postgres_replication import Standby, Subscription, read_replication
 from dbgauge.toolkit.db import Connection
 from dbgauge.toolkit.db.values import number
-from dbgauge.toolkit.errors import DbgaugeError, QueryError
+from dbgauge.toolkit.errors import QueryError
 from dbgauge.toolkit.result import Finding, Status, perf_label
 from dbgauge.toolkit.targets import Target
 
@@ -52,15 +52,13 @@ def _perf(outcome: NodeOutcome, metric: str) -> float | None:
 
 
 def _lag(node: Target, conn: Connection, channels: Sequence[ReplicaStatus]) -> NodeOutcome:
-    """The lag check's outcome; from the channels already read (Seconds_Behind_Source)
-    when no heartbeat is read or it cannot be (no table yet, no writer): status shows
-    what it can instead of no node at all."""
-    if node.reads_heartbeat:
-        try:
-            return lag.CHECK.evaluate(node, conn)
-        except DbgaugeError:
-            pass
-    return lag.CHECK.judge(node, lag.channels_lag(node, channels))
+    """The lag check's outcome from the channels already read (and the heartbeat on a
+    target that reads one); a heartbeat the role may not read falls back to the channels:
+    status shows what it can instead of no node at all."""
+    try:
+        return lag.CHECK.judge(node, lag.mysql_lag(node, conn, channels))
+    except QueryError:
+        return lag.CHECK.judge(node, lag.channels_lag(node, channels))
 
 
 def _mysql(node: Target, conn: Connection, address: Address) -> tuple[NodeState, Hints]:
@@ -84,7 +82,8 @@ def _mysql(node: Target, conn: Connection, address: Address) -> tuple[NodeState,
         (f"{st.channel}: " if st.channel else "")
         + f"IO {st.io_thread}, SQL {'Yes' if st.sql_running else 'No'}" for st in channels)
     if lagging is not None:
-        findings += [f for f in lagging.findings if f.kind != "lag-unknown" or not findings]
+        said = {"lag-unknown", "replication-stopped"}  # the channels' findings say it
+        findings += [f for f in lagging.findings if f.kind not in said or not findings]
     findings += waits.findings
     return NodeState(
         node.name, node.kind, f"{address[0]}:{address[1]}", True,

@@ -16,7 +16,7 @@ from click.testing import CliRunner
 
 from dbgauge.app import check_jobs, parse_config, scheduled_checks
 from dbgauge.checks.health import Thresholds, health_checks
-from dbgauge.checks.health.model import NodeOutcome
+from dbgauge.checks.health.model import Measured, NodeOutcome
 from dbgauge.checks.health.replication import channel_findings, primary_findings, standby_findings
 from dbgauge.checks.health.run import run_health, summarize
 from dbgauge.checks.schedule import result_samples, validate_check_job
@@ -427,3 +427,34 @@ def test_each_node_turns_a_failure_into_the_nodes_finding() -> None:
         "gone", "unreachable", Status.UNKNOWN)
     assert "127.0.0.1:1" in got.finding.detail and "pw" not in got.finding.detail
     assert each_node([], lambda n, _c: n) == []
+
+
+def test_mysql_lag_is_threads_and_heartbeat() -> None:
+    """The lag check's MySQL rule on captured SHOW ALL SLAVES STATUS rows and CONSTRUCTED
+    heartbeat readings: a stopped thread is CRITICAL even with a fresh row; a fresh row is
+    the lag; a stale row on a replica that applied all it received is no lag (UNKNOWN), but
+    it is lag while the SQL thread is behind; no row at all is UNKNOWN too."""
+    from dbgauge.checks.health.lag import replica_lag
+    from dbgauge.toolkit.heartbeat import HeartbeatReading, HeartbeatRow
+
+    node = target_from_dsn("r=mysql://u@h:3306/")
+    (running,) = vertical_rows("mariadb-10.11/show_all_slaves_status.txt")
+    (stopped,) = vertical_rows("mariadb-10.11/show_all_slaves_status_sql_stopped.txt")
+    ok, halted = parse_replica_status(running), parse_replica_status(stopped)
+    assert ok.seconds_behind == 0
+
+    def reading(age: float) -> HeartbeatReading:
+        return HeartbeatReading(HeartbeatRow(1, 1000.0), 1000.0 + age)
+
+    got = replica_lag(node, [halted], reading(0.3))
+    assert isinstance(got, Measured) and got.value == pytest.approx(0.3)
+    assert [f.kind for f in got.findings] == ["replication-stopped"]
+    assert replica_lag(node, [ok], reading(0.3)).value == pytest.approx(0.3)  # type: ignore[union-attr]
+    stale = replica_lag(node, [ok], reading(192.0))
+    assert isinstance(stale, NodeOutcome) and stale.status is Status.UNKNOWN
+    assert stale.findings[0].kind == "no-heartbeat-writer"
+    behind = replace(ok, seconds_behind=150.0)
+    assert replica_lag(node, [behind], reading(192.0)).value == 192.0  # type: ignore[union-attr]
+    missing = replica_lag(node, [ok], None, "no heartbeat row from another server")
+    assert isinstance(missing, NodeOutcome) and missing.findings[0].kind == "no-heartbeat-writer"
+    assert replica_lag(node, [halted], None, "no row").status is Status.CRITICAL  # type: ignore[union-attr]
