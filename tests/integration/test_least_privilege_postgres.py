@@ -93,7 +93,8 @@ def _walsenders(sandbox: Sandbox) -> int:
 def test_replication_and_lag_unknown_without_stats_right_with_them(
         sandbox: Sandbox, roles: dict[str, Path]) -> None:
     """CONNECT only: replication and lag UNKNOWN on both nodes with the GRANT line, never
-    "0 standby(s)" nor "WAL receiver is stopped". pg_read_all_stats or pg_monitor: the
+    "0 standby(s)" nor "WAL receiver is stopped"; split-brain does not compare a timeline
+    it cannot read. pg_read_all_stats or pg_monitor: the
     walsenders the administrator sees, the standby streaming, lag measured."""
     streaming = _walsenders(sandbox)
     assert streaming >= 1
@@ -107,6 +108,9 @@ def test_replication_and_lag_unknown_without_stats_right_with_them(
     got = _check(roles["connect"], "lag")
     assert got.code == 3 and "lag_seconds" not in got.first, got.out
     assert got.out.count(GRANT.format("connect")) >= 2
+    got = _check(roles["connect"], "split-brain")  # the standby's timeline may trail
+    assert got.code == 3 and "UNKNOWN pg-standby [insufficient-privilege] timeline not " \
+        "compared with pg-primary's" in got.out, got.out
     for kind in ("stats", "monitor"):
         got = _check(roles[kind], "replication")
         assert got.code == 0, got.out
@@ -115,6 +119,8 @@ def test_replication_and_lag_unknown_without_stats_right_with_them(
         got = _check(roles[kind], "lag")
         assert got.code == 0 and "'pg-standby:lag_seconds'=" in got.first, got.out
         assert "'pg-primary:lag_seconds'=" in got.first  # its standbys, seen from it
+        got = _check(roles[kind], "split-brain")
+        assert got.code == 0 and got.first.startswith("SPLIT-BRAIN OK - "), got.out
 
 
 def test_activity_checks_see_another_roles_session_or_say_they_cannot(
