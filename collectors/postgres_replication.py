@@ -89,6 +89,11 @@ def _lag_seconds(stage: str, verb: str) -> MetricSpec:
         ("application_name",))
 
 
+REPLY_AGE = MetricSpec(
+    _P + "standby_reply_age_seconds", "gauge",
+    "Seconds since the standby last replied (pg_stat_replication reply_time). A working "
+    "standby replies at least every wal_receiver_status_interval, idle or not: a stalled one "
+    "shows here while its replay_lag stays at its last value.", ("application_name",))
 SENT_LAG_BYTES = _lag_bytes("sent", "been sent")
 WRITE_LAG_BYTES = _lag_bytes("write", "written")
 FLUSH_LAG_BYTES = _lag_bytes("flush", "flushed")
@@ -148,7 +153,7 @@ RECEIVER_AGE = MetricSpec(
 METRICS = MetricTable(
     CONFIGURED, IN_RECOVERY, STANDBYS, SLOTS, STANDBY_STATE, STANDBY_SYNC,
     SENT_LAG_BYTES, WRITE_LAG_BYTES, FLUSH_LAG_BYTES, REPLAY_LAG_BYTES,
-    WRITE_LAG_SECONDS, FLUSH_LAG_SECONDS, REPLAY_LAG_SECONDS,
+    WRITE_LAG_SECONDS, FLUSH_LAG_SECONDS, REPLAY_LAG_SECONDS, REPLY_AGE,
     SLOT_ACTIVE, SLOT_RETAINED, SLOT_SAFE, SLOT_WAL_STATUS,
     RECEIVE_REPLAY, LAST_REPLAY, LAG_SECONDS, REPLAY_PAUSED, RECEIVER_STATUS, RECEIVER_AGE,
     SUBSCRIPTIONS, SUB_ENABLED, SUB_WORKER, SUB_LAG_SECONDS, SUB_LAG_BYTES,
@@ -436,7 +441,8 @@ def standby_samples(standbys: Iterable[Standby]) -> Iterator[Sample]:
             ((WRITE_LAG_SECONDS, _lag_time(standby.write_lag_seconds, standby.write_lag_bytes)),
              (FLUSH_LAG_SECONDS, _lag_time(standby.flush_lag_seconds, standby.flush_lag_bytes)),
              (REPLAY_LAG_SECONDS, _lag_time(standby.replay_lag_seconds,
-                                            standby.replay_lag_bytes))), labels)
+                                            standby.replay_lag_bytes)),
+             (REPLY_AGE, standby.reply_age_seconds)), labels)
 
 
 def slot_samples(slots: Iterable[Slot]) -> Iterator[Sample]:

@@ -18,8 +18,8 @@ from contextlib import closing, contextmanager
 
 import pytest
 
-from tests.helpers import wait_for
-from tests.helpers.daemon import Outcome, cfg, check
+from tests.helpers import value, wait_for
+from tests.helpers.daemon import Outcome, cfg, check, collect_direct
 from tests.helpers.servers import Sandbox, pg_admin
 
 pytestmark = pytest.mark.integration
@@ -88,6 +88,10 @@ def test_a_stalled_wal_receiver_is_lag_on_both_sides(sandbox: Sandbox) -> None:
             got = wait_for(primary_sees_it, timeout=40, interval=0.5,
                            what="the primary to see its standby lag")
             assert "standby pg-standby lag" in got.first and "(seen from the primary)" in got.first
+            m = collect_direct(sandbox, "pg-primary", "postgres_replication")
+            age = value(m, "dbgauge_postgres_replication_standby_reply_age_seconds",
+                        application_name="pg-standby")
+            assert age is not None and age > 7, age  # beyond 2 s + 5 s: silent
             got = wait_for(lambda: (o := _lag(sandbox, "pg-standby")).code == 1 and o,
                            timeout=40, interval=0.5, what="the standby to see its receiver silent")
             assert "nothing received from upstream for" in got.first, got.out
