@@ -1,10 +1,12 @@
 """check lag: how far behind its source a replica is, in seconds.
 
-MySQL/MariaDB: from the heartbeat table when the target reads one (`heartbeat: {mode:
-read}` in the config, or `--heartbeat-table` with `--node`) -- sub-second, and it keeps
-growing while replication is stopped -- else Seconds_Behind_Source, which the server
-reports as NULL once a thread stops: that is CRITICAL ("lag unknown"), not OK (the
-mysql_heartbeat and mysql_replication collectors' facts). PostgreSQL standby: the
+MySQL/MariaDB: the replication threads with the heartbeat when the target reads one
+(`heartbeat: {mode: read}` in the config, or `--heartbeat-table` with `--node`): a stopped
+thread is CRITICAL at once, running threads give the row's age (sub-second), and a row no
+writer updates is UNKNOWN, not lag (`replica_lag`). Without a heartbeat
+Seconds_Behind_Source, which the server reports as NULL once a thread stops: that is
+CRITICAL ("lag unknown"), not OK (the mysql_heartbeat and mysql_replication collectors'
+facts). PostgreSQL standby: the
 postgres_replication collector's lag, 0 when everything received is replayed, the WAL
 receiver's silence when it is longer than a working link is ever silent (a stalled
 receiver), UNKNOWN when no receiver streams or the role cannot see it. PostgreSQL primary:
