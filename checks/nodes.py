@@ -4,8 +4,9 @@ so a node means the same to each of them.
 
 A node that cannot be checked is an UNKNOWN finding naming the node and why -- never an OK:
 `unreachable` (no connection), `auth-failed` (the server is up, the password was refused),
-`query-failed` (a statement failed), `check-failed` (a bug: it must still not look like
-OK). A node the user named that is of a kind the check does not apply to is
+`query-failed` (a statement failed), `insufficient-privilege` (the monitoring role cannot
+see what the check measures: the detail names the grant), `check-failed` (a bug: it must
+still not look like OK). A node the user named that is of a kind the check does not apply to is
 `not-applicable` (a typo must not turn into OK); configured targets the user did not name
 are left out without a word.
 """
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from dbgauge.toolkit.db import Connection, connect
-from dbgauge.toolkit.errors import AuthError, ConnectError, DbgaugeError
+from dbgauge.toolkit.errors import AuthError, ConnectError, DbgaugeError, NotVisible
 from dbgauge.toolkit.redact import redact
 from dbgauge.toolkit.result import Finding, Status
 from dbgauge.toolkit.targets import Selection, Target, fan_out
@@ -29,10 +30,12 @@ log = logging.getLogger(__name__)
 UNREACHABLE = "unreachable"
 AUTH_FAILED = "auth-failed"
 QUERY_FAILED = "query-failed"
+INSUFFICIENT_PRIVILEGE = "insufficient-privilege"
 CHECK_FAILED = "check-failed"
 NOT_APPLICABLE = "not-applicable"
 # Every kind of finding a node that was not checked can get, in that order.
-NOT_CHECKED = (UNREACHABLE, AUTH_FAILED, QUERY_FAILED, CHECK_FAILED, NOT_APPLICABLE)
+NOT_CHECKED = (UNREACHABLE, AUTH_FAILED, QUERY_FAILED, INSUFFICIENT_PRIVILEGE, CHECK_FAILED,
+               NOT_APPLICABLE)
 
 _R = TypeVar("_R")
 
@@ -44,6 +47,8 @@ def failure(node: str, exc: BaseException) -> Finding:
         kind, detail = AUTH_FAILED, str(exc)
     elif isinstance(exc, ConnectError):  # its message says "cannot connect to host:port: why"
         kind, detail = UNREACHABLE, str(exc)
+    elif isinstance(exc, NotVisible):  # "the role r cannot see ...: GRANT ... TO r"
+        kind, detail = INSUFFICIENT_PRIVILEGE, str(exc)
     elif isinstance(exc, DbgaugeError):
         kind, detail = QUERY_FAILED, f"could not be checked: {exc}"
     else:  # a bug must still not look like OK

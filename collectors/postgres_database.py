@@ -17,7 +17,9 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from dbgauge.toolkit.db import Connection, Row
+from dbgauge.toolkit.db.privileges import pg_cannot_see
 from dbgauge.toolkit.db.values import is_on, number, numbers, text
+from dbgauge.toolkit.errors import Incomplete
 from dbgauge.toolkit.metrics import (
     Collector,
     Column,
@@ -178,6 +180,14 @@ class Connections:
     by_state: Mapping[str, float]
     max_connections: float | None
     reserved_connections: float | None
+    hidden: float = 0.0  # sessions the role cannot see (then by_state is not the server's)
+    role: str = ""
+
+    @property
+    def unseen(self) -> str:
+        """What the role cannot see, with the grant; "" when it sees every session."""
+        return pg_cannot_see(f"{self.hidden:.0f} other session(s) (pg_stat_activity)",
+                             self.role) if self.hidden else ""
 
     @property
     def used(self) -> float:
@@ -227,22 +237,31 @@ def parse_connections(rows: Iterable[Row], limits: Row) -> Connections:
     """`connections` rows (state, connections) and the row carrying the limits ->
     Connections; states outside CONNECTION_STATES are not counted."""
     counts = dict.fromkeys(CONNECTION_STATES.values(), 0.0)
+    hidden = 0.0
     for row in rows:
+        if row.get("state") is None:  # sessions the role cannot see
+            hidden += number(row.get("connections")) or 0.0
+            continue
         state = CONNECTION_STATES.get(str(row.get("state")))
         if state is not None:
             counts[state] += number(row.get("connections")) or 0.0
     return Connections(counts, number(limits.get("max_connections")),
-                       number(limits.get("reserved_connections")))
+                       number(limits.get("reserved_connections")), hidden,
+                       text(limits.get("role")))
 
 
 def parse_activity(rows: Iterable[Row]) -> tuple[tuple[Activity, ...], Connections]:
     """`activity` rows -> the backends by database and state, and the client connections
     (the client rows summed by state) with the limits riding on every row."""
     rows = list(rows)
+    seen = [r for r in rows if r.get("state") is not None]
     activity = tuple(Activity(text(r.get("datname")), text(r.get("state")),
                               is_on(r.get("client")), number(r.get("backends")) or 0.0,
-                              number(r.get("max_xact_seconds"))) for r in rows)
-    clients = [{"state": a.state, "connections": a.backends} for a in activity if a.client]
+                              number(r.get("max_xact_seconds"))) for r in seen)
+    clients: list[Row] = [{"state": a.state, "connections": a.backends}
+                          for a in activity if a.client]
+    clients += [{"state": None, "connections": r.get("backends")}  # the role cannot see
+                for r in rows if r.get("state") is None]
     return activity, parse_connections(clients, rows[0] if rows else {})
 
 
@@ -329,5 +348,12 @@ class PostgresDatabase(Collector[PgDatabaseFacts]):
 
     def samples(self, facts: PgDatabaseFacts) -> Iterable[Sample]:
         yield from database_samples(facts.databases)
+        if (why := self.incomplete(facts)) is not None:  # pg_stat_database stands
+            yield from present(((MAX_CONNECTIONS, facts.connections.max_connections),
+                                (RESERVED, facts.connections.reserved_connections)))
+            raise Incomplete(why)
         yield from activity_samples(facts)
         yield from connection_samples(facts.connections)
+
+    def incomplete(self, facts: PgDatabaseFacts) -> str | None:
+        return facts.connections.unseen or None

@@ -22,7 +22,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, fields
 
 from dbgauge.toolkit.db import Connection, Row
+from dbgauge.toolkit.db.privileges import pg_cannot_see
 from dbgauge.toolkit.db.values import number, text
+from dbgauge.toolkit.errors import Incomplete, NotVisible
 from dbgauge.toolkit.metrics import Collector, MetricSpec, MetricTable, Sample, present
 
 LOCK_TYPES = frozenset({
@@ -97,6 +99,21 @@ class LockSummary:
     oldest_xact_seconds: float = 0.0
     idle_in_transaction: float = 0.0
     idle_in_transaction_oldest_seconds: float = 0.0
+    hidden_sessions: float = 0.0  # sessions the role cannot see: the values are not facts
+    role: str = ""
+
+    @property
+    def unseen(self) -> str:
+        """What the role cannot see, with the grant; "" when it sees every session."""
+        return pg_cannot_see(f"{self.hidden_sessions:.0f} other session(s) "
+                             "(pg_stat_activity)", self.role) if self.hidden_sessions else ""
+
+    def seen(self) -> LockSummary:
+        """This summary, or NotVisible naming the grant when the role cannot see every
+        session (what a check needs before it reports an age or a count)."""
+        if self.hidden_sessions:
+            raise NotVisible(self.unseen)
+        return self
 
 
 @dataclass(frozen=True)
@@ -140,7 +157,9 @@ class PgLockFacts:
 
 def parse_summary(row: Row) -> LockSummary:
     """The `lock_summary` row (columns named like LockSummary's fields) -> LockSummary."""
-    return LockSummary(**{f.name: number(row.get(f.name)) or 0.0 for f in fields(LockSummary)})
+    values = {f.name: number(row.get(f.name)) or 0.0 for f in fields(LockSummary)
+              if f.name != "role"}
+    return LockSummary(**values, role=text(row.get("role")))
 
 
 def parse_waits(rows: Iterable[Row]) -> tuple[LockWait, ...]:
@@ -213,7 +232,13 @@ class PostgresLocks(Collector[PgLockFacts]):
         return PgLockFacts(None, (), parse_counts(conn.query("lock_counts")))
 
     def samples(self, facts: PgLockFacts) -> Iterable[Sample]:
-        if facts.summary is not None:
+        why = self.incomplete(facts)
+        if facts.summary is not None and why is None:
             yield from summary_samples(facts.summary)
-        yield from wait_samples(facts.waits)
-        yield from count_samples(facts)
+            yield from wait_samples(facts.waits)
+        yield from count_samples(facts)  # pg_locks: every role sees every lock
+        if why is not None:
+            raise Incomplete(why)
+
+    def incomplete(self, facts: PgLockFacts) -> str | None:
+        return (facts.summary.unseen or None) if facts.summary is not None else None

@@ -24,8 +24,20 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
+from dbgauge.collectors._pg_subscriptions import (
+    SUB_ENABLED,
+    SUB_LAG_BYTES,
+    SUB_LAG_SECONDS,
+    SUB_WORKER,
+    SUBSCRIPTIONS,
+    Subscription,
+    parse_subscriptions,
+    subscription_samples,
+)
 from dbgauge.toolkit.db import Connection, Row
+from dbgauge.toolkit.db.privileges import pg_cannot_see
 from dbgauge.toolkit.db.values import is_on, number, text
+from dbgauge.toolkit.errors import Incomplete
 from dbgauge.toolkit.metrics import (
     Collector,
     MetricSpec,
@@ -77,6 +89,11 @@ def _lag_seconds(stage: str, verb: str) -> MetricSpec:
         ("application_name",))
 
 
+REPLY_AGE = MetricSpec(
+    _P + "standby_reply_age_seconds", "gauge",
+    "Seconds since the standby last replied (pg_stat_replication reply_time). A working "
+    "standby replies at least every wal_receiver_status_interval, idle or not: a stalled one "
+    "shows here while its replay_lag stays at its last value.", ("application_name",))
 SENT_LAG_BYTES = _lag_bytes("sent", "been sent")
 WRITE_LAG_BYTES = _lag_bytes("write", "written")
 FLUSH_LAG_BYTES = _lag_bytes("flush", "flushed")
@@ -115,8 +132,11 @@ LAST_REPLAY = MetricSpec(
 LAG_SECONDS = MetricSpec(
     _P + "lag_seconds", "gauge",
     "On a standby: 0 when everything received has been replayed, else the age of the last "
-    "replayed commit (now - pg_last_xact_replay_timestamp). An idle primary does not make "
-    "it grow. Absent without a WAL receiver position (archive recovery).")
+    "replayed commit (now - pg_last_xact_replay_timestamp); the WAL receiver's silence "
+    "instead when it is longer (a stalled receiver) and beyond wal_receiver_timeout/2 + 5 s, "
+    "which a healthy link never is. An idle primary does not make it grow. Absent when it "
+    "cannot be known: no WAL receiver streaming, replay behind before any commit is "
+    "replayed, or a role without pg_read_all_stats.")
 REPLAY_PAUSED = MetricSpec(
     _P + "replay_paused", "gauge",
     "On a standby: 1 if WAL replay is paused (pg_wal_replay_pause), else 0.")
@@ -130,33 +150,10 @@ RECEIVER_AGE = MetricSpec(
     "On a standby: seconds since the WAL receiver last heard from its upstream (keepalives "
     "included); absent when no receiver runs.")
 
-SUBSCRIPTIONS = MetricSpec(
-    _P + "subscriptions", "gauge",
-    "Logical-replication subscriptions of the connected database (this server subscribes).")
-SUB_ENABLED = MetricSpec(
-    _P + "subscription_enabled", "gauge",
-    "1 if the subscription is enabled (ALTER SUBSCRIPTION ... ENABLE), else 0.",
-    ("subscription",))
-SUB_WORKER = MetricSpec(
-    _P + "subscription_worker_running", "gauge",
-    "1 if the subscription's apply worker runs, else 0 (disabled, or failing to start: see "
-    "the subscriber's log).", ("subscription",))
-SUB_LAG_SECONDS = MetricSpec(
-    _P + "subscription_lag_seconds", "gauge",
-    "Seconds since the subscription was last known caught up with its publisher (the "
-    "walsender's last reported WAL end, pg_stat_subscription latest_end_time); 0 when "
-    "nothing arrived since, so an idle publisher shows none. Absent while the apply worker "
-    "does not run.", ("subscription",))
-SUB_LAG_BYTES = MetricSpec(
-    _P + "subscription_lag_bytes", "gauge",
-    "WAL the subscription received since it was last known caught up (received_lsn - "
-    "latest_end_lsn): a lower bound of its backlog, which the publisher's slot shows in "
-    "full. Absent while the apply worker does not run.", ("subscription",))
-
 METRICS = MetricTable(
     CONFIGURED, IN_RECOVERY, STANDBYS, SLOTS, STANDBY_STATE, STANDBY_SYNC,
     SENT_LAG_BYTES, WRITE_LAG_BYTES, FLUSH_LAG_BYTES, REPLAY_LAG_BYTES,
-    WRITE_LAG_SECONDS, FLUSH_LAG_SECONDS, REPLAY_LAG_SECONDS,
+    WRITE_LAG_SECONDS, FLUSH_LAG_SECONDS, REPLAY_LAG_SECONDS, REPLY_AGE,
     SLOT_ACTIVE, SLOT_RETAINED, SLOT_SAFE, SLOT_WAL_STATUS,
     RECEIVE_REPLAY, LAST_REPLAY, LAG_SECONDS, REPLAY_PAUSED, RECEIVER_STATUS, RECEIVER_AGE,
     SUBSCRIPTIONS, SUB_ENABLED, SUB_WORKER, SUB_LAG_SECONDS, SUB_LAG_BYTES,
@@ -166,7 +163,10 @@ METRICS = MetricTable(
 @dataclass(frozen=True)
 class LocalReplication:
     """The `replication_local` row: this server's role and counts, and on a standby its
-    replay and WAL receiver (None where PostgreSQL reports NULL)."""
+    replay and WAL receiver (None where PostgreSQL reports NULL). `lag_seconds` is the
+    standby's lag (see `standby_lag`), None when it cannot be known: `lag_unknown` says
+    why. `standbys_hidden` walsenders and a `wal_receiver_hidden` receiver are there but
+    show the role nothing (no pg_read_all_stats): `hidden` names what and the grant."""
 
     in_recovery: bool
     standbys: float
@@ -179,6 +179,59 @@ class LocalReplication:
     replay_paused: bool = False
     wal_receiver_status: str = "stopped"  # stopped when no receiver runs
     last_replay_age_seconds: float = 0.0  # 0 on a primary and until a commit is replayed
+    replay_lag_seconds: float | None = None  # by replay alone, as the statement computes it
+    lag_unknown: str = ""  # why lag_seconds is None on a standby
+    role: str = ""  # the role the statement ran as (current_user)
+    standbys_hidden: float = 0.0
+    wal_receiver_hidden: bool = False
+    wal_receiver_timeout_seconds: float | None = None
+
+    @property
+    def receiver_silent(self) -> bool:
+        """The streaming WAL receiver heard nothing from upstream for longer than a working
+        link ever is silent (it asks for a keepalive after wal_receiver_timeout/2)."""
+        return self.wal_receiver_status == "streaming" and silent(
+            self.wal_receiver_last_message_age_seconds, self.wal_receiver_timeout_seconds, 2)
+
+    @property
+    def hidden(self) -> str:
+        """What of this row the role cannot see, with the grant; "" when it sees it all."""
+        what = []
+        if self.standbys_hidden:
+            what.append(f"the state of {self.standbys_hidden:.0f} walsender(s) "
+                        "(pg_stat_replication)")
+        if self.wal_receiver_hidden:
+            what.append("the WAL receiver (pg_stat_wal_receiver)")
+        return pg_cannot_see(" nor ".join(what), self.role) if what else ""
+
+
+# A WAL receiver hears from its upstream at least every wal_receiver_timeout/2 (it asks for
+# a keepalive then; an idle primary sends nothing before), a walsender from its standby every
+# wal_sender_timeout/2 (it asks then). Silence beyond that with this allowance means nothing
+# flows: the standby falls behind by the silence while its replay lag alone stays 0.
+SILENCE_ALLOWANCE_SECONDS = 5.0
+
+
+def silent(age: float | None, timeout: float | None, share: float = 1.0) -> bool:
+    """`age` seconds of silence are longer than `timeout / share` allows (a timeout of 0
+    or unknown: never)."""
+    return age is not None and bool(timeout) and \
+        age > (timeout or 0.0) / share + SILENCE_ALLOWANCE_SECONDS
+
+
+def standby_lag(replay_lag: float | None, status: str, message_age: float | None,
+                receiver_timeout: float | None) -> tuple[float | None, str]:
+    """A standby's lag and, when None, why: the replay lag (0 when all received is
+    replayed), or the receiver's silence when longer than a working link is ever silent.
+    Without a streaming receiver the upstream's position is unknown: so is the lag."""
+    if status != "streaming":
+        return None, f"the WAL receiver is {status}: the upstream's position is unknown"
+    if replay_lag is None:
+        return None, ("replay is behind and no transaction has been replayed since the "
+                      "standby started: no commit time to measure it by")
+    if silent(message_age, receiver_timeout, 2):
+        return max(replay_lag, message_age or 0.0), ""
+    return replay_lag, ""
 
 
 @dataclass(frozen=True)
@@ -200,6 +253,29 @@ class Standby:
     current_lsn_bytes: float | None = None  # on a primary: pg_current_wal_lsn() - '0/0'
     replay_diff_bytes: float | None = None  # on a primary, unclamped; None if unknown
     reply_time: float | None = None  # Unix seconds
+    reply_age_seconds: float | None = None  # since the standby last replied
+    status_interval_seconds: float | None = None  # this server's wal_receiver_status_interval
+    sender_timeout_seconds: float | None = None  # this server's wal_sender_timeout
+
+    @property
+    def silent(self) -> bool:
+        """No reply for longer than a working standby ever takes: the walsender asked for
+        one after wal_sender_timeout/2."""
+        return silent(self.reply_age_seconds, self.sender_timeout_seconds, 2)
+
+    @property
+    def lag_seconds(self) -> float:
+        """The standby's lag seen from this server: 0 when it has replayed all there is;
+        else PostgreSQL's replay_lag (measured when the standby last replied), or how long
+        it has been silent when that is longer than a standby ever is while it works (it
+        replies every wal_receiver_status_interval, idle or not): a stalled standby
+        replies nothing, so replay_lag alone would stay at its last value."""
+        if self.replay_lag_bytes == 0:
+            return 0.0
+        lag = self.replay_lag_seconds or 0.0
+        if silent(self.reply_age_seconds, self.status_interval_seconds):
+            return max(lag, self.reply_age_seconds or 0.0)
+        return lag
 
 
 @dataclass(frozen=True)
@@ -218,18 +294,6 @@ class Slot:
 
 
 @dataclass(frozen=True)
-class Subscription:
-    """One logical-replication subscription of the connected database (the subscriber's
-    side); lag values None while its apply worker does not run."""
-
-    name: str
-    enabled: bool
-    worker_running: bool
-    lag_bytes: float | None = None
-    lag_seconds: float | None = None
-
-
-@dataclass(frozen=True)
 class PgReplicationFacts:
     """The facts: the local row, then every standby and slot (read only when the local
     row counts some, else empty). Standbys are as PostgreSQL lists them: two walsenders
@@ -243,18 +307,35 @@ class PgReplicationFacts:
 
 def parse_local(row: Row) -> LocalReplication:
     """The one row of `replication_local` -> LocalReplication."""
+    in_recovery = is_on(row.get("in_recovery"))
+    status = str(row.get("wal_receiver_status") or "stopped")
+    age = number(row.get("wal_receiver_last_message_age_seconds"))
+    replay_lag = number(row.get("lag_seconds"))
+    hidden = is_on(row.get("wal_receiver_hidden"))
+    role = text(row.get("role"))
+    timeout = number(row.get("wal_receiver_timeout_seconds"))
+    lag, unknown = None, ""
+    if not in_recovery:
+        pass
+    elif row.get("receive_replay_bytes") is None:
+        unknown = "no WAL receiver position (archive recovery?)"
+    elif hidden:
+        unknown = pg_cannot_see("the WAL receiver (pg_stat_wal_receiver)", role)
+    else:
+        lag, unknown = standby_lag(replay_lag, status, age, timeout)
     return LocalReplication(
-        in_recovery=is_on(row.get("in_recovery")), standbys=number(row.get("standbys")) or 0.0,
+        in_recovery=in_recovery, standbys=number(row.get("standbys")) or 0.0,
         slots=number(row.get("slots")) or 0.0,
         subscriptions=number(row.get("subscriptions")) or 0.0,
         receive_replay_bytes=number(row.get("receive_replay_bytes")),
         last_replay_timestamp=number(row.get("last_replay_timestamp")),
-        lag_seconds=number(row.get("lag_seconds")),
-        wal_receiver_last_message_age_seconds=number(
-            row.get("wal_receiver_last_message_age_seconds")),
+        lag_seconds=lag, wal_receiver_last_message_age_seconds=age,
         replay_paused=is_on(row.get("replay_paused")),
-        wal_receiver_status=str(row.get("wal_receiver_status") or "stopped"),
-        last_replay_age_seconds=number(row.get("last_replay_age_seconds")) or 0.0)
+        wal_receiver_status=status,
+        last_replay_age_seconds=number(row.get("last_replay_age_seconds")) or 0.0,
+        replay_lag_seconds=replay_lag, lag_unknown=unknown, role=role,
+        standbys_hidden=number(row.get("standbys_hidden")) or 0.0,
+        wal_receiver_hidden=hidden, wal_receiver_timeout_seconds=timeout)
 
 
 def parse_standbys(rows: Iterable[Row]) -> tuple[Standby, ...]:
@@ -273,6 +354,9 @@ def parse_standbys(rows: Iterable[Row]) -> tuple[Standby, ...]:
         current_lsn_bytes=number(row.get("current_lsn_bytes")),
         replay_diff_bytes=number(row.get("replay_diff_bytes")),
         reply_time=number(row.get("reply_time")),
+        reply_age_seconds=number(row.get("reply_age_seconds")),
+        status_interval_seconds=number(row.get("status_interval_seconds")),
+        sender_timeout_seconds=number(row.get("sender_timeout_seconds")),
     ) for row in rows)
 
 
@@ -286,22 +370,16 @@ def parse_slots(rows: Iterable[Row]) -> tuple[Slot, ...]:
                  for row in rows)
 
 
-def parse_subscriptions(rows: Iterable[Row]) -> tuple[Subscription, ...]:
-    """`replication_subscriptions` rows -> Subscription."""
-    return tuple(Subscription(str(row["subname"]), is_on(row.get("enabled")),
-                              is_on(row.get("worker_running")), number(row.get("lag_bytes")),
-                              number(row.get("lag_seconds"))) for row in rows)
-
-
 def read_local(conn: Connection) -> LocalReplication:
     """The local row alone: one statement."""
     return parse_local(conn.query("replication_local")[0])
 
 
-def read_replication(conn: Connection) -> PgReplicationFacts:
-    """The local row, then the standbys, slots and subscriptions it counts (none: not
-    read)."""
-    local = read_local(conn)
+def read_replication(conn: Connection, local: LocalReplication | None = None
+                     ) -> PgReplicationFacts:
+    """The local row (unless already read), then the standbys, slots and subscriptions it
+    counts (none: not read)."""
+    local = read_local(conn) if local is None else local
     standbys = parse_standbys(conn.query("replication_standbys")) if local.standbys else ()
     slots = parse_slots(conn.query("replication_slots")) if local.slots else ()
     subscriptions = parse_subscriptions(conn.query("replication_subscriptions")) \
@@ -310,12 +388,15 @@ def read_replication(conn: Connection) -> PgReplicationFacts:
 
 
 def local_samples(local: LocalReplication) -> Iterator[Sample]:
-    """Role, counts and the standby-side values."""
+    """Role, counts and the standby-side values; what the role cannot see is left out
+    (the collector then fails, naming the grant)."""
     in_recovery = 1.0 if local.in_recovery else 0.0
-    yield Sample(CONFIGURED.name, 1.0 if in_recovery or local.standbys or local.slots
-                 or local.subscriptions else 0.0)
+    known = in_recovery or local.standbys or local.slots or local.subscriptions
+    if known or not local.standbys_hidden:
+        yield Sample(CONFIGURED.name, 1.0 if known else 0.0)
     yield Sample(IN_RECOVERY.name, in_recovery)
-    yield Sample(STANDBYS.name, local.standbys)
+    if not local.standbys_hidden:
+        yield Sample(STANDBYS.name, local.standbys)
     yield Sample(SLOTS.name, local.slots)
     yield Sample(SUBSCRIPTIONS.name, local.subscriptions)
     if not local.in_recovery:
@@ -325,7 +406,9 @@ def local_samples(local: LocalReplication) -> Iterator[Sample]:
                         (LAG_SECONDS, local.lag_seconds),
                         (RECEIVER_AGE, local.wal_receiver_last_message_age_seconds)))
     yield Sample(REPLAY_PAUSED.name, 1.0 if local.replay_paused else 0.0)
-    yield from state_set(RECEIVER_STATUS, "status", RECEIVER_STATES, local.wal_receiver_status)
+    if not local.wal_receiver_hidden:
+        yield from state_set(RECEIVER_STATUS, "status", RECEIVER_STATES,
+                             local.wal_receiver_status)
 
 
 def _lag_time(seconds: float | None, lag_bytes: float | None) -> float | None:
@@ -358,7 +441,8 @@ def standby_samples(standbys: Iterable[Standby]) -> Iterator[Sample]:
             ((WRITE_LAG_SECONDS, _lag_time(standby.write_lag_seconds, standby.write_lag_bytes)),
              (FLUSH_LAG_SECONDS, _lag_time(standby.flush_lag_seconds, standby.flush_lag_bytes)),
              (REPLAY_LAG_SECONDS, _lag_time(standby.replay_lag_seconds,
-                                            standby.replay_lag_bytes))), labels)
+                                            standby.replay_lag_bytes)),
+             (REPLY_AGE, standby.reply_age_seconds)), labels)
 
 
 def slot_samples(slots: Iterable[Slot]) -> Iterator[Sample]:
@@ -374,14 +458,7 @@ def slot_samples(slots: Iterable[Slot]) -> Iterator[Sample]:
                              labels)
 
 
-def subscription_samples(subscriptions: Iterable[Subscription]) -> Iterator[Sample]:
-    """Per-subscription series."""
-    for sub in subscriptions:
-        labels = {"subscription": sub.name}
-        yield Sample(SUB_ENABLED.name, 1.0 if sub.enabled else 0.0, labels)
-        yield Sample(SUB_WORKER.name, 1.0 if sub.worker_running else 0.0, labels)
-        yield from present(((SUB_LAG_SECONDS, sub.lag_seconds), (SUB_LAG_BYTES, sub.lag_bytes)),
-                           labels)
+__all__ = ["Subscription", "parse_subscriptions", "subscription_samples"]  # re-exported
 
 
 class PostgresReplication(Collector[PgReplicationFacts]):
@@ -403,3 +480,8 @@ class PostgresReplication(Collector[PgReplicationFacts]):
         yield from standby_samples(facts.standbys)
         yield from slot_samples(facts.slots)
         yield from subscription_samples(facts.subscriptions)
+        if (why := self.incomplete(facts)) is not None:  # what it could see stands
+            raise Incomplete(why)
+
+    def incomplete(self, facts: PgReplicationFacts) -> str | None:
+        return facts.local.hidden or None

@@ -15,7 +15,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from dbgauge.toolkit.db import Connection, Row
+from dbgauge.toolkit.db.privileges import pg_cannot_see
 from dbgauge.toolkit.db.values import number, text
+from dbgauge.toolkit.errors import NotVisible
 from dbgauge.toolkit.metrics import Collector, MetricSpec, MetricTable, Option, Sample, present
 from dbgauge.toolkit.sql import load_sql, quote_ident
 
@@ -119,6 +121,9 @@ class PostgresStatements(Collector[PgStatementsFacts]):
         found = conn.query("statements_extension")
         if not found or not preloaded(text(found[0].get("preload"))):
             return PgStatementsFacts(False)
+        if found[0].get("sees_all") is False:  # the top of its own statements is not the top
+            raise NotVisible(pg_cannot_see("other roles' statements (pg_stat_statements)",
+                                           text(found[0].get("role"))))
         schema = quote_ident(text(found[0]["schema"]), "postgres")
         sql = load_sql("postgres", "statements", conn.server.version).replace(
             "{schema}", schema)

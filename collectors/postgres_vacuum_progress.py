@@ -18,7 +18,9 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 from dbgauge.toolkit.db import Connection, Row
+from dbgauge.toolkit.db.privileges import pg_cannot_see
 from dbgauge.toolkit.db.values import number, text
+from dbgauge.toolkit.errors import Incomplete
 from dbgauge.toolkit.metrics import Collector, MetricSpec, MetricTable, Sample, state_set
 
 _P = "dbgauge_postgres_vacuum_"
@@ -75,13 +77,24 @@ class VacuumProgress:
 @dataclass(frozen=True)
 class PgVacuumProgressFacts:
     vacuums: tuple[VacuumProgress, ...]
+    hidden: int = 0  # vacuums the role sees only the pid of (another role's)
+    role: str = ""
+
+    @property
+    def unseen(self) -> str:
+        return pg_cannot_see(f"{self.hidden} running vacuum(s) (pg_stat_progress_vacuum)",
+                             self.role) if self.hidden else ""
 
 
 def parse_progress(rows: Iterable[Row]) -> PgVacuumProgressFacts:
-    """`vacuum_progress` rows -> the running vacuums."""
+    """`vacuum_progress` rows -> the running vacuums (a row without a phase is one the
+    role may not see: counted apart)."""
+    rows = list(rows)
+    seen = [r for r in rows if r.get("phase") is not None]
     return PgVacuumProgressFacts(tuple(VacuumProgress(
         text(r.get("datname")), text(r.get("relname")), text(r.get("phase")),
-        {c: v for c in COLUMNS if (v := number(r.get(c))) is not None}) for r in rows))
+        {c: v for c in COLUMNS if (v := number(r.get(c))) is not None}) for r in seen),
+        len(rows) - len(seen), text(rows[0].get("role")) if rows else "")
 
 
 def progress_samples(facts: PgVacuumProgressFacts) -> Iterator[Sample]:
@@ -112,4 +125,9 @@ class PostgresVacuumProgress(Collector[PgVacuumProgressFacts]):
         return parse_progress(conn.query("vacuum_progress"))
 
     def samples(self, facts: PgVacuumProgressFacts) -> Iterable[Sample]:
+        if facts.hidden:  # a count of the vacuums it sees is not the server's
+            raise Incomplete(facts.unseen)
         return progress_samples(facts)
+
+    def incomplete(self, facts: PgVacuumProgressFacts) -> str | None:
+        return facts.unseen or None

@@ -60,6 +60,12 @@ class QueryError(DbgaugeError):
                           timed_out=self.timed_out)
 
 
+class NotVisible(DbgaugeError):
+    """The monitoring role cannot see what a value depends on (PostgreSQL answers with
+    what the role may see, rather than refuse): the message names the grant to run. A
+    check is UNKNOWN with it; it is never reported as a value."""
+
+
 class Incomplete(DbgaugeError):
     """A collector finished with some of its parts failed (one custom query of several):
     the samples it gave before raising stand, and the collector is reported as failed."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from dbgauge.checks.health.model import HealthCheck, Measured, Thresholds
+from dbgauge.toolkit.errors import NotVisible
 
 if TYPE_CHECKING:
     from dbgauge.toolkit.db import Connection
@@ -19,9 +20,14 @@ if TYPE_CHECKING:
 
 
 def _query_time(node: Target, conn: Connection) -> Measured:
+    from dbgauge.toolkit.db.privileges import pg_cannot_see
     from dbgauge.toolkit.db.values import number
+    from dbgauge.toolkit.db.values import text as as_text
 
     row = conn.query("check_query_time")[0]
+    if hidden := number(row.get("hidden")):  # the longest may be one it cannot see
+        raise NotVisible(pg_cannot_see(f"{hidden:.0f} other session(s) (pg_stat_activity)",
+                                       as_text(row.get("role"))))
     active = number(row.get("active")) or 0.0
     seconds = number(row.get("seconds")) or 0.0
     text = f"{active:.0f} statement(s) running"
@@ -34,7 +40,7 @@ def _query_time(node: Target, conn: Connection) -> Measured:
 def _txn_idle(node: Target, conn: Connection) -> Measured:
     from dbgauge.collectors.postgres_locks import read_summary
 
-    s = read_summary(conn)
+    s = read_summary(conn).seen()
     seconds = s.idle_in_transaction_oldest_seconds
     return Measured(seconds, f"{s.idle_in_transaction:.0f} session(s) idle in transaction"
                              + (f", the oldest for {seconds:.1f} s" if seconds else ""),
@@ -49,7 +55,7 @@ def _txn_time(node: Target, conn: Connection) -> Measured:
         trx = read_transactions(conn)
         seconds, count = trx.oldest_seconds, float(sum(trx.by_state.values()))
     else:
-        seconds, count = read_summary(conn).oldest_xact_seconds, None
+        seconds, count = read_summary(conn).seen().oldest_xact_seconds, None
     text = f"oldest open transaction {seconds:.1f} s"
     return Measured(seconds, text + (f" ({count:.0f} open)" if count is not None else ""))
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from dbgauge.checks.health.model import HealthCheck, Measured, Thresholds
-from dbgauge.toolkit.errors import CheckFailed
+from dbgauge.toolkit.errors import CheckFailed, NotVisible
 
 if TYPE_CHECKING:
     from dbgauge.toolkit.db import Connection
@@ -43,6 +43,8 @@ def usage(conn: Connection) -> tuple[float, float, str]:
     from dbgauge.collectors.postgres_database import read_connections
 
     connections = read_connections(conn)
+    if connections.unseen:  # a count of the sessions it sees is not the server's
+        raise NotVisible(connections.unseen)
     return (connections.used, connections.available,
             "max_connections - superuser_reserved_connections")
 

@@ -3,10 +3,12 @@
 MySQL/MariaDB: every channel of SHOW REPLICA/SLAVE STATUS (the mysql_replication
 collector's channels): a stopped SQL or I/O thread is CRITICAL with the server's last
 error, an I/O thread still connecting or a recorded error on running threads is WARNING.
-PostgreSQL standby: the WAL receiver must be streaming (else CRITICAL), paused replay is
-WARNING; primary: standbys not streaming and inactive or lost replication slots (the
-postgres_replication collector's facts). A server that is not replicating at all is OK
-and says so.
+PostgreSQL standby: the WAL receiver must be streaming (else CRITICAL), paused replay and
+a receiver silent longer than a working link ever is (wal_receiver_timeout/2 + 5 s: it is
+stalled) are WARNING; primary: standbys not streaming or silent (no reply within
+wal_sender_timeout/2 + 5 s), inactive or lost replication slots (the postgres_replication
+collector's facts). What the role cannot see is UNKNOWN, naming the grant. A server that
+is not replicating at all is OK and says so.
 """
 
 from __future__ import annotations
@@ -72,11 +74,21 @@ def _mysql(node: Target, conn: Connection) -> NodeOutcome:
 
 def standby_findings(node: str, local: LocalReplication) -> list[Finding]:
     """Problems of a PostgreSQL standby."""
+    from dbgauge.checks.nodes import INSUFFICIENT_PRIVILEGE  # not loaded to list the checks
+
     status = local.wal_receiver_status
     out = []
-    if status != "streaming":
+    if local.wal_receiver_hidden:
+        out.append(Finding(Status.UNKNOWN, node, INSUFFICIENT_PRIVILEGE, local.hidden))
+    elif status != "streaming":
         out.append(Finding(Status.CRITICAL, node, "wal-receiver-not-streaming",
                            f"WAL receiver is {status}, not streaming from its upstream"))
+    elif local.receiver_silent:
+        out.append(Finding(Status.WARNING, node, "wal-receiver-silent",
+                           "WAL receiver is streaming but has heard nothing from its upstream "
+                           f"for {local.wal_receiver_last_message_age_seconds or 0.0:.0f} s "
+                           "(a working link hears from it every wal_receiver_timeout/2 = "
+                           f"{(local.wal_receiver_timeout_seconds or 0.0) / 2:.0f} s)"))
     if local.replay_paused:
         out.append(Finding(Status.WARNING, node, "replay-paused",
                            "WAL replay is paused (pg_wal_replay_pause)"))
@@ -84,13 +96,22 @@ def standby_findings(node: str, local: LocalReplication) -> list[Finding]:
 
 
 def primary_findings(node: str, standbys: Sequence[Standby],
-                     slots: Sequence[Slot]) -> list[Finding]:
-    """Problems a PostgreSQL primary shows: standbys not streaming, slots lost or idle."""
-    out = []
+                     slots: Sequence[Slot], hidden: str = "") -> list[Finding]:
+    """Problems a PostgreSQL primary shows: standbys not streaming, slots lost or idle;
+    walsenders the role cannot see (`hidden`, the line naming the grant) are UNKNOWN."""
+    from dbgauge.checks.nodes import INSUFFICIENT_PRIVILEGE  # not loaded to list the checks
+
+    out = [Finding(Status.UNKNOWN, node, INSUFFICIENT_PRIVILEGE, hidden)] if hidden else []
     for standby in standbys:
         if standby.state != "streaming":
             out.append(Finding(Status.WARNING, node, "standby-not-streaming",
                                f"standby {standby.application_name} is {standby.state}"))
+        elif standby.silent:
+            out.append(Finding(Status.WARNING, node, "standby-silent",
+                               f"standby {standby.application_name} has not replied for "
+                               f"{standby.reply_age_seconds or 0.0:.0f} s (a working one "
+                               "answers within wal_sender_timeout/2 = "
+                               f"{(standby.sender_timeout_seconds or 0.0) / 2:.0f} s)"))
     for slot in slots:
         name, retained = slot.slot_name, slot.retained_bytes
         if slot.wal_status == "lost":
@@ -148,16 +169,20 @@ def _postgres(node: Target, conn: Connection) -> NodeOutcome:
     facts = read_replication(conn)
     if facts.local.in_recovery:
         findings = standby_findings(node.name, facts.local)
+        if facts.local.wal_receiver_hidden:
+            return NodeOutcome(node.name, tuple(findings), note="standby, receiver unseen")
         perf = ((perf_label(node.name, METRIC), 0.0 if findings else 1.0),)
         return NodeOutcome(node.name, tuple(findings), perf, "standby, streaming")
     standbys, slots, subscriptions = facts.standbys, facts.slots, facts.subscriptions
-    if not standbys and not slots and not subscriptions:
+    hidden = facts.local.hidden
+    if not standbys and not slots and not subscriptions and not hidden:
         return nothing_to_check(node, "not replicating (no standby, no slot, no subscription)")
-    findings = primary_findings(node.name, standbys, slots)
+    findings = primary_findings(node.name, standbys, slots, hidden)
     findings += subscription_findings(node.name, subscriptions)
     streaming = sum(1 for st in standbys if st.state == "streaming")
-    notes = [f"primary, {streaming} standby(s) streaming"] if standbys or slots else []
-    values = [(perf_label(node.name, METRIC), float(streaming))] if standbys or slots else []
+    shown = (standbys or slots) and not hidden  # a count of what it sees is not the count
+    notes = [f"primary, {streaming} standby(s) streaming"] if shown else []
+    values = [(perf_label(node.name, METRIC), float(streaming))] if shown else []
     if subscriptions:
         notes.append(_subscriptions_note(subscriptions))
         values += _subscription_perf(node.name, subscriptions)

@@ -4,10 +4,10 @@ A sequence at its max_value (min_value descending) makes every following INSERT 
 `serial` column gets there after 2^31 rows. The threshold applies to the sequence nearest
 its end, in percent of its range used (the postgres_sequences collector's facts, cycling
 sequences left out). PostgreSQL shows last_value only with USAGE or SELECT on the
-sequence: the ones the role may not read are counted in the message (grant SELECT on
-them, or they are not judged), as are those another session's lock kept it from reading
-this time; neither makes the others unreadable. When no sequence could be judged but
-some could not be read, the check is UNKNOWN: an unread sequence may be the one at its end.
+sequence: the ones the role may not read are not judged, and make the check UNKNOWN
+naming the grant (a sequence it cannot read may be the one running out); those another
+session's lock kept it from reading this time are counted in the message. When no sequence
+could be judged because of locks alone, the check is UNKNOWN too.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from dbgauge.checks.health.model import (
     cannot_tell,
     nothing_to_check,
 )
+from dbgauge.toolkit.result import Finding, Status
 
 if TYPE_CHECKING:
     from dbgauge.toolkit.db import Connection
@@ -36,20 +37,26 @@ def _read(node: Target, conn: Connection) -> Measured | NodeOutcome:
     unreadable = (f", {facts.unreadable:.0f} not readable by this role"
                   if facts.unreadable else "") + \
         (f", {facts.locked:.0f} locked by another session (not read)" if facts.locked else "")
-    if not used and (facts.unreadable or facts.locked):
-        return cannot_tell(node, "sequence-unknown", (
+    unseen = (Finding(Status.UNKNOWN, node.name, "insufficient-privilege",
+                      f"{facts.unreadable:.0f} sequence(s) not readable by this role, not "
+                      "judged: GRANT SELECT ON ALL SEQUENCES IN SCHEMA ... TO ... (and ALTER "
+                      "DEFAULT PRIVILEGES ... GRANT SELECT ON SEQUENCES)"),) \
+        if facts.unreadable else ()
+    if not used and facts.locked:
+        locked = cannot_tell(node, "sequence-unknown", (
             f"no sequence could be judged ({facts.total:.0f} sequence(s){unreadable}); "
-            + ("GRANT SELECT ON ALL SEQUENCES IN SCHEMA <schema> TO <this role>"
-               if facts.unreadable else "try again when the lock is released")))
+            "try again when the lock is released"))
+        return NodeOutcome(node.name, (*unseen, *locked.findings), note=locked.note)
     if not used:
-        return nothing_to_check(node, f"no sequence in use ({facts.total:.0f} sequence(s)"
-                                      f"{unreadable})")
+        note = f"no sequence in use ({facts.total:.0f} sequence(s){unreadable})"
+        return NodeOutcome(node.name, unseen, note=note) if unseen \
+            else nothing_to_check(node, note)
     top = used[0]  # the statement orders by used_ratio, nearest the end first
     percent = 100.0 * (top.used_ratio or 0.0)
     return Measured(percent, f"sequence {top.schema}.{top.sequence} {percent:.1f}% used "
                              f"({facts.total:.0f} sequence(s){unreadable})",
                     extra=(("sequences_unreadable", facts.unreadable),
-                           ("sequences_locked", facts.locked)))
+                           ("sequences_locked", facts.locked)), findings=unseen)
 
 
 CHECK = HealthCheck(

@@ -76,6 +76,7 @@ class PgNode:
     wal_lsn: int | None
     replay_lsn: int | None
     sender: Address | None = None
+    unseen: str = ""  # what the role cannot see of its WAL receiver, with the grant
 
 
 @dataclass(frozen=True)

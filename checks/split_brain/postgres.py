@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from dbgauge.checks.nodes import INSUFFICIENT_PRIVILEGE
 from dbgauge.checks.split_brain.address import same_address
 from dbgauge.checks.split_brain.model import PRIMARIES, TIMELINE, PgNode
 from dbgauge.toolkit.db.values import text
@@ -68,7 +69,11 @@ def pg_findings(first: Sequence[PgNode], later: Mapping[str, PgNode]) -> list[Fi
         now = later.get(upstream.name, upstream)
         fix = (f"rebuild {standby.name} from {upstream.name}: pg_rewind onto its timeline "
                "(needs wal_log_hints or data checksums), or a fresh pg_basebackup")
-        if standby.timeline is not None and now.timeline is not None \
+        if standby.unseen:  # its timeline may trail: a difference would prove nothing
+            out.append(Finding(Status.UNKNOWN, standby.name, INSUFFICIENT_PRIVILEGE,
+                               f"timeline not compared with {upstream.name}'s: "
+                               f"{standby.unseen}"))
+        if not standby.unseen and standby.timeline is not None and now.timeline is not None \
                 and standby.timeline != now.timeline:
             out.append(Finding(
                 Status.CRITICAL, standby.name, TIMELINE,

@@ -19,6 +19,7 @@ from dbgauge.collectors.mysql_replication import (
     read_flags,
 )
 from dbgauge.toolkit.db import Connection
+from dbgauge.toolkit.db.privileges import pg_cannot_see
 from dbgauge.toolkit.db.values import is_on, number, text
 from dbgauge.toolkit.dsn import parse_dsn
 from dbgauge.toolkit.targets import Target
@@ -53,7 +54,9 @@ def pg_node(name: str, address: Address, row: Mapping[str, Any]) -> PgNode:
     return PgNode(name, address, text(row.get("system_identifier")),
                   is_on(row.get("in_recovery")), None if timeline is None else int(timeline),
                   parse_lsn(row.get("wal_lsn")), parse_lsn(row.get("replay_lsn")),
-                  (host, int(port)) if host and port is not None else None)
+                  (host, int(port)) if host and port is not None else None,
+                  pg_cannot_see("the WAL receiver (pg_stat_wal_receiver)", text(row.get("role")))
+                  if is_on(row.get("receiver_hidden")) else "")
 
 
 def _address(node: Target) -> Address:

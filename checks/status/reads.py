@@ -16,6 +16,7 @@ from dbgauge.checks.health.replication import (
     standby_findings,
     subscription_findings,
 )
+from dbgauge.checks.nodes import INSUFFICIENT_PRIVILEGE
 from dbgauge.checks.split_brain.model import Address, MySQLNode, PgNode
 from dbgauge.checks.split_brain.reads import mysql_node, pg_node
 from dbgauge.checks.status.model import NodeState
@@ -23,11 +24,11 @@ from dbgauge.collectors.mysql_lock_waits import read_lock_waits
 from dbgauge.collectors.mysql_replication import ReplicaStatus, read_channels, read_flags
 from dbgauge.collectors.pgbouncer_databases import read_databases
 from dbgauge.collectors.pgbouncer_pools import read_pools
-from dbgauge.collectors.postgres_locks import read_summary
+from dbgauge.collectors.postgres_locks import LockSummary, read_summary
 from dbgauge.collectors.postgres_replication import Standby, Subscription, read_replication
 from dbgauge.toolkit.db import Connection
 from dbgauge.toolkit.db.values import number
-from dbgauge.toolkit.errors import DbgaugeError, QueryError
+from dbgauge.toolkit.errors import QueryError
 from dbgauge.toolkit.result import Finding, Status, perf_label
 from dbgauge.toolkit.targets import Target
 
@@ -51,15 +52,13 @@ def _perf(outcome: NodeOutcome, metric: str) -> float | None:
 
 
 def _lag(node: Target, conn: Connection, channels: Sequence[ReplicaStatus]) -> NodeOutcome:
-    """The lag check's outcome; from the channels already read (Seconds_Behind_Source)
-    when no heartbeat is read or it cannot be (no table yet, no writer): status shows
-    what it can instead of no node at all."""
-    if node.reads_heartbeat:
-        try:
-            return lag.CHECK.evaluate(node, conn)
-        except DbgaugeError:
-            pass
-    return lag.CHECK.judge(node, lag.channels_lag(node, channels))
+    """The lag check's outcome from the channels already read (and the heartbeat on a
+    target that reads one); a heartbeat the role may not read falls back to the channels:
+    status shows what it can instead of no node at all."""
+    try:
+        return lag.CHECK.judge(node, lag.mysql_lag(node, conn, channels))
+    except QueryError:
+        return lag.CHECK.judge(node, lag.channels_lag(node, channels))
 
 
 def _mysql(node: Target, conn: Connection, address: Address) -> tuple[NodeState, Hints]:
@@ -83,7 +82,8 @@ def _mysql(node: Target, conn: Connection, address: Address) -> tuple[NodeState,
         (f"{st.channel}: " if st.channel else "")
         + f"IO {st.io_thread}, SQL {'Yes' if st.sql_running else 'No'}" for st in channels)
     if lagging is not None:
-        findings += [f for f in lagging.findings if f.kind != "lag-unknown" or not findings]
+        said = {"lag-unknown", "replication-stopped"}  # the channels' findings say it
+        findings += [f for f in lagging.findings if f.kind not in said or not findings]
     findings += waits.findings
     return NodeState(
         node.name, node.kind, f"{address[0]}:{address[1]}", True,
@@ -95,24 +95,36 @@ def _mysql(node: Target, conn: Connection, address: Address) -> tuple[NodeState,
     ), Hints(address, mysql=me, replica_hosts=hosts)
 
 
+def _postgres_waits(node: Target, summary: LockSummary) -> NodeOutcome:
+    """The locks check's outcome, UNKNOWN naming the grant when the role cannot see
+    every session (another role's wait would be missed)."""
+    if summary.unseen:
+        return NodeOutcome(node.name, (Finding(Status.UNKNOWN, node.name,
+                                               INSUFFICIENT_PRIVILEGE, summary.unseen),))
+    return locks.CHECK.judge(node, locks.lock_wait(summary))
+
+
 def _postgres(node: Target, conn: Connection, address: Address) -> tuple[NodeState, Hints]:
     me = pg_node(node.name, address, conn.query("split_brain_state")[0])
     facts = read_replication(conn)
-    subs = facts.subscriptions
+    local, subs = facts.local, facts.subscriptions
     summary = read_summary(conn)
-    waits = locks.CHECK.judge(node, locks.lock_wait(summary))
+    waits = _postgres_waits(node, summary)
     findings: list[Finding] = []
     lag_seconds = lag_bytes = None
     if me.in_recovery:
         role = "standby"
-        findings += standby_findings(node.name, facts.local)
-        lagging = lag.CHECK.judge(node, lag.standby_lag(node, facts.local))
-        findings += lagging.findings
-        lag_seconds, lag_bytes = _perf(lagging, lag.CHECK.metric), facts.local.receive_replay_bytes
-        replication = f"WAL receiver {facts.local.wal_receiver_status}"
+        findings += standby_findings(node.name, local)
+        lagging = lag.CHECK.judge(node, lag.standby_lag(node, local))
+        findings += [f for f in lagging.findings if not local.wal_receiver_hidden]
+        lag_seconds, lag_bytes = _perf(lagging, lag.CHECK.metric), local.receive_replay_bytes
+        replication = "WAL receiver unseen" if local.wal_receiver_hidden \
+            else f"WAL receiver {local.wal_receiver_status}"
     else:
         role = "subscriber" if subs else "primary"
-        findings += primary_findings(node.name, facts.standbys, facts.slots)
+        findings += primary_findings(node.name, facts.standbys, facts.slots, local.hidden)
+        if facts.standbys and not local.hidden:  # a stalled standby shows here first
+            findings += lag.CHECK.judge(node, lag.primary_lag(node, facts)).findings
         findings += subscription_findings(node.name, subs)
         replication = ", ".join(
             f"{s.name}: apply worker {'running' if s.worker_running else 'not running'}"
@@ -127,7 +139,8 @@ def _postgres(node: Target, conn: Connection, address: Address) -> tuple[NodeSta
         conn.server.version_text, read_only=me.in_recovery, lag_seconds=lag_seconds,
         lag_bytes=lag_bytes, replication=replication,
         oldest_lock_wait_seconds=_perf(waits, locks.CHECK.metric),
-        oldest_transaction_seconds=summary.oldest_xact_seconds, findings=tuple(findings),
+        oldest_transaction_seconds=None if summary.unseen else summary.oldest_xact_seconds,
+        findings=tuple(findings),
     ), Hints(address, pg=me, walsenders=facts.standbys, subscriptions=subs)
 
 

@@ -130,6 +130,8 @@ def stat_database(facts: PgDatabaseFacts) -> Iterator[Sample]:
             yield sample(ACTIVE_TIME_SECONDS.name, active / 1000.0, labels)
         for column, value in (db.conflicts or {}).items():
             yield sample(f"pg_stat_database_conflicts_{column}", _value(value), labels)
+    if facts.connections.hidden:  # counts of what the role sees are not the server's
+        return
     for (database, state), (count, age) in by_database_and_state(facts).items():
         labels = {"datname": database, "state": state}
         yield sample(ACTIVITY_COUNT.name, count, labels)

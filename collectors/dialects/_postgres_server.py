@@ -208,12 +208,12 @@ LAST_REPLAY = _spec("pg_replication_last_replay_seconds", "gauge",
 
 
 def _lag(facts: PgReplicationFacts) -> float:
-    """dbgauge's lag (0 when everything received is replayed); without a WAL receiver
-    position, the age of the last replayed commit, as the peer computes it."""
+    """dbgauge's replay lag (0 when everything received is replayed); without a WAL
+    receiver position, the age of the last replayed commit, as the peer computes it."""
     local = facts.local
     if not local.in_recovery:
         return 0.0
-    return local.lag_seconds if local.lag_seconds is not None \
+    return local.replay_lag_seconds if local.replay_lag_seconds is not None \
         else local.last_replay_age_seconds
 
 

@@ -6,6 +6,9 @@
 -- dbgauge's own session is left out (it is always in a transaction while it runs this).
 -- pg_stat_get_activity(NULL) is the pg_stat_activity view's source, without the
 -- view's joins to pg_database and pg_authid that no column here needs.
+-- hidden_sessions: the sessions whose activity the role cannot see (another role's, without
+-- pg_read_all_stats: backend_type, state and times NULL); every age and count above then
+-- describes only what it sees, and the collector says so instead of reporting them.
 WITH activity AS (
   SELECT pid, backend_type, state, wait_event_type, xact_start, state_change
   FROM pg_stat_get_activity(NULL)
@@ -18,6 +21,8 @@ WITH activity AS (
   SELECT DISTINCT unnest(blockers) AS pid FROM waiting
 )
 SELECT
+  current_user AS role,
+  (SELECT count(*) FROM activity WHERE backend_type IS NULL) AS hidden_sessions,
   (SELECT count(*) FROM waiting) AS waiting_backends,
   (SELECT count(*) FROM waiting WHERE cardinality(blockers) > 0) AS blocked_backends,
   (SELECT count(*) FROM blockers) AS blocking_backends,

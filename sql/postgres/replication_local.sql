@@ -6,24 +6,38 @@
 -- until one is replayed), as postgres_exporter's pg_replication_last_replay_seconds.
 -- lag_seconds is 0 whenever everything received has been replayed: on an idle primary the
 -- last replayed commit gets old, but the standby is not behind (postgres_exporter #385, #907).
+-- While replay is behind it is the age of the last replayed commit, and NULL while no commit
+-- has been replayed since the standby started (nothing to time it by; not 0).
+-- The WAL receiver's silence and wal_receiver_timeout let the collector see a stalled
+-- receiver (nothing received: nothing to replay, so the replay lag alone stays 0).
+-- What the role cannot see: walsenders and a WAL receiver show only their pid to a role
+-- without pg_read_all_stats (the other columns NULL); they are counted, not guessed at.
 -- pg_stat_get_wal_senders() is what the pg_stat_replication view reads, without its join
 -- to every backend's activity: a fraction of the cost for a count.
 SELECT
   rec.in_recovery,
+  current_user AS role,
   CASE WHEN rec.in_recovery
        THEN GREATEST(0, pg_wal_lsn_diff(rec.receive_lsn, rec.replay_lsn))
   END AS receive_replay_bytes,
   CASE WHEN rec.in_recovery THEN EXTRACT(EPOCH FROM rec.replay_ts) END AS last_replay_timestamp,
   CASE WHEN NOT rec.in_recovery OR rec.receive_lsn IS NULL THEN NULL
        WHEN rec.receive_lsn <= rec.replay_lsn THEN 0
+       WHEN rec.replay_ts IS NULL THEN NULL
        ELSE GREATEST(0, EXTRACT(EPOCH FROM now() - rec.replay_ts))
   END AS lag_seconds,
   CASE WHEN rec.in_recovery THEN pg_is_wal_replay_paused() END AS replay_paused,
   GREATEST(0, EXTRACT(EPOCH FROM now() - rec.replay_ts)) AS last_replay_age_seconds,
   w.status AS wal_receiver_status,
-  GREATEST(0, EXTRACT(EPOCH FROM now() - w.last_msg_receipt_time))
-    AS wal_receiver_last_message_age_seconds,
-  (SELECT count(*) FROM pg_stat_get_wal_senders() s WHERE s.state <> 'backup') AS standbys,
+  w.pid IS NOT NULL AND w.status IS NULL AS wal_receiver_hidden,
+  CASE WHEN w.last_msg_receipt_time IS NOT NULL  -- GREATEST would make a NULL 0
+       THEN GREATEST(0, EXTRACT(EPOCH FROM now() - w.last_msg_receipt_time))
+  END AS wal_receiver_last_message_age_seconds,
+  CASE WHEN rec.in_recovery
+       THEN (SELECT setting::float8 / 1000 FROM pg_settings WHERE name = 'wal_receiver_timeout')
+  END AS wal_receiver_timeout_seconds,
+  ws.standbys,
+  ws.standbys_hidden,
   (SELECT count(*) FROM pg_replication_slots) AS slots,
   (SELECT count(*) FROM pg_subscription s JOIN pg_database d ON d.oid = s.subdbid
     WHERE d.datname = current_database()) AS subscriptions
@@ -32,3 +46,6 @@ FROM (SELECT pg_is_in_recovery() AS in_recovery,
              pg_last_wal_replay_lsn() AS replay_lsn,
              pg_last_xact_replay_timestamp() AS replay_ts) rec
 LEFT JOIN pg_stat_wal_receiver w ON true
+CROSS JOIN (SELECT count(*) FILTER (WHERE s.state <> 'backup') AS standbys,
+                   count(*) FILTER (WHERE s.state IS NULL) AS standbys_hidden
+            FROM pg_stat_get_wal_senders() s) ws

@@ -8,7 +8,10 @@
 -- For the dialects: the walsender's pid and client address, and on a primary the current
 -- WAL position in bytes and its distance to the standby's replay position, unclamped
 -- (postgres_exporter's pg_stat_replication_*; NULL on a cascading standby), and when the
--- standby last replied (Unix seconds).
+-- standby last replied (Unix seconds). For check lag: how long ago it replied, and this
+-- server's wal_receiver_status_interval (a standby replies at least that often, idle or not;
+-- standbys are usually configured as their primary is), and wal_sender_timeout (after half
+-- of it without a reply the walsender asks for one: a working standby answers at once).
 WITH here AS (
   SELECT CASE WHEN pg_is_in_recovery()
               THEN COALESCE(pg_last_wal_receive_lsn(), pg_last_wal_replay_lsn())
@@ -32,7 +35,13 @@ SELECT
        THEN pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0') END AS current_lsn_bytes,
   CASE WHEN NOT pg_is_in_recovery()
        THEN pg_wal_lsn_diff(pg_current_wal_lsn(), s.replay_lsn) END AS replay_diff_bytes,
-  EXTRACT(EPOCH FROM s.reply_time) AS reply_time
+  EXTRACT(EPOCH FROM s.reply_time) AS reply_time,
+  CASE WHEN s.reply_time IS NOT NULL  -- GREATEST would make a NULL 0
+       THEN GREATEST(0, EXTRACT(EPOCH FROM now() - s.reply_time)) END AS reply_age_seconds,
+  (SELECT setting::float8 FROM pg_settings WHERE name = 'wal_receiver_status_interval')
+    AS status_interval_seconds,
+  (SELECT setting::float8 / 1000 FROM pg_settings WHERE name = 'wal_sender_timeout')
+    AS sender_timeout_seconds
 FROM pg_stat_get_wal_senders() s
 CROSS JOIN here
 LEFT JOIN LATERAL pg_stat_get_activity(s.pid) a ON true

@@ -3,7 +3,9 @@
 -- on a primary, received-else-replayed on a standby), its replay position, and where its
 -- WAL receiver streams from. Read on every node, then again on each upstream after its
 -- standbys were read (an upstream's position only grows). Role-specific functions are
--- guarded by CASE, which PostgreSQL evaluates lazily.
+-- guarded by CASE, which PostgreSQL evaluates lazily. A role without pg_read_all_stats sees
+-- the WAL receiver's pid only (receiver_hidden): a standby's timeline is then the last
+-- restartpoint's, which may trail the one it replays: not compared.
 SELECT s.system_identifier::text AS system_identifier,
        pg_is_in_recovery() AS in_recovery,
        CASE WHEN pg_is_in_recovery()
@@ -16,7 +18,9 @@ SELECT s.system_identifier::text AS system_identifier,
         END)::text AS wal_lsn,
        pg_last_wal_replay_lsn()::text AS replay_lsn,
        w.sender_host,
-       w.sender_port
+       w.sender_port,
+       w.pid IS NOT NULL AND w.status IS NULL AS receiver_hidden,
+       current_user AS role
 FROM pg_control_system() s
 CROSS JOIN pg_control_checkpoint() c
 LEFT JOIN pg_stat_wal_receiver w ON true

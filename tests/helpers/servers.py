@@ -158,6 +158,29 @@ def pg_admin(sandbox: Sandbox, name: str, **kwargs: Any) -> psycopg.Connection[A
 
 
 @contextmanager
+def sleeping(sandbox: Sandbox) -> Iterator[int]:
+    """A pg_sleep(60) running in a thread on pg-primary; its pid; cancelled afterwards."""
+    conn = pg_admin(sandbox, "pg-primary")
+    pid = conn.info.backend_pid
+    thread = threading.Thread(target=lambda: _ignore_cancel(conn), daemon=True)
+    thread.start()
+    try:
+        yield pid
+    finally:
+        with closing(pg_admin(sandbox, "pg-primary")) as other:
+            other.execute("SELECT pg_cancel_backend(%s)", (pid,))
+        thread.join(15)
+        conn.close()
+
+
+def _ignore_cancel(conn: psycopg.Connection[Any]) -> None:
+    try:
+        conn.execute("SELECT pg_sleep(60)")
+    except psycopg.errors.QueryCanceled:
+        pass
+
+
+@contextmanager
 def mariadb_account(sandbox: Sandbox, user: str, password: str, global_privileges: str,
                     *databases: str) -> Iterator[None]:
     """A temporary account on the MariaDB primary (replicated to the replica) with

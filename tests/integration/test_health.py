@@ -61,10 +61,14 @@ def test_stopped_sql_thread_is_critical_then_ok(sandbox: Sandbox) -> None:
 
 
 def test_lag_above_thresholds_is_warning_then_critical(sandbox: Sandbox) -> None:
+    """A replica 3 s behind on purpose (MASTER_DELAY: the threads run, the SQL thread
+    waits): the heartbeat's age is its lag (a stopped thread would be CRITICAL at once,
+    tests/integration/test_mysql_lag.py)."""
     with heartbeat(sandbox):
         target = cfg(sandbox, "--target", "mariadb-replica")
         wait_for(lambda: True if check("lag", *target).code == 0 else None)
-        run(sandbox, "mariadb-replica", "STOP SLAVE SQL_THREAD")
+        run(sandbox, "mariadb-replica", "STOP SLAVE", "CHANGE MASTER TO MASTER_DELAY = 3",
+            "START SLAVE")
         try:
             got = wait_for(lambda: (lambda o: o if o.code == 1 else None)(
                 check("lag", *target, "--warning", "1.5", "--critical", "600")))
@@ -78,8 +82,10 @@ def test_lag_above_thresholds_is_warning_then_critical(sandbox: Sandbox) -> None
             (finding,) = doc["findings"]  # type: ignore[misc]
             assert finding["node"] == "mariadb-replica" and finding["kind"] == "lag"
         finally:
-            run(sandbox, "mariadb-replica", "START SLAVE SQL_THREAD")
-        wait_for(lambda: True if check("lag", *target, "--warning", "1").code == 0 else None)
+            run(sandbox, "mariadb-replica", "STOP SLAVE", "CHANGE MASTER TO MASTER_DELAY = 0",
+                "START SLAVE")
+        wait_for(lambda: True if check("lag", *target, "--warning", "1").code == 0 else None,
+                 timeout=30)
 
 
 def test_unreachable_node_is_unknown_naming_it_and_why(sandbox: Sandbox) -> None:

@@ -16,7 +16,7 @@ from click.testing import CliRunner
 
 from dbgauge.app import check_jobs, parse_config, scheduled_checks
 from dbgauge.checks.health import Thresholds, health_checks
-from dbgauge.checks.health.model import NodeOutcome
+from dbgauge.checks.health.model import Measured, NodeOutcome
 from dbgauge.checks.health.replication import channel_findings, primary_findings, standby_findings
 from dbgauge.checks.health.run import run_health, summarize
 from dbgauge.checks.schedule import result_samples, validate_check_job
@@ -90,12 +90,12 @@ def test_checks_read_the_collectors_facts_with_their_statements_only() -> None:
     assert conn.asked == ["lock_summary"]  # someone waits, but the waits by mode are not read
     assert outcome.note.endswith("(1 waiting, 1 root blocker(s))")
     conn = Answers("postgres", {
-        "replication_local": json_rows("postgres-15/replication_local-primary.json")})
-    outcome = _evaluate("lag", "postgres", conn)
-    assert conn.asked == ["replication_local"] and outcome.note == "not a standby"
-    conn.answers.update({
+        "replication_local": json_rows("postgres-15/replication_local-primary.json"),
         "replication_standbys": json_rows("postgres-15/replication_standbys-replay-paused.json"),
         "replication_slots": json_rows("postgres-15/replication_slots-primary.json")})
+    outcome = _evaluate("lag", "postgres", conn)  # on a primary: its standbys' lag
+    assert conn.asked == ["replication_local", "replication_standbys", "replication_slots"]
+    assert outcome.note.startswith("standby ") and "(seen from the primary)" in outcome.note
     conn.asked.clear()
     outcome = _evaluate("replication", "postgres", conn)
     assert conn.asked == ["replication_local", "replication_standbys", "replication_slots"]
@@ -127,6 +127,19 @@ def test_postgres_replication_rows() -> None:
         ("standby-not-streaming", "WARNING"), ("slot-inactive", "WARNING"),
         ("slot-lost", "CRITICAL")]
     assert "1024 bytes" in found[1].detail
+    silent = primary_findings("p", parse_standbys([{
+        "application_name": "s1", "state": "streaming", "reply_age_seconds": 40.0,
+        "sender_timeout_seconds": 60.0}]), [])
+    assert [(f.kind, f.severity.name) for f in silent] == [("standby-silent", "WARNING")]
+    hidden = primary_findings("p", [], [], "the role r cannot see ...: GRANT pg_monitor TO r")
+    assert [(f.kind, f.severity.name) for f in hidden] == [("insufficient-privilege", "UNKNOWN")]
+    kinds = [f.kind for f in standby_findings("s", parse_local({
+        "in_recovery": True, "wal_receiver_status": "streaming", "receive_replay_bytes": 0,
+        "wal_receiver_last_message_age_seconds": 36.0, "wal_receiver_timeout_seconds": 60.0}))]
+    assert kinds == ["wal-receiver-silent"]
+    kinds = [f.kind for f in standby_findings("s", parse_local({
+        "in_recovery": True, "wal_receiver_status": None, "wal_receiver_hidden": True}))]
+    assert kinds == ["insufficient-privilege"]  # not "stopped"
 
 
 def test_thresholds_and_state_order() -> None:
@@ -324,7 +337,7 @@ def test_daemon_samples_and_job_config() -> None:
                 if s.name == "dbgauge_split_brain_findings"}
     assert findings[("errant-transactions", "r")] == 1
     assert findings[("unreachable", "q")] == 1 and findings[("multiple-primaries", "p")] == 0
-    assert len(findings) == 3 * 10  # every kind for every node: no series comes and goes
+    assert len(findings) == 3 * 11  # every kind for every node: no series comes and goes
     assert findings[("not-applicable", "p")] == 0
     errant = {s.labels["node"]: s.value for s in samples
               if s.name == "dbgauge_split_brain_errant_transactions"}
@@ -414,3 +427,34 @@ def test_each_node_turns_a_failure_into_the_nodes_finding() -> None:
         "gone", "unreachable", Status.UNKNOWN)
     assert "127.0.0.1:1" in got.finding.detail and "pw" not in got.finding.detail
     assert each_node([], lambda n, _c: n) == []
+
+
+def test_mysql_lag_is_threads_and_heartbeat() -> None:
+    """The lag check's MySQL rule on captured SHOW ALL SLAVES STATUS rows and CONSTRUCTED
+    heartbeat readings: a stopped thread is CRITICAL even with a fresh row; a fresh row is
+    the lag; a stale row on a replica that applied all it received is no lag (UNKNOWN), but
+    it is lag while the SQL thread is behind; no row at all is UNKNOWN too."""
+    from dbgauge.checks.health.lag import replica_lag
+    from dbgauge.toolkit.heartbeat import HeartbeatReading, HeartbeatRow
+
+    node = target_from_dsn("r=mysql://u@h:3306/")
+    (running,) = vertical_rows("mariadb-10.11/show_all_slaves_status.txt")
+    (stopped,) = vertical_rows("mariadb-10.11/show_all_slaves_status_sql_stopped.txt")
+    ok, halted = parse_replica_status(running), parse_replica_status(stopped)
+    assert ok.seconds_behind == 0
+
+    def reading(age: float) -> HeartbeatReading:
+        return HeartbeatReading(HeartbeatRow(1, 1000.0), 1000.0 + age)
+
+    got = replica_lag(node, [halted], reading(0.3))
+    assert isinstance(got, Measured) and got.value == pytest.approx(0.3)
+    assert [f.kind for f in got.findings] == ["replication-stopped"]
+    assert replica_lag(node, [ok], reading(0.3)).value == pytest.approx(0.3)  # type: ignore[union-attr]
+    stale = replica_lag(node, [ok], reading(192.0))
+    assert isinstance(stale, NodeOutcome) and stale.status is Status.UNKNOWN
+    assert stale.findings[0].kind == "no-heartbeat-writer"
+    behind = replace(ok, seconds_behind=150.0)
+    assert replica_lag(node, [behind], reading(192.0)).value == 192.0  # type: ignore[union-attr]
+    missing = replica_lag(node, [ok], None, "no heartbeat row from another server")
+    assert isinstance(missing, NodeOutcome) and missing.findings[0].kind == "no-heartbeat-writer"
+    assert replica_lag(node, [halted], None, "no row").status is Status.CRITICAL  # type: ignore[union-attr]

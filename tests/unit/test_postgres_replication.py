@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dbgauge.app import registry
 from dbgauge.collectors.postgres_replication import (
+    PgReplicationFacts,
     PostgresReplication,
     Slot,
     Standby,
@@ -164,3 +165,78 @@ def test_read_returns_facts_and_samples_are_pure() -> None:
     alone = Answers({"replication_local": json_rows(LOCAL_PRIMARY)})
     assert read_local(alone) == facts.local  # type: ignore[arg-type]
     assert alone.asked == ["replication_local"]  # what check lag runs on a primary
+
+
+# CONSTRUCTED rows from here on: the captured standby row with the columns that say what
+# the role could see, how silent the receiver is and whether replay ever timed a commit.
+
+
+def test_lag_unknown_while_replay_is_behind_before_any_commit_is_replayed() -> None:
+    """pg_last_xact_replay_timestamp() is NULL on a standby that has replayed no commit
+    since it started: with bytes waiting the lag is unknown, not 0 (GREATEST made it 0)."""
+    row = {**json_rows(LOCAL_CAUGHT_UP)[0], "receive_replay_bytes": 8192, "lag_seconds": None,
+           "last_replay_timestamp": None}
+    local = parse_local(row)
+    assert local.lag_seconds is None and "no transaction has been replayed" in local.lag_unknown
+    d = as_dict("postgres_replication", list(local_samples(local)))
+    assert value(d, R + "lag_seconds") is None
+    assert value(d, R + "receive_replay_lag_bytes") == 8192.0
+
+
+def test_a_silent_receiver_is_lag_once_longer_than_a_working_link_is_silent() -> None:
+    """An idle primary sends nothing until the receiver asks, after wal_receiver_timeout/2:
+    29 s of silence with a 60 s timeout is a working link (lag stays the replay lag, 0);
+    36 s is not (lag 36 s). No timeout (0): silence is never judged."""
+    base = {**json_rows(LOCAL_CAUGHT_UP)[0], "lag_seconds": 0, "wal_receiver_status": "streaming",
+            "wal_receiver_timeout_seconds": 60.0}
+    idle = parse_local({**base, "wal_receiver_last_message_age_seconds": 29.0})
+    assert idle.lag_seconds == 0.0 and not idle.receiver_silent
+    stalled = parse_local({**base, "wal_receiver_last_message_age_seconds": 36.0})
+    assert stalled.lag_seconds == 36.0 and stalled.receiver_silent
+    off = parse_local({**base, "wal_receiver_last_message_age_seconds": 36.0,
+                       "wal_receiver_timeout_seconds": 0.0})
+    assert off.lag_seconds == 0.0 and not off.receiver_silent
+    waiting = parse_local({**base, "wal_receiver_status": "waiting"})
+    assert waiting.lag_seconds is None and "WAL receiver is waiting" in waiting.lag_unknown
+
+
+def test_a_receiver_the_role_cannot_see_is_neither_stopped_nor_lag_free() -> None:
+    """Without pg_read_all_stats pg_stat_wal_receiver shows the pid and NULL status: no
+    receiver status series, no lag, and the collector fails naming the grant."""
+    row = {**json_rows(LOCAL_CAUGHT_UP)[0], "wal_receiver_status": None,
+           "wal_receiver_hidden": True, "role": "watcher",
+           "wal_receiver_last_message_age_seconds": None}
+    local = parse_local(row)
+    assert local.lag_seconds is None
+    assert local.hidden == ("the role watcher cannot see the WAL receiver (pg_stat_wal_receiver):"
+                            ' GRANT pg_monitor TO "watcher" (or at least pg_read_all_stats)')
+    d = as_dict("postgres_replication", list(local_samples(local)))
+    assert not any(name == R + "wal_receiver_status" for name, _ in d)
+    assert value(d, R + "in_recovery") == 1.0
+    assert COLLECTOR.incomplete(PgReplicationFacts(local)) == local.hidden
+
+
+def test_walsenders_the_role_cannot_see_are_no_count() -> None:
+    row = {**json_rows(LOCAL_PRIMARY)[0], "standbys": 0, "standbys_hidden": 2, "slots": 0,
+           "role": "watcher"}
+    local = parse_local(row)
+    d = as_dict("postgres_replication", list(local_samples(local)))
+    assert value(d, R + "standbys") is None and value(d, R + "configured") is None
+    assert "cannot see the state of 2 walsender(s)" in local.hidden
+
+
+def test_a_standby_seen_from_its_primary() -> None:
+    """Caught up: 0 whatever the silence. Behind and replying: PostgreSQL's replay_lag.
+    Behind and silent longer than wal_receiver_status_interval + 5 s: the silence; silent
+    past wal_sender_timeout/2 + 5 s: `silent` (check replication warns)."""
+    base = {"application_name": "s", "state": "streaming", "replay_lag_bytes": 0,
+            "replay_lag_seconds": None, "reply_age_seconds": 40.0,
+            "status_interval_seconds": 10.0, "sender_timeout_seconds": 60.0}
+    (caught_up,) = parse_standbys([base])
+    assert caught_up.lag_seconds == 0.0 and caught_up.silent
+    (replying,) = parse_standbys([{**base, "replay_lag_bytes": 100, "replay_lag_seconds": 0.5,
+                                   "reply_age_seconds": 3.0}])
+    assert replying.lag_seconds == 0.5 and not replying.silent
+    (stalled,) = parse_standbys([{**base, "replay_lag_bytes": 100, "replay_lag_seconds": 0.5,
+                                  "reply_age_seconds": 16.0}])
+    assert stalled.lag_seconds == 16.0 and not stalled.silent

@@ -15,6 +15,7 @@ from psycopg.rows import dict_row
 
 from dbgauge.toolkit.db.base import Row, ServerInfo, read_only
 from dbgauge.toolkit.db.pipeline import ReadAhead, Statement
+from dbgauge.toolkit.db.privileges import pg_denied_hint
 from dbgauge.toolkit.db.version import parse_version
 from dbgauge.toolkit.dsn import ConnParams
 from dbgauge.toolkit.errors import AuthError, ConnectError, DbgaugeError, QueryError
@@ -165,8 +166,15 @@ class PostgresConnection:
         if isinstance(exc, psycopg.errors.QueryCanceled):
             return QueryError(f"query timed out on {self._params.address}: {_reason(exc)}",
                               sqlstate=exc.sqlstate, timed_out=True)
-        return QueryError(f"query failed on {self._params.address}: {_reason(exc)}",
+        reason = _reason(exc)
+        hint = "" if self._pgbouncer else pg_denied_hint(exc.sqlstate, reason, self.user)
+        return QueryError(f"query failed on {self._params.address}: {reason}{hint}",
                           sqlstate=exc.sqlstate)
+
+    @property
+    def user(self) -> str:
+        """The role this session logged in as (libpq's, whatever named it)."""
+        return str(self._conn.info.user or self._params.user)
 
     def query_read_only(self, sql: str, max_rows: int) -> list[Row]:
         # stream() uses the extended protocol, which takes one statement only: text like

@@ -10,7 +10,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from dbgauge.toolkit.db.base import Connection, Row
-from dbgauge.toolkit.errors import QueryError
+from dbgauge.toolkit.errors import DbgaugeError, QueryError
+from dbgauge.toolkit.sql import quote_ident
 
 # 1227 needs a global privilege, 1142/1143 table/column denied, 1044 database denied,
 # 1370 routine denied.
@@ -45,3 +46,42 @@ def query(conn: Connection, name: str, needs: Mapping[str, str] | str, params: A
             raise
         what = needs if isinstance(needs, str) else needs.get(conn.server.flavor, "")
         raise exc.again(f"{name} needs {what}: {exc}") from None
+
+
+# ----------------------------------------------------------------- PostgreSQL
+# PostgreSQL does not refuse most monitoring reads: it answers them with what the role may
+# see. Another role's session in pg_stat_activity reads `<insufficient privilege>` with
+# NULL state and times; a walsender or WAL receiver shows its pid and NULL for the rest;
+# superuser-only settings are left out. The statements that read those views count what
+# is hidden, and the collector or check then says so with the grant below, rather than
+# report a count or an age of what it could see as the server's.
+# pg_monitor holds pg_read_all_stats, pg_read_all_settings and pg_stat_scan_tables: it is
+# the documented minimum (docs/postgres.md); the role named is the one that would do.
+PG_READ_ALL_STATS = "pg_read_all_stats"
+PG_READ_ALL_SETTINGS = "pg_read_all_settings"
+PG_MONITOR = "pg_monitor"
+# What a PostgreSQL "permission denied" names, when pg_monitor grants it (a function of
+# the server's, a superuser-only setting); a user table's denial is not ours to fix.
+_PG_MONITOR_FIXES = ("function pg_", "privileges of pg_read_all", "pg_monitor")
+
+
+def pg_grant(user: str, role: str = PG_MONITOR) -> str:
+    """The statement that lets `user` see what `role` shows."""
+    try:
+        who = quote_ident(user, "postgres") if user else "..."
+    except DbgaugeError:  # a name the helper will not quote: the operator fills it in
+        who = "..."
+    grant = f"GRANT {PG_MONITOR} TO {who}"
+    return grant if role == PG_MONITOR else f"{grant} (or at least {role})"
+
+
+def pg_cannot_see(what: str, user: str, role: str = PG_READ_ALL_STATS) -> str:
+    """The one line a collector fails with and a check's UNKNOWN says."""
+    return f"the role {user or 'dbgauge connects as'} cannot see {what}: {pg_grant(user, role)}"
+
+
+def pg_denied_hint(sqlstate: str | None, message: str, user: str) -> str:
+    """What to add to a PostgreSQL permission-denied error pg_monitor fixes ("" else)."""
+    if sqlstate != "42501" or not any(m in message for m in _PG_MONITOR_FIXES):
+        return ""
+    return f"; {pg_grant(user)}"
