@@ -46,6 +46,11 @@ class _PyMySQLConnection(pymysql.connections.Connection):
 
     _connect_deadline: float | None = None
 
+    def _create_ssl_ctx(self, sslp: Any) -> Any:
+        if isinstance(sslp, dict) and not sslp:
+            return _opportunistic_tls()
+        return super()._create_ssl_ctx(sslp)  # type: ignore[misc]  # not in the stubs
+
     def connect(self, sock: Any = None) -> None:
         timeouts = self._read_timeout, self._write_timeout  # type: ignore[has-type]
         self._connect_deadline = time.monotonic() + float(self.connect_timeout or 10)
