@@ -79,12 +79,13 @@ def listeners() -> Iterator[dict[str, SilentListener]]:
             listener.close()
 
 
-def _config(path: Path, ports: dict[str, int]) -> Path:
+def _config(path: Path, ports: dict[str, int], copies: int = 1) -> Path:
     lines = ["daemon:", "  scrape_timeout_offset: 0.1", "targets:"]
-    for engine, port in ports.items():
+    for i, (engine, port) in enumerate([*ports.items()] * copies):
         scheme, db = ("mysql", "") if engine == "mysql" else \
             ("postgresql", "pgbouncer" if engine == "pgbouncer" else "postgres")
-        lines += [f"  - name: stalled-{engine}", f"    kind: {engine}",
+        lines += [f"  - name: stalled-{engine}" + (f"-{i}" if copies > 1 else ""),
+                  f"    kind: {engine}",
                   f"    dsn: {scheme}://dbgauge@127.0.0.1:{port}/{db}",
                   "    password_env: STALLED_PASSWORD"]
     path.write_text("\n".join(lines) + "\n")
@@ -131,3 +132,28 @@ def test_timed_out_connects_close_their_sockets_and_threads(tmp_path: Path) -> N
         log = d.log_text()
         assert "Traceback" not in log, log[-3000:]
         assert "still running" not in log, log[-3000:]
+
+
+def test_out_of_descriptors_is_a_down_target_not_a_traceback(tmp_path: Path) -> None:
+    """30 stalled targets with 40 descriptors for the whole daemon: connects fail with
+    "Too many open files" as their reason (the target down, a warning), never a
+    traceback, and the descriptors come back once the scrape has given up."""
+    with listeners() as silent:
+        config = _config(tmp_path / "dbgauge.yaml",
+                         {engine: listener.port for engine, listener in silent.items()}, 10)
+        d = Daemon(config, tmp_path / "daemon.log", env={"STALLED_PASSWORD": "x"},
+                   max_fds=26)
+        try:
+            for _ in range(3):
+                status, body = d.get("/metrics", headers={
+                    "X-Prometheus-Scrape-Timeout-Seconds": "0.6"})
+                assert status == 200, body
+                assert body.count("dbgauge_up{") == 30 and " 1.0\n" not in \
+                    "".join(line + "\n" for line in body.splitlines()
+                            if line.startswith("dbgauge_up{")), body
+            wait_for(lambda: _all_closed(silent), what="every abandoned connection closed")
+        finally:
+            d.stop()
+        log = d.log_text()
+        assert "Too many open files" in log, log[-3000:]  # the limit was really reached
+        assert "Traceback" not in log, log[-3000:]

@@ -84,6 +84,9 @@ class PostgresConnection:
             raise ConnectError(f"cannot connect to {params.address}: {_reason(exc)}") from None
         except psycopg.Error as exc:
             raise ConnectError(f"cannot connect to {params.address}: {_reason(exc)}") from None
+        except OSError as exc:  # no descriptor left for the wait (EMFILE), and the like
+            raise ConnectError(f"cannot connect to {params.address}: "
+                               f"{exc.strerror or type(exc).__name__}") from None
         conn.autocommit = True
         conn.prepare_threshold = None  # only dbgauge's own statements are prepared: query()
         if pgbouncer or client_binding:
