@@ -135,7 +135,7 @@ def test_timed_out_connects_close_their_sockets_and_threads(tmp_path: Path) -> N
 
 
 def test_out_of_descriptors_is_a_down_target_not_a_traceback(tmp_path: Path) -> None:
-    """30 stalled targets with 40 descriptors for the whole daemon: connects fail with
+    """30 stalled targets with 26 descriptors for the whole daemon: connects fail with
     "Too many open files" as their reason (the target down, a warning), never a
     traceback, and the descriptors come back once the scrape has given up."""
     with listeners() as silent:
