@@ -132,6 +132,7 @@ def test_timed_out_connects_close_their_sockets_and_threads(tmp_path: Path) -> N
         log = d.log_text()
         assert "Traceback" not in log, log[-3000:]
         assert "still running" not in log, log[-3000:]
+        assert "accepted the connection but did not complete the handshake" in log, log[-3000:]
 
 
 def test_out_of_descriptors_is_a_down_target_not_a_traceback(tmp_path: Path) -> None:

@@ -133,6 +133,10 @@ class MySQLConnection:
                     f"authentication failed for user {params.user!r} at {params.address} "
                     f"(MySQL error {code}): check the password source and the user's host grant"
                 ) from None
+            if code == 2013 and "timed out" in str(exc):  # PyMySQL says "during query"
+                raise ConnectError(
+                    f"cannot connect to {params.address}: the server accepted the connection "
+                    f"but did not complete the handshake in {connect_timeout:.1f}s") from None
             raise ConnectError(f"cannot connect to {params.address}: {_reason(exc)}") from None
         except (OSError, pymysql.err.Error) as exc:
             raise ConnectError(f"cannot connect to {params.address}: {_reason(exc)}") from None
