@@ -33,7 +33,7 @@ from pydantic import (
     model_validator,
 )
 
-from dbgauge.toolkit import DEFAULT_HEARTBEAT_TABLE, ENV_CONFIG
+from dbgauge.toolkit import DEFAULT_HEARTBEAT_TABLE, ENV_CONFIG, yamltree
 from dbgauge.toolkit.dsn import parse_dsn
 from dbgauge.toolkit.errors import ConfigError
 from dbgauge.toolkit.files import read_text
@@ -46,6 +46,7 @@ from dbgauge.toolkit.targets import (
     TargetKind,
 )
 from dbgauge.toolkit.units import MAX_INTERVAL, MAX_TIMEOUT, at_most, parse_duration
+from dbgauge.toolkit.yamltree import format_loc as _format_loc
 
 DEFAULT_LISTEN = "127.0.0.1:9860"
 RESERVED_LABELS = frozenset({"target", "collector", "job", "dbgauge_job", "instance"})
@@ -354,16 +355,6 @@ def parse_listen(value: str) -> tuple[str, int]:
     return host.strip("[]") or "0.0.0.0", int(port)
 
 
-def _format_loc(loc: Sequence[int | str]) -> str:
-    out = ""
-    for part in loc:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        else:
-            out += f".{part}" if out else part
-    return out
-
-
 def _line_of(node: yaml.Node | None, loc: Sequence[int | str]) -> int | None:
     """1-based line of the deepest YAML node that `loc` reaches."""
     line = node.start_mark.line + 1 if node is not None else None
@@ -404,9 +395,8 @@ def parse_yaml_model(model: type[_M], text: str, source: str, not_a_mapping: str
     `empty` is what an empty document means (None: an empty document is an error).
     """
     try:
-        tree = yaml.compose(text)
-        _refuse_huge_numbers(tree, source)
-        data = yaml.safe_load(text)
+        tree = yamltree.compose(text, source)  # bounded: no alias bombs, no huge numbers
+        data = yamltree.construct(tree)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark
         raise ConfigError(
@@ -439,29 +429,6 @@ def parse_yaml_model(model: type[_M], text: str, source: str, not_a_mapping: str
             _message(first) + "".join(f"\n{line}" for line in lines[1:]),
             source=source, path=_format_loc(loc) or None, line=_line_of(tree, loc),
         ) from None
-
-
-_MAX_NUMBER_CHARS = 40
-
-
-def _refuse_huge_numbers(node: yaml.Node | None, source: str,
-                         loc: tuple[int | str, ...] = ()) -> None:
-    """A 5,000-digit number is a typo, and PyYAML's int() refuses it with a bare
-    ValueError: name it, with its line and YAML path, before anything converts it."""
-    if isinstance(node, yaml.ScalarNode):
-        if node.tag in ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float") \
-                and len(node.value) > _MAX_NUMBER_CHARS:
-            raise ConfigError(f"a number of {len(node.value)} characters is not plausible",
-                              source=source, path=_format_loc(loc) or None,
-                              line=node.start_mark.line + 1)
-    elif isinstance(node, yaml.MappingNode):
-        for key, value in node.value:
-            name = key.value if isinstance(key, yaml.ScalarNode) else "?"
-            _refuse_huge_numbers(key, source, loc)
-            _refuse_huge_numbers(value, source, (*loc, name))
-    elif isinstance(node, yaml.SequenceNode):
-        for i, item in enumerate(node.value):
-            _refuse_huge_numbers(item, source, (*loc, i))
 
 
 def _loc(err: Any) -> list[int | str]:

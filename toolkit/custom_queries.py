@@ -36,10 +36,11 @@ from pydantic import (
     StrictStr,
 )
 
-from dbgauge.toolkit.config import _format_loc, _line_of, parse_yaml_model
+from dbgauge.toolkit.config import _line_of, parse_yaml_model
 from dbgauge.toolkit.db.version import Version
 from dbgauge.toolkit.errors import ConfigError
 from dbgauge.toolkit.files import read_text
+from dbgauge.toolkit.yamltree import format_loc
 
 MAX_FILE_BYTES = 1 << 20  # 1 MiB: a queries file is a few KiB; more is a mistake
 MAX_CACHE_SECONDS = 366 * 86400
@@ -219,7 +220,7 @@ def parse_queries(text: str, source: str = "<queries>") -> QueriesFile:
     _no_duplicate_keys(tree, [], source)
 
     def fail(loc: list[int | str], message: str) -> ConfigError:
-        return ConfigError(message, source=source, path=_format_loc(loc),
+        return ConfigError(message, source=source, path=format_loc(loc),
                            line=_line_of(tree, loc))
 
     queries: list[CustomQuery] = []
@@ -308,7 +309,7 @@ def _no_duplicate_keys(node: yaml.Node | None, loc: list[int | str], source: str
             continue
         if key.value in seen:
             raise ConfigError(f"{_shown(key.value)} is defined twice", source=source,
-                              path=_format_loc([*loc, key.value]) or None,
+                              path=format_loc([*loc, key.value]) or None,
                               line=key.start_mark.line + 1)
         seen.add(key.value)
         child = [*loc, key.value]

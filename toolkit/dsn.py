@@ -165,8 +165,9 @@ def _parse_mysql(dsn: str, shown: str) -> ConnParams:
         raise ConfigError(f"DSN {shown!r} names no user: add user@ before the host, or "
                           "user= under [client] in ~/.my.cnf (or the read_default_file)")
     port_text = cnf.get("port", "") if port_value is None else str(port_value)
-    if port_text and (not port_text.isdigit() or not 0 < int(port_text) < 65536):
-        raise ConfigError(f"DSN {shown!r}: port {port_text!r} from the option file is not a "
+    if port_text and (not port_text.isdigit() or len(port_text) > 5
+                      or not 0 < int(port_text) < 65536):
+        raise ConfigError(f"DSN {shown!r}: port {port_text[:20]!r} from the option file is not a "
                           "TCP port")
     ssl_ca = options.get("ssl_ca") or cnf.get("ssl_ca")
     return ConnParams(

@@ -57,3 +57,29 @@ def read_text(path: str | os.PathLike[str], what: str, limit: int) -> str:
         line = data.count(b"\n", 0, exc.start) + 1
         raise ConfigError(f"not UTF-8 text (byte 0x{data[exc.start]:02x}): save the {what} "
                           "as UTF-8", source=source, line=line) from None
+
+
+# An include tree (pgbouncer.ini's %include, my.cnf's !include/!includedir) is bounded
+# in depth by each format, and in what it expands to here: eight 150-byte files that
+# each include the next eight times stand for 8^7 files. A real configuration has a few
+# dozen files; the same file may be included more than once, and each use counts.
+MAX_INCLUDED_FILES = 1000
+MAX_INCLUDED_BYTES = 16 << 20
+
+
+class IncludeBudget:
+    """Files and bytes one include tree has expanded so far: `take` each included file
+    before parsing it; past either bound a ConfigError at the include that went over."""
+
+    def __init__(self) -> None:
+        self.files = 0
+        self.bytes = 0
+
+    def take(self, text: str, source: str, line: int | None) -> None:
+        self.files += 1
+        self.bytes += len(text)
+        if self.files > MAX_INCLUDED_FILES or self.bytes > MAX_INCLUDED_BYTES:
+            raise ConfigError(
+                f"the includes expand to more than {MAX_INCLUDED_FILES} files or "
+                f"{MAX_INCLUDED_BYTES >> 20} MiB (each use of a file counts): check for a "
+                "file included again and again", source=source, line=line)

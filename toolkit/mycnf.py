@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 from urllib.parse import quote
 
 from dbgauge.toolkit.errors import ConfigError
+from dbgauge.toolkit.files import IncludeBudget
 from dbgauge.toolkit.redact import register_secret
 
 MAX_INCLUDE_DEPTH = 10
@@ -127,8 +128,11 @@ def _unquote(value: str) -> str:
     return "".join(out)
 
 
-def parse_mycnf(text: str, source: str) -> ParsedCnf:
-    """Items of one option file in order; groups are assigned later by `flatten_mycnf`."""
+def parse_mycnf(text: str, source: str, *, echo: bool = True) -> ParsedCnf:
+    """Items of one option file in order; groups are assigned later by `flatten_mycnf`.
+
+    `echo` off (an included file, which may be any file at all): problems name the line
+    and what was expected, never the text found there."""
     items: list[CnfItem] = []
     for lineno, raw in enumerate(text.split("\n"), start=1):
         line = raw.strip(" \t\r\n\v\f")
@@ -140,8 +144,10 @@ def parse_mycnf(text: str, source: str) -> ParsedCnf:
         if line[0] == "!":
             m = re.fullmatch(r"!(include|includedir)\s+(.+)", line)
             if not m:
-                items.append(CnfProblem(f"unknown directive {line.split()[0]!r} (expected "
-                                        "!include or !includedir)", source, lineno))
+                items.append(CnfProblem("unknown directive"
+                                        + (f" {line.split()[0]!r}" if echo else "")
+                                        + " (expected !include or !includedir)", source,
+                                        lineno))
             else:
                 items.append(CnfDirective(m.group(1), m.group(2).strip(), source, lineno))
             continue
@@ -156,7 +162,8 @@ def parse_mycnf(text: str, source: str) -> ParsedCnf:
                 continue
             rest = _remove_end_comment(line[end + 1:]).strip()
             if rest:
-                items.append(CnfProblem(f"text after group header: {rest!r}", source, lineno,
+                items.append(CnfProblem("text after group header"
+                                        + (f": {rest!r}" if echo else ""), source, lineno,
                                         fatal=False))
             items.append(CnfGroup(name.lower(), source, lineno))
             continue
@@ -169,7 +176,10 @@ def parse_mycnf(text: str, source: str) -> ParsedCnf:
         else:
             raw_name, value = body, None
         if not raw_name or not re.fullmatch(r"[A-Za-z0-9_\-.]+", raw_name):
-            items.append(CnfProblem(f"invalid option name {raw_name!r}", source, lineno))
+            items.append(CnfProblem("invalid option name" + (f" {raw_name!r}" if echo else
+                                                             " (expected letters, digits, "
+                                                             "'_', '-', '.')"),
+                                    source, lineno))
             continue
         name, loose = canonical(raw_name)
         items.append(CnfOption(raw_name, name, value, source, lineno, loose=loose))
@@ -203,15 +213,16 @@ def markers_in(text: str, source: str) -> list[tuple[str, str, int]]:
             for m in _MARKER.finditer(text)]
 
 
-def flatten_mycnf(text: str, source: str, resolve: Resolver,
-                  parse: Callable[[str, str], ParsedCnf] = parse_mycnf) -> CnfFile:
-    """Expand !include/!includedir in place. An included file starts with no group."""
+def flatten_mycnf(text: str, source: str, resolve: Resolver) -> CnfFile:
+    """Expand !include/!includedir in place. An included file starts with no group.
+    What the includes expand to is bounded (toolkit.files.IncludeBudget: ConfigError)."""
     options: list[CnfOption] = []
     groups: list[CnfGroup] = []
     problems: list[CnfProblem] = []
     directives: list[CnfDirective] = []
     sources: list[str] = [source]
     markers = markers_in(text, source)
+    budget = IncludeBudget()
 
     def walk(doc: ParsedCnf, depth: int, stack: tuple[str, ...]) -> None:
         group: str | None = None
@@ -221,7 +232,8 @@ def flatten_mycnf(text: str, source: str, resolve: Resolver,
                 groups.append(item)
             elif isinstance(item, CnfOption):
                 if group is None:
-                    problems.append(CnfProblem(f"option {item.raw!r} before any [group]: "
+                    shown = f" {item.raw!r}" if depth == 0 else ""  # an include: any file
+                    problems.append(CnfProblem(f"option{shown} before any [group]: "
                                                "mysqld refuses to start ('Found option "
                                                "without preceding group')", item.source,
                                                item.line))
@@ -246,11 +258,13 @@ def flatten_mycnf(text: str, source: str, resolve: Resolver,
                                                    "is already being read (include loop)",
                                                    item.source, item.line, unreadable=True))
                         continue
+                    budget.take(sub_text, item.source, item.line)
                     sources.append(sub_source)
                     markers.extend(markers_in(sub_text, sub_source))
-                    walk(parse(sub_text, sub_source), depth + 1, (*stack, sub_source))
+                    walk(parse_mycnf(sub_text, sub_source, echo=False), depth + 1,
+                         (*stack, sub_source))
 
-    walk(parse(text, source), 0, (source,))
+    walk(parse_mycnf(text, source), 0, (source,))
     return CnfFile(source, tuple(options), tuple(groups), tuple(problems),
                    tuple(directives), tuple(sources), tuple(markers))
 

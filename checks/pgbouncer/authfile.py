@@ -62,13 +62,13 @@ def parse_auth_file(text: str, source: str) -> AuthFile:
         rest = line[pos:]
         q = rest.find('"')
         if q < 0:
-            problems.append(Problem(f"broken auth file: no password field for {name!r}; "
+            problems.append(Problem("broken auth file: no password field for this line's user; "
                                     "PgBouncer would take the next line's first field as "
                                     "its password", source, lineno))
             break
         secret, _ = read_quoted(rest, q)
         if secret is None:
-            problems.append(Problem(f"broken auth file: unterminated password of {name!r}"
+            problems.append(Problem("broken auth file: unterminated password"
                                     + stop, source, lineno))
             break
         users.append(AuthUser(name, _secret_kind(secret), lineno))

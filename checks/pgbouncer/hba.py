@@ -69,7 +69,7 @@ def _names(tokens: list[str], i: int, is_db: bool) -> tuple[tuple[str, ...], int
             if is_db and tok in ("samerole", "samegroup", "replication"):
                 return tuple(names), i, f"{tok!r} is not supported by PgBouncer"
             if tok.startswith("+"):
-                return tuple(names), i, f"group membership {tok!r} is not supported"
+                return tuple(names), i, "group membership (+role) is not supported"
         names.append(tok.lstrip('"') if tok.startswith('"') else tok)
         i += 1
         if i < len(tokens) and tokens[i] == ",":
@@ -79,7 +79,10 @@ def _names(tokens: list[str], i: int, is_db: bool) -> tuple[tuple[str, ...], int
 
 
 def parse_hba(text: str, source: str) -> HbaFile:
-    """Rules of a PgBouncer auth_hba_file; bad lines become problems and are skipped."""
+    """Rules of a PgBouncer auth_hba_file; bad lines become problems and are skipped.
+
+    The file is whatever the config names (/etc/shadow, /proc/self/environ): a problem
+    names its line and what was expected, never the text found there."""
     rules: list[HbaRule] = []
     problems: list[Problem] = []
     for lineno, raw in enumerate(text.split("\n"), start=1):
@@ -93,7 +96,7 @@ def parse_hba(text: str, source: str) -> HbaFile:
         skip = "; PgBouncer skips this line"
         rtype = tokens[0]
         if rtype not in HBA_TYPES:
-            problems.append(Problem(f"unknown connection type {rtype!r} (expected one of "
+            problems.append(Problem("unknown connection type (expected one of "
                                     f"{', '.join(HBA_TYPES)}){skip}", source, lineno))
             continue
         dbs, i, err = _names(tokens, 1, True)
@@ -114,7 +117,7 @@ def parse_hba(text: str, source: str) -> HbaFile:
             mask = None
             if "/" not in addr:
                 if i >= len(tokens):
-                    problems.append(Problem(f"address {addr!r} needs a /prefix or a netmask"
+                    problems.append(Problem("the address needs a /prefix or a netmask"
                                             + skip, source, lineno))
                     continue
                 mask = tokens[i]
@@ -143,7 +146,7 @@ def _network(addr: str, mask: str | None) -> tuple[str, str | None, bool]:
     try:
         ip = ipaddress.ip_address(host)
     except ValueError:
-        return "", (f"address {host!r} is not an IPv4/IPv6 address (PgBouncer supports no "
+        return "", ("the address is not an IPv4/IPv6 address (PgBouncer supports no "
                     "host names, 'all', 'samehost' or 'samenet')"), False
     bits: int = ip.max_prefixlen
     if mask is not None:
@@ -154,7 +157,7 @@ def _network(addr: str, mask: str | None) -> tuple[str, str | None, bool]:
             net = ipaddress.ip_network(f"{ip}/{m}", strict=False)
             bits = net.prefixlen
         except ValueError:
-            return "", f"invalid netmask {mask!r}", False
+            return "", "invalid netmask (expected an address like 255.255.255.0)", False
     elif prefix:
         if not (prefix.isascii() and prefix.isdigit()) or len(prefix) > 3 or \
                 int(prefix) > ip.max_prefixlen:

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from dbgauge.checks.pgbouncer.tokens import Problem, read_quoted
+from dbgauge.toolkit.files import IncludeBudget
 
 _KEY_CHARS = re.compile(r"[A-Za-z0-9_.\-*]+")
 _INCLUDE = re.compile(r"%include[ \t]+(?P<path>.*?)\s*$")
@@ -56,8 +57,11 @@ class ParsedIni:
     items: tuple[Item, ...]
 
 
-def parse_pgbouncer_ini(text: str, source: str) -> ParsedIni:
-    """Parse one pgbouncer.ini file as libusual does, line by line, keeping order."""
+def parse_pgbouncer_ini(text: str, source: str, *, echo: bool = True) -> ParsedIni:
+    """Parse one pgbouncer.ini file as libusual does, line by line, keeping order.
+
+    `echo` off (an included file, which may be any file at all): problems name the line
+    and what was expected, never the text found there."""
     items: list[Item] = []
     nul = text.find("\x00")
     if nul >= 0:
@@ -79,25 +83,28 @@ def parse_pgbouncer_ini(text: str, source: str) -> ParsedIni:
             items.append(Section(line[1:end], source, lineno))
             rest = line[end + 1:].strip()
             if rest and rest[0] not in "#;":
-                items.append(Problem(f"syntax error: text after section header: {rest!r}",
-                                     source, lineno))
+                items.append(Problem("syntax error: text after section header"
+                                     + (f": {rest!r}" if echo else ""), source, lineno))
             continue
         if line[0] == "%":
             m = _INCLUDE.match(line)
             if m and m.group("path"):
                 items.append(Include(m.group("path"), source, lineno))
             else:
-                items.append(Problem(f"syntax error: unknown directive {line.split()[0]!r} "
-                                     "(only '%include FILE' exists)", source, lineno))
+                items.append(Problem("syntax error: unknown directive"
+                                     + (f" {line.split()[0]!r}" if echo else "")
+                                     + " (only '%include FILE' exists)", source, lineno))
             continue
         key, pos, err = _read_key(line)
         if err:
-            items.append(Problem(err, source, lineno))
+            items.append(Problem(err if echo else "syntax error: expected a key", source,
+                                 lineno))
             continue
         while pos < len(line) and line[pos] in " \t":
             pos += 1
         if pos >= len(line) or line[pos] != "=":
-            items.append(Problem(f"syntax error: expected '=' after {key!r}", source, lineno))
+            items.append(Problem("syntax error: expected '=' after "
+                                 + (repr(key) if echo else "the key"), source, lineno))
             continue
         value = line[pos + 1:].lstrip(" \t").rstrip(" \t\n\r\v\f")
         items.append(Entry(key, value, source, lineno))
@@ -133,9 +140,9 @@ class Flattened:
     includes: tuple[Include, ...] = ()
 
 
-def flatten(parsed: ParsedIni, resolve: Resolver,
-            parse: Callable[[str, str], ParsedIni] = parse_pgbouncer_ini) -> Flattened:
-    """Expand `%include` where it appears; an included file continues the current section."""
+def flatten(parsed: ParsedIni, resolve: Resolver) -> Flattened:
+    """Expand `%include` where it appears; an included file continues the current section.
+    What the includes expand to is bounded (toolkit.files.IncludeBudget: ConfigError)."""
     entries: list[Entry] = []
     sections: list[Section] = []
     problems: list[Problem] = []
@@ -143,6 +150,7 @@ def flatten(parsed: ParsedIni, resolve: Resolver,
     includes: list[Include] = []
     current: list[str | None] = [None]
     headers = [0]
+    budget = IncludeBudget()
 
     def walk(doc: ParsedIni, depth: int, stack: tuple[str, ...]) -> None:
         for item in doc.items:
@@ -152,7 +160,8 @@ def flatten(parsed: ParsedIni, resolve: Resolver,
                 sections.append(item)
             elif isinstance(item, Entry):
                 if current[0] is None:
-                    problems.append(Problem(f"{item.key!r} is set before any [section]",
+                    shown = repr(item.key) if depth == 0 else "a setting"  # include: any file
+                    problems.append(Problem(f"{shown} is set before any [section]",
                                             item.source, item.line))
                 entries.append(replace(item, section=current[0], header=headers[0]))
             elif isinstance(item, Problem):
@@ -174,8 +183,10 @@ def flatten(parsed: ParsedIni, resolve: Resolver,
                                             "read (include loop)", item.source, item.line,
                                             unreadable=True))
                     continue
+                budget.take(text, item.source, item.line)
                 sources.append(resolved)
-                walk(parse(text, resolved), depth + 1, (*stack, resolved))
+                walk(parse_pgbouncer_ini(text, resolved, echo=False), depth + 1,
+                     (*stack, resolved))
 
     walk(parsed, 0, (parsed.source,))
     return Flattened(tuple(entries), tuple(sections), tuple(problems), tuple(sources),

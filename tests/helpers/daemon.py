@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import signal
 import subprocess
 import time
@@ -37,10 +38,11 @@ PEER_VARIABLES = ("DATA_SOURCE_NAME", "DATA_SOURCE_URI", "DATA_SOURCE_URI_FILE",
 class Daemon:
     """A `dbgauge serve` subprocess with its log captured to a file: with `config` (None:
     no --config), more command-line `args` and environment variables `env` (the peers'
-    start-up spellings), ready once /healthz answers."""
+    start-up spellings), at most `max_fds` open files if given, ready once /healthz
+    answers."""
 
     def __init__(self, config: Path | None, log: Path, *, args: Sequence[str] = (),
-                 env: Mapping[str, str] | None = None) -> None:
+                 env: Mapping[str, str] | None = None, max_fds: int | None = None) -> None:
         self.port = free_port()
         self.log = log
         self._log_file = log.open("wb")
@@ -50,6 +52,8 @@ class Daemon:
              "--listen", f"127.0.0.1:{self.port}", *args],
             stdout=self._log_file, stderr=subprocess.STDOUT, cwd=REPO,
             env={**environ, **(env or {})},
+            preexec_fn=None if max_fds is None else lambda: resource.setrlimit(
+                resource.RLIMIT_NOFILE, (max_fds, max_fds)),
         )
         deadline = time.monotonic() + 15
         while time.monotonic() < deadline:

@@ -220,3 +220,38 @@ def test_config_check_exits_2_without_traceback_on_bad_bytes_and_values(tmp_path
         result = CliRunner().invoke(cli, ["config", "check", str(bad)])
         assert result.exit_code == 2, result.output
         assert f"{bad}:5: " in result.output and "Traceback" not in result.output
+
+
+def _laughs(levels: int = 9, width: int = 9) -> str:
+    """A "billion laughs": `levels` lists of `width` aliases of the level below, some
+    500 bytes that stand for width**levels values."""
+    lines = ["l0: &l0 [" + ", ".join(["lol"] * width) + "]"]
+    lines += [f"l{i}: &l{i} [" + ", ".join([f"*l{i - 1}"] * width) + "]"
+              for i in range(1, levels)]
+    return "\n".join(lines) + f"\n{HEAD}    labels: {{x: y}}\n" + f"extra: *l{levels - 1}\n"
+
+
+def test_yaml_alias_bomb_is_refused_by_its_expansion_not_walked() -> None:
+    """9 levels x 9 aliases (387 million values in 500 bytes) is refused by counting what
+    the aliases expand to, each node measured once: the error names the bound, and the
+    refusal does not depend on how fast the machine walks 387 million values."""
+    text = _laughs()
+    assert len(text) < 600
+    with pytest.raises(ConfigError, match=r"expands to more than 200,000 values .*alias bomb"):
+        parse_config(text)
+    # a huge number behind the aliases is the same refusal, not a walk of every copy
+    with pytest.raises(ConfigError, match="alias bomb"):
+        parse_config(_laughs().replace('"lol"', "9" * 5000).replace("lol", "9" * 5000))
+
+
+def test_yaml_aliases_in_reasonable_use_still_load() -> None:
+    config = parse_config("targets:\n"
+                          "  - &a {name: a, kind: mysql, dsn: 'mysql://u@a/', query_timeout: 2s}\n"
+                          "  - {<<: *a, name: b, dsn: 'mysql://u@b/'}\n")
+    assert [t.name for t in config.targets] == ["a", "b"]
+    assert config.targets[1].query_timeout == 2
+
+
+def test_yaml_alias_that_contains_itself_is_refused() -> None:
+    with pytest.raises(ConfigError, match="alias refers to a value that contains it"):
+        parse_config("a: &a [1, *a]\n" + HEAD)

@@ -79,3 +79,13 @@ def test_defaults_file_on_the_command_line(tmp_path: Path) -> None:
     assert with_defaults_file("postgresql://u@h/", "/b") == "postgresql://u@h/"
     alone = select([], [], None, defaults_file=str(cnf))
     assert [t.name for t in alone.targets] == ["db5:3306"]
+
+
+def test_a_5000_digit_port_in_the_option_file_is_a_clear_error(tmp_path: Path) -> None:
+    """int() of more than 4,300 digits is a bare ValueError in Python: the port is
+    refused by its length first, and the message shows a short excerpt only."""
+    cnf = tmp_path / "c.cnf"
+    cnf.write_text("[client]\nuser=u\nport=" + "9" * 5000 + "\n")
+    with pytest.raises(ConfigError, match="from the option file is not a TCP port") as info:
+        parse_dsn(f"mysql://?read_default_file={cnf}")
+    assert len(str(info.value)) < 300

@@ -10,6 +10,7 @@ from dbgauge.toolkit.db import ServerInfo
 from dbgauge.toolkit.exporter.scrape import CollectorRun, SampleOut, TargetResult
 from dbgauge.toolkit.metrics import SELF_METRICS, MetricSpec, Sample
 from dbgauge.toolkit.render.prometheus import (
+    TEXT,
     build_families,
     encode,
     negotiate,
@@ -142,3 +143,25 @@ def test_a_name_with_a_colon_keeps_it_on_its_samples_in_openmetrics() -> None:
         text = encode([result], accept)[0].decode()
         assert "# TYPE dbgauge_app:orders_ratio gauge\n" in text
         assert 'dbgauge_app:orders_ratio{target="a"} 0.5\n' in text
+
+
+@pytest.mark.parametrize(("accept", "expected"), [
+    ("application/openmetrics-text; version=99.0.0", TEXT.content_type),
+    ("application/openmetrics-text; version=3.0.0", TEXT.content_type),
+    ("application/openmetrics-text; version=1.0.0; q=0", TEXT.content_type),
+    ("application/openmetrics-text;q=0, text/plain", TEXT.content_type),
+    ("application/openmetrics-text;q=zero", TEXT.content_type),
+    ("text/plain;q=0.5, application/openmetrics-text;version=1.0.0;q=0.9",
+     "application/openmetrics-text; version=1.0.0"),
+    ("application/openmetrics-text;version=99.0.0;q=0.9, "
+     "application/openmetrics-text;version=1.0.0;q=0.5", "application/openmetrics-text; "
+                                                         "version=1.0.0"),
+])
+def test_openmetrics_only_in_a_version_written_and_never_when_refused(
+        accept: str, expected: str) -> None:
+    """The answer names only a version the renderer writes (not an echo of the request's
+    version=99.0.0), and q=0 refuses a media type; preference follows q."""
+    fmt = negotiate(accept)
+    assert fmt.content_type.startswith(expected), fmt
+    assert "99.0.0" not in fmt.content_type and "3.0.0" not in fmt.content_type
+    assert fmt.openmetrics == expected.startswith("application/openmetrics-text")

@@ -23,12 +23,12 @@ def _limit() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (AS_LIMIT, AS_LIMIT))
 
 
-def _run(*args: str) -> tuple[int, str, float]:
+def _run(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, float]:
     """(exit code, stderr+stdout, peak RSS in MB) of `dbgauge validate ARGS`."""
     start = time.monotonic()
     proc = subprocess.Popen([*DBGAUGE, "validate", *args], stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=REPO,
-                            preexec_fn=_limit)
+                            preexec_fn=_limit, env={**os.environ, **(env or {})})
     assert proc.stdout is not None
     out = b""
     while chunk := proc.stdout.read(65536):  # drain, so the child never blocks on a pipe
@@ -144,3 +144,45 @@ def test_odd_numbers_are_findings_not_tracebacks(tmp_path: Path, value: str) -> 
                    f"server_lifetime = {value}\n")
     code, out, _ = _run("pgbouncer", str(ini), "--format", "json")
     assert code == 1 and "Traceback" not in out, out
+
+
+def _include_bomb(tmp_path: Path, directive: str, head: str) -> Path:
+    """Eight files of under 150 bytes, each including the next eight times (8^7 files
+    for the tree, some 300 MB of text): refused by what the tree expands to."""
+    for level in range(8):
+        body = "".join(f"{directive} f{level + 1}.conf\n" for _ in range(8)) if level < 7 \
+            else "; leaf\n"
+        (tmp_path / f"f{level}.conf").write_text(body)
+        assert len(body) <= 150
+    main = tmp_path / "main.conf"
+    main.write_text(head + f"{directive} f0.conf\n")
+    return main
+
+
+def test_include_trees_are_bounded_in_files_and_bytes(tmp_path: Path) -> None:
+    ini = _include_bomb(tmp_path, "%include", "[pgbouncer]\nlisten_addr = 127.0.0.1\n")
+    _assert_refused(["pgbouncer", str(ini)], "the includes expand to more than 1000 files")
+    cnf = _include_bomb(tmp_path, "!include", "[mysqld]\nserver_id = 7\n")
+    _assert_refused(["innodb-cluster", str(cnf)], "the includes expand to more than 1000 files")
+
+
+@pytest.mark.parametrize("fmt", ["text", "sarif"])
+def test_files_named_by_the_config_are_never_echoed(tmp_path: Path, fmt: str) -> None:
+    """auth_hba_file = /proc/self/environ (the validator's own environment, a CI secret
+    in it), and includes of it: problems name the line and what was expected, and the
+    secret appears in no output format."""
+    marker = "ci-secret-5f3a9c"
+    ini = _ini(tmp_path, "auth_type = hba\nauth_hba_file = /proc/self/environ\n"
+               "auth_file = /proc/self/environ\n%include env.ini\n")
+    (tmp_path / "env.ini").write_text(f"{marker}\n[x] {marker}\n%{marker}\n")
+    cnf = tmp_path / "m1.cnf"
+    cnf.write_text("!include env.cnf\n[mysqld]\nserver_id = 7\n!include /proc/self/environ\n")
+    (tmp_path / "env.cnf").write_text(f"{marker}\n[x] {marker}\n!{marker}\nbad:{marker}\n")
+    for args in (["pgbouncer", str(ini)], ["innodb-cluster", str(cnf)]):
+        code, out, _ = _run(*args, "--format", fmt, env={"DBGAUGE_TEST_MARKER": marker})
+        assert code in (1, 2) and "Traceback" not in out, out
+        assert marker not in out, out
+        assert "DBGAUGE_TEST_MARKER" not in out, out
+    code, out, _ = _run("pgbouncer", str(ini), env={"DBGAUGE_TEST_MARKER": marker})
+    assert "/proc/self/environ:1: error [pgbouncer/hba] unknown connection type (expected " \
+           "one of local, host, hostssl, hostnossl)" in out, out

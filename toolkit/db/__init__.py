@@ -8,12 +8,15 @@ from another thread to unblock a query that outlived the scrape deadline.
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Iterable
+
 from dbgauge.toolkit.db.base import Connection, Row, ServerInfo
 from dbgauge.toolkit.dsn import ConnParams, parse_dsn
 from dbgauge.toolkit.redact import register_secret
 from dbgauge.toolkit.targets import Target
 
-__all__ = ["Connection", "Row", "ServerInfo", "connect", "connect_dsn"]
+__all__ = ["Connection", "Row", "ServerInfo", "connect", "connect_dsn", "load_drivers"]
 
 
 def connect(target: Target, connect_timeout: float | None = None) -> Connection:
@@ -47,6 +50,16 @@ def connect_dsn(dsn: str, *, password: str | None = None, kind: str | None = Non
     register_secret(params.password)
     return _open(params, kind or params.kind, connect_timeout, query_timeout, lock_timeout,
                  client_binding=client_binding, application_name=application_name)
+
+
+def load_drivers(kinds: Iterable[str]) -> None:
+    """Import the drivers for these target kinds now. `_open` imports a driver on first
+    use (a one-shot check loads only its own); a daemon loads them before its first
+    scrape, so no scrape thread imports a driver half-way while another uses it, nor
+    imports one when the process has no file descriptor left to read it with."""
+    for kind in set(kinds):
+        importlib.import_module("dbgauge.toolkit.db." + ("mysql" if kind == "mysql"
+                                                         else "postgres"))
 
 
 def _open(params: ConnParams, kind: str, connect_timeout: float, query_timeout: float,

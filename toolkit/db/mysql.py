@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import socket
 import ssl
+import time
 from collections.abc import Sequence
 from functools import cache
 from typing import Any
@@ -37,12 +38,45 @@ def _opportunistic_tls() -> ssl.SSLContext:
 
 
 class _PyMySQLConnection(pymysql.connections.Connection):
-    """PyMySQL's connection with the shared opportunistic TLS context."""
+    """PyMySQL's connection with the shared opportunistic TLS context, and one deadline
+    for the whole connect: PyMySQL's connect_timeout bounds the TCP connect only, and
+    every read after it (the greeting, TLS, authentication, SET NAMES) waits a whole
+    read_timeout again, so a server that accepts and never greets held the connect
+    past the scrape's deadline."""
+
+    _connect_deadline: float | None = None
 
     def _create_ssl_ctx(self, sslp: Any) -> Any:
         if isinstance(sslp, dict) and not sslp:
             return _opportunistic_tls()
         return super()._create_ssl_ctx(sslp)  # type: ignore[misc]  # not in the stubs
+
+    def connect(self, sock: Any = None) -> None:
+        timeouts = self._read_timeout, self._write_timeout  # type: ignore[has-type]
+        self._connect_deadline = time.monotonic() + float(self.connect_timeout or 10)
+        try:
+            super().connect(sock)
+        finally:
+            self._connect_deadline = None
+            self._read_timeout, self._write_timeout = timeouts
+            self._current_timeout = None  # the next read or write sets its own again
+
+    def _read_bytes(self, num_bytes: int) -> Any:
+        self._bound_to_deadline()
+        return super()._read_bytes(num_bytes)  # type: ignore[misc]  # not in the stubs
+
+    def _write_bytes(self, data: bytes) -> None:
+        self._bound_to_deadline()
+        super()._write_bytes(data)  # type: ignore[misc]  # not in the stubs
+
+    def _bound_to_deadline(self) -> None:
+        """While connecting, each read and write waits only for what is left."""
+        sock = getattr(self, "_sock", None)  # not in the stubs
+        if self._connect_deadline is not None and sock is not None:
+            left = max(0.001, self._connect_deadline - time.monotonic())
+            self._read_timeout = self._write_timeout = left
+            sock.settimeout(left)
+            self._current_timeout = left  # type: ignore[assignment]  # None in the stubs
 
 
 def server_info(version_string: str) -> ServerInfo:
@@ -99,6 +133,10 @@ class MySQLConnection:
                     f"authentication failed for user {params.user!r} at {params.address} "
                     f"(MySQL error {code}): check the password source and the user's host grant"
                 ) from None
+            if code == 2013 and "timed out" in str(exc):  # PyMySQL says "during query"
+                raise ConnectError(
+                    f"cannot connect to {params.address}: the server accepted the connection "
+                    f"but did not complete the handshake in {connect_timeout:.1f}s") from None
             raise ConnectError(f"cannot connect to {params.address}: {_reason(exc)}") from None
         except (OSError, pymysql.err.Error) as exc:
             raise ConnectError(f"cannot connect to {params.address}: {_reason(exc)}") from None

@@ -9,7 +9,8 @@ from collections.abc import Sequence
 from typing import Any
 
 import psycopg
-from psycopg import generators, waiting
+from psycopg import pq, waiting
+from psycopg.abc import PQGenConn
 from psycopg.conninfo import conninfo_attempts, conninfo_to_dict, make_conninfo
 from psycopg.rows import dict_row
 
@@ -84,6 +85,9 @@ class PostgresConnection:
             raise ConnectError(f"cannot connect to {params.address}: {_reason(exc)}") from None
         except psycopg.Error as exc:
             raise ConnectError(f"cannot connect to {params.address}: {_reason(exc)}") from None
+        except OSError as exc:  # no descriptor left for the wait (EMFILE), and the like
+            raise ConnectError(f"cannot connect to {params.address}: "
+                               f"{exc.strerror or type(exc).__name__}") from None
         conn.autocommit = True
         conn.prepare_threshold = None  # only dbgauge's own statements are prepared: query()
         if pgbouncer or client_binding:
@@ -224,7 +228,7 @@ def _connect(kwargs: dict[str, Any], timeout: float) -> psycopg.Connection[Row]:
     """psycopg.connect bounded by `timeout` seconds to the millisecond: psycopg and libpq
     round a connect_timeout up to whole seconds of at least 2, so a 0.7 s scrape budget
     left would become 2 s. Same steps as psycopg.connect (every host/address in turn),
-    each waited for with the time that is left."""
+    each waited for with the time that is left; an attempt that times out is closed."""
     deadline = time.monotonic() + timeout
     params = conninfo_to_dict(make_conninfo("", **kwargs))
     errors: list[psycopg.Error] = []
@@ -232,17 +236,49 @@ def _connect(kwargs: dict[str, Any], timeout: float) -> psycopg.Connection[Row]:
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             break
+        gen = _connect_attempt(make_conninfo("", **attempt))
         try:
-            pgconn = waiting.wait_conn(generators.connect(make_conninfo("", **attempt)),
-                                       interval=0.1, timeout=remaining)
+            pgconn = waiting.wait_conn(gen, interval=0.1, timeout=remaining)
         except psycopg.Error as exc:
             errors.append(exc)
             continue
+        finally:
+            gen.close()  # a half-open attempt (timed out) finishes its libpq connection
         return psycopg.Connection(pgconn, row_factory=dict_row)
     if errors and not isinstance(errors[-1], psycopg.errors.ConnectionTimeout) \
             and "timeout" not in type(errors[-1]).__name__.lower():
         raise errors[-1]
     raise psycopg.errors.ConnectionTimeout(f"connection timeout expired ({timeout:.1f}s)")
+
+
+def _connect_attempt(conninfo: str) -> PQGenConn[pq.abc.PGconn]:
+    """psycopg's connection generator (generators.connect), except that the libpq
+    connection is finished as soon as the attempt fails or is abandoned (closed at its
+    deadline): psycopg's own leaves a timed-out one, and its socket, open until garbage
+    collection gets to it, and a stalled server costs a socket per scrape."""
+    pgconn = pq.PGconn.connect_start(conninfo.encode())
+    try:
+        while True:
+            if pgconn.status == pq.ConnStatus.BAD:
+                raise psycopg.OperationalError(f"connection is bad: {_pq_error(pgconn)}")
+            status = pgconn.connect_poll()
+            if status == pq.PollingStatus.OK:
+                break
+            if status == pq.PollingStatus.READING or status == pq.PollingStatus.WRITING:
+                wait = waiting.Wait.R if status == pq.PollingStatus.READING else waiting.Wait.W
+                while not (yield pgconn.socket, wait):
+                    pass
+                continue
+            raise psycopg.OperationalError(f"connection failed: {_pq_error(pgconn)}")
+    except BaseException:  # GeneratorExit included: the attempt was abandoned
+        pgconn.finish()
+        raise
+    pgconn.nonblocking = 1
+    return pgconn
+
+
+def _pq_error(pgconn: pq.abc.PGconn) -> str:
+    return pgconn.get_error_message().strip()
 
 
 def _reason(exc: BaseException) -> str:

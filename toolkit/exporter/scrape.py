@@ -24,7 +24,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from dbgauge.toolkit.config import Config
-from dbgauge.toolkit.db import Connection, ServerInfo, connect
+from dbgauge.toolkit.db import Connection, ServerInfo, connect, load_drivers
 from dbgauge.toolkit.dialect import Dialect, ScrapeStats
 from dbgauge.toolkit.errors import AuthError, ConfigError, DbgaugeError, Incomplete
 from dbgauge.toolkit.exporter.series import SampleOut, SeriesMemo
@@ -278,6 +278,12 @@ class TargetRunner:
                 for facts in read:  # in the peers' names too
                     self._translate(collector.name, facts, peer_out)
             return CollectorRun(collector.name, False, time.monotonic() - t0, str(exc))
+        except OSError as exc:  # the process is out of descriptors (EMFILE), not a bug
+            log.warning("collector %s failed on %s: %s", collector.name, self.cfg.name,
+                        exc.strerror or exc, extra={"target": self.cfg.name,
+                                                    "collector": collector.name})
+            return CollectorRun(collector.name, False, time.monotonic() - t0,
+                                redact(f"OSError: {exc.strerror or exc}"))
         except Exception as exc:
             log.exception("collector %s crashed on %s", collector.name, self.cfg.name)
             return CollectorRun(collector.name, False, time.monotonic() - t0,
@@ -352,6 +358,7 @@ class Scraper:
         self.config = config
         self.registry = registry
         self.runners: dict[str, TargetRunner] = {}
+        load_drivers(t.kind for t in config.all_targets())
         for target in config.all_targets():
             old = previous.runners.get(target.name) if previous else None
             # Keep a runner (and its connection) across reloads when its config is equal.

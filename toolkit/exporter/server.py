@@ -113,8 +113,15 @@ class Handler(BaseHTTPRequestHandler):
             self._route()
 
     def _authorized(self, path: str) -> bool:
-        if path == "/healthz" or self.server.exporter.web.check(self.headers.get("Authorization")):
+        if path == "/healthz":
             return True
+        ok = self.server.exporter.web.check(self.headers.get("Authorization"))
+        if ok:
+            return True
+        if ok is None:  # too many uncached credentials being checked: fail fast
+            self._send(429, b"Too many authentication attempts; retry later\n",
+                       headers=(("Retry-After", "1"),))
+            return False
         self.server.auth_failed(self.client_address[0])
         self._send(401, b"Unauthorized\n",
                    headers=(("WWW-Authenticate", 'Basic realm="dbgauge", charset="UTF-8"'),))

@@ -151,6 +151,9 @@ class Exporter:
         except DbgaugeError as exc:
             log.error("reload failed, keeping the previous config: %s", exc)
             return False
+        except Exception:  # a bug reading some file: still logged as a failed reload
+            log.exception("reload failed, keeping the previous config: unexpected error")
+            return False
         with self._lock:
             old = self.scraper
             self.scraper = Scraper(new, self.wiring.registry, previous=old)

@@ -58,6 +58,8 @@ _HEADERS: dict[str, tuple[str, ...]] = {
 }
 _BCRYPT = re.compile(r"^\$2[aby]?\$\d\d\$[./A-Za-z0-9]{53}$")
 _CACHE_SIZE = 256
+BCRYPT_RUNNING = 1  # uncached credential checks at once
+BCRYPT_WAITING = 3  # more waiting for their turn; beyond, 429 at once
 _UNSUPPORTED = "is not supported by dbgauge"
 
 
@@ -180,12 +182,14 @@ class _FileStamp:
 
 class _AuthCache:
     """Remembers recent (user, password) checks: bcrypt is slow on purpose, scrapes are
-    frequent. Keys are salted digests, so the cache holds no password."""
+    frequent. Keys are salted digests, so the cache holds no password. Valid credentials
+    are kept apart from failures, so a flood of wrong passwords cannot push them out."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._salt = os.urandom(16)
         self._entries: OrderedDict[bytes, bool] = OrderedDict()
+        self._valid: OrderedDict[bytes, bool] = OrderedDict()
 
     def key(self, user: str, password: bytes, hashed: bytes) -> bytes:
         return hashlib.sha256(self._salt + user.encode() + b"\0" + hashed + b"\0"
@@ -193,16 +197,19 @@ class _AuthCache:
 
     def get(self, key: bytes) -> bool | None:
         with self._lock:
-            found = self._entries.get(key)
-            if found is not None:
-                self._entries.move_to_end(key)
-            return found
+            for entries in (self._valid, self._entries):
+                found = entries.get(key)
+                if found is not None:
+                    entries.move_to_end(key)
+                    return found
+            return None
 
     def put(self, key: bytes, ok: bool) -> None:
         with self._lock:
-            self._entries[key] = ok
-            while len(self._entries) > _CACHE_SIZE:
-                self._entries.popitem(last=False)
+            entries = self._valid if ok else self._entries
+            entries[key] = ok
+            while len(entries) > _CACHE_SIZE:
+                entries.popitem(last=False)
 
 
 @dataclass
@@ -218,7 +225,7 @@ class WebConfig:
     _context: ssl.SSLContext | None = field(default=None, repr=False)
     _stamp: _FileStamp | None = field(default=None, repr=False)
     _cache: _AuthCache = field(default_factory=_AuthCache, repr=False)
-    _bcrypt_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _bcrypt: _BcryptGate = field(default_factory=lambda: _BcryptGate(), repr=False)
     _reload_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def __post_init__(self) -> None:
@@ -253,8 +260,11 @@ class WebConfig:
                 self._stamp = stamp
         return self._context
 
-    def check(self, authorization: str | None) -> bool:
-        """True if no users are configured or the Basic credentials match one."""
+    def check(self, authorization: str | None) -> bool | None:
+        """True if no users are configured or the Basic credentials match one; None when
+        they are not in the cache and too many other checks are running or waiting
+        (the caller answers 429: a flood of wrong passwords holds at most a few workers,
+        and a cached valid credential never waits for them)."""
         if not self.users:
             return True
         credentials = parse_basic(authorization)
@@ -267,15 +277,9 @@ class WebConfig:
         key = self._cache.key(user, password, hashed)
         ok = self._cache.get(key)
         if ok is None:
-            import bcrypt
-
-            # One bcrypt at a time: it is CPU-bound by design and must not let
-            # unauthenticated clients take every core.
-            with self._bcrypt_lock:
-                try:
-                    ok = bcrypt.checkpw(password, hashed)
-                except ValueError:  # e.g. a password over bcrypt's 72 bytes
-                    ok = False
+            ok = self._bcrypt.checkpw(password, hashed)
+            if ok is None:
+                return None
             self._cache.put(key, ok)
         return ok and known
 
@@ -287,6 +291,31 @@ class WebConfig:
             return False
         sans = {value for _kind, value in cert.get("subjectAltName", ())}
         return bool(sans & set(self.tls.client_allowed_sans))
+
+
+class _BcryptGate:
+    """bcrypt checks of uncached credentials: BCRYPT_RUNNING at once (CPU-bound by
+    design, they must not take every core), BCRYPT_WAITING more may wait for a turn, and
+    any beyond are refused at once instead of holding a worker."""
+
+    def __init__(self) -> None:
+        self._admitted = threading.BoundedSemaphore(BCRYPT_RUNNING + BCRYPT_WAITING)
+        self._running = threading.BoundedSemaphore(BCRYPT_RUNNING)
+
+    def checkpw(self, password: bytes, hashed: bytes) -> bool | None:
+        """bcrypt.checkpw, or None when the gate is full."""
+        import bcrypt
+
+        if not self._admitted.acquire(blocking=False):
+            return None
+        try:
+            with self._running:
+                try:
+                    return bool(bcrypt.checkpw(password, hashed))
+                except ValueError:  # e.g. a password over bcrypt's 72 bytes
+                    return False
+        finally:
+            self._admitted.release()
 
 
 def bcrypt_cost(hashed: bytes) -> int:

@@ -157,11 +157,44 @@ TEXT = Format("text/plain; version=0.0.4; charset=utf-8")
 
 
 def negotiate(accept: str | None) -> Format:
-    """prometheus_client's negotiation: the Content-Type it would answer with."""
-    _encoder, content_type = choose_encoder(accept or "")
+    """prometheus_client's negotiation (the Content-Type it would answer with) of the
+    Accept header's media ranges we can answer, most preferred first: none refused with
+    q=0, and OpenMetrics only in the versions prometheus_client writes (its choose_encoder
+    would echo any version asked for, version=99.0.0 included)."""
+    _encoder, content_type = choose_encoder(_answerable(accept or ""))
     if content_type.startswith("text/plain"):
         return Format(content_type)
     return Format(content_type, True, content_type.endswith("; escaping=dots"))
+
+
+# The OpenMetrics versions prometheus_client writes (openmetrics.exposition), and so does
+# render: the same bytes for dbgauge's families (no native histograms).
+OPENMETRICS_VERSIONS = ("1.0.0", "2.0.0")
+
+
+def _answerable(accept: str) -> str:
+    """The Accept header's ranges by preference (q, highest first, ties in order), less
+    those refused (q=0, or a q that is not a number) and OpenMetrics versions we do not
+    write. Anything else is prometheus_client's to judge."""
+    ranked: list[tuple[float, int, str]] = []
+    for i, item in enumerate(accept.split(",")[:64]):  # a header is short; bound the work
+        params = [p.strip() for p in item.split(";")]
+        media, q, known, kept = params[0].lower(), 1.0, True, [params[0]]
+        for param in params[1:]:
+            name, _, value = param.partition("=")
+            name, value = name.strip().lower(), value.strip()
+            if name == "q":
+                try:
+                    q = float(value) if len(value) <= 8 else -1.0
+                except ValueError:
+                    q = -1.0
+                continue
+            if media == "application/openmetrics-text" and name == "version":
+                known = value in OPENMETRICS_VERSIONS
+            kept.append(param)
+        if known and 0 < q <= 1:
+            ranked.append((-q, i, ";".join(kept)))
+    return ",".join(item for _q, _i, item in sorted(ranked))
 
 
 def _number(value: float) -> str:
