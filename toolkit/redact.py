@@ -1,36 +1,203 @@
-"""Keep secrets out of logs, errors and HTTP responses.
+"""Keep secrets out of logs, errors, plugin lines, JSON, pages and HTTP responses.
 
-Two layers: DSN userinfo is masked by pattern, and every password dbgauge has read is
-registered here so that any text shown to a user can be scrubbed of it verbatim (a
-driver may echo a DSN or a password in an exception message).
+The one home for redaction. Three layers:
+
+- every password dbgauge has read is registered (`register_secret`) and removed verbatim,
+  in the spellings it takes in text (percent-encoded, JSON or Python-escaped, libpq-quoted);
+- `redact(text)` also masks, by pattern, what looks like a password in any text: the
+  userinfo of a URI or a Go DSN (`mysql://u:PW@h`, `mysql:/u:PW@h`, `u:PW@tcp(h:3306)/`),
+  `password=` (libpq, a URI query, `--password=`) and pt's `p=`;
+- `redact_dsn(dsn)` shows a whole DSN, of whichever form or typo, with every span that is
+  or may be its password masked (`password_spans`): a DSN that does not parse is shown
+  this way, never verbatim, and its parser's message goes through `redact_fragments`.
+
+Masking a little too much is fine; showing a password is not.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import threading
+from collections.abc import Iterable
+from typing import TypeVar, cast
+from urllib.parse import quote, quote_plus, unquote
 
 MASK = "***"
-_DSN_PASSWORD = re.compile(r"(?P<prefix>[a-zA-Z][a-zA-Z0-9+.-]*://[^:/@\s]*:)(?P<pw>[^@\s]*)@")
-_KV_PASSWORD = re.compile(r"(?P<prefix>\bpassword\s*=\s*)(?P<pw>'[^']*'|\S+)", re.IGNORECASE)
+_T = TypeVar("_T")
+
+# The userinfo of a URI (scheme:/+ user:PW@, a typo's one slash included) or of a Go DSN
+# (user:PW@tcp(...), user:PW@/db) in free text: the password runs to the last '@' of its
+# run of non-blank characters, so an unencoded '@' in it is masked too.
+_USERINFO = re.compile(
+    r"(?P<prefix>(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*:/+[^\s:/@'\"]*:"
+    r"|(?<![^\s'\"(=,;])[^\s:/@'\"(),=;]*:(?!/))"
+    r"(?P<pw>[^\s\"]*)@")
+# password=... (libpq, a URI's query, --password=): a quoted value with its escapes.
+_KV_PASSWORD = re.compile(
+    r"(?P<prefix>(?<![A-Za-z0-9_])(?:password|passwd|pwd)\s*=\s*)"
+    r"(?P<pw>'(?:[^'\\]|\\.)*'?|[^\s\"]+?(?='?(?:[\s\"]|$)))", re.IGNORECASE)
+# pt's DSN part p=PASSWORD (P is the port: case matters).
+_PT_PASSWORD = re.compile(r"(?P<prefix>(?<![^\s,'\"(=&?])p=)(?P<pw>[^,\s'\"]*)")
 
 _lock = threading.Lock()
 _secrets: set[str] = set()
+_ordered: list[str] = []  # the registered spellings, longest first
+
+
+def spellings(secret: str) -> set[str]:
+    """`secret` as text may carry it: itself, percent-encoded, JSON- and repr-escaped,
+    quoted for libpq (a backslash before ' and \\)."""
+    libpq = secret.replace("\\", "\\\\").replace("'", "\\'")
+    return {secret, quote(secret, safe=""), quote_plus(secret, safe=""),
+            json.dumps(secret)[1:-1], repr(secret)[1:-1], libpq}
 
 
 def register_secret(secret: str | None) -> None:
-    """Remember a secret so `redact` removes it wherever it appears."""
-    if secret and len(secret) >= 3:
-        with _lock:
-            _secrets.add(secret)
+    """Remember a secret so `redact` removes it (in every spelling) wherever it appears."""
+    global _ordered
+    if not secret or len(secret) < 3:
+        return
+    with _lock:
+        new = {s for s in spellings(secret) if len(s) >= 3} - _secrets
+        if new:
+            _secrets.update(new)
+            _ordered = sorted(_secrets, key=len, reverse=True)
 
 
 def redact(text: str) -> str:
-    """Return `text` with DSN passwords, password=... pairs and known secrets masked."""
-    text = _DSN_PASSWORD.sub(lambda m: f"{m.group('prefix')}{MASK}@", text)
+    """`text` with registered secrets, URI/Go userinfo passwords, password=... and pt
+    p=... values masked."""
+    for secret in _ordered:  # a snapshot: registration replaces the list, never edits it
+        if secret in text:
+            text = text.replace(secret, MASK)
+    text = _USERINFO.sub(lambda m: f"{m.group('prefix')}{MASK}@", text)
     text = _KV_PASSWORD.sub(lambda m: f"{m.group('prefix')}{MASK}", text)
-    with _lock:
-        secrets = sorted(_secrets, key=len, reverse=True)
-    for secret in secrets:
-        text = text.replace(secret, MASK)
-    return text
+    return _PT_PASSWORD.sub(lambda m: f"{m.group('prefix')}{MASK}", text)
+
+
+def redact_data(value: _T) -> _T:
+    """A JSON-able document with every string in it redacted (before it is dumped: masking
+    dumped text could cut an escape in two)."""
+    if isinstance(value, str):
+        return cast(_T, redact(value))
+    if isinstance(value, dict):
+        return cast(_T, {k: redact_data(v) for k, v in value.items()})
+    if isinstance(value, list | tuple):
+        return cast(_T, [redact_data(v) for v in value])
+    return value
+
+
+# ----------------------------------------------------------------- a whole DSN
+
+_SCHEME = re.compile(r"\s*(?:[A-Za-z0-9][A-Za-z0-9_.:-]*=)?[A-Za-z][A-Za-z0-9+.-]*:/+")
+_FIRST_KEY = re.compile(r"\s*(?P<key>[A-Za-z_][A-Za-z0-9_]*)\s*=\s*(?P<value>\S*)")
+_KEY_AHEAD = re.compile(r"\s+[A-Za-z_][A-Za-z0-9_]*\s*=")
+_PASSWORD_KEY = re.compile(r"(?:^|(?<=[\s&?;,]))(?:password|passwd|pwd)\s*=\s*", re.IGNORECASE)
+_PT_KEY = re.compile(r"(?:^|(?<=,))\s*p=")
+_PT_NEXT = re.compile(r",\s*[A-Za-z]=")
+
+
+def _is_keyword_form(dsn: str) -> bool:
+    """libpq key=value or pt h=,P=: a first `key=` whose value is not a URI (NAME=DSN)."""
+    m = _FIRST_KEY.match(dsn)
+    return m is not None and "://" not in dsn and \
+        not re.match(r"[A-Za-z][A-Za-z0-9+.-]*:/", m.group("value"))
+
+
+def _quoted_end(dsn: str, start: int) -> int:
+    """The end of a libpq-quoted value opening at `start` (the whole rest if unclosed)."""
+    i = start + 1
+    while i < len(dsn):
+        if dsn[i] == "\\":
+            i += 2
+            continue
+        if dsn[i] == "'":
+            return i + 1
+        i += 1
+    return len(dsn)
+
+
+def _keyword_spans(dsn: str, keyword_form: bool) -> Iterable[tuple[int, int]]:
+    for m in _PASSWORD_KEY.finditer(dsn):
+        start = m.end()
+        if dsn[start:start + 1] == "'":
+            yield start, _quoted_end(dsn, start)
+        elif keyword_form:  # up to the next `key=`: an unquoted password with a blank
+            ahead = _KEY_AHEAD.search(dsn, start)
+            yield start, ahead.start() if ahead else len(dsn.rstrip())
+        else:  # a URI's query
+            end = re.compile(r"[&#]").search(dsn, start)
+            yield start, end.start() if end else len(dsn)
+    for m in _PT_KEY.finditer(dsn):
+        ahead = _PT_NEXT.search(dsn, m.end())  # a comma in the password stays in it
+        yield m.end(), ahead.start() if ahead else len(dsn)
+
+
+def _userinfo_span(dsn: str) -> tuple[int, int] | None:
+    """From the first ':' of the userinfo to the last '@': the widest password a URI, a
+    one-slash typo or a Go DSN (`u:pw@tcp(h)/`) may hold, unencoded / ? # @ included."""
+    at = dsn.rfind("@")
+    if at < 0:
+        return None
+    m = _SCHEME.match(dsn)
+    start = m.end() if m is not None and m.end() <= at else 0
+    colon = dsn.find(":", start, at)
+    return (colon + 1, at) if colon >= 0 else None
+
+
+def password_spans(dsn: str) -> list[tuple[int, int]]:
+    """The (start, end) spans of `dsn` that are, or may be, a password, whatever its form."""
+    keyword_form = _is_keyword_form(dsn)
+    spans = list(_keyword_spans(dsn, keyword_form))
+    if not keyword_form:
+        userinfo = _userinfo_span(dsn)
+        if userinfo is not None:
+            spans.append(userinfo)
+    return sorted((s, e) for s, e in spans if e > s)
+
+
+def dsn_passwords(dsn: str) -> list[str]:
+    """The texts that are, or may be, `dsn`'s password (as written, and decoded)."""
+    out: list[str] = []
+    for start, end in password_spans(dsn):
+        raw = dsn[start:end]
+        out += [raw, unquote(raw)]
+        if raw.startswith("'"):
+            out.append(re.sub(r"\\(.)", r"\1", raw[1:-1] if raw.endswith("'") else raw[1:]))
+    return [p for p in dict.fromkeys(out) if p]
+
+
+def redact_dsn(dsn: str, limit: int = 200) -> str:
+    """`dsn` for a message: every password span masked (`password_spans`), then `redact`;
+    shortened to `limit` characters."""
+    shown, last = [], 0
+    for start, end in password_spans(dsn):
+        if start >= last:
+            shown += [dsn[last:start], MASK]
+        elif end > last:
+            shown[-1] = MASK
+        last = max(last, end)
+    text = redact("".join(shown) + dsn[last:])
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+_QUOTED = re.compile(r"\"([^\"]*)\"|'([^']*)'")
+
+
+def redact_fragments(message: str, dsn: str) -> str:
+    """A parser's `message` about `dsn` with any quoted piece of the DSN's password masked
+    (libpq: `missing "=" after "WORD"`; urllib: `port ... as 'WORD'`), then `redact`."""
+    passwords = dsn_passwords(dsn)
+
+    def mask(m: re.Match[str]) -> str:
+        piece = m.group(1) if m.group(1) is not None else m.group(2)
+        if piece and any(piece in p for p in passwords):
+            return m.group(0)[0] + MASK + m.group(0)[-1]
+        return m.group(0)
+
+    text = _QUOTED.sub(mask, message)
+    for password in sorted(passwords, key=len, reverse=True):
+        if len(password) >= 3:
+            text = text.replace(password, MASK)
+    return redact(text)

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from dbgauge.toolkit.redact import redact, redact_data
 from dbgauge.toolkit.result import CheckResult
 
 # metric-name suffix -> (UOM, min, max)
@@ -94,7 +95,7 @@ def render_plugin(result: CheckResult, thresholds: Thresholds | None = None,
     if verbosity >= 2:
         lines += [f"thresholds {metric}: warning {w}, critical {c}"
                   for metric, (w, c) in (thresholds or {}).items()]
-    return "\n".join(lines) + "\n"
+    return redact("\n".join(lines) + "\n")
 
 
 def render_plugin_json(result: CheckResult, thresholds: Thresholds | None = None) -> str:
@@ -110,4 +111,4 @@ def render_plugin_json(result: CheckResult, thresholds: Thresholds | None = None
                          "detail": f.detail, "evidence": dict(f.evidence), "fix": f.fix}
                         for f in result.findings],
            "perfdata": perfdata}
-    return json.dumps(doc, indent=2) + "\n"
+    return json.dumps(redact_data(doc), indent=2) + "\n"
