@@ -79,6 +79,7 @@ class ConnParams:
 
 
 _CONNINFO = re.compile(r"^\s*[A-Za-z_]+\s*=")
+_URI_VALUE = re.compile(r"\s*[A-Za-z][A-Za-z0-9+.-]*://")  # NAME=URI, not key=value
 # pt's h=host,P=port,u=user,p=password (one-letter keys) and Go's user:pw@tcp(host:port)/db,
 # told apart to say how to write them: they reach dbgauge from pt tools and mysqld_exporter.
 _PT_FORM = re.compile(r"^\s*[A-Za-z]=[^,\s]*(,|$)")
@@ -96,7 +97,8 @@ def is_dsn(text: str) -> bool:
 
 def looks_like_conninfo(text: str) -> bool:
     """A libpq key=value string (host=db1 dbname=app, service=NAME)."""
-    return "://" not in text and bool(_CONNINFO.match(text))
+    m = _CONNINFO.match(text)
+    return m is not None and not _URI_VALUE.match(text, m.end())
 
 
 def is_libpq_keyword(word: str) -> bool:
@@ -110,8 +112,9 @@ def parse_dsn(dsn: str) -> ConnParams:
     """Parse a DSN, raising ConfigError (password redacted, a huge DSN shortened) when it
     is not usable."""
     shown = redact_dsn(dsn)
-    if _PT_FORM.match(dsn) or (_GO_FORM.search(dsn) and "://" not in dsn):
-        peer = "pt DSN (h=,P=,u=,p=)" if _PT_FORM.match(dsn) else "Go MySQL DSN"
+    pt = bool(_PT_FORM.match(dsn))
+    if pt or ("://" not in dsn and not looks_like_conninfo(dsn) and _GO_FORM.search(dsn)):
+        peer = "pt DSN (h=,P=,u=,p=)" if pt else "Go MySQL DSN"
         raise ConfigError(f"DSN {shown!r} is a {peer}: write it as mysql://user@host:port/db "
                           "(a password after the user and a colon, percent-encoded)")
     if looks_like_conninfo(dsn):
@@ -128,8 +131,10 @@ def parse_dsn(dsn: str) -> ConnParams:
     if scheme in POSTGRES_SCHEMES:
         return _parse_libpq(dsn, shown)
     if scheme not in MYSQL_SCHEMES:
+        named = f" {scheme!r}" if re.fullmatch(r"[a-z][a-z0-9+.-]{0,19}", scheme) and \
+            scheme in shown.lower() else ""
         raise ConfigError(
-            f"DSN {shown!r} has unsupported scheme {scheme!r}: use mysql:// (MySQL, MariaDB) "
+            f"DSN {shown!r} has unsupported scheme{named}: use mysql:// (MySQL, MariaDB) "
             "or postgresql:// (PostgreSQL, PgBouncer)"
         )
     return _parse_mysql(dsn, shown)
@@ -212,7 +217,7 @@ def _parse_libpq(dsn: str, shown: str) -> ConnParams:
     except ValueError as exc:
         raise ConfigError(f"DSN {shown!r} is not a libpq connection string: "
                           f"{redact_fragments(str(exc), dsn)}") from None
-    if "@" in given.get("host", "") or "@" in given.get("dbname", ""):
+    if any("@" in given.get(key, "") for key in ("host", "hostaddr", "port", "dbname")):
         raise ConfigError(f"DSN {shown!r} {_ENCODE}")  # libpq took a piece of it as the host
     password = given.pop("password", None)
     register_secret(password)

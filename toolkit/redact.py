@@ -90,19 +90,22 @@ def redact_data(value: _T) -> _T:
 
 # ----------------------------------------------------------------- a whole DSN
 
-_SCHEME = re.compile(r"\s*(?:[A-Za-z0-9][A-Za-z0-9_.:-]*=)?[A-Za-z][A-Za-z0-9+.-]*:/+")
+_URI_SCHEMES = ("mysql", "mariadb", "postgresql", "postgres")
+_SCHEME = re.compile(r"\s*(?:[A-Za-z0-9][A-Za-z0-9_.:-]*=)?(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*):/+")
 _FIRST_KEY = re.compile(r"\s*(?P<key>[A-Za-z_][A-Za-z0-9_]*)\s*=\s*(?P<value>\S*)")
-_KEY_AHEAD = re.compile(r"\s+[A-Za-z_][A-Za-z0-9_]*\s*=")
+_KEY_AHEAD = re.compile(r"\s+[a-z_]+\s*=")  # libpq's keywords are lower case
 _PASSWORD_KEY = re.compile(r"(?:^|(?<=[\s&?;,]))(?:password|passwd|pwd)\s*=\s*", re.IGNORECASE)
+_PARAM_AHEAD = re.compile(r"&[a-z_]+=")
 _PT_KEY = re.compile(r"(?:^|(?<=,))\s*p=")
 _PT_NEXT = re.compile(r",\s*[A-Za-z]=")
 
 
 def _is_keyword_form(dsn: str) -> bool:
-    """libpq key=value or pt h=,P=: a first `key=` whose value is not a URI (NAME=DSN)."""
+    """libpq key=value or pt h=,P=: a first `key=` whose value is not a URI or a Go DSN
+    (NAME=DSN)."""
     m = _FIRST_KEY.match(dsn)
     return m is not None and "://" not in dsn and \
-        not re.match(r"[A-Za-z][A-Za-z0-9+.-]*:/", m.group("value"))
+        not re.match(r"[^\s=@'\"]*:", m.group("value"))
 
 
 def _quoted_end(dsn: str, start: int) -> int:
@@ -121,14 +124,13 @@ def _quoted_end(dsn: str, start: int) -> int:
 def _keyword_spans(dsn: str, keyword_form: bool) -> Iterable[tuple[int, int]]:
     for m in _PASSWORD_KEY.finditer(dsn):
         start = m.end()
-        if dsn[start:start + 1] == "'":
-            yield start, _quoted_end(dsn, start)
-        elif keyword_form:  # up to the next `key=`: an unquoted password with a blank
-            ahead = _KEY_AHEAD.search(dsn, start)
+        if keyword_form:  # up to the next `key=`: a blank or a stray quote stays inside
+            end = _quoted_end(dsn, start) if dsn[start:start + 1] == "'" else start
+            ahead = _KEY_AHEAD.search(dsn, end)
             yield start, ahead.start() if ahead else len(dsn.rstrip())
-        else:  # a URI's query
-            end = re.compile(r"[&#]").search(dsn, start)
-            yield start, end.start() if end else len(dsn)
+        else:  # a URI's query (quotes mean nothing there): up to the next parameter
+            ahead = _PARAM_AHEAD.search(dsn, start)
+            yield start, ahead.start() if ahead else len(dsn)
     for m in _PT_KEY.finditer(dsn):
         ahead = _PT_NEXT.search(dsn, m.end())  # a comma in the password stays in it
         yield m.end(), ahead.start() if ahead else len(dsn)
@@ -141,8 +143,10 @@ def _userinfo_span(dsn: str) -> tuple[int, int] | None:
     if at < 0:
         return None
     m = _SCHEME.match(dsn)
-    start = m.end() if m is not None and m.end() <= at else 0
-    colon = dsn.find(":", start, at)
+    # After a DSN scheme (mysql:// or its one-slash typo); else from the first ':', as
+    # `user:/pw@(host)/` is a Go DSN and `jdbc:mysql://` or `mysqlx://` no scheme of ours.
+    known = m is not None and m.end() <= at and m.group("scheme").lower() in _URI_SCHEMES
+    colon = dsn.find(":", m.end() if known and m is not None else 0, at)
     return (colon + 1, at) if colon >= 0 else None
 
 
@@ -185,19 +189,37 @@ def redact_dsn(dsn: str, limit: int = 200) -> str:
 _QUOTED = re.compile(r"\"([^\"]*)\"|'([^']*)'")
 
 
+def _shared_runs(text: str, password: str, least: int = 4) -> list[tuple[int, int]]:
+    """The spans of `text` that are `least` or more characters in a row of `password`."""
+    spans: list[tuple[int, int]] = []
+    i = 0
+    while i <= len(text) - least:
+        k = least
+        if text[i:i + k] not in password:
+            i += 1
+            continue
+        while i + k < len(text) and text[i:i + k + 1] in password:
+            k += 1
+        spans.append((i, i + k))
+        i += k
+    return spans
+
+
 def redact_fragments(message: str, dsn: str) -> str:
-    """A parser's `message` about `dsn` with any quoted piece of the DSN's password masked
-    (libpq: `missing "=" after "WORD"`; urllib: `port ... as 'WORD'`), then `redact`."""
+    """A parser's `message` about `dsn` without any piece of the DSN's password: a quoted
+    piece that is part of it (libpq: `missing "=" after "WORD"`; urllib: `as 'WORD'`) and
+    any 4 characters in a row of it (libpq: `invalid percent-encoded token: "%WORD@host"`);
+    then `redact`."""
     passwords = dsn_passwords(dsn)
 
-    def mask(m: re.Match[str]) -> str:
+    def quoted(m: re.Match[str]) -> str:
         piece = m.group(1) if m.group(1) is not None else m.group(2)
         if piece and any(piece in p for p in passwords):
             return m.group(0)[0] + MASK + m.group(0)[-1]
         return m.group(0)
 
-    text = _QUOTED.sub(mask, message)
-    for password in sorted(passwords, key=len, reverse=True):
-        if len(password) >= 3:
-            text = text.replace(password, MASK)
+    text = _QUOTED.sub(quoted, message)
+    for password in passwords:
+        for start, end in reversed(_shared_runs(text, password)):
+            text = text[:start] + MASK + text[end:]
     return redact(text)

@@ -119,7 +119,7 @@ def split_named(spec: str) -> tuple[str | None, str]:
     if m is None:
         return None, spec
     rest = m.group("dsn")
-    if "://" in rest.split("=", 1)[0] or (looks_like_conninfo(rest)
+    if re.match(r"[A-Za-z][A-Za-z0-9+.-]*://", rest) or (looks_like_conninfo(rest)
                                           and not is_libpq_keyword(m.group("name"))):
         return m.group("name"), rest
     return None, spec
