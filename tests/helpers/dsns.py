@@ -65,7 +65,7 @@ HANDED: dict[str, Form] = {
     "named-one-slash": lambda u, pw, h, p: f"node1=mysql:/{u}:{pw}@{h}:{p}/",
     "mysql-uri-raw": lambda u, pw, h, p: f"mysql://{u}:{pw}@{h}:{p}/",
     "postgresql-uri-raw": lambda u, pw, h, p: f"postgresql://{u}:{pw}@{h}:{p}/app",
-    "uri-query-raw": lambda u, pw, h, p: f"postgresql://{u}@{h}:{p}/app?password={pw}",
+    "postgres-uri-query-raw": lambda u, pw, h, p: f"postgresql://{u}@{h}:{p}/app?password={pw}",
     "libpq-kv-unquoted": lambda u, pw, h, p: f"host={h} port={p} user={u} password={pw}",
     "libpq-kv-unterminated": lambda u, pw, h, p: f"host={h} port={p} password='{pw}",
     "jdbc": lambda u, pw, h, p: f"jdbc:mysql://{u}:{_enc(pw)}@{h}:{p}/",
