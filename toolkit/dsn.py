@@ -114,7 +114,7 @@ def parse_dsn(dsn: str) -> ConnParams:
     shown = redact_dsn(dsn)
     pt = bool(_PT_FORM.match(dsn))
     if pt or ("://" not in dsn and not looks_like_conninfo(dsn) and _GO_FORM.search(dsn)):
-        peer = "pt DSN (h=,P=,u=,p=)" if pt else "Go MySQL DSN"
+        peer = "pt DSN (keys h, P, u, p...)" if pt else "Go MySQL DSN"
         raise ConfigError(f"DSN {shown!r} is a {peer}: write it as mysql://user@host:port/db "
                           "(a password after the user and a colon, percent-encoded)")
     if looks_like_conninfo(dsn):

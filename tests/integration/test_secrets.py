@@ -230,3 +230,22 @@ def test_serve_logs_pages_and_probe(cases: list[Case], sandbox: Sandbox,
     assert metrics.count("dbgauge_up{") >= len(taken) and "dbgauge_up{" in metrics
     assert "GET /probe?target=" in log  # the requests were logged, redacted
     assert {status for status, _ in answers[3:]} >= {200, 400}
+
+
+def test_validate_live_and_pgtap(cases: list[Case], tmp_path: Path) -> None:
+    """validate innodb-cluster --live (MySQL family) and pgtap run --dsn (PostgreSQL, psql
+    reporting libpq's errors): a share of the DSNs each, taken and refused."""
+    suite = tmp_path / "t"
+    suite.mkdir()
+    (suite / "one.sql").write_text("SELECT plan(1);\nSELECT pass('x');\n")
+    mysql = [c for c in cases if c.kind == "mysql"]
+    postgres = [c for c in cases if c.kind == "postgres"]
+    refused = [c for c in cases if c.kind is None]
+    argvs = [["validate", "innodb-cluster", "--live", c.bare]
+             for c in [*turns(mysql, 5, 0), *turns(refused, 8, 5)]]
+    argvs += [["pgtap", "run", "--dsn", c.bare, str(suite)]
+              for c in [*turns(postgres, 3, 0), *turns(refused, 8, 6)]]
+    runs = run_all(argvs)
+    assert_no_password(runs)
+    assert all(r.code != 0 for r in runs), [r.argv for r in runs if r.code == 0]
+    assert sum("authentication failed" in r.shown() for r in runs) >= 2
