@@ -26,13 +26,9 @@ from urllib.parse import quote, quote_plus, unquote
 MASK = "***"
 _T = TypeVar("_T")
 
-# The userinfo of a URI (scheme:/+ user:PW@, a typo's one slash included) or of a Go DSN
-# (user:PW@tcp(...), user:PW@/db) in free text: the password runs to the last '@' of its
-# run of non-blank characters, so an unencoded '@' in it is masked too.
-_USERINFO = re.compile(
-    r"(?P<prefix>(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*:/+[^\s:/@'\"]*:"
-    r"|(?<![^\s'\"(=,;])[^\s:/@'\"(),=;]*:(?!/))"
-    r"(?P<pw>[^\s\"]*)@")
+# A run of text that may hold a URI's or a Go DSN's userinfo: masked by `_userinfo_span`, in
+# one pass (a regex looking for the '@' from every ':' takes quadratic time on a long run).
+_RUN = re.compile(r"[^\s\"]+")
 # password=... (libpq, a URI's query, --password=): a quoted value with its escapes.
 _KV_PASSWORD = re.compile(
     r"(?P<prefix>(?<![A-Za-z0-9_])(?:password|passwd|pwd)\s*=\s*)"
@@ -71,9 +67,22 @@ def redact(text: str) -> str:
     for secret in _ordered:  # a snapshot: registration replaces the list, never edits it
         if secret in text:
             text = text.replace(secret, MASK)
-    text = _USERINFO.sub(lambda m: f"{m.group('prefix')}{MASK}@", text)
+    text = _RUN.sub(_mask_run, text)
     text = _KV_PASSWORD.sub(lambda m: f"{m.group('prefix')}{MASK}", text)
     return _PT_PASSWORD.sub(lambda m: f"{m.group('prefix')}{MASK}", text)
+
+
+def _mask_run(m: re.Match[str]) -> str:
+    """A run of non-blank text with the password of a userinfo in it masked: from its
+    first ':' (after a DSN scheme) to its last '@' (`_userinfo_span`)."""
+    run = m.group(0)
+    if "@" not in run or ":" not in run:
+        return run
+    lead = len(run) - len(run.lstrip("'(<["))
+    span = _userinfo_span(run[lead:])
+    if span is None:
+        return run
+    return run[:lead + span[0]] + MASK + run[lead + span[1]:]
 
 
 def redact_data(value: _T) -> _T:
