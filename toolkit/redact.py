@@ -29,6 +29,7 @@ _T = TypeVar("_T")
 # A run of text that may hold a URI's or a Go DSN's userinfo: masked by `_userinfo_span`, in
 # one pass (a regex looking for the '@' from every ':' takes quadratic time on a long run).
 _RUN = re.compile(r"[^\s\"]+")
+_RUN_SCHEME = re.compile(r"(?:^|(?<=[=?&'(<\[,;]))(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*):/+")
 # password=... (libpq, a URI's query, --password=): a quoted value with its escapes.
 _KV_PASSWORD = re.compile(
     r"(?P<prefix>(?<![A-Za-z0-9_])(?:password|passwd|pwd)\s*=\s*)"
@@ -74,15 +75,15 @@ def redact(text: str) -> str:
 
 def _mask_run(m: re.Match[str]) -> str:
     """A run of non-blank text with the password of a userinfo in it masked: from its
-    first ':' (after a DSN scheme) to its last '@' (`_userinfo_span`)."""
+    first ':' (after a DSN scheme, as in `target=mysql://`) to its last '@'."""
     run = m.group(0)
-    if "@" not in run or ":" not in run:
+    at = run.rfind("@")
+    if at < 0:
         return run
-    lead = len(run) - len(run.lstrip("'(<["))
-    span = _userinfo_span(run[lead:])
-    if span is None:
-        return run
-    return run[:lead + span[0]] + MASK + run[lead + span[1]:]
+    scheme = _RUN_SCHEME.search(run, 0, at)
+    known = scheme is not None and scheme.group("scheme").lower() in _URI_SCHEMES
+    colon = run.find(":", scheme.end() if known and scheme is not None else 0, at)
+    return run if colon < 0 else run[:colon + 1] + MASK + run[at:]
 
 
 def redact_data(value: _T) -> _T:
@@ -99,7 +100,7 @@ def redact_data(value: _T) -> _T:
 
 # ----------------------------------------------------------------- a whole DSN
 
-_URI_SCHEMES = ("mysql", "mariadb", "postgresql", "postgres")
+_URI_SCHEMES = ("mysql", "mariadb", "postgresql", "postgres", "http", "https")
 _SCHEME = re.compile(r"\s*(?:[A-Za-z0-9][A-Za-z0-9_.:-]*=)?(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*):/+")
 _FIRST_KEY = re.compile(r"\s*(?P<key>[A-Za-z_][A-Za-z0-9_]*)\s*=\s*(?P<value>\S*)")
 _KEY_AHEAD = re.compile(r"\s+[a-z_]+\s*=")  # libpq's keywords are lower case

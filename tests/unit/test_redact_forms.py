@@ -170,6 +170,7 @@ def test_a_password_a_parser_would_cut_in_two_is_refused(dsn: str, says: str) ->
     "Access denied for user 'dbgauge'@'127.0.0.1' (using password: YES)",
     '{"a":"x@y","b":"host=db1 user=mon"}',
     "mail me at ops@example.com",
+    "see https://example.org/@me",
     "P=3306,h=db1,u=mon",
 ])
 def test_text_without_a_password_is_left_alone(text: str) -> None:
