@@ -29,6 +29,8 @@ from dbgauge.toolkit.redact import (
     redact_fragments,
     register_secret,
 )
+from dbgauge.toolkit.render.plugin import render_plugin, render_plugin_json
+from dbgauge.toolkit.result import Finding, Status, plugin_result
 from dbgauge.toolkit.targets import dsn_name, target_from_dsn
 from tests.helpers.dsns import FORMS, HANDED, SEPARATORS, WELL_FORMED, leaked, marked
 
@@ -199,3 +201,15 @@ def test_a_long_hostile_text_costs_linear_time(text: str) -> None:
     redact_dsn(text)
     redact_fragments(text[:400], text)
     assert time.perf_counter() - started < 10
+
+
+def test_a_plugin_line_masks_a_password_and_keeps_its_perfdata_ranges() -> None:
+    """Perfdata (`'node:metric'=1;@0:10`) holds a ':' then an '@' but never a secret: it
+    is not redacted; the summary and the findings are."""
+    dsn = "dbgauge:Qzq7kMark@tcp(db1:3306)/"
+    result = plugin_result("lag", [Finding(Status.UNKNOWN, "n1", "error", f"bad {dsn}")],
+                           f"n1: bad {dsn}", [("n1:lag_seconds", 1.0)])
+    text = render_plugin(result, {"lag_seconds": ("@0:10", "~:20")})
+    assert not leaked(text) and text.count("dbgauge:***@tcp(db1:3306)/") == 2, text
+    assert "'n1:lag_seconds'=1s;@0:10;~:20" in text
+    assert not leaked(render_plugin_json(result))

@@ -78,12 +78,12 @@ def render_plugin(result: CheckResult, thresholds: Thresholds | None = None,
     ranges, appended as ';warn;crit' so graphing add-ons draw them. `verbosity` (-v) 1
     adds each node's reading, 2 also the thresholds in use.
     """
-    line = f"{result.name.upper()} {result.status.name} - {result.summary}"
+    line = redact(f"{result.name.upper()} {result.status.name} - {result.summary}")
     perf = [render_perf(perf_value(label, value, thresholds or {}))
             for label, value in result.perfdata]
-    if perf:
+    if perf:  # names and numbers: no secret, and `'node:metric'=1;@0:10` is no userinfo
         line += " | " + " ".join(perf)
-    lines = [line]
+    lines: list[str] = []
     for f in result.findings:
         lines.append(f"{f.severity.name} {f.node or '-'} [{f.kind}] {f.detail}")
         lines += [f"    {key}: {value}" for key, value in f.evidence.items()]
@@ -95,7 +95,7 @@ def render_plugin(result: CheckResult, thresholds: Thresholds | None = None,
     if verbosity >= 2:
         lines += [f"thresholds {metric}: warning {w}, critical {c}"
                   for metric, (w, c) in (thresholds or {}).items()]
-    return redact("\n".join(lines) + "\n")
+    return "\n".join([line, *redact("\n".join(lines)).splitlines()]) + "\n"
 
 
 def render_plugin_json(result: CheckResult, thresholds: Thresholds | None = None) -> str:
