@@ -199,6 +199,24 @@ def redact_dsn(dsn: str, limit: int = 200) -> str:
 _QUOTED = re.compile(r"\"([^\"]*)\"|'([^']*)'")
 
 
+def redact_args(text: str, args: Iterable[str]) -> str:
+    """`text` about a command line (click quoting what was typed, maybe shortened): each
+    argument that holds a password shown as `redact_dsn` shows it, and any piece of its
+    password masked (`redact_fragments`); then `redact`."""
+    for arg in args:
+        if dsn_passwords(arg):
+            text = redact_fragments(text.replace(arg, redact_dsn(arg, limit=len(arg))), arg)
+    return redact(text)
+
+
+def register_args(args: Iterable[str]) -> None:
+    """Register the passwords the command line's DSNs hold, however malformed, so that no
+    later message can show them."""
+    for arg in args:
+        for password in dsn_passwords(arg):
+            register_secret(password)
+
+
 def _shared_runs(text: str, password: str, least: int = 4) -> list[tuple[int, int]]:
     """The spans of `text` that are `least` or more characters in a row of `password`."""
     spans: list[tuple[int, int]] = []

@@ -249,3 +249,17 @@ def test_validate_live_and_pgtap(cases: list[Case], tmp_path: Path) -> None:
     assert_no_password(runs)
     assert all(r.code != 0 for r in runs), [r.argv for r in runs if r.code == 0]
     assert sum("authentication failed" in r.shown() for r in runs) >= 2
+
+
+def test_usage_errors_quoting_what_was_typed(cases: list[Case]) -> None:
+    """click's own messages (a DSN given without --node, or where a duration belongs)."""
+    refused = [c for c in cases if c.kind is None]
+    some = [*turns(refused, 6, 0), *turns([c for c in cases if c.kind], 12, 0)]
+    argvs = [["check", "lag", c.dsn] for c in some]
+    argvs += [["heartbeat", "monitor", "--interval", c.dsn, "x"] for c in some[::2]]
+    argvs += [["config", "check", "a.yaml", c.dsn] for c in some[1::2]]
+    runs = run_all(argvs)
+    assert_no_password(runs)
+    assert all(r.code in (2, 3) for r in runs), [(r.argv, r.code) for r in runs]
+    extra = [r for r in runs if r.argv[0] == "check"]  # the whole argument is quoted
+    assert all("***" in r.out for r in extra), [r.out for r in extra if "***" not in r.out]

@@ -213,3 +213,18 @@ def test_a_plugin_line_masks_a_password_and_keeps_its_perfdata_ranges() -> None:
     assert not leaked(text) and text.count("dbgauge:***@tcp(db1:3306)/") == 2, text
     assert "'n1:lag_seconds'=1s;@0:10;~:20" in text
     assert not leaked(render_plugin_json(result))
+
+
+def test_a_bugs_traceback_is_shown_without_the_password(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    import dbgauge.cli as cli_module
+
+    def bug(**_kwargs: object) -> None:
+        raise RuntimeError("cannot use dbgauge:Qzq7kMark@tcp(db1:3306)/")
+
+    monkeypatch.setattr(cli_module, "cli", bug)
+    with pytest.raises(SystemExit) as caught:
+        cli_module.main()
+    err = capsys.readouterr().err
+    assert caught.value.code == 1 and "RuntimeError" in err and "dbgauge:***@tcp" in err
+    assert not leaked(err)
