@@ -26,8 +26,8 @@ from urllib.parse import quote, quote_plus, unquote
 MASK = "***"
 _T = TypeVar("_T")
 
-# A run of text that may hold a URI's or a Go DSN's userinfo: masked by `_userinfo_span`, in
-# one pass (a regex looking for the '@' from every ':' takes quadratic time on a long run).
+# A run of text that may hold a URI's or a Go DSN's userinfo, masked by `_mask_run` in one
+# pass (a regex looking for the '@' from every ':' takes quadratic time on a long run).
 _RUN = re.compile(r"[^\s\"]+")
 _RUN_SCHEME = re.compile(r"(?:^|(?<=[=?&'(<\[,;]))(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*):/+")
 # password=... (libpq, a URI's query, --password=): a quoted value with its escapes.
@@ -132,6 +132,7 @@ def _quoted_end(dsn: str, start: int) -> int:
 
 
 def _keyword_spans(dsn: str, keyword_form: bool) -> Iterable[tuple[int, int]]:
+    """The values of password= (libpq, a URI's query) and of pt's p=."""
     for m in _PASSWORD_KEY.finditer(dsn):
         start = m.end()
         if keyword_form:  # up to the next `key=`: a blank or a stray quote stays inside
