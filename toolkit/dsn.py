@@ -17,7 +17,7 @@ from pathlib import Path
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from dbgauge.toolkit.errors import ConfigError
-from dbgauge.toolkit.redact import redact, register_secret
+from dbgauge.toolkit.redact import MASK, redact_dsn, redact_fragments, register_secret
 
 MYSQL_SCHEMES = frozenset({"mysql", "mariadb"})
 POSTGRES_SCHEMES = frozenset({"postgresql", "postgres"})
@@ -79,17 +79,26 @@ class ConnParams:
 
 
 _CONNINFO = re.compile(r"^\s*[A-Za-z_]+\s*=")
+_URI_VALUE = re.compile(r"\s*[A-Za-z][A-Za-z0-9+.-]*://")  # NAME=URI, not key=value
+# pt's h=host,P=port,u=user,p=password (one-letter keys) and Go's user:pw@tcp(host:port)/db,
+# told apart to say how to write them: they reach dbgauge from pt tools and mysqld_exporter.
+_PT_FORM = re.compile(r"^\s*[A-Za-z]=[^,\s]*(,|$)")
+_GO_FORM = re.compile(r"@(?:tcp|unix)?\(|^[^=@\s]*@/")
+_ONE_SLASH = re.compile(r"\s*([A-Za-z][A-Za-z0-9+.-]*):(?!//)")
+_ENCODE = ("holds an unencoded @, /, ? or #: percent-encode them in the user and password "
+           "(%40, %2F, %3F, %23)")
 
 
 def is_dsn(text: str) -> bool:
     """Whether a command-line argument is a DSN rather than a target name (names have
-    neither '://' nor '=')."""
-    return "://" in text or "=" in text
+    neither '://' nor '=' nor '@')."""
+    return "://" in text or "=" in text or "@" in text
 
 
 def looks_like_conninfo(text: str) -> bool:
     """A libpq key=value string (host=db1 dbname=app, service=NAME)."""
-    return "://" not in text and bool(_CONNINFO.match(text))
+    m = _CONNINFO.match(text)
+    return m is not None and not _URI_VALUE.match(text, m.end())
 
 
 def is_libpq_keyword(word: str) -> bool:
@@ -102,11 +111,17 @@ def is_libpq_keyword(word: str) -> bool:
 def parse_dsn(dsn: str) -> ConnParams:
     """Parse a DSN, raising ConfigError (password redacted, a huge DSN shortened) when it
     is not usable."""
-    shown = redact(dsn)
-    if len(shown) > 200:
-        shown = shown[:200] + "..."
+    shown = redact_dsn(dsn)
+    pt = bool(_PT_FORM.match(dsn))
+    if pt or ("://" not in dsn and not looks_like_conninfo(dsn) and _GO_FORM.search(dsn)):
+        peer = "pt DSN (keys h, P, u, p...)" if pt else "Go MySQL DSN"
+        raise ConfigError(f"DSN {shown!r} is a {peer}: write it as mysql://user@host:port/db "
+                          "(a password after the user and a colon, percent-encoded)")
     if looks_like_conninfo(dsn):
         return _parse_libpq(dsn, shown)
+    typo = _ONE_SLASH.match(dsn)
+    if typo and typo.group(1).lower() in MYSQL_SCHEMES | POSTGRES_SCHEMES:
+        raise ConfigError(f"DSN {shown!r}: write {typo.group(1)}:// (two slashes)")
     if "://" not in dsn:
         raise ConfigError(
             f"DSN {shown!r} has no scheme: use mysql://user@host:port/db, "
@@ -116,8 +131,10 @@ def parse_dsn(dsn: str) -> ConnParams:
     if scheme in POSTGRES_SCHEMES:
         return _parse_libpq(dsn, shown)
     if scheme not in MYSQL_SCHEMES:
+        named = f" {scheme!r}" if re.fullmatch(r"[a-z][a-z0-9+.-]{0,19}", scheme) and \
+            scheme in shown.lower() else ""
         raise ConfigError(
-            f"DSN {shown!r} has unsupported scheme {scheme!r}: use mysql:// (MySQL, MariaDB) "
+            f"DSN {shown!r} has unsupported scheme{named}: use mysql:// (MySQL, MariaDB) "
             "or postgresql:// (PostgreSQL, PgBouncer)"
         )
     return _parse_mysql(dsn, shown)
@@ -134,11 +151,15 @@ def _parse_mysql(dsn: str, shown: str) -> ConnParams:
     --password-env win over it."""
     try:
         parts = urlsplit(dsn)
+        if "@" in parts.path or "@" in parts.fragment or ("@" in dsn and "@" not in parts.netloc):
+            raise ConfigError(f"DSN {shown!r} {_ENCODE}")  # else a piece of it is the host
         port_value = parts.port
     except ValueError as exc:
-        raise ConfigError(f"DSN {shown!r} is malformed: {exc}") from None
+        raise ConfigError(f"DSN {shown!r} is malformed: {redact_fragments(str(exc), dsn)}"
+                          ) from None
     query = parse_qsl(parts.query, keep_blank_values=True)
-    unknown = sorted({k for k, _ in query} - set(MYSQL_PARAMETERS))
+    unknown = sorted({k if k.isidentifier() else MASK for k, _ in query}
+                     - set(MYSQL_PARAMETERS))
     if unknown:
         raise ConfigError(f"DSN {shown!r}: unknown parameter{'s' if len(unknown) > 1 else ''} "
                           f"{', '.join(unknown)}: a mysql:// DSN takes "
@@ -196,7 +217,9 @@ def _parse_libpq(dsn: str, shown: str) -> ConnParams:
         given = parse_conninfo(dsn)
     except ValueError as exc:
         raise ConfigError(f"DSN {shown!r} is not a libpq connection string: "
-                          f"{redact(str(exc))}") from None
+                          f"{redact_fragments(str(exc), dsn)}") from None
+    if any("@" in given.get(key, "") for key in ("host", "hostaddr", "port", "dbname")):
+        raise ConfigError(f"DSN {shown!r} {_ENCODE}")  # libpq took a piece of it as the host
     password = given.pop("password", None)
     register_secret(password)
     register_secret(os.environ.get("PGPASSWORD"))
@@ -227,12 +250,13 @@ def libpq_dsn(dsn: str | None, **keywords: str | None) -> str:
         return base
     if base and not looks_like_conninfo(base) and \
             base.split("://", 1)[0].lower() not in POSTGRES_SCHEMES:
-        raise ConfigError(f"DSN {redact(base)!r} is not a PostgreSQL DSN: "
+        raise ConfigError(f"DSN {redact_dsn(base)!r} is not a PostgreSQL DSN: "
                           "-h, -p, -U and -d are libpq's")
     try:
         return merge_conninfo(base, **chosen)
     except ValueError as exc:
-        raise ConfigError(f"DSN {redact(base)!r}: {redact(str(exc))}") from None
+        raise ConfigError(f"DSN {redact_dsn(base)!r}: {redact_fragments(str(exc), base)}"
+                          ) from None
 
 
 def resolve_password(params: ConnParams, owner: str, password_env: str | None,

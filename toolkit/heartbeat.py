@@ -387,7 +387,7 @@ class HeartbeatMonitor:
         try:
             lag = self._lag(target)
         except DbgaugeError as exc:
-            return f"{target.name}: error: {exc}"
+            return redact(f"{target.name}: error: {exc}")
         samples = self._history[target.name]
         samples.append((at, lag))
         del samples[:-2000]  # 15 min at 0.5 s

@@ -28,7 +28,7 @@ from dbgauge.toolkit.dsn import (
     resolve_password,
 )
 from dbgauge.toolkit.errors import ConfigError
-from dbgauge.toolkit.redact import redact
+from dbgauge.toolkit.redact import redact_dsn
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
@@ -121,7 +121,7 @@ def split_named(spec: str) -> tuple[str | None, str]:
     if m is None:
         return None, spec
     rest = m.group("dsn")
-    if "://" in rest.split("=", 1)[0] or (looks_like_conninfo(rest)
+    if re.match(r"[A-Za-z][A-Za-z0-9+.-]*://", rest) or (looks_like_conninfo(rest)
                                           and not is_libpq_keyword(m.group("name"))):
         return m.group("name"), rest
     return None, spec
@@ -148,7 +148,7 @@ def target_from_dsn(spec: str, *, password_file: Path | None = None,
     target read lag from that table.
     """
     if password_file is not None and password_env is not None:
-        raise ConfigError(redact(f"--node {spec}: set password_env or password_file, not both"))
+        raise ConfigError(f"--node {redact_dsn(spec)}: set password_env or password_file, not both")
     name, dsn = split_named(spec)
     dsn = with_defaults_file(dsn, defaults_file)
     params = parse_dsn(dsn)
@@ -173,7 +173,7 @@ def resolve(arg: str, configured: Mapping[str, Target] | None, *,
         return target_from_dsn(arg, password_file=password_file, password_env=password_env,
                                heartbeat_table=heartbeat_table)
     if configured is None:
-        raise ConfigError(f"{redact(arg)!r} is neither a DSN (mysql://..., postgresql://..., "
+        raise ConfigError(f"{redact_dsn(arg)!r} is neither a DSN (mysql://..., postgresql://..., "
                           "host=... dbname=...) "
                           "nor a target name: pass --config FILE to use target names")
     if arg not in configured:

@@ -30,6 +30,7 @@ from dbgauge.toolkit.db import connect
 from dbgauge.toolkit.db.values import text as _text
 from dbgauge.toolkit.dsn import parse_dsn
 from dbgauge.toolkit.errors import ConfigError, DbgaugeError
+from dbgauge.toolkit.redact import redact_dsn
 from dbgauge.toolkit.sql import quote_ident
 from dbgauge.toolkit.targets import Target
 
@@ -174,7 +175,7 @@ def _by_dsn_table(source: Target, side: Side, spec: str) -> list[Target]:
     out = []
     for row in rows:
         parts = parse_pt_dsn(_text(row["dsn"]), f"DSN table {db}.{table}, row "
-                                                f"{_text(row['dsn'])!r}")
+                                                f"{redact_dsn(_text(row['dsn']))!r}")
         if "h" not in parts:
             raise ConfigError(f"DSN table {db}.{table}: a row has no h=host part")
         try:

@@ -10,10 +10,13 @@ the config machinery.
 from __future__ import annotations
 
 import importlib
+import sys
+import traceback
 
 import click
 
 from dbgauge.toolkit import __version__
+from dbgauge.toolkit.redact import redact_args, register_args
 
 __all__ = ["COMMANDS", "cli", "main"]
 
@@ -46,6 +49,15 @@ class _Commands(click.Group):
             self.add_command(getattr(importlib.import_module(module), attribute), cmd_name)
         return super().get_command(ctx, cmd_name)
 
+    def invoke(self, ctx: click.Context) -> object:
+        """click's own messages quote what was typed (`Got unexpected extra argument
+        (mysql://u:pw@db1/)`): shown redacted, as everything else."""
+        try:
+            return super().invoke(ctx)
+        except click.ClickException as exc:
+            vars(exc)["message"] = redact_args(exc.message, sys.argv[1:])  # Final to mypy
+            raise
+
 
 @click.group(cls=_Commands,
              context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -63,4 +75,9 @@ def cli() -> None:
 
 
 def main() -> None:
-    cli(prog_name="dbgauge")
+    register_args(sys.argv[1:])
+    try:
+        cli(prog_name="dbgauge")
+    except Exception:  # a bug: its traceback, without the secrets its messages may hold
+        sys.stderr.write(redact_args(traceback.format_exc(), sys.argv[1:]))
+        sys.exit(1)

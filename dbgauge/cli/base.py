@@ -28,7 +28,7 @@ from dbgauge.toolkit.errors import (
     SandboxError,
     WriteRefused,
 )
-from dbgauge.toolkit.redact import register_secret
+from dbgauge.toolkit.redact import redact, register_secret
 from dbgauge.toolkit.result import Status
 from dbgauge.toolkit.units import parse_duration
 
@@ -125,7 +125,7 @@ def error_exit(exc: DbgaugeError) -> int:
 
 def die(exc: DbgaugeError) -> NoReturn:
     """One line on stderr, the table's exit status."""
-    click.echo(f"dbgauge: error: {exc}", err=True)
+    click.echo(f"dbgauge: error: {redact(str(exc))}", err=True)
     sys.exit(error_exit(exc))
 
 

@@ -17,6 +17,7 @@ from dbgauge.cli.base import finish, positive_duration, seconds
 from dbgauge.toolkit import DEFAULT_HEARTBEAT_TABLE, ENV_CONFIG
 from dbgauge.toolkit.errors import DbgaugeError
 from dbgauge.toolkit.ranges import Range, parse_range
+from dbgauge.toolkit.redact import redact_args
 from dbgauge.toolkit.result import CheckResult, Finding, Status, plugin_result
 
 if TYPE_CHECKING:
@@ -49,7 +50,7 @@ class _PluginGroup(click.Group):
         except click.UsageError as exc:
             command = exc.ctx.command if exc.ctx is not None else None
             name = command.name if command is not None and command is not self else "check"
-            message = " ".join(exc.format_message().split())
+            message = redact_args(" ".join(exc.format_message().split()), sys.argv[1:])
             click.echo(f"{(name or 'check').upper()} UNKNOWN - {message} (see --help)")
             ctx.exit(3)
 

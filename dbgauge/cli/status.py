@@ -13,6 +13,7 @@ import click
 
 from dbgauge.cli.base import CONFIG_OPTION, RESULT_EXIT, die, finish, interrupt_exits
 from dbgauge.toolkit.errors import ConfigError, DbgaugeError
+from dbgauge.toolkit.redact import redact_data
 from dbgauge.toolkit.result import Status
 
 if TYPE_CHECKING:
@@ -91,7 +92,7 @@ def _show(targets: Sequence[Target], fmt: str, watch: float | None, shown: _Show
     tty = sys.stdout.isatty()
     while True:
         topology = discover(targets, previous)
-        doc = topology.doc()
+        doc = redact_data(topology.doc())
         text = json.dumps(doc, indent=2) + "\n" if fmt == "json" else status_text(doc)
         if watch is not None and tty:
             text = CLEAR + text

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 from click.testing import CliRunner
@@ -126,8 +127,10 @@ def test_the_password_file_is_read_again_on_every_load(tmp_path: Path) -> None:
     ({"DATA_SOURCE_NAME": "mysql://u:pw@h/"}, "is not a PostgreSQL DSN"),
     ({"DATA_SOURCE_NAME": f"host=h password={SECRET} port=" + "9" * 5000},
      "is not a TCP port"),
-    ({"DATA_SOURCE_NAME": f"postgresql://u:{SECRET}@h:" + "9" * 5000 + "/db"},
+    ({"DATA_SOURCE_NAME": f"postgresql://u:{quote(SECRET, safe='')}@h:" + "9" * 5000 + "/db"},
      "is not a TCP port"),
+    ({"DATA_SOURCE_NAME": f"postgresql://u:{SECRET}@h:5432/db"},  # libpq: host 'ss:w/rd@h'
+     "holds an unencoded @, /, ? or #: percent-encode them"),
     ({"DATA_SOURCE_URI": "h:" + "9" * 5000 + "/db", "DATA_SOURCE_PASS": SECRET},
      "DATA_SOURCE_URI: port '99999999999999999999' is not a TCP port"),
     ({"DATA_SOURCE_URI": "postgresql://h/db"}, "without a scheme"),

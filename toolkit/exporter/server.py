@@ -38,7 +38,7 @@ from dbgauge.toolkit.exporter.state import Exporter
 from dbgauge.toolkit.exporter.wiring import Wiring
 from dbgauge.toolkit.logs import setup_logging
 from dbgauge.toolkit.peers.probe import ProbeRefused
-from dbgauge.toolkit.redact import redact
+from dbgauge.toolkit.redact import redact, redact_data, redact_dsn
 from dbgauge.toolkit.render.page import status_page
 from dbgauge.toolkit.render.prometheus import encode
 
@@ -150,7 +150,7 @@ class Handler(BaseHTTPRequestHandler):
             self.close_connection = True
 
     def _status(self, exporter: Exporter, path: str) -> None:
-        doc = exporter.status()
+        doc = redact_data(exporter.status())
         if path == "/status.json":
             self._send(200, json.dumps(doc, indent=2).encode() + b"\n", "application/json")
             return
@@ -177,7 +177,7 @@ class Handler(BaseHTTPRequestHandler):
             self._send(400, f"{redact(exc.detail)}\n".encode())
             return
         if found is None:
-            body = f"unknown target {redact(target)!r}: see / for configured targets\n"
+            body = f"unknown target {redact_dsn(target)!r}: see / for configured targets\n"
             self._send(404, body.encode())
             return
         scraper, name = found

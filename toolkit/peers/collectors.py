@@ -28,7 +28,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from dbgauge.toolkit.errors import ConfigError
-from dbgauge.toolkit.redact import redact
+from dbgauge.toolkit.redact import redact_dsn
 
 
 @dataclass(frozen=True)
@@ -232,7 +232,7 @@ def _which(flag: str, arg: str) -> tuple[PeerCollectors, str]:
             close = difflib.get_close_matches(name, known, n=1)
             hint = f" (did you mean {table.flag(close[0])}?)" if close else ""
             raise ConfigError(f"{flag}: {table.peer} has no such collector or option{hint}")
-    shown = redact(arg if len(arg) <= 60 else arg[:60] + "...")
+    shown = redact_dsn(arg, 60)  # masked, then shortened
     raise ConfigError(f"no such option: {shown!r} (peer collector flags are "
                       "--[no-]collect.NAME and --[no-]collector.NAME)")
 

@@ -37,7 +37,7 @@ from dbgauge.toolkit.peers.targets import (
     mysql_sections,
     postgres_options,
 )
-from dbgauge.toolkit.redact import redact, register_secret
+from dbgauge.toolkit.redact import redact, redact_dsn, register_secret
 from dbgauge.toolkit.targets import dsn_name
 
 
@@ -160,7 +160,7 @@ class ProbeSource:
         theirs = auth_module is not None and auth_module in self.postgres
         if mine != theirs:
             return "mysql" if mine else "postgres"
-        raise ProbeRefused(f"target {target[:80]!r} may be MySQL or PostgreSQL: name an "
+        raise ProbeRefused(f"target {redact_dsn(target, 80)!r} may be MySQL or PostgreSQL: name an "
                            "auth_module of the my.cnf or of the postgres_exporter config")
 
     def _section(self, auth_module: str) -> Mapping[str, str] | None:

@@ -36,7 +36,7 @@ from dbgauge.toolkit.peers.env import (
     PostgresStartup,
     Setting,
 )
-from dbgauge.toolkit.redact import redact, register_secret
+from dbgauge.toolkit.redact import redact_dsn, register_secret
 
 log = logging.getLogger("dbgauge.serve")
 POSTGRES_TARGET = "postgres"
@@ -117,7 +117,7 @@ def _checked(dsn: str, what: str) -> str:
     except ConfigError as exc:
         raise ConfigError(f"{what}: {exc}") from None
     if params.family != "postgres":
-        raise ConfigError(f"{what}: {redact(dsn)!r} is not a PostgreSQL DSN "
+        raise ConfigError(f"{what}: {redact_dsn(dsn)!r} is not a PostgreSQL DSN "
                           "(postgresql://... or host=... dbname=...)")
     return dsn
 

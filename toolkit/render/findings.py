@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from dbgauge.toolkit import __version__
+from dbgauge.toolkit.redact import redact, redact_data
 from dbgauge.toolkit.result import CheckResult, Finding, Severity, count, severity_of
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -31,7 +32,7 @@ def render_text(result: CheckResult) -> str:
         if f.fix:
             lines.append(f"    fix: {f.fix}")
     lines.append(f"{result.name}: {result.summary}")
-    return "\n".join(lines) + "\n"
+    return redact("\n".join(lines) + "\n")
 
 
 def finding_dict(f: Finding) -> dict[str, Any]:
@@ -45,7 +46,7 @@ def render_json(result: CheckResult) -> str:
     doc = {"name": result.name, "status": result.status.name, "summary": result.summary,
            "counts": {s.value: n for s, n in counts.items()},
            "findings": [finding_dict(f) for f in result.findings]}
-    return json.dumps(doc, indent=2, sort_keys=False) + "\n"
+    return json.dumps(redact_data(doc), indent=2, sort_keys=False) + "\n"
 
 
 def _artifact_uri(path: str, base: Path) -> tuple[str, bool]:
@@ -93,7 +94,7 @@ def render_sarif(result: CheckResult, rules: Mapping[str, str], *,
                                          "rules": sarif_rules}},
                      "originalUriBaseIds": {"%SRCROOT%": {"uri": base.resolve().as_uri() + "/"}},
                      "results": results}]}
-    return json.dumps(doc, indent=2) + "\n"
+    return json.dumps(redact_data(doc), indent=2) + "\n"
 
 
 def render(result: CheckResult, fmt: str, rules: Mapping[str, str],

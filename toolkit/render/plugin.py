@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from dbgauge.toolkit.redact import redact, redact_data
 from dbgauge.toolkit.result import CheckResult
 
 # metric-name suffix -> (UOM, min, max)
@@ -77,12 +78,12 @@ def render_plugin(result: CheckResult, thresholds: Thresholds | None = None,
     ranges, appended as ';warn;crit' so graphing add-ons draw them. `verbosity` (-v) 1
     adds each node's reading, 2 also the thresholds in use.
     """
-    line = f"{result.name.upper()} {result.status.name} - {result.summary}"
+    line = redact(f"{result.name.upper()} {result.status.name} - {result.summary}")
     perf = [render_perf(perf_value(label, value, thresholds or {}))
             for label, value in result.perfdata]
-    if perf:
+    if perf:  # names and numbers: no secret, and `'node:metric'=1;@0:10` is no userinfo
         line += " | " + " ".join(perf)
-    lines = [line]
+    lines: list[str] = []
     for f in result.findings:
         lines.append(f"{f.severity.name} {f.node or '-'} [{f.kind}] {f.detail}")
         lines += [f"    {key}: {value}" for key, value in f.evidence.items()]
@@ -94,7 +95,7 @@ def render_plugin(result: CheckResult, thresholds: Thresholds | None = None,
     if verbosity >= 2:
         lines += [f"thresholds {metric}: warning {w}, critical {c}"
                   for metric, (w, c) in (thresholds or {}).items()]
-    return "\n".join(lines) + "\n"
+    return "\n".join([line, *redact("\n".join(lines)).splitlines()]) + "\n"
 
 
 def render_plugin_json(result: CheckResult, thresholds: Thresholds | None = None) -> str:
@@ -110,4 +111,4 @@ def render_plugin_json(result: CheckResult, thresholds: Thresholds | None = None
                          "detail": f.detail, "evidence": dict(f.evidence), "fix": f.fix}
                         for f in result.findings],
            "perfdata": perfdata}
-    return json.dumps(doc, indent=2) + "\n"
+    return json.dumps(redact_data(doc), indent=2) + "\n"
