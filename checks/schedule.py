@@ -35,7 +35,8 @@ from dbgauge.toolkit.targets import Selection, Target, select
 STATUS = MetricSpec(
     "dbgauge_check_status", "gauge",
     "Result of a scheduled dbgauge check for one target, as the monitoring-plugin code: 0 OK, "
-    "1 WARNING, 2 CRITICAL, 3 UNKNOWN (unreachable, or could not tell); cached from the "
+    "1 WARNING, 2 CRITICAL (also a target that is down), 3 UNKNOWN (could not tell); cached "
+    "from the "
     "check job's last run (see dbgauge_job_last_run_timestamp_seconds{dbgauge_job=\"check:...\"}).",
     ("check", "target"))
 

@@ -13,11 +13,12 @@ from typing import TYPE_CHECKING, NoReturn
 import click
 
 from dbgauge.checks.health import HealthCheck, health_checks
-from dbgauge.cli.base import finish, positive_duration, seconds
+from dbgauge.cli.base import RESULT_EXIT, exit_now, finish, positive_duration, seconds
 from dbgauge.toolkit import DEFAULT_HEARTBEAT_TABLE, ENV_CONFIG
 from dbgauge.toolkit.errors import DbgaugeError
 from dbgauge.toolkit.ranges import Range, parse_range
 from dbgauge.toolkit.result import CheckResult, Finding, Status, plugin_result
+from dbgauge.toolkit.targets import Deadline
 
 if TYPE_CHECKING:
     from dbgauge.toolkit.targets import Selection
@@ -75,20 +76,37 @@ _EMITTED = threading.Event()
 
 
 def _plugin_options(f: click.decorators.FC) -> click.decorators.FC:
-    """-t/--timeout and -v/--verbose, as every monitoring plugin takes them."""
+    """-t/--timeout and -v/--verbose, as every monitoring plugin takes them, and the state
+    of a server that is down."""
+    f = click.option("--unreachable-state", "down", type=click.Choice(["critical", "unknown"]),
+                     default="critical", show_default=True,
+                     callback=lambda _c, _p, v: Status[v.upper()],
+                     help="State of a node that cannot be reached (refused, timed out, "
+                          "password refused): CRITICAL as check_postgres, check_pgsql and "
+                          "check_mysql say it, or UNKNOWN.")(f)
     f = click.option("-v", "--verbose", "verbosity", count=True,
                      help="-v each node's reading, -vv also the thresholds, -vvv also "
                           "debug logs on stderr.")(f)
     return click.option("-t", "--timeout", default="10", show_default=True,
                         callback=positive_duration, metavar="SECONDS",
-                        help="UNKNOWN (exit 3) when the check has no result by then, "
-                             "also when a server stops answering mid-query.")(f)
+                        help="A node without a result by then (a server that stops answering, "
+                             "even mid-query) is UNKNOWN and named; the other nodes' results "
+                             "are kept.")(f)
+
+
+def _node_deadline(timeout: float) -> Deadline:
+    """When the nodes' fan-out stops waiting: a little before -t, so the nodes that did
+    answer are printed with the silent ones named before the last-resort line."""
+    return Deadline.within(timeout - min(0.5, timeout / 5), f"{timeout:g} s (-t/--timeout)")
 
 
 def _bounded(name: str, fmt: str, timeout: float, verbosity: int,
-             work: Callable[[], CheckResult]) -> CheckResult:
-    """`work()`, or one UNKNOWN line and exit 3 after `timeout` seconds: a thread blocked
-    on a server that stopped answering cannot be interrupted, so the process ends."""
+             work: Callable[[Deadline], CheckResult]) -> CheckResult:
+    """`work(deadline)`: the nodes that answer by the deadline keep their results, the
+    others are named. Last resort, for what no deadline bounds (a config read, a later
+    round of reads): one UNKNOWN line and exit 3 after `timeout` seconds -- a thread
+    blocked on a server that stopped answering cannot be interrupted, so the process
+    ends."""
     if verbosity >= 3:
         from dbgauge.toolkit.logs import setup_logging
 
@@ -109,8 +127,9 @@ def _bounded(name: str, fmt: str, timeout: float, verbosity: int,
             sys.stdout.flush()
             os._exit(3)
 
+    deadline = _node_deadline(timeout)
     threading.Thread(target=expire, name="check-timeout", daemon=True).start()
-    return work()
+    return work(deadline)
 
 
 def _rendered(result: CheckResult, fmt: str, thresholds: dict[str, tuple[str, str]] | None,
@@ -142,8 +161,9 @@ def check_group() -> None:
     then one line per finding with its evidence and a remediation hint (printed, never run).
 
     \b
-    Exit codes: 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN (an unreachable node, a bad
-    option or config, no result within -t). Nodes: configured targets (--config,
+    Exit codes: 0 OK, 1 WARNING, 2 CRITICAL (also a node that is down, unless
+    --unreachable-state unknown), 3 UNKNOWN (a bad option or config, a node without a
+    result within -t: named, the others' results kept). Nodes: configured targets (--config,
     --target) or DSNs (--node [NAME=]DSN; the DSN's password, else --password-file or
     --password-env). Thresholds: -w/-c RANGE (10, 10:, ~:10, 10:20, @10:20).
     Examples:
@@ -187,6 +207,11 @@ def _check_emit(result: CheckResult, fmt: str,
     with _OUTPUT:
         _EMITTED.set()
         click.echo(text, nl=False)
+    from dbgauge.checks.nodes import NO_ANSWER
+
+    if any(f.kind == NO_ANSWER for f in result.findings):
+        # the silent node's thread is still blocked in a driver call: do not wait for it
+        exit_now(RESULT_EXIT["check"][result.status])
     finish("check", result.status)
 
 
@@ -224,7 +249,8 @@ def _selection(config_path: str | None, targets: tuple[str, ...],
 def check_split_brain_cmd(config_path: str | None, targets: tuple[str, ...],
                           node_dsns: tuple[str, ...], password_file: Path | None,
                           password_env: str | None, fmt: str, heartbeat_table: str,
-                          heartbeat_wait: float, timeout: float, verbosity: int) -> None:
+                          heartbeat_wait: float, timeout: float, verbosity: int,
+                          down: Status) -> None:
     """Detect writes accepted by a node that is not its topology's one primary: errant
     transactions on replicas (MySQL GTID sets, MariaDB domain-server-seq), writable
     replicas, two writable MySQL-family primaries, two PostgreSQL primaries of one
@@ -240,10 +266,10 @@ def check_split_brain_cmd(config_path: str | None, targets: tuple[str, ...],
     """
     from dbgauge.checks.split_brain import NAME, check_split_brain
 
-    def work() -> CheckResult:
+    def work(deadline: Deadline) -> CheckResult:
         nodes = _selection(config_path, targets, node_dsns, password_file, password_env)
         return check_split_brain(nodes, heartbeat_wait=heartbeat_wait,
-                                 heartbeat_table=heartbeat_table)
+                                 heartbeat_table=heartbeat_table, deadline=deadline, down=down)
 
     try:
         result = _bounded(NAME, fmt, timeout, verbosity, work)
@@ -261,17 +287,17 @@ def _health_command(check: HealthCheck) -> click.Command:
     def command(config_path: str | None, targets: tuple[str, ...],
                 node_dsns: tuple[str, ...], password_file: Path | None,
                 password_env: str | None, fmt: str, timeout: float, verbosity: int,
-                warning: Range | None = None, critical: Range | None = None,
+                down: Status, warning: Range | None = None, critical: Range | None = None,
                 heartbeat_table: str | None = None) -> None:
         from dbgauge.checks.health.run import run_health
 
         given = warning is not None or critical is not None
         limits = check.limits(warning, critical) if given else None
 
-        def work() -> CheckResult:
+        def work(deadline: Deadline) -> CheckResult:
             nodes = _selection(config_path, targets, node_dsns, password_file,
                                password_env, heartbeat_table)
-            return run_health(check, nodes, limits)
+            return run_health(check, nodes, limits, deadline=deadline, down=down)
 
         try:
             result = _bounded(check.name, fmt, timeout, verbosity, work)

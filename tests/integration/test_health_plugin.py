@@ -4,46 +4,56 @@ thresholds with -w/-c, perfdata and -v levels, run as a monitoring system runs t
 
 from __future__ import annotations
 
-import os
-import signal
 import subprocess
 import time
-from collections.abc import Iterator
-from contextlib import closing, contextmanager
+from contextlib import closing
 
 import pytest
 
-from dbgauge.toolkit.sandbox.layout import Layout
 from tests.helpers import DBGAUGE, REPO, wait_for
 from tests.helpers.daemon import cfg, check, heartbeat
-from tests.helpers.servers import Sandbox, admin
+from tests.helpers.servers import Sandbox, admin, stopped
 
 pytestmark = pytest.mark.integration
 
 
-@contextmanager
-def stopped(sandbox: Sandbox, name: str) -> Iterator[None]:
-    """The server frozen with SIGSTOP (its sockets stay open), continued afterwards."""
-    pid = Layout(sandbox.directory.resolve()).running_pid(name)
-    assert pid is not None, f"{name} is not running"
-    os.kill(pid, signal.SIGSTOP)
-    try:
-        yield
-    finally:
-        os.kill(pid, signal.SIGCONT)
-
-
-def test_timeout_on_a_stopped_server_is_one_unknown_line(sandbox: Sandbox) -> None:
+def test_timeout_on_a_stopped_server_names_it(sandbox: Sandbox) -> None:
     target = cfg(sandbox, "--target", "mariadb-replica")
     with stopped(sandbox, "mariadb-replica"):  # stopped before: the handshake never ends
         started = time.monotonic()
         got = check("replication", *target, "-t", "2")
         took = time.monotonic() - started
     assert got.code == 3, got.out + got.err
-    assert got.out == ("REPLICATION UNKNOWN - no result within 2 s (-t/--timeout): a server "
-                       "did not answer in time\n")
+    assert got.out == ("REPLICATION UNKNOWN - mariadb-replica: did not answer within 2 s "
+                       "(-t/--timeout)\nUNKNOWN mariadb-replica [no-answer] did not answer "
+                       "within 2 s (-t/--timeout)\n")
     assert took < 5, took  # before the 5 s connect timeout: the -t bound ended it
     assert check("replication", *target).code == 0
+
+
+def test_one_stopped_server_leaves_the_others_results(sandbox: Sandbox) -> None:
+    """Every configured target, one of them frozen: it is named as not answering, the
+    five others' readings are printed, and the state is the worst of all (UNKNOWN for the
+    silent one, as none of the others is CRITICAL)."""
+    with stopped(sandbox, "pg-standby"):
+        got = check("connections", *cfg(sandbox), "-t", "3", "-v")
+        doc = check("connections", *cfg(sandbox), "-t", "3", "--format", "json").json()
+    assert got.code == 3, got.out + got.err
+    assert got.first.startswith("CONNECTIONS UNKNOWN - pg-standby: did not answer within 3 s "
+                                "(-t/--timeout); "), got.out
+    lines = got.out.splitlines()
+    assert "UNKNOWN pg-standby [no-answer] did not answer within 3 s (-t/--timeout)" in lines
+    answered = ("mariadb-primary", "mariadb-replica", "pg-primary", "pgbouncer",
+                "pg-subscriber")
+    for name in answered:
+        assert f"{name}: " in got.first and f"'{name}:connections_percent'=" in got.first
+        assert any(line.startswith(f"node {name}: OK, ") and "connections in use" in line
+                   for line in lines), (name, got.out)
+    assert "node pg-standby: UNKNOWN, did not answer within 3 s (-t/--timeout)" in lines
+    assert doc["status"] == "UNKNOWN"
+    assert [(f["node"], f["kind"]) for f in doc["findings"]] == [  # type: ignore[index]
+        ("pg-standby", "no-answer")]
+    assert {label.partition(":")[0] for label in doc["perfdata"]} == set(answered)  # type: ignore[union-attr]
 
 
 def test_timeout_when_the_server_stops_mid_query(sandbox: Sandbox) -> None:
@@ -74,8 +84,9 @@ def test_timeout_when_the_server_stops_mid_query(sandbox: Sandbox) -> None:
                 proc.kill()
             holder.cursor().execute("UNLOCK TABLES")
     assert proc.returncode == 3, out + err
-    assert out == ("LAG UNKNOWN - no result within 3 s (-t/--timeout): a server did not "
-                   "answer in time\n")
+    assert out == ("LAG UNKNOWN - mariadb-replica: did not answer within 3 s (-t/--timeout)\n"
+                   "UNKNOWN mariadb-replica [no-answer] did not answer within 3 s "
+                   "(-t/--timeout)\n")
 
 
 def test_ranges_perfdata_and_verbosity(sandbox: Sandbox) -> None:

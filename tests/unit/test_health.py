@@ -231,6 +231,7 @@ def test_nodes_from_dsns() -> None:
 # (name, short help, default thresholds): the generated text must not drift.
 HEALTH_CHECKS: tuple[tuple[str, str, str | None], ...] = (
     ("replication", "Replication threads running and error-free.", None),
+    ("connection", "Whether the server accepts a connection (down: CRITICAL).", None),
     ("lag", "Replication lag in seconds (heartbeat when configured).", "30 and 120 seconds"),
     ("connections", "Connections in use against the limit, in percent.", "80 and 95 percent"),
     ("pgbouncer-pools", "Clients waiting in PgBouncer pools: the longest wait.",
@@ -324,7 +325,7 @@ def test_daemon_samples_and_job_config() -> None:
                 if s.name == "dbgauge_split_brain_findings"}
     assert findings[("errant-transactions", "r")] == 1
     assert findings[("unreachable", "q")] == 1 and findings[("multiple-primaries", "p")] == 0
-    assert len(findings) == 3 * 10  # every kind for every node: no series comes and goes
+    assert len(findings) == 3 * 11  # every kind for every node: no series comes and goes
     assert findings[("not-applicable", "p")] == 0
     errant = {s.labels["node"]: s.value for s in samples
               if s.name == "dbgauge_split_brain_errant_transactions"}
@@ -357,14 +358,23 @@ def test_a_node_that_was_not_checked_says_why_in_one_vocabulary() -> None:
     from dbgauge.checks.nodes import NOT_CHECKED, failure
     from dbgauge.checks.split_brain import KINDS, check_split_brain
     from dbgauge.toolkit.errors import AuthError, ConnectError, QueryError
+    from dbgauge.toolkit.targets import Deadline, Unfinished
 
     found = [failure("n", exc) for exc in (
         ConnectError("cannot connect to h:1: refused"), AuthError("authentication failed"),
         QueryError("no such table"), RuntimeError("boom"))]
     assert [f.kind for f in found] == ["unreachable", "auth-failed", "query-failed",
                                        "check-failed"]
-    assert {(f.severity, f.node) for f in found} == {(Status.UNKNOWN, "n")}
+    # down (refused, timed out, password refused) is CRITICAL, as the monitoring plugins
+    # say it; what could not be told is UNKNOWN
+    assert [f.severity for f in found] == [Status.CRITICAL, Status.CRITICAL, Status.UNKNOWN,
+                                           Status.UNKNOWN]
+    assert {f.node for f in found} == {"n"}
     assert found[3].detail == "could not be checked (RuntimeError: boom)"
+    assert failure("n", ConnectError("x"), down=Status.UNKNOWN).severity is Status.UNKNOWN
+    late = failure("n", Unfinished("not finished"), deadline=Deadline(0, "3 s (-t/--timeout)"))
+    assert (late.severity, late.kind, late.detail) == (
+        Status.UNKNOWN, "no-answer", "did not answer within 3 s (-t/--timeout)")
     assert set(NOT_CHECKED) <= set(KINDS)  # every one is a label value of the daemon's metric
     bouncer = target_from_dsn("b=postgresql://u@h:6432/pgbouncer")
     named = Selection((bouncer,), frozenset({"b"}))
@@ -411,6 +421,6 @@ def test_each_node_turns_a_failure_into_the_nodes_finding() -> None:
     (got,) = each_node([node], lambda n, _c: ran.append(n.name))
     assert isinstance(got, Failed) and not got.connected and ran == []
     assert (got.finding.node, got.finding.kind, got.finding.severity) == (
-        "gone", "unreachable", Status.UNKNOWN)
+        "gone", "unreachable", Status.CRITICAL)
     assert "127.0.0.1:1" in got.finding.detail and "pw" not in got.finding.detail
     assert each_node([], lambda n, _c: n) == []
