@@ -5,7 +5,8 @@ A sequence at its max_value (min_value descending) makes every following INSERT 
 its end, in percent of its range used (the postgres_sequences collector's facts, cycling
 sequences left out). PostgreSQL shows last_value only with USAGE or SELECT on the
 sequence: the ones the role may not read are counted in the message (grant SELECT on
-them, or they are not judged).
+them, or they are not judged). A threshold is a percentage (`-w 85` or `-w 85%`); one
+outside 0..100 is refused.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from dbgauge.checks.health.model import (
     HealthCheck,
     Measured,
     NodeOutcome,
+    Share,
     Thresholds,
     nothing_to_check,
 )
@@ -45,5 +47,5 @@ def _read(node: Target, conn: Connection) -> Measured | NodeOutcome:
 CHECK = HealthCheck(
     name="sequence", summary="The sequence nearest its end, percent used (PostgreSQL).",
     measures="the sequence nearest its end, percent used", kinds=frozenset({"postgres"}),
-    metric="sequence_used_percent", read=_read, defaults=Thresholds.above(85.0, 95.0),
+    metric="sequence_used_percent", read=_read, defaults=Thresholds.above(85.0, 95.0, Share()),
     unit="percent", finding="sequence-exhaustion")

@@ -132,7 +132,10 @@ def _bounded(name: str, fmt: str, timeout: float, verbosity: int,
     return work(deadline)
 
 
-def _rendered(result: CheckResult, fmt: str, thresholds: dict[str, tuple[str, str]] | None,
+PerfThresholds = dict[str, tuple[str | None, str | None]]  # metric -> (warn, crit)
+
+
+def _rendered(result: CheckResult, fmt: str, thresholds: PerfThresholds | None,
               verbosity: int) -> str:
     from dbgauge.toolkit.render.plugin import render_plugin, render_plugin_json
 
@@ -201,7 +204,7 @@ def _check_nodes_options(f: click.decorators.FC) -> click.decorators.FC:
 
 
 def _check_emit(result: CheckResult, fmt: str,
-                thresholds: dict[str, tuple[str, str]] | None = None,
+                thresholds: PerfThresholds | None = None,
                 verbosity: int = 0) -> NoReturn:
     text = _rendered(result, fmt, thresholds, verbosity)
     with _OUTPUT:
@@ -292,7 +295,10 @@ def _health_command(check: HealthCheck) -> click.Command:
         from dbgauge.checks.health.run import run_health
 
         given = warning is not None or critical is not None
-        limits = check.limits(warning, critical) if given else None
+        try:
+            limits = check.limits(warning, critical) if given else None
+        except DbgaugeError as exc:  # a threshold the check cannot mean: exit 3
+            _check_failed(check.name, exc, fmt)
 
         def work(deadline: Deadline) -> CheckResult:
             nodes = _selection(config_path, targets, node_dsns, password_file,
@@ -304,9 +310,7 @@ def _health_command(check: HealthCheck) -> click.Command:
         except DbgaugeError as exc:
             _check_failed(check.name, exc, fmt)
         chosen = limits or check.defaults
-        _check_emit(result, fmt,
-                    {check.metric: (str(chosen.warning), str(chosen.critical))}
-                    if chosen else None, verbosity)
+        _check_emit(result, fmt, chosen.perf(check.metric) if chosen else None, verbosity)
 
     command.__doc__ = _health_help(check)
     for option in _health_options(check):
@@ -317,11 +321,15 @@ def _health_command(check: HealthCheck) -> click.Command:
 
 def _health_help(check: HealthCheck) -> str:
     defaults = check.defaults
+    share = defaults.share if defaults else None
     return (f"{check.summary.rstrip('.')}: see docs/checks.md for what is measured on each "
             "kind of server.\n\n\b\n"
-            + (f"Thresholds: --warning/--critical, default {defaults.warning} and "
-               f"{defaults.critical} {check.unit}.\n" if defaults else
+            + (f"Thresholds: --warning/--critical, default {defaults.warning.plain} and "
+               f"{defaults.critical.plain} {check.unit}.\n" if defaults else
                "No thresholds: each problem it finds has its own severity.\n")
+            + (f"A bare number is a count of {share.count} (as check_postgres reads it), "
+               f"N% a share of the limit (0 to 100).\n" if share and share.count else
+               "A threshold is a percentage, 0 to 100 (N or N%).\n" if share else "")
             + f"Example: dbgauge check {check.name} --config dbgauge.yaml --target NAME"
             + (" --warning W --critical C" if defaults else ""))
 

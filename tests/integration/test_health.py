@@ -134,8 +134,8 @@ def test_the_connection_check(sandbox: Sandbox, tmp_path: Path) -> None:
 
 
 def test_connections_locks_and_pool_waits_by_threshold(sandbox: Sandbox) -> None:
-    got = check("connections", *cfg(sandbox, "--target", "pg-primary", "--warning", "0.1",
-                                    "--critical", "99"))
+    got = check("connections", *cfg(sandbox, "--target", "pg-primary", "--warning", "0.1%",
+                                    "--critical", "99%"))
     assert got.code == 1 and "WARNING pg-primary [connections]" in got.out, got.out
     with lock_wait(sandbox) as waiting:
         got = wait_for(lambda: (lambda g: g if g.code == 1 else None)(

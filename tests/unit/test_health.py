@@ -25,7 +25,6 @@ from dbgauge.collectors.mysql_replication import parse_replica_status
 from dbgauge.collectors.postgres_replication import parse_local, parse_slots, parse_standbys
 from dbgauge.toolkit.db import ServerInfo
 from dbgauge.toolkit.errors import ConfigError
-from dbgauge.toolkit.ranges import parse_range
 from dbgauge.toolkit.render.plugin import render_plugin, render_plugin_json
 from dbgauge.toolkit.result import CheckResult, Finding, Status, perf_label, plugin_result, worst
 from dbgauge.toolkit.targets import Selection, select, target_from_dsn
@@ -233,12 +232,13 @@ HEALTH_CHECKS: tuple[tuple[str, str, str | None], ...] = (
     ("replication", "Replication threads running and error-free.", None),
     ("connection", "Whether the server accepts a connection (down: CRITICAL).", None),
     ("lag", "Replication lag in seconds (heartbeat when configured).", "30 and 120 seconds"),
-    ("connections", "Connections in use against the limit, in percent.", "80 and 95 percent"),
+    ("connections", "Connections in use against the limit: a count (-w 200) or a share "
+     "(-w 80%).", "80 and 95 percent"),
     ("pgbouncer-pools", "Clients waiting in PgBouncer pools: the longest wait.",
      "1 and 5 seconds"),
     ("locks", "The oldest current lock wait, in seconds.", "10 and 30 seconds"),
-    ("txn-wraparound", "Transaction-ID age per database, percent of 2^31 (PostgreSQL).",
-     "50 and 75 percent"),
+    ("txn-wraparound", "Transaction-ID age: transactions (-c 1300000000) or percent of 2^31 "
+     "(-c 75%) (PostgreSQL).", "50 and 75 percent"),
     ("last-vacuum", "Seconds since the least recently vacuumed table (PostgreSQL).",
      "86400 and 172800 seconds"),
     ("last-analyze", "Seconds since the least recently analyzed table (PostgreSQL).",
@@ -278,10 +278,11 @@ def test_cli_defaults_match_the_checks() -> None:
             continue
         assert shown is not None
         warning, _, critical, _ = shown.split()
-        assert (parse_range(warning), parse_range(critical)) == (defaults.warning,
-                                                                 defaults.critical)
+        assert (warning, critical) == (defaults.warning.plain, defaults.critical.plain)
         assert f"Thresholds: --warning/--critical, default {shown}." in text
-        assert f"(default {warning})" in text and f"default {critical})" in text
+        # the options' help in the check's own unit: 80% where a bare number is a count
+        assert f"(default {defaults.warning})" in text
+        assert f"default {defaults.critical})" in text
     assert "--heartbeat-table SCHEMA.TABLE Read lag" in " ".join(CliRunner().invoke(
         cli, ["check", "lag", "--help"]).output.split())
 
