@@ -119,15 +119,17 @@ class Connected:
     end of a `with` block. `findings` collects the UNKNOWN finding of each node that could
     not be connected or read. With a `deadline`, a node that has not answered by then in
     any round is a `no-answer` finding and takes no part in the later rounds (its
-    connection is left to its blocked thread)."""
+    connection is left to its blocked thread); connecting may take `connecting` of the
+    time, so a node that hangs there leaves the reads theirs."""
 
     def __init__(self, nodes: Sequence[Target], *, deadline: Deadline | None = None,
-                 down: Status = Status.CRITICAL) -> None:
+                 down: Status = Status.CRITICAL, connecting: float = 0.4) -> None:
         self.findings: list[Finding] = []
         self._open: dict[str, tuple[Target, Connection]] = {}
         self._deadline = deadline
         self._down = down
-        for node, got in zip(nodes, fan_out(nodes, connect, name="check", deadline=deadline),
+        first = None if deadline is None else deadline.part(connecting)
+        for node, got in zip(nodes, fan_out(nodes, connect, name="check", deadline=first),
                              strict=True):
             if isinstance(got, Exception):
                 self.findings.append(self._failure(node.name, got))
@@ -146,15 +148,17 @@ class Connected:
         return self._open[name][1]
 
     def each(self, work: Callable[[Target, Connection], _R], names: Iterable[str] | None = None,
-             *, best_effort: bool = False) -> dict[str, _R]:
-        """`work` on the named nodes (default: every open one) in parallel: the results by
-        node name; a node whose work failed is left out, with a finding unless the read
-        is `best_effort` (one that did not answer by the deadline always has one)."""
+             *, best_effort: bool = False, within: float = 1.0) -> dict[str, _R]:
+        """`work` on the named nodes (default: every open one) in parallel, in `within` of
+        the time left: the results by node name; a node whose work failed is left out,
+        with a finding unless the read is `best_effort` (one that did not answer in time
+        always has one)."""
         chosen = [self._open[name] for name in (self.names if names is None else names)
                   if name in self._open]
+        deadline = None if self._deadline is None else self._deadline.part(within)
         out: dict[str, _R] = {}
         for (node, _), got in zip(chosen, fan_out(chosen, lambda pair: work(*pair),
-                                                 name="check", deadline=self._deadline),
+                                                 name="check", deadline=deadline),
                                   strict=True):
             if not isinstance(got, Exception):
                 out[node.name] = got

@@ -257,6 +257,11 @@ class Deadline:
         """Seconds until the deadline (0 once it passed)."""
         return max(0.0, self.at - time.monotonic())
 
+    def part(self, fraction: float) -> Deadline:
+        """A deadline `fraction` of the time left from now: one round of several, so a
+        node that hangs in it leaves the later rounds their time."""
+        return Deadline(min(self.at, time.monotonic() + fraction * self.left()), self.said)
+
 
 class FanOut(Generic[_T, _R]):
     """Run one call per item on a bounded pool of threads, results in item order.

@@ -61,9 +61,10 @@ def check_split_brain(nodes: Selection, *,
                       read_heartbeats(node, conn, heartbeat_table) if watch else None)
 
     with Connected(candidates, deadline=deadline, down=down) as live:
-        first = live.each(first_read)
+        first = live.each(first_read, within=0.5)  # a node that hangs leaves time for more
         beats_at = time.monotonic()
-        found = _analyse(live, first, heartbeat_wait, beats_at, heartbeat_table)
+        wait = heartbeat_wait if deadline is None else min(heartbeat_wait, deadline.left() / 2)
+        found = _analyse(live, first, wait, beats_at, heartbeat_table)
     findings += live.findings + found
     return _result(nodes, [f.node for f in first.values()], findings,
                    time.monotonic() - started)

@@ -248,7 +248,8 @@ def _selection(config_path: str | None, targets: tuple[str, ...],
               metavar="SCHEMA.TABLE", help="Heartbeat table of --node MySQL-family servers.")
 @click.option("--heartbeat-wait", default="2s", show_default=True,
               callback=lambda _c, _p, v: seconds(v), metavar="DURATION",
-              help="Time between the two heartbeat reads (0: skip the heartbeat test).")
+              help="Time between the two heartbeat reads (0: skip the heartbeat test; at "
+                   "most half the time -t leaves after the first reads).")
 def check_split_brain_cmd(config_path: str | None, targets: tuple[str, ...],
                           node_dsns: tuple[str, ...], password_file: Path | None,
                           password_env: str | None, fmt: str, heartbeat_table: str,

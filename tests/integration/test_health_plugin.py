@@ -56,6 +56,18 @@ def test_one_stopped_server_leaves_the_others_results(sandbox: Sandbox) -> None:
     assert {label.partition(":")[0] for label in doc["perfdata"]} == set(answered)  # type: ignore[union-attr]
 
 
+def test_split_brain_compares_the_nodes_that_answer(sandbox: Sandbox) -> None:
+    """A frozen node costs split-brain only itself: its connect round has a part of -t,
+    so the others are still read twice and compared (no finding but the silent one)."""
+    with stopped(sandbox, "pg-standby"):
+        got = check("split-brain", *cfg(sandbox), "-t", "6", "--format", "json")
+    doc = got.json()
+    assert got.code == 3 and doc["status"] == "UNKNOWN", got.out
+    assert [(f["node"], f["kind"], f["detail"]) for f in doc["findings"]] == [  # type: ignore[index]
+        ("pg-standby", "no-answer", "did not answer within 6 s (-t/--timeout)")]
+    assert doc["perfdata"]["nodes"]["value"] == 6  # type: ignore[index]
+
+
 def test_timeout_when_the_server_stops_mid_query(sandbox: Sandbox) -> None:
     """The lag check's heartbeat SELECT waits on a table lock; the server is frozen while
     the statement runs, so neither its lock_wait_timeout nor an error can end it."""

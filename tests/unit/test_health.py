@@ -425,3 +425,14 @@ def test_each_node_turns_a_failure_into_the_nodes_finding() -> None:
         "gone", "unreachable", Status.CRITICAL)
     assert "127.0.0.1:1" in got.finding.detail and "pw" not in got.finding.detail
     assert each_node([], lambda n, _c: n) == []
+
+
+def test_a_deadline_part_leaves_the_later_rounds_their_time() -> None:
+    """One round of several gets a part of the time left (split-brain's connect round),
+    never past the whole deadline. (What a fan-out does at a deadline is tested against
+    a frozen server: tests/integration/test_health_plugin.py.)"""
+    from dbgauge.toolkit.targets import Deadline
+
+    part = Deadline.within(10, "10 s").part(0.5)
+    assert 4 < part.left() <= 5 and part.said == "10 s"
+    assert Deadline(0, "x").part(0.5).left() == 0
