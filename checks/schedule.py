@@ -48,12 +48,13 @@ def _no_samples(_result: CheckResult, _nodes: Sequence[str]) -> list[Sample]:
 @dataclass(frozen=True)
 class ScheduledCheck:
     """A check the daemon can run on a schedule: what it applies to, how it runs on a
-    selection of nodes, and what its result adds beyond dbgauge_check_status (`metrics`,
-    whose samples `samples` makes of a result for the nodes it looked at)."""
+    selection of nodes (with thresholds, and the state of a node that is down), and what
+    its result adds beyond dbgauge_check_status (`metrics`, whose samples `samples` makes
+    of a result for the nodes it looked at)."""
 
     name: str
     kinds: frozenset[str]
-    run: Callable[[Selection, Thresholds | None], CheckResult]
+    run: Callable[[Selection, Thresholds | None, Status], CheckResult]
     defaults: Thresholds | None = None  # None: no warning/critical
     metrics: tuple[MetricSpec, ...] = ()
     samples: Callable[[CheckResult, Sequence[str]], list[Sample]] = _no_samples
@@ -62,7 +63,8 @@ class ScheduledCheck:
 def scheduled_health(check: HealthCheck) -> ScheduledCheck:
     """A health check as the daemon schedules it."""
     return ScheduledCheck(check.name, check.kinds,
-                          lambda nodes, limits: run_health(check, nodes, limits),
+                          lambda nodes, limits, down: run_health(check, nodes, limits,
+                                                                 down=down),
                           check.defaults)
 
 
@@ -133,7 +135,7 @@ class CheckJob(Job):
         defaults = self.check.defaults
         limits = None if defaults is None else defaults.override(self.entry.warning,
                                                                  self.entry.critical)
-        result = self.check.run(nodes, limits)
+        result = self.check.run(nodes, limits, Status[self.entry.unreachable_state.upper()])
         return result_samples(self.check, result, [n.name for n in nodes.targets])
 
 

@@ -436,3 +436,19 @@ def test_a_deadline_part_leaves_the_later_rounds_their_time() -> None:
     part = Deadline.within(10, "10 s").part(0.5)
     assert 4 < part.left() <= 5 and part.said == "10 s"
     assert Deadline(0, "x").part(0.5).left() == 0
+
+
+def test_a_scheduled_check_says_down_as_configured() -> None:
+    """A `checks:` entry's target that is down (nothing listens on port 1) is CRITICAL in
+    dbgauge_check_status, as on the command line; `unreachable_state: unknown` makes it
+    UNKNOWN; anything else there is a config error."""
+    config = parse_config(
+        "targets:\n  - {name: gone, kind: mysql, dsn: 'mysql://u:pw@127.0.0.1:1/'}\n"
+        "checks:\n  - {check: connection}\n"
+        "  - {check: connections, warning: 200, unreachable_state: unknown}\n")
+    states = [{s.labels["target"]: s.value for s in job.run()
+               if s.name == "dbgauge_check_status"} for job in check_jobs(config)]
+    assert states == [{"gone": 2.0}, {"gone": 3.0}]
+    with pytest.raises(ConfigError, match="unreachable_state"):
+        parse_config("targets:\n  - {name: gone, kind: mysql, dsn: 'mysql://u@h:1/'}\n"
+                     "checks:\n  - {check: lag, unreachable_state: warning}\n")
