@@ -1,6 +1,7 @@
 """Running one health check over a selection of nodes (`checks.nodes`: a connection per
-node, opened in parallel; a node that cannot be reached or queried becomes an UNKNOWN
-finding naming the node and the reason -- never an OK), and its one result."""
+node, opened in parallel; a node that cannot be reached becomes a CRITICAL finding, one
+that cannot be queried or does not answer in time an UNKNOWN one, naming the node and
+the reason -- never an OK), and its one result."""
 
 from __future__ import annotations
 
