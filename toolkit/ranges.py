@@ -4,7 +4,9 @@
 below 10, `~:10` above 10, `10:20` outside 10..20 and `@10:20` inside it (endpoints
 belong to the range). A number may carry `%` (`80%`, `10%:`, `@10%:20%`: all of a
 range's numbers or none), as check_postgres writes a share of a limit; a percentage
-outside 0..100 is refused. What a bare number means for a check -- a count, or already
+outside 0..100 is refused. A number may also be a duration (`5m`, `1h30m`, `500ms`:
+`toolkit.units`), as check_postgres writes times; it is read as seconds, and only a
+check that measures seconds takes it. What a bare number means for a check -- a count, or already
 a percentage -- is the check's to say (`checks.health.model.Share`). Pure: parsed and
 rendered here so that a check, its perfdata and the daemon's `checks:` entries agree on
 what a threshold means.
@@ -13,7 +15,12 @@ what a threshold means.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
+
+from dbgauge.toolkit.units import parse_duration
+
+_DURATION_UNIT = re.compile(r"\d\s*(ms|s|m|h|d|w|y)\s*$")
 
 
 @dataclass(frozen=True)
@@ -24,6 +31,7 @@ class Range:
     end: float = math.inf
     inside: bool = False  # '@': alert inside start..end instead of outside
     percent: bool = False  # written with '%': a share of a limit
+    duration: bool = False  # written with a time unit (5m): in seconds
 
     def alerts(self, value: float) -> bool:
         within = self.start <= value <= self.end
@@ -42,12 +50,13 @@ class Range:
         return self.start if simple else None
 
     def __str__(self) -> str:
-        """The canonical guideline form, `%` after the numbers of a percentage."""
-        return self._text("%" if self.percent else "")
+        """The canonical guideline form, `%` after the numbers of a percentage, `s` after
+        those of a duration."""
+        return self._text("%" if self.percent else "s" if self.duration else "")
 
     @property
     def plain(self) -> str:
-        """The guideline form without `%`, as perfdata carries it."""
+        """The guideline form without `%` or `s`, as perfdata carries it."""
         return self._text("")
 
     def _text(self, unit: str) -> str:
@@ -93,17 +102,30 @@ def parse_range(spec: str | float) -> Range:
         raise ValueError(f"{spec!r} is not a range: write % after each of its numbers or "
                          "after none")
     first, second = (n.strip().removesuffix("%") for n in (first, second))
+    timed = [bool(_DURATION_UNIT.search(n)) for n in numbers]
+    duration = any(timed)
+    if duration and not all(timed):
+        raise ValueError(f"{spec!r} is not a range: give a time unit to each of its numbers "
+                         "or to none")
+    value = _seconds if duration else _number
     if colon:
-        start = -math.inf if first == "~" else _number(first, spec) if first else 0.0
-        end = _number(second, spec) if second else math.inf
+        start = -math.inf if first == "~" else value(first, spec) if first else 0.0
+        end = value(second, spec) if second else math.inf
     else:
-        start, end = 0.0, _number(second, spec)
+        start, end = 0.0, value(second, spec)
     if start > end:
         raise ValueError(f"{spec!r} is not a range: its start {_num(start)} is above its end "
                          f"{_num(end)}")
     if percent:
         check_percent(Range(start, end, inside), spec)
-    return Range(start, end, inside, percent)
+    return Range(start, end, inside, percent, duration)
+
+
+def _seconds(text: str, spec: str) -> float:
+    try:
+        return float(parse_duration(text))
+    except ValueError as exc:
+        raise ValueError(f"{spec!r} is not a range: {exc}") from None
 
 
 def check_percent(rng: Range, spec: object) -> None:

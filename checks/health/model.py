@@ -67,11 +67,13 @@ class Thresholds:
     """Warning/critical ranges of a check (monitoring-plugin range syntax, toolkit.ranges):
     CRITICAL when the critical range alerts, else WARNING when the warning range does.
     `share`: the value is a percentage of a limit, and how a threshold is read
-    (`Share`); None: a threshold with `%` is refused."""
+    (`Share`); None: a threshold with `%` is refused. `seconds`: the value is a time, so
+    a threshold may carry a time unit (`-w 5m`); elsewhere one is refused."""
 
     warning: Range
     critical: Range
     share: Share | None = None
+    seconds: bool = False
 
     @classmethod
     def above(cls, warning: float, critical: float, share: Share | None = None
@@ -125,10 +127,15 @@ class Thresholds:
                 w = c
             elif critical is None:
                 c = w
-        return Thresholds(w, c, self.share)
+        return Thresholds(w, c, self.share, self.seconds)
 
     def _read(self, given: Range | str | float, option: str) -> Range:
         rng = _as_range(given)
+        if rng.duration:
+            if not self.seconds:
+                raise ConfigError(f"{option} {given}: this check's value is not a time: give "
+                                  "it without a time unit")
+            return replace(rng, duration=False)  # in seconds, as the check's value
         if self.share is not None:
             return self.share.reads(rng, option)
         if rng.percent:
@@ -214,6 +221,9 @@ class HealthCheck:
     def __post_init__(self) -> None:
         if self.defaults is not None and not (self.unit and self.finding):
             raise ValueError(f"check {self.name}: thresholds need a unit and a finding kind")
+        if self.defaults is not None and self.unit == "seconds" and not self.defaults.seconds:
+            # a check of seconds takes thresholds with a time unit (-w 5m)
+            object.__setattr__(self, "defaults", replace(self.defaults, seconds=True))
 
     def evaluate(self, node: Target, conn: Connection, limits: Thresholds | None = None
                  ) -> NodeOutcome:

@@ -330,7 +330,9 @@ def _health_help(check: HealthCheck) -> str:
                "No thresholds: each problem it finds has its own severity.\n")
             + (f"A bare number is a count of {share.count} (as check_postgres reads it), "
                f"N% a share of the limit (0 to 100).\n" if share and share.count else
-               "A threshold is a percentage, 0 to 100 (N or N%).\n" if share else "")
+               "A threshold is a percentage, 0 to 100 (N or N%).\n" if share else
+               "Seconds, or a time with its unit (5m, 1h30m, 500ms).\n"
+               if defaults and defaults.seconds else "")
             + f"Example: dbgauge check {check.name} --config dbgauge.yaml --target NAME"
             + (" --warning W --critical C" if defaults else ""))
 

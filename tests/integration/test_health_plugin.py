@@ -124,6 +124,10 @@ def test_ranges_perfdata_and_verbosity(sandbox: Sandbox) -> None:
     assert (perf["min"], perf["max"]) == (0, 100)
     got = check("connections", *target, "-vvv")
     assert got.code == 0 and "DEBUG" in got.err.upper()
+    # a time with its unit, as check_postgres writes it: up less than 100 days, over 1 s
+    got = check("uptime", *target, "-w", "100d:", "-c", "1s:")
+    assert got.code == 1 and "(threshold 8640000:)" in got.first, got.out  # in seconds
+    assert ";8640000:;1:" in got.first
 
 
 def test_connections_take_a_count_or_a_share(sandbox: Sandbox) -> None:

@@ -161,3 +161,25 @@ def test_a_scheduled_check_reads_thresholds_the_same_way() -> None:
     validate_check_job(checks, "connections", 200, "95%")
     with pytest.raises(ValueError, match="75 transactions is no plausible threshold"):
         validate_check_job(checks, "txn-wraparound", 75, None)
+
+
+def test_a_time_threshold_may_carry_its_unit() -> None:
+    """check_postgres writes times with units: `-w 5m` is 300 seconds on a check of
+    seconds, refused (exit 3) on any other; all of a range's numbers carry one or none."""
+    from dbgauge.checks.health import health_checks
+    from dbgauge.toolkit.errors import ConfigError
+
+    assert parse_range("5m") == Range(0, 300, duration=True) and str(parse_range("5m")) == "300s"
+    assert parse_range("@1m:1h30m") == Range(60, 5400, inside=True, duration=True)
+    assert parse_range("10m:").plain == "600:" and parse_range("500ms").end == 0.5
+    with pytest.raises(ValueError, match="give a time unit to each of its numbers or to none"):
+        parse_range("5m:600")
+    checks = health_checks()
+    lag = checks["lag"].limits("5m", "1h")
+    assert lag is not None and (lag.warning, lag.critical) == (Range(0, 300), Range(0, 3600))
+    assert lag.status(301.0) is Status.WARNING and lag.status(299.0) is Status.OK
+    uptime = checks["uptime"].limits("10m:", None)
+    assert uptime is not None and uptime.warning == Range(600)
+    for name in ("connections", "history-list", "archiver"):
+        with pytest.raises(ConfigError, match="this check's value is not a time"):
+            checks[name].limits("5m", None)
