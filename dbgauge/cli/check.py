@@ -168,7 +168,8 @@ def check_group() -> None:
     --unreachable-state unknown), 3 UNKNOWN (a bad option or config, a node without a
     result within -t: named, the others' results kept). Nodes: configured targets (--config,
     --target) or DSNs (--node [NAME=]DSN; the DSN's password, else --password-file or
-    --password-env). Thresholds: -w/-c RANGE (10, 10:, ~:10, 10:20, @10:20).
+    --password-env). Thresholds: -w/-c RANGE (10, 10:, ~:10, 10:20, @10:20; 80% a
+    share of a limit, 5m a time, as check_postgres writes them; see each check's --help).
     Examples:
       dbgauge check split-brain --config /etc/dbgauge/dbgauge.yaml
       dbgauge check lag --config dbgauge.yaml --target orders-replica -w 10 -c 60
