@@ -35,7 +35,8 @@ from dbgauge.toolkit.targets import Selection, Target, select
 STATUS = MetricSpec(
     "dbgauge_check_status", "gauge",
     "Result of a scheduled dbgauge check for one target, as the monitoring-plugin code: 0 OK, "
-    "1 WARNING, 2 CRITICAL, 3 UNKNOWN (unreachable, or could not tell); cached from the "
+    "1 WARNING, 2 CRITICAL (also a target that is down), 3 UNKNOWN (could not tell); cached "
+    "from the "
     "check job's last run (see dbgauge_job_last_run_timestamp_seconds{dbgauge_job=\"check:...\"}).",
     ("check", "target"))
 
@@ -47,12 +48,13 @@ def _no_samples(_result: CheckResult, _nodes: Sequence[str]) -> list[Sample]:
 @dataclass(frozen=True)
 class ScheduledCheck:
     """A check the daemon can run on a schedule: what it applies to, how it runs on a
-    selection of nodes, and what its result adds beyond dbgauge_check_status (`metrics`,
-    whose samples `samples` makes of a result for the nodes it looked at)."""
+    selection of nodes (with thresholds, and the state of a node that is down), and what
+    its result adds beyond dbgauge_check_status (`metrics`, whose samples `samples` makes
+    of a result for the nodes it looked at)."""
 
     name: str
     kinds: frozenset[str]
-    run: Callable[[Selection, Thresholds | None], CheckResult]
+    run: Callable[[Selection, Thresholds | None, Status], CheckResult]
     defaults: Thresholds | None = None  # None: no warning/critical
     metrics: tuple[MetricSpec, ...] = ()
     samples: Callable[[CheckResult, Sequence[str]], list[Sample]] = _no_samples
@@ -61,7 +63,8 @@ class ScheduledCheck:
 def scheduled_health(check: HealthCheck) -> ScheduledCheck:
     """A health check as the daemon schedules it."""
     return ScheduledCheck(check.name, check.kinds,
-                          lambda nodes, limits: run_health(check, nodes, limits),
+                          lambda nodes, limits, down: run_health(check, nodes, limits,
+                                                                 down=down),
                           check.defaults)
 
 
@@ -132,7 +135,7 @@ class CheckJob(Job):
         defaults = self.check.defaults
         limits = None if defaults is None else defaults.override(self.entry.warning,
                                                                  self.entry.critical)
-        result = self.check.run(nodes, limits)
+        result = self.check.run(nodes, limits, Status[self.entry.unreachable_state.upper()])
         return result_samples(self.check, result, [n.name for n in nodes.targets])
 
 

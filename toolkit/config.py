@@ -263,6 +263,9 @@ class CheckJobConfig(_Model):
     interval: Interval = 60.0
     warning: float | str | None = None  # a monitoring-plugin range: 10, 10:, ~:10, @10:20
     critical: float | str | None = None
+    # A target that is down: CRITICAL (as check_postgres, check_pgsql, check_mysql), or
+    # UNKNOWN (`dbgauge check --unreachable-state unknown`).
+    unreachable_state: Literal["critical", "unknown"] = "critical"
 
     @model_validator(mode="after")
     def _known_check(self, info: ValidationInfo) -> CheckJobConfig:

@@ -356,8 +356,26 @@ TARGET_INFO = MetricSpec(
 BUILD_INFO = MetricSpec("dbgauge_build_info", "info",
                         "dbgauge version and the Python it runs on; always 1.",
                         ("version", "python_version"))
+# The names Prometheus and Alertmanager give their own (prometheus_config_last_reload_*):
+# a SIGHUP with a broken config keeps the running one, and only these say so.
+RELOAD_SUCCESS = MetricSpec(
+    "dbgauge_config_last_reload_successful", "gauge",
+    "1 if the last load of the config file (at start or on SIGHUP) succeeded, else 0: the "
+    "daemon still runs the config it loaded before.")
+RELOAD_SUCCESS_TIME = MetricSpec(
+    "dbgauge_config_last_reload_success_timestamp_seconds", "gauge",
+    "Unix time of the last successful load of the config file (at start or on SIGHUP).")
 SELF_METRICS: tuple[MetricSpec, ...] = (UP, COLLECTOR_SUCCESS, COLLECTOR_DURATION,
-                                        SCRAPE_DURATION, TARGET_INFO, BUILD_INFO)
+                                        SCRAPE_DURATION, TARGET_INFO, BUILD_INFO,
+                                        RELOAD_SUCCESS, RELOAD_SUCCESS_TIME)
+
+
+@dataclass(frozen=True)
+class ConfigLoad:
+    """Whether the daemon's last load of its config succeeded, and when one last did."""
+
+    successful: bool
+    success_time: float
 
 JOB_SUCCESS = MetricSpec(
     "dbgauge_job_success", "gauge",

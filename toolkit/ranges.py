@@ -2,14 +2,25 @@
 
 `-w/--warning` and `-c/--critical` take `[@]start:end`: `10` alerts outside 0..10, `10:`
 below 10, `~:10` above 10, `10:20` outside 10..20 and `@10:20` inside it (endpoints
-belong to the range). Pure: parsed and rendered here so that a check, its perfdata and
-the daemon's `checks:` entries agree on what a threshold means.
+belong to the range). A number may carry `%` (`80%`, `10%:`, `@10%:20%`: all of a
+range's numbers or none), as check_postgres writes a share of a limit; a percentage
+outside 0..100 is refused. A number may also be a duration (`5m`, `1h30m`, `500ms`:
+`toolkit.units`), as check_postgres writes times; it is read as seconds, and only a
+check that measures seconds takes it. What a bare number means for a check -- a count, or already
+a percentage -- is the check's to say (`checks.health.model.Share`). Pure: parsed and
+rendered here so that a check, its perfdata and the daemon's `checks:` entries agree on
+what a threshold means.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
+
+from dbgauge.toolkit.units import parse_duration
+
+_DURATION_UNIT = re.compile(r"\d\s*(ms|s|m|h|d|w|y)\s*$")
 
 
 @dataclass(frozen=True)
@@ -19,6 +30,8 @@ class Range:
     start: float = 0.0
     end: float = math.inf
     inside: bool = False  # '@': alert inside start..end instead of outside
+    percent: bool = False  # written with '%': a share of a limit
+    duration: bool = False  # written with a time unit (5m): in seconds
 
     def alerts(self, value: float) -> bool:
         within = self.start <= value <= self.end
@@ -37,12 +50,21 @@ class Range:
         return self.start if simple else None
 
     def __str__(self) -> str:
-        """The canonical guideline form, as perfdata carries it."""
+        """The canonical guideline form, `%` after the numbers of a percentage, `s` after
+        those of a duration."""
+        return self._text("%" if self.percent else "s" if self.duration else "")
+
+    @property
+    def plain(self) -> str:
+        """The guideline form without `%` or `s`, as perfdata carries it."""
+        return self._text("")
+
+    def _text(self, unit: str) -> str:
         prefix = "@" if self.inside else ""
         if self.upper is not None:
-            return f"{prefix}{_num(self.end)}"
-        start = "~" if self.start == -math.inf else _num(self.start)
-        end = "" if self.end == math.inf else _num(self.end)
+            return f"{prefix}{_num(self.end)}{unit}"
+        start = "~" if self.start == -math.inf else _num(self.start) + unit
+        end = "" if self.end == math.inf else _num(self.end) + unit
         return f"{prefix}{start}:{end}"
 
 
@@ -62,7 +84,8 @@ def _number(text: str, spec: str) -> float:
 
 
 def parse_range(spec: str | float) -> Range:
-    """`10`, `10:`, `~:10`, `10:20`, `@10:20` (a number is the plain form)."""
+    """`10`, `10:`, `~:10`, `10:20`, `@10:20` (a number is the plain form); `80%`,
+    `10%:20%`... a percentage, within 0..100."""
     if isinstance(spec, int | float):
         spec = _num(float(spec))
     text = spec.strip()
@@ -71,13 +94,41 @@ def parse_range(spec: str | float) -> Range:
     if not body:
         raise ValueError(f"{spec!r} is not a range: it is empty (forms: 10, 10:, ~:10, "
                          "10:20, @10:20)")
-    if ":" in body:
-        first, _, second = body.partition(":")
-        start = -math.inf if first == "~" else _number(first, spec) if first else 0.0
-        end = _number(second, spec) if second else math.inf
+    first, colon, second = body.partition(":") if ":" in body else ("", "", body)
+    numbers = [n.strip() for n in (first, second) if n.strip() not in ("", "~")]
+    marked = [n.endswith("%") for n in numbers]
+    percent = any(marked)
+    if percent and not all(marked):
+        raise ValueError(f"{spec!r} is not a range: write % after each of its numbers or "
+                         "after none")
+    first, second = (n.strip().removesuffix("%") for n in (first, second))
+    timed = [bool(_DURATION_UNIT.search(n)) for n in numbers]
+    duration = any(timed)
+    if duration and not all(timed):
+        raise ValueError(f"{spec!r} is not a range: give a time unit to each of its numbers "
+                         "or to none")
+    value = _seconds if duration else _number
+    if colon:
+        start = -math.inf if first == "~" else value(first, spec) if first else 0.0
+        end = value(second, spec) if second else math.inf
     else:
-        start, end = 0.0, _number(body, spec)
+        start, end = 0.0, value(second, spec)
     if start > end:
         raise ValueError(f"{spec!r} is not a range: its start {_num(start)} is above its end "
                          f"{_num(end)}")
-    return Range(start, end, inside)
+    if percent:
+        check_percent(Range(start, end, inside), spec)
+    return Range(start, end, inside, percent, duration)
+
+
+def _seconds(text: str, spec: str) -> float:
+    try:
+        return float(parse_duration(text))
+    except ValueError as exc:
+        raise ValueError(f"{spec!r} is not a range: {exc}") from None
+
+
+def check_percent(rng: Range, spec: object) -> None:
+    """A range of percentages must lie within 0..100 (its open ends aside)."""
+    if any(math.isfinite(v) and not 0 <= v <= 100 for v in (rng.start, rng.end)):
+        raise ValueError(f"{spec!r} is not a percentage: a share of a limit is 0 to 100")

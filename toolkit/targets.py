@@ -242,6 +242,29 @@ class Unfinished(Exception):
     """In a fan-out's results: the item's work had not finished by the deadline."""
 
 
+@dataclass(frozen=True)
+class Deadline:
+    """When a fan-out stops waiting for its items (`at`, monotonic), and how to name it to
+    the user (`said`, e.g. "3 s (-t/--timeout)"): the items that finished keep their
+    results, the others are `Unfinished`."""
+
+    at: float
+    said: str
+
+    @classmethod
+    def within(cls, seconds: float, said: str) -> Deadline:
+        return cls(time.monotonic() + seconds, said)
+
+    def left(self) -> float:
+        """Seconds until the deadline (0 once it passed)."""
+        return max(0.0, self.at - time.monotonic())
+
+    def part(self, fraction: float) -> Deadline:
+        """A deadline `fraction` of the time left from now: one round of several, so a
+        node that hangs in it leaves the later rounds their time."""
+        return Deadline(min(self.at, time.monotonic() + fraction * self.left()), self.said)
+
+
 class FanOut(Generic[_T, _R]):
     """Run one call per item on a bounded pool of threads, results in item order.
 
@@ -312,10 +335,23 @@ def _outcome(future: Future[_R]) -> _R | Exception:
 
 
 def fan_out(items: Sequence[_T], work: Callable[[_T], _R], *, max_workers: int = 8,
-            name: str = "fanout") -> list[_R | Exception]:
+            name: str = "fanout", deadline: Deadline | None = None) -> list[_R | Exception]:
     """`work` on every item in threads (at most `max_workers` at once), results in order,
-    an exception in its item's place."""
+    an exception in its item's place; with a `deadline`, an item not finished by then is
+    `Unfinished` and its thread is left to end on its own (a call blocked on a frozen
+    server cannot be interrupted: the caller must not wait for it at exit either)."""
     if not items:
         return []
-    with FanOut[_T, _R](min(max_workers, len(items)), name) as pool:
-        return pool.map(items, work)
+    if deadline is None:
+        with FanOut[_T, _R](min(max_workers, len(items)), name) as pool:
+            return pool.map(items, work)
+    pool = FanOut[_T, _R](min(max_workers, len(items)), name)
+    outcomes: list[_R | Exception] = []
+    try:
+        outcomes = pool.map(items, work, deadline_in=deadline.left())
+    finally:
+        if any(isinstance(o, Unfinished) for o in outcomes) or not outcomes:
+            pool.close()
+        else:
+            pool.__exit__()  # every call ended: join the idle threads
+    return outcomes

@@ -11,7 +11,8 @@ collectors it reads the server through are imported in the function that reads.
 A check looks at nodes: a `toolkit.targets.Selection` of configured targets (`--config`
 + `--target`) or servers named by DSN on the command line (`--node`); `run` runs one
 over them (`checks.nodes`: a connection per node, in parallel, and a node that could not
-be checked is an UNKNOWN finding naming it and why -- never an OK).
+be checked is a finding naming it and why -- CRITICAL when it is down, else UNKNOWN,
+never an OK).
 """
 
 from __future__ import annotations

@@ -5,13 +5,17 @@ facts). PostgreSQL: client backends against max_connections minus the superuser-
 slots, the ones applications can actually get (the postgres_database collector's
 connections). PgBouncer: used client connections (SHOW LISTS) against max_client_conn
 (SHOW CONFIG), the pgbouncer_lists and pgbouncer_config collectors' facts.
+
+Thresholds as check_postgres' `backends` reads them: a bare number is a count of
+connections (`-w 200`: warn at 200 connections in use), `N%` a share of the limit
+(`-w 80%`); the defaults are 80% and 95%.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from dbgauge.checks.health.model import HealthCheck, Measured, Thresholds
+from dbgauge.checks.health.model import HealthCheck, Measured, Share, Thresholds
 from dbgauge.toolkit.errors import CheckFailed, NotVisible
 
 if TYPE_CHECKING:
@@ -57,8 +61,10 @@ def _read(node: Target, conn: Connection) -> Measured:
 
 
 CHECK = HealthCheck(
-    name="connections", summary="Connections in use against the limit, in percent.",
+    name="connections",
+    summary="Connections in use against the limit: a count (-w 200) or a share (-w 80%).",
     measures="connections in use, percent of the limit",
     kinds=frozenset({"mysql", "postgres", "pgbouncer"}), metric="connections_percent",
-    read=_read, defaults=Thresholds.above(80.0, 95.0), unit="percent",
+    read=_read, defaults=Thresholds.above(80.0, 95.0, Share("connections", "connections")),
+    unit="percent",
     finding="connections")

@@ -5,12 +5,13 @@ nothing here (or at the top of a check module) loads the collectors or the drive
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from dbgauge.toolkit.errors import ConfigError
-from dbgauge.toolkit.ranges import Range, parse_range
+from dbgauge.toolkit.errors import CheckFailed, ConfigError
+from dbgauge.toolkit.ranges import Range, check_percent, parse_range
 from dbgauge.toolkit.result import Finding, Status, perf_label, worst
 
 if TYPE_CHECKING:
@@ -19,42 +20,128 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True)
+class Share:
+    """A check whose value is a share of a limit, in percent, and what its thresholds mean.
+
+    `N%` is always the share (0 to 100). A bare number is the count of `count` (e.g.
+    "connections") when the check names one -- as check_postgres reads `backends -w 200`
+    and `txn_wraparound -c 1300000000` -- and is held against the perfdata `count_metric`;
+    a bare count up to `ambiguous_upto` is refused, as a percentage written without `%`
+    (no plausible count is that small). Without `count` a bare number is the percentage,
+    and one outside 0..100 is refused. Never a silent reading of one as the other."""
+
+    count: str = ""
+    count_metric: str = ""
+    ambiguous_upto: float = -math.inf
+
+    def __post_init__(self) -> None:
+        if bool(self.count) != bool(self.count_metric):
+            raise ValueError("a share's count needs the perfdata metric it is measured as")
+
+    def reads(self, given: Range, option: str) -> Range:
+        """The user's range as this check reads it; ConfigError (exit 3) for a range it
+        cannot mean."""
+        if given.percent or not self.count:
+            try:
+                check_percent(given, given.plain)
+            except ValueError as exc:
+                raise ConfigError(f"{option} {given}: {exc} (give a percentage here)"
+                                  ) from None
+            return given if self.count else replace(given, percent=False)
+        small = [v for v in (given.start, given.end)
+                 if math.isfinite(v) and 0 < v <= self.ambiguous_upto]
+        if small:
+            raise ConfigError(
+                f"{option} {given}: a bare number is a count of {self.count} here (as "
+                f"check_postgres reads it), and {small[0]:g} {self.count} is no plausible "
+                f"threshold: write {given.plain}% for a share of the limit")
+        return given
+
+    def counts(self, rng: Range) -> bool:
+        """Whether this range is held against the count, not the percentage."""
+        return bool(self.count) and not rng.percent
+
+
+@dataclass(frozen=True)
 class Thresholds:
     """Warning/critical ranges of a check (monitoring-plugin range syntax, toolkit.ranges):
-    CRITICAL when the critical range alerts, else WARNING when the warning range does."""
+    CRITICAL when the critical range alerts, else WARNING when the warning range does.
+    `share`: the value is a percentage of a limit, and how a threshold is read
+    (`Share`); None: a threshold with `%` is refused. `seconds`: the value is a time, so
+    a threshold may carry a time unit (`-w 5m`); elsewhere one is refused."""
 
     warning: Range
     critical: Range
+    share: Share | None = None
+    seconds: bool = False
 
     @classmethod
-    def above(cls, warning: float, critical: float) -> Thresholds:
-        """Alert above these levels (`-w 30 -c 120`): a value that is worse when higher."""
-        return cls(Range(end=warning), Range(end=critical))
+    def above(cls, warning: float, critical: float, share: Share | None = None
+              ) -> Thresholds:
+        """Alert above these levels (`-w 30 -c 120`): a value that is worse when higher
+        (a check that also takes counts has its defaults as percentages)."""
+        percent = share is not None and bool(share.count)
+        return cls(Range(end=warning, percent=percent), Range(end=critical, percent=percent),
+                   share)
 
     @classmethod
     def below(cls, warning: float, critical: float) -> Thresholds:
         """Alert below these levels (`-w 600: -c 300:`): worse when lower (uptime)."""
         return cls(Range(start=warning), Range(start=critical))
 
-    def status(self, value: float) -> Status:
-        if self.critical.alerts(value):
+    def status(self, value: float, count: float | None = None) -> Status:
+        """The state of a value (and, for a share that takes counts, of its `count`)."""
+        if self._alerts(self.critical, value, count):
             return Status.CRITICAL
-        if self.warning.alerts(value):
+        if self._alerts(self.warning, value, count):
             return Status.WARNING
         return Status.OK
 
+    def _alerts(self, rng: Range, value: float, count: float | None) -> bool:
+        if self.share is not None and self.share.counts(rng):
+            if count is None:
+                raise CheckFailed(f"no count of {self.share.count} was measured to hold "
+                                  f"against {rng}")
+            return rng.alerts(count)
+        return rng.alerts(value)
+
+    def perf(self, metric: str) -> dict[str, tuple[str | None, str | None]]:
+        """Perfdata warn/crit per metric: a count threshold goes with the count's
+        perfdata, a percentage with `metric`'s."""
+        out: dict[str, list[str | None]] = {}
+        for i, rng in enumerate((self.warning, self.critical)):
+            counted = self.share is not None and self.share.counts(rng)
+            name = self.share.count_metric if counted and self.share else metric
+            out.setdefault(name, [None, None])[i] = rng.plain
+        return {name: (w, c) for name, (w, c) in out.items()}
+
     def override(self, warning: Range | str | float | None,
                  critical: Range | str | float | None) -> Thresholds:
-        """These defaults with the user's ranges; a default that would contradict the one
-        value given follows it (--critical 1 alone also means warning at 1)."""
-        w = self.warning if warning is None else _as_range(warning)
-        c = self.critical if critical is None else _as_range(critical)
+        """These defaults with the user's ranges, read in the check's unit (ConfigError
+        for one it cannot mean); a default that would contradict the one value given
+        follows it (--critical 1 alone also means warning at 1)."""
+        w = self.warning if warning is None else self._read(warning, "--warning")
+        c = self.critical if critical is None else self._read(critical, "--critical")
         if _contradict(w, c):
             if warning is None:
                 w = c
             elif critical is None:
                 c = w
-        return Thresholds(w, c)
+        return Thresholds(w, c, self.share, self.seconds)
+
+    def _read(self, given: Range | str | float, option: str) -> Range:
+        rng = _as_range(given)
+        if rng.duration:
+            if not self.seconds:
+                raise ConfigError(f"{option} {given}: this check's value is not a time: give "
+                                  "it without a time unit")
+            return replace(rng, duration=False)  # in seconds, as the check's value
+        if self.share is not None:
+            return self.share.reads(rng, option)
+        if rng.percent:
+            raise ConfigError(f"{option} {rng}: this check's value is not a share of a "
+                              f"limit: give it without %")
+        return rng
 
     def validate(self, what: str) -> Thresholds:
         if _contradict(self.warning, self.critical):
@@ -73,7 +160,9 @@ def _as_range(value: Range | str | float) -> Range:
 
 
 def _contradict(warning: Range, critical: Range) -> bool:
-    """A warning range that alerts later than the critical one (plain forms only)."""
+    """A warning range that alerts later than the critical one (plain forms of one unit)."""
+    if warning.percent != critical.percent:
+        return False
     if warning.upper is not None and critical.upper is not None:
         return warning.upper > critical.upper
     if warning.lower is not None and critical.lower is not None:
@@ -132,6 +221,9 @@ class HealthCheck:
     def __post_init__(self) -> None:
         if self.defaults is not None and not (self.unit and self.finding):
             raise ValueError(f"check {self.name}: thresholds need a unit and a finding kind")
+        if self.defaults is not None and self.unit == "seconds" and not self.defaults.seconds:
+            # a check of seconds takes thresholds with a time unit (-w 5m)
+            object.__setattr__(self, "defaults", replace(self.defaults, seconds=True))
 
     def evaluate(self, node: Target, conn: Connection, limits: Thresholds | None = None
                  ) -> NodeOutcome:
@@ -158,7 +250,9 @@ class HealthCheck:
 def judged(node: Target, limits: Thresholds, measured: Measured, *, kind: str, metric: str
            ) -> NodeOutcome:
     """A NodeOutcome for one thresholded value: a finding only when it is not OK."""
-    status = limits.status(measured.value)
+    share = limits.share
+    count = dict(measured.extra).get(share.count_metric) if share and share.count else None
+    status = limits.status(measured.value, count)
     findings = measured.findings
     if status is not Status.OK:
         level = limits.critical if status is Status.CRITICAL else limits.warning

@@ -1,6 +1,7 @@
 """Running one health check over a selection of nodes (`checks.nodes`: a connection per
-node, opened in parallel; a node that cannot be reached or queried becomes an UNKNOWN
-finding naming the node and the reason -- never an OK), and its one result."""
+node, opened in parallel; a node that cannot be reached becomes a CRITICAL finding, one
+that cannot be queried or does not answer in time an UNKNOWN one, naming the node and
+the reason -- never an OK), and its one result."""
 
 from __future__ import annotations
 
@@ -11,15 +12,18 @@ from dbgauge.checks.health.model import HealthCheck, NodeOutcome, Thresholds
 from dbgauge.checks.nodes import Failed, applicable, each_node
 from dbgauge.toolkit.errors import ConfigError
 from dbgauge.toolkit.result import CheckResult, Finding, Status, plugin_result
-from dbgauge.toolkit.targets import Selection
+from dbgauge.toolkit.targets import Deadline, Selection
 
 
 def run_health(check: HealthCheck, nodes: Selection,
-               limits: Thresholds | None = None) -> CheckResult:
+               limits: Thresholds | None = None, *, deadline: Deadline | None = None,
+               down: Status = Status.CRITICAL) -> CheckResult:
     """Run one health check on the nodes of the kinds it supports.
 
     Configured targets of other kinds are skipped; a node the user named explicitly that
-    the check cannot apply to is UNKNOWN (a typo must not turn into OK).
+    the check cannot apply to is UNKNOWN (a typo must not turn into OK). A server that is
+    down is `down` (CRITICAL unless asked otherwise); a node without a result by
+    `deadline` is UNKNOWN, named, and the others' results are kept.
     """
     if limits is None:
         limits = check.defaults
@@ -31,7 +35,8 @@ def run_health(check: HealthCheck, nodes: Selection,
     runnable, misfits = applicable(check.name, check.kinds, nodes)
     chosen = limits
     outcomes = [got if isinstance(got, NodeOutcome) else _failed(got)
-                for got in each_node(runnable, lambda n, c: check.evaluate(n, c, chosen))]
+                for got in each_node(runnable, lambda n, c: check.evaluate(n, c, chosen),
+                                     deadline=deadline, down=down)]
     outcomes += [NodeOutcome(f.node, (f,)) for f in misfits]
     if not outcomes:
         kinds = ", ".join(sorted(check.kinds))

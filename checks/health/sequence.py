@@ -7,7 +7,8 @@ sequences left out). PostgreSQL shows last_value only with USAGE or SELECT on th
 sequence: the ones the role may not read are not judged, and make the check UNKNOWN
 naming the grant (a sequence it cannot read may be the one running out); those another
 session's lock kept it from reading this time are counted in the message. When no sequence
-could be judged because of locks alone, the check is UNKNOWN too.
+could be judged because of locks alone, the check is UNKNOWN too. A threshold is a
+percentage (`-w 85` or `-w 85%`); one outside 0..100 is refused.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from dbgauge.checks.health.model import (
     HealthCheck,
     Measured,
     NodeOutcome,
+    Share,
     Thresholds,
     cannot_tell,
     nothing_to_check,
@@ -62,5 +64,5 @@ def _read(node: Target, conn: Connection) -> Measured | NodeOutcome:
 CHECK = HealthCheck(
     name="sequence", summary="The sequence nearest its end, percent used (PostgreSQL).",
     measures="the sequence nearest its end, percent used", kinds=frozenset({"postgres"}),
-    metric="sequence_used_percent", read=_read, defaults=Thresholds.above(85.0, 95.0),
+    metric="sequence_used_percent", read=_read, defaults=Thresholds.above(85.0, 95.0, Share()),
     unit="percent", finding="sequence-exhaustion")

@@ -6,13 +6,18 @@ threshold applies to the oldest database's percentage of 2^31; each database's
 percentage, and the oldest one's against autovacuum_freeze_max_age (past 100 an
 anti-wraparound autovacuum is due, and not yet done), are in the message and perfdata.
 The postgres_server collector's facts, so a check and a scrape agree.
+
+Thresholds as check_postgres' `txn_wraparound` reads them: a bare number is a count of
+transactions (`-c 1_300_000_000`), held against the oldest database's xid age; `N%` a
+share of 2^31 (the defaults: 50% and 75%). A bare number up to 100 is refused: it is a
+percentage without its `%`, not a transaction count.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from dbgauge.checks.health.model import HealthCheck, Measured, Thresholds
+from dbgauge.checks.health.model import HealthCheck, Measured, Share, Thresholds
 from dbgauge.toolkit.errors import CheckFailed
 
 if TYPE_CHECKING:
@@ -35,6 +40,7 @@ def _read(node: Target, conn: Connection) -> Measured:
             "wraparound limit 2^31")
     extra = [(f"{name}:xid_wraparound_percent", 100.0 * age / WRAP_LIMIT)
              for name, age in sorted(ages.items())]
+    extra.append(("xid_age", ages[oldest]))
     evidence = {"xid_age": f"{ages[oldest]:.0f}"}
     if facts.freeze_max_age:
         freeze = 100.0 * ages[oldest] / facts.freeze_max_age
@@ -49,7 +55,9 @@ def _read(node: Target, conn: Connection) -> Measured:
 
 CHECK = HealthCheck(
     name="txn-wraparound",
-    summary="Transaction-ID age per database, percent of 2^31 (PostgreSQL).",
+    summary="Transaction-ID age: transactions (-c 1300000000) or percent of 2^31 (-c 75%) "
+            "(PostgreSQL).",
     measures="transaction-ID age of the oldest database, percent of 2^31",
     kinds=frozenset({"postgres"}), metric="xid_wraparound_percent", read=_read,
-    defaults=Thresholds.above(50.0, 75.0), unit="percent", finding="xid-wraparound")
+    defaults=Thresholds.above(50.0, 75.0, Share("transactions", "xid_age", ambiguous_upto=100)),
+    unit="percent", finding="xid-wraparound")

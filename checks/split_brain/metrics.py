@@ -42,5 +42,6 @@ def samples(result: CheckResult, nodes: Sequence[str]) -> list[Sample]:
     return out
 
 
-SCHEDULED = ScheduledCheck(NAME, APPLIES_TO, lambda nodes, _limits: check_split_brain(nodes),
+SCHEDULED = ScheduledCheck(NAME, APPLIES_TO,
+                           lambda nodes, _limits, down: check_split_brain(nodes, down=down),
                            metrics=(SPLIT_BRAIN_FINDINGS, SPLIT_BRAIN_ERRANT), samples=samples)

@@ -28,8 +28,8 @@ from dbgauge.checks.split_brain.reads import reread, snapshot
 from dbgauge.toolkit import DEFAULT_HEARTBEAT_TABLE
 from dbgauge.toolkit.db import Connection
 from dbgauge.toolkit.heartbeat import HeartbeatRow
-from dbgauge.toolkit.result import CheckResult, Finding, plugin_result, worst
-from dbgauge.toolkit.targets import Selection, Target
+from dbgauge.toolkit.result import CheckResult, Finding, Status, plugin_result, worst
+from dbgauge.toolkit.targets import Deadline, Selection, Target
 
 DEFAULT_HEARTBEAT_WAIT = 2.0  # seconds between the two heartbeat reads (writers beat each 1 s)
 
@@ -44,10 +44,13 @@ class _First:
 
 def check_split_brain(nodes: Selection, *,
                       heartbeat_wait: float = DEFAULT_HEARTBEAT_WAIT,
-                      heartbeat_table: str = DEFAULT_HEARTBEAT_TABLE) -> CheckResult:
+                      heartbeat_table: str = DEFAULT_HEARTBEAT_TABLE,
+                      deadline: Deadline | None = None,
+                      down: Status = Status.CRITICAL) -> CheckResult:
     """Read every node (replicas before their sources), analyse, and return the result.
 
-    Unreachable nodes are UNKNOWN findings; the others are still compared.
+    A node that is down is a `down` finding (CRITICAL unless asked otherwise), one that
+    does not answer by `deadline` an UNKNOWN one; the others are still compared.
     """
     started = time.monotonic()
     candidates, findings = applicable(NAME, APPLIES_TO, nodes)
@@ -57,10 +60,11 @@ def check_split_brain(nodes: Selection, *,
         return _First(snapshot(node, conn),
                       read_heartbeats(node, conn, heartbeat_table) if watch else None)
 
-    with Connected(candidates) as live:
-        first = live.each(first_read)
+    with Connected(candidates, deadline=deadline, down=down) as live:
+        first = live.each(first_read, within=0.5)  # a node that hangs leaves time for more
         beats_at = time.monotonic()
-        found = _analyse(live, first, heartbeat_wait, beats_at, heartbeat_table)
+        wait = heartbeat_wait if deadline is None else min(heartbeat_wait, deadline.left() / 2)
+        found = _analyse(live, first, wait, beats_at, heartbeat_table)
     findings += live.findings + found
     return _result(nodes, [f.node for f in first.values()], findings,
                    time.monotonic() - started)

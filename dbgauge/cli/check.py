@@ -13,12 +13,13 @@ from typing import TYPE_CHECKING, NoReturn
 import click
 
 from dbgauge.checks.health import HealthCheck, health_checks
-from dbgauge.cli.base import finish, positive_duration, seconds
+from dbgauge.cli.base import RESULT_EXIT, exit_now, finish, positive_duration, seconds
 from dbgauge.toolkit import DEFAULT_HEARTBEAT_TABLE, ENV_CONFIG
 from dbgauge.toolkit.errors import DbgaugeError
 from dbgauge.toolkit.ranges import Range, parse_range
 from dbgauge.toolkit.redact import redact_args
 from dbgauge.toolkit.result import CheckResult, Finding, Status, plugin_result
+from dbgauge.toolkit.targets import Deadline
 
 if TYPE_CHECKING:
     from dbgauge.toolkit.targets import Selection
@@ -76,20 +77,37 @@ _EMITTED = threading.Event()
 
 
 def _plugin_options(f: click.decorators.FC) -> click.decorators.FC:
-    """-t/--timeout and -v/--verbose, as every monitoring plugin takes them."""
+    """-t/--timeout and -v/--verbose, as every monitoring plugin takes them, and the state
+    of a server that is down."""
+    f = click.option("--unreachable-state", "down", type=click.Choice(["critical", "unknown"]),
+                     default="critical", show_default=True,
+                     callback=lambda _c, _p, v: Status[v.upper()],
+                     help="State of a node that cannot be reached (refused, timed out, "
+                          "password refused): CRITICAL as check_postgres, check_pgsql and "
+                          "check_mysql say it, or UNKNOWN.")(f)
     f = click.option("-v", "--verbose", "verbosity", count=True,
                      help="-v each node's reading, -vv also the thresholds, -vvv also "
                           "debug logs on stderr.")(f)
     return click.option("-t", "--timeout", default="10", show_default=True,
                         callback=positive_duration, metavar="SECONDS",
-                        help="UNKNOWN (exit 3) when the check has no result by then, "
-                             "also when a server stops answering mid-query.")(f)
+                        help="A node without a result by then (a server that stops answering, "
+                             "even mid-query) is UNKNOWN and named; the other nodes' results "
+                             "are kept.")(f)
+
+
+def _node_deadline(timeout: float) -> Deadline:
+    """When the nodes' fan-out stops waiting: a little before -t, so the nodes that did
+    answer are printed with the silent ones named before the last-resort line."""
+    return Deadline.within(timeout - min(0.5, timeout / 5), f"{timeout:g} s (-t/--timeout)")
 
 
 def _bounded(name: str, fmt: str, timeout: float, verbosity: int,
-             work: Callable[[], CheckResult]) -> CheckResult:
-    """`work()`, or one UNKNOWN line and exit 3 after `timeout` seconds: a thread blocked
-    on a server that stopped answering cannot be interrupted, so the process ends."""
+             work: Callable[[Deadline], CheckResult]) -> CheckResult:
+    """`work(deadline)`: the nodes that answer by the deadline keep their results, the
+    others are named. Last resort, for what no deadline bounds (a config read, a later
+    round of reads): one UNKNOWN line and exit 3 after `timeout` seconds -- a thread
+    blocked on a server that stopped answering cannot be interrupted, so the process
+    ends."""
     if verbosity >= 3:
         from dbgauge.toolkit.logs import setup_logging
 
@@ -110,11 +128,15 @@ def _bounded(name: str, fmt: str, timeout: float, verbosity: int,
             sys.stdout.flush()
             os._exit(3)
 
+    deadline = _node_deadline(timeout)
     threading.Thread(target=expire, name="check-timeout", daemon=True).start()
-    return work()
+    return work(deadline)
 
 
-def _rendered(result: CheckResult, fmt: str, thresholds: dict[str, tuple[str, str]] | None,
+PerfThresholds = dict[str, tuple[str | None, str | None]]  # metric -> (warn, crit)
+
+
+def _rendered(result: CheckResult, fmt: str, thresholds: PerfThresholds | None,
               verbosity: int) -> str:
     from dbgauge.toolkit.render.plugin import render_plugin, render_plugin_json
 
@@ -143,10 +165,12 @@ def check_group() -> None:
     then one line per finding with its evidence and a remediation hint (printed, never run).
 
     \b
-    Exit codes: 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN (an unreachable node, a bad
-    option or config, no result within -t). Nodes: configured targets (--config,
+    Exit codes: 0 OK, 1 WARNING, 2 CRITICAL (also a node that is down, unless
+    --unreachable-state unknown), 3 UNKNOWN (a bad option or config, a node without a
+    result within -t: named, the others' results kept). Nodes: configured targets (--config,
     --target) or DSNs (--node [NAME=]DSN; the DSN's password, else --password-file or
-    --password-env). Thresholds: -w/-c RANGE (10, 10:, ~:10, 10:20, @10:20).
+    --password-env). Thresholds: -w/-c RANGE (10, 10:, ~:10, 10:20, @10:20; 80% a
+    share of a limit, 5m a time, as check_postgres writes them; see each check's --help).
     Examples:
       dbgauge check split-brain --config /etc/dbgauge/dbgauge.yaml
       dbgauge check lag --config dbgauge.yaml --target orders-replica -w 10 -c 60
@@ -182,12 +206,17 @@ def _check_nodes_options(f: click.decorators.FC) -> click.decorators.FC:
 
 
 def _check_emit(result: CheckResult, fmt: str,
-                thresholds: dict[str, tuple[str, str]] | None = None,
+                thresholds: PerfThresholds | None = None,
                 verbosity: int = 0) -> NoReturn:
     text = _rendered(result, fmt, thresholds, verbosity)
     with _OUTPUT:
         _EMITTED.set()
         click.echo(text, nl=False)
+    from dbgauge.checks.nodes import NO_ANSWER
+
+    if any(f.kind == NO_ANSWER for f in result.findings):
+        # the silent node's thread is still blocked in a driver call: do not wait for it
+        exit_now(RESULT_EXIT["check"][result.status])
     finish("check", result.status)
 
 
@@ -221,11 +250,13 @@ def _selection(config_path: str | None, targets: tuple[str, ...],
               metavar="SCHEMA.TABLE", help="Heartbeat table of --node MySQL-family servers.")
 @click.option("--heartbeat-wait", default="2s", show_default=True,
               callback=lambda _c, _p, v: seconds(v), metavar="DURATION",
-              help="Time between the two heartbeat reads (0: skip the heartbeat test).")
+              help="Time between the two heartbeat reads (0: skip the heartbeat test; at "
+                   "most half the time -t leaves after the first reads).")
 def check_split_brain_cmd(config_path: str | None, targets: tuple[str, ...],
                           node_dsns: tuple[str, ...], password_file: Path | None,
                           password_env: str | None, fmt: str, heartbeat_table: str,
-                          heartbeat_wait: float, timeout: float, verbosity: int) -> None:
+                          heartbeat_wait: float, timeout: float, verbosity: int,
+                          down: Status) -> None:
     """Detect writes accepted by a node that is not its topology's one primary: errant
     transactions on replicas (MySQL GTID sets, MariaDB domain-server-seq), writable
     replicas, two writable MySQL-family primaries, two PostgreSQL primaries of one
@@ -241,10 +272,10 @@ def check_split_brain_cmd(config_path: str | None, targets: tuple[str, ...],
     """
     from dbgauge.checks.split_brain import NAME, check_split_brain
 
-    def work() -> CheckResult:
+    def work(deadline: Deadline) -> CheckResult:
         nodes = _selection(config_path, targets, node_dsns, password_file, password_env)
         return check_split_brain(nodes, heartbeat_wait=heartbeat_wait,
-                                 heartbeat_table=heartbeat_table)
+                                 heartbeat_table=heartbeat_table, deadline=deadline, down=down)
 
     try:
         result = _bounded(NAME, fmt, timeout, verbosity, work)
@@ -262,26 +293,27 @@ def _health_command(check: HealthCheck) -> click.Command:
     def command(config_path: str | None, targets: tuple[str, ...],
                 node_dsns: tuple[str, ...], password_file: Path | None,
                 password_env: str | None, fmt: str, timeout: float, verbosity: int,
-                warning: Range | None = None, critical: Range | None = None,
+                down: Status, warning: Range | None = None, critical: Range | None = None,
                 heartbeat_table: str | None = None) -> None:
         from dbgauge.checks.health.run import run_health
 
         given = warning is not None or critical is not None
-        limits = check.limits(warning, critical) if given else None
+        try:
+            limits = check.limits(warning, critical) if given else None
+        except DbgaugeError as exc:  # a threshold the check cannot mean: exit 3
+            _check_failed(check.name, exc, fmt)
 
-        def work() -> CheckResult:
+        def work(deadline: Deadline) -> CheckResult:
             nodes = _selection(config_path, targets, node_dsns, password_file,
                                password_env, heartbeat_table)
-            return run_health(check, nodes, limits)
+            return run_health(check, nodes, limits, deadline=deadline, down=down)
 
         try:
             result = _bounded(check.name, fmt, timeout, verbosity, work)
         except DbgaugeError as exc:
             _check_failed(check.name, exc, fmt)
         chosen = limits or check.defaults
-        _check_emit(result, fmt,
-                    {check.metric: (str(chosen.warning), str(chosen.critical))}
-                    if chosen else None, verbosity)
+        _check_emit(result, fmt, chosen.perf(check.metric) if chosen else None, verbosity)
 
     command.__doc__ = _health_help(check)
     for option in _health_options(check):
@@ -292,11 +324,17 @@ def _health_command(check: HealthCheck) -> click.Command:
 
 def _health_help(check: HealthCheck) -> str:
     defaults = check.defaults
+    share = defaults.share if defaults else None
     return (f"{check.summary.rstrip('.')}: see docs/checks.md for what is measured on each "
             "kind of server.\n\n\b\n"
-            + (f"Thresholds: --warning/--critical, default {defaults.warning} and "
-               f"{defaults.critical} {check.unit}.\n" if defaults else
+            + (f"Thresholds: --warning/--critical, default {defaults.warning.plain} and "
+               f"{defaults.critical.plain} {check.unit}.\n" if defaults else
                "No thresholds: each problem it finds has its own severity.\n")
+            + (f"A bare number is a count of {share.count} (as check_postgres reads it), "
+               f"N% a share of the limit (0 to 100).\n" if share and share.count else
+               "A threshold is a percentage, 0 to 100 (N or N%).\n" if share else
+               "Seconds, or a time with its unit (5m, 1h30m, 500ms).\n"
+               if defaults and defaults.seconds else "")
             + f"Example: dbgauge check {check.name} --config dbgauge.yaml --target NAME"
             + (" --warning W --critical C" if defaults else ""))
 

@@ -7,6 +7,8 @@ dbgauge's own code. Drivers are used directly here on purpose: this is the test'
 
 from __future__ import annotations
 
+import os
+import signal
 import threading
 from collections.abc import Iterator
 from contextlib import closing, contextmanager
@@ -20,6 +22,7 @@ import pymysql  # type: ignore[import-untyped,unused-ignore]
 import pymysql.cursors  # type: ignore[import-untyped,unused-ignore]
 
 from dbgauge.toolkit import sandbox as sb
+from dbgauge.toolkit.sandbox.layout import Layout
 from tests.helpers import REPO, wait_for
 
 
@@ -286,3 +289,16 @@ def errant_write(sandbox: Sandbox) -> Iterator[str]:
             "SET GLOBAL read_only = ON")
         wait_for(lambda: replicating(sandbox), timeout=30)
         replica_caught_up(sandbox)
+
+
+@contextmanager
+def stopped(sandbox: Sandbox, name: str) -> Iterator[None]:
+    """The server frozen with SIGSTOP (its sockets stay open: connections hang, nothing is
+    refused), always continued afterwards."""
+    pid = Layout(sandbox.directory.resolve()).running_pid(name)
+    assert pid is not None, f"{name} is not running"
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        yield
+    finally:
+        os.kill(pid, signal.SIGCONT)

@@ -65,7 +65,7 @@ def test_password_file_wins_over_the_option_file(sandbox: Sandbox, tmp_path: Pat
     (tmp_path / ".my.cnf").write_text(f"[client]\nuser = {MONITOR_USER}\npassword = {wrong}\n"
                                       f"host = 127.0.0.1\nport = {port}\n")
     refused = dbgauge(tmp_path, "check", "connections", "--node", "mysql://")
-    assert refused.returncode == 3, refused.stdout
+    assert refused.returncode == 2, refused.stdout  # down for the monitor: CRITICAL
     assert "authentication failed" in refused.stdout, refused.stdout
     assert wrong not in refused.stdout + refused.stderr
     fixed = dbgauge(tmp_path, "check", "connections", "--node", "mysql://",

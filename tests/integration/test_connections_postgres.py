@@ -60,13 +60,13 @@ def test_pgtap_run_and_a_check_with_only_pg_variables(sandbox: Sandbox, tmp_path
     # PGSSLMODE too: the sandbox's server has no TLS, so "require" cannot connect.
     tls = dbgauge(tmp_path, pg_env(sandbox, PGSSLMODE="require"), "check", "connections",
                   "--node", "postgresql://")
-    assert tls.returncode == 3, tls.stdout
+    assert tls.returncode == 2, tls.stdout  # no connection: CRITICAL
     assert "server does not support SSL, but SSL was required" in tls.stdout, tls.stdout
 
     # A wrong PGPASSWORD: the server refuses: an authentication failure, password unshown.
     wrong = dbgauge(tmp_path, pg_env(sandbox, PGPASSWORD="not-the-password-4711"),
                     "check", "connections", "--node", "postgresql://")
-    assert wrong.returncode == 3, wrong.stdout
+    assert wrong.returncode == 2, wrong.stdout
     assert "authentication failed" in wrong.stdout
     assert "not-the-password-4711" not in wrong.stdout + wrong.stderr
 
@@ -95,7 +95,7 @@ def test_pg_prove_flags_and_a_key_value_dsn(sandbox: Sandbox, tmp_path: Path,
 
     secret = "kv-secret-0815"
     bad = dbgauge(tmp_path, {}, "check", "connections", "--node", f"{kv} password={secret}")
-    assert bad.returncode == 3, bad.stdout
+    assert bad.returncode == 2, bad.stdout
     assert "authentication failed" in bad.stdout
     assert secret not in bad.stdout + bad.stderr
 

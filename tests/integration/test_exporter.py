@@ -26,7 +26,7 @@ from dbgauge.cli import cli
 from dbgauge.toolkit import sandbox as sb
 from dbgauge.toolkit.exporter.scrape import scrape_once
 from dbgauge.toolkit.render.prometheus import build_families, negotiate, render
-from tests.helpers import DBGAUGE, REPO, parse_metrics, value, wait_for
+from tests.helpers import DBGAUGE, REPO, Metrics, parse_metrics, value, wait_for
 from tests.helpers.daemon import Daemon, config_file, target_entry
 from tests.helpers.exposition import reference
 from tests.helpers.servers import Sandbox
@@ -283,23 +283,43 @@ def test_wrong_password_is_down_logged_and_never_leaked(sandbox: Sandbox, tmp_pa
 
 
 def test_sighup_reloads_and_bad_config_keeps_the_old(sandbox: Sandbox, tmp_path: Path) -> None:
+    """A reload shows in dbgauge_config_last_reload_successful and _success_timestamp_seconds
+    (Prometheus' own convention): 0 while a broken file is kept out, 1 and a newer time once
+    a reload succeeds again; waited for on /metrics, where Prometheus sees it."""
+    ok, at = "dbgauge_config_last_reload_successful", \
+        "dbgauge_config_last_reload_success_timestamp_seconds"
     path = config_file(sandbox, tmp_path / "c.yaml", [target_entry(sandbox, "pg-primary")])
     d = Daemon(path, tmp_path / "log")
+
+    def reloaded(successful: float, after: float) -> Metrics | None:
+        m = d.metrics()
+        return m if value(m, ok) == successful and (value(m, at) or 0) > after else None
+
     try:
-        assert value(d.metrics(), "dbgauge_up", target="pg-primary") == 1.0
+        m = d.metrics()
+        assert value(m, "dbgauge_up", target="pg-primary") == 1.0
+        assert value(m, ok) == 1.0 and abs((value(m, at) or 0) - time.time()) < 60
+        started = value(m, at) or 0
+        assert value(d.metrics("/probe?target=pg-primary"), ok) is None  # fleet-wide only
         config_file(sandbox, path, [target_entry(sandbox, "pg-primary"),
                                 target_entry(sandbox, "mariadb-primary")])
         d.proc.send_signal(signal.SIGHUP)
-        wait_for(lambda: "config reloaded" in d.log_text())
-        m = d.metrics()
+        m = wait_for(lambda: reloaded(1.0, started), what="a successful reload on /metrics")
+        first = value(m, at) or 0
+        assert "config reloaded" in d.log_text()
+        m = d.metrics()  # a scrape begun after the reload (one in flight used the old config)
         assert value(m, "dbgauge_up", target="mariadb-primary") == 1.0
         path.write_text("targets:\n  - name: broken\n    kind: nosuch\n")
         d.proc.send_signal(signal.SIGHUP)
-        wait_for(lambda: "reload failed" in d.log_text())
-        assert "targets[0].kind" in d.log_text()
-        m = d.metrics()
+        m = wait_for(lambda: reloaded(0.0, first - 1), what="the failed reload on /metrics")
+        assert value(m, at) == first  # the last success, unchanged
+        assert "reload failed" in d.log_text() and "targets[0].kind" in d.log_text()
         assert value(m, "dbgauge_up", target="mariadb-primary") == 1.0
         assert value(m, "dbgauge_up", target="broken") is None
+        config_file(sandbox, path, [target_entry(sandbox, "pg-primary")])
+        d.proc.send_signal(signal.SIGHUP)
+        wait_for(lambda: reloaded(1.0, first), what="the fixed config's reload on /metrics")
+        assert value(d.metrics(), "dbgauge_up", target="mariadb-primary") is None
     finally:
         code = d.stop()
     assert code == 0, d.log_text()

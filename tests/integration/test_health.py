@@ -88,31 +88,60 @@ def test_lag_above_thresholds_is_warning_then_critical(sandbox: Sandbox) -> None
                  timeout=30)
 
 
-def test_unreachable_node_is_unknown_naming_it_and_why(sandbox: Sandbox) -> None:
+def test_a_node_that_is_down_is_critical_naming_it_and_why(sandbox: Sandbox) -> None:
+    """Down is CRITICAL, as check_postgres, check_pgsql and check_mysql say it; UNKNOWN
+    only when asked (--unreachable-state unknown); the other nodes are still checked."""
     closed = free_port()
-    got = check("connections", "--node", f"mysql://dbgauge:notmypw99@127.0.0.1:{closed}/",
-                "--node", "standby=" + sandbox.state.dbgauge_dsn("pg-standby"),
-                "--password-file", str(sandbox.state.dbgauge_password_file))
-    assert got.code == 3, got.out
-    assert got.first.startswith(f"CONNECTIONS UNKNOWN - 127.0.0.1:{closed}: cannot connect to "
-                                f"127.0.0.1:{closed}: ")
+    nodes = ["--node", f"mysql://dbgauge:notmypw99@127.0.0.1:{closed}/",
+             "--node", "standby=" + sandbox.state.dbgauge_dsn("pg-standby"),
+             "--password-file", str(sandbox.state.dbgauge_password_file)]
+    got = check("connections", *nodes)
+    assert got.code == 2, got.out
+    assert got.first.startswith(f"CONNECTIONS CRITICAL - 127.0.0.1:{closed}: cannot connect "
+                                f"to 127.0.0.1:{closed}: ")
     assert "standby: 1 of" in got.first or "standby: 2 of" in got.first  # still checked
     assert "notmypw99" not in got.out + got.err
+    got = check("connections", *nodes, "--unreachable-state", "unknown")
+    assert got.code == 3 and got.first.startswith("CONNECTIONS UNKNOWN - 127.0.0.1:"), got.out
+    got = check("connection", *nodes)
+    assert got.code == 2, got.out
+    assert f"CRITICAL 127.0.0.1:{closed} [unreachable] cannot connect to" in got.out
+    assert "standby: connected, postgres 15." in got.first, got.out
     sb.stop_instance(sandbox.directory, "mariadb-replica")
     try:
-        for name in ("split-brain", "lag", "replication"):
+        for name in ("split-brain", "lag", "replication", "connection"):
             got = check(name, *cfg(sandbox))
-            assert got.code == 3, got.out
-            assert f"UNKNOWN mariadb-replica [unreachable] cannot connect to 127.0.0.1:" \
+            assert got.code == 2, got.out
+            assert f"CRITICAL mariadb-replica [unreachable] cannot connect to 127.0.0.1:" \
                    f"{sandbox.state.port('mariadb-replica')}: " in got.out, got.out
+        got = check("split-brain", *cfg(sandbox), "--unreachable-state", "unknown")
+        assert got.code == 3 and "UNKNOWN mariadb-replica [unreachable]" in got.out, got.out
     finally:
         sb.start_instance(sandbox.directory, "mariadb-replica")
     assert check("replication", *cfg(sandbox)).code == 0
 
 
+def test_the_connection_check(sandbox: Sandbox, tmp_path: Path) -> None:
+    """Every kind answers with what it is; a refused password is CRITICAL [auth-failed]."""
+    got = check("connection", *cfg(sandbox), "-v")
+    assert got.code == 0, got.out
+    for name in ("mariadb-primary", "mariadb-replica", "pg-primary", "pg-standby",
+                 "pgbouncer", "pg-subscriber"):
+        assert f"{name}: connected, " in got.first, got.out
+    assert "pgbouncer: connected, pgbouncer 1." in got.first, got.out
+    wrong = tmp_path / "wrong.password"
+    wrong.write_text("not-the-password-4711\n")
+    got = check("connection", "--node", "p=" + sandbox.state.dbgauge_dsn("pg-primary"),
+                "--password-file", str(wrong))
+    assert got.code == 2 and "CRITICAL p [auth-failed] authentication failed" in got.out
+    got = check("connection", "--node", "p=" + sandbox.state.dbgauge_dsn("pg-primary"),
+                "--password-file", str(wrong), "--unreachable-state", "unknown")
+    assert got.code == 3 and "UNKNOWN p [auth-failed]" in got.out, got.out
+
+
 def test_connections_locks_and_pool_waits_by_threshold(sandbox: Sandbox) -> None:
-    got = check("connections", *cfg(sandbox, "--target", "pg-primary", "--warning", "0.1",
-                                    "--critical", "99"))
+    got = check("connections", *cfg(sandbox, "--target", "pg-primary", "--warning", "0.1%",
+                                    "--critical", "99%"))
     assert got.code == 1 and "WARNING pg-primary [connections]" in got.out, got.out
     with lock_wait(sandbox) as waiting:
         got = wait_for(lambda: (lambda g: g if g.code == 1 else None)(
@@ -135,12 +164,12 @@ def test_check_applies_only_to_its_kinds(sandbox: Sandbox, tmp_path: Path) -> No
     assert got.code == 0 and got.first.startswith("PGBOUNCER-POOLS OK - pgbouncer: ")
 
 
-def test_an_unreachable_node_is_unknown_and_named_without_its_password() -> None:
-    """Nothing listens on port 1: UNKNOWN (exit 3), the node named by its address."""
+def test_an_unreachable_node_is_critical_and_named_without_its_password() -> None:
+    """Nothing listens on port 1: CRITICAL (exit 2), the node named by its address."""
     out = check("lag", "--node", "mysql://u:pw123456@127.0.0.1:1/", "--format", "json")
-    assert out.code == 3, out.out + out.err
+    assert out.code == 2, out.out + out.err
     doc = out.json()
-    assert doc["status"] == "UNKNOWN"
+    assert doc["status"] == "CRITICAL"
     (finding,) = doc["findings"]  # type: ignore[misc]
     assert finding["kind"] == "unreachable" and finding["node"] == "127.0.0.1:1"
     assert "cannot connect to 127.0.0.1:1" in finding["detail"]

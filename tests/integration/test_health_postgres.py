@@ -49,8 +49,8 @@ def test_txn_wraparound_per_database_and_against_freeze_max_age(sandbox: Sandbox
     assert after - before >= 100 * 3000 / 2 ** 31 * 0.99, (before, after)
     freeze = perf(got, "pg-primary:xid_freeze_max_age_percent")  # default 200 million
     assert freeze == pytest.approx(after * 2 ** 31 / 200_000_000, rel=0.01)
-    level = f"{after / 2:.7f}"  # half the current percentage: crossed
-    got = check("txn-wraparound", *cfg(sandbox, *PRIMARY, "-w", level, "-c", "50"))
+    level = f"{after / 2:.7f}%"  # half the current percentage: crossed
+    got = check("txn-wraparound", *cfg(sandbox, *PRIMARY, "-w", level, "-c", "50%"))
     assert got.code == 1 and "WARNING pg-primary [xid-wraparound] database " in got.out
     assert "of the wraparound limit 2^31" in got.first and "autovacuum_freeze_max_age" in got.first
     got = check("txn-wraparound", *cfg(sandbox, *PRIMARY, "-c", level))

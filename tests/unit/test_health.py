@@ -25,7 +25,6 @@ from dbgauge.collectors.mysql_replication import parse_replica_status
 from dbgauge.collectors.postgres_replication import parse_local, parse_slots, parse_standbys
 from dbgauge.toolkit.db import ServerInfo
 from dbgauge.toolkit.errors import ConfigError
-from dbgauge.toolkit.ranges import parse_range
 from dbgauge.toolkit.render.plugin import render_plugin, render_plugin_json
 from dbgauge.toolkit.result import CheckResult, Finding, Status, perf_label, plugin_result, worst
 from dbgauge.toolkit.targets import Selection, select, target_from_dsn
@@ -244,13 +243,15 @@ def test_nodes_from_dsns() -> None:
 # (name, short help, default thresholds): the generated text must not drift.
 HEALTH_CHECKS: tuple[tuple[str, str, str | None], ...] = (
     ("replication", "Replication threads running and error-free.", None),
+    ("connection", "Whether the server accepts a connection (down: CRITICAL).", None),
     ("lag", "Replication lag in seconds (heartbeat when configured).", "30 and 120 seconds"),
-    ("connections", "Connections in use against the limit, in percent.", "80 and 95 percent"),
+    ("connections", "Connections in use against the limit: a count (-w 200) or a share "
+     "(-w 80%).", "80 and 95 percent"),
     ("pgbouncer-pools", "Clients waiting in PgBouncer pools: the longest wait.",
      "1 and 5 seconds"),
     ("locks", "The oldest current lock wait, in seconds.", "10 and 30 seconds"),
-    ("txn-wraparound", "Transaction-ID age per database, percent of 2^31 (PostgreSQL).",
-     "50 and 75 percent"),
+    ("txn-wraparound", "Transaction-ID age: transactions (-c 1300000000) or percent of 2^31 "
+     "(-c 75%) (PostgreSQL).", "50 and 75 percent"),
     ("last-vacuum", "Seconds since the least recently vacuumed table (PostgreSQL).",
      "86400 and 172800 seconds"),
     ("last-analyze", "Seconds since the least recently analyzed table (PostgreSQL).",
@@ -290,10 +291,11 @@ def test_cli_defaults_match_the_checks() -> None:
             continue
         assert shown is not None
         warning, _, critical, _ = shown.split()
-        assert (parse_range(warning), parse_range(critical)) == (defaults.warning,
-                                                                 defaults.critical)
+        assert (warning, critical) == (defaults.warning.plain, defaults.critical.plain)
         assert f"Thresholds: --warning/--critical, default {shown}." in text
-        assert f"(default {warning})" in text and f"default {critical})" in text
+        # the options' help in the check's own unit: 80% where a bare number is a count
+        assert f"(default {defaults.warning})" in text
+        assert f"default {defaults.critical})" in text
     assert "--heartbeat-table SCHEMA.TABLE Read lag" in " ".join(CliRunner().invoke(
         cli, ["check", "lag", "--help"]).output.split())
 
@@ -337,7 +339,7 @@ def test_daemon_samples_and_job_config() -> None:
                 if s.name == "dbgauge_split_brain_findings"}
     assert findings[("errant-transactions", "r")] == 1
     assert findings[("unreachable", "q")] == 1 and findings[("multiple-primaries", "p")] == 0
-    assert len(findings) == 3 * 11  # every kind for every node: no series comes and goes
+    assert len(findings) == 3 * 12  # every kind for every node: no series comes and goes
     assert findings[("not-applicable", "p")] == 0
     errant = {s.labels["node"]: s.value for s in samples
               if s.name == "dbgauge_split_brain_errant_transactions"}
@@ -370,14 +372,23 @@ def test_a_node_that_was_not_checked_says_why_in_one_vocabulary() -> None:
     from dbgauge.checks.nodes import NOT_CHECKED, failure
     from dbgauge.checks.split_brain import KINDS, check_split_brain
     from dbgauge.toolkit.errors import AuthError, ConnectError, QueryError
+    from dbgauge.toolkit.targets import Deadline, Unfinished
 
     found = [failure("n", exc) for exc in (
         ConnectError("cannot connect to h:1: refused"), AuthError("authentication failed"),
         QueryError("no such table"), RuntimeError("boom"))]
     assert [f.kind for f in found] == ["unreachable", "auth-failed", "query-failed",
                                        "check-failed"]
-    assert {(f.severity, f.node) for f in found} == {(Status.UNKNOWN, "n")}
+    # down (refused, timed out, password refused) is CRITICAL, as the monitoring plugins
+    # say it; what could not be told is UNKNOWN
+    assert [f.severity for f in found] == [Status.CRITICAL, Status.CRITICAL, Status.UNKNOWN,
+                                           Status.UNKNOWN]
+    assert {f.node for f in found} == {"n"}
     assert found[3].detail == "could not be checked (RuntimeError: boom)"
+    assert failure("n", ConnectError("x"), down=Status.UNKNOWN).severity is Status.UNKNOWN
+    late = failure("n", Unfinished("not finished"), deadline=Deadline(0, "3 s (-t/--timeout)"))
+    assert (late.severity, late.kind, late.detail) == (
+        Status.UNKNOWN, "no-answer", "did not answer within 3 s (-t/--timeout)")
     assert set(NOT_CHECKED) <= set(KINDS)  # every one is a label value of the daemon's metric
     bouncer = target_from_dsn("b=postgresql://u@h:6432/pgbouncer")
     named = Selection((bouncer,), frozenset({"b"}))
@@ -424,7 +435,7 @@ def test_each_node_turns_a_failure_into_the_nodes_finding() -> None:
     (got,) = each_node([node], lambda n, _c: ran.append(n.name))
     assert isinstance(got, Failed) and not got.connected and ran == []
     assert (got.finding.node, got.finding.kind, got.finding.severity) == (
-        "gone", "unreachable", Status.UNKNOWN)
+        "gone", "unreachable", Status.CRITICAL)
     assert "127.0.0.1:1" in got.finding.detail and "pw" not in got.finding.detail
     assert each_node([], lambda n, _c: n) == []
 
@@ -458,3 +469,30 @@ def test_mysql_lag_is_threads_and_heartbeat() -> None:
     missing = replica_lag(node, [ok], None, "no heartbeat row from another server")
     assert isinstance(missing, NodeOutcome) and missing.findings[0].kind == "no-heartbeat-writer"
     assert replica_lag(node, [halted], None, "no row").status is Status.CRITICAL  # type: ignore[union-attr]
+
+
+def test_a_deadline_part_leaves_the_later_rounds_their_time() -> None:
+    """One round of several gets a part of the time left (split-brain's connect round),
+    never past the whole deadline. (What a fan-out does at a deadline is tested against
+    a frozen server: tests/integration/test_health_plugin.py.)"""
+    from dbgauge.toolkit.targets import Deadline
+
+    part = Deadline.within(10, "10 s").part(0.5)
+    assert 4 < part.left() <= 5 and part.said == "10 s"
+    assert Deadline(0, "x").part(0.5).left() == 0
+
+
+def test_a_scheduled_check_says_down_as_configured() -> None:
+    """A `checks:` entry's target that is down (nothing listens on port 1) is CRITICAL in
+    dbgauge_check_status, as on the command line; `unreachable_state: unknown` makes it
+    UNKNOWN; anything else there is a config error."""
+    config = parse_config(
+        "targets:\n  - {name: gone, kind: mysql, dsn: 'mysql://u:pw@127.0.0.1:1/'}\n"
+        "checks:\n  - {check: connection}\n"
+        "  - {check: connections, warning: 200, unreachable_state: unknown}\n")
+    states = [{s.labels["target"]: s.value for s in job.run()
+               if s.name == "dbgauge_check_status"} for job in check_jobs(config)]
+    assert states == [{"gone": 2.0}, {"gone": 3.0}]
+    with pytest.raises(ConfigError, match="unreachable_state"):
+        parse_config("targets:\n  - {name: gone, kind: mysql, dsn: 'mysql://u@h:1/'}\n"
+                     "checks:\n  - {check: lag, unreachable_state: warning}\n")

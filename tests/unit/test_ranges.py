@@ -4,6 +4,7 @@ them: every range form, its alert semantics, and the perfdata rendering."""
 from __future__ import annotations
 
 import math
+import re
 
 import pytest
 from click.testing import CliRunner
@@ -11,6 +12,7 @@ from click.testing import CliRunner
 from dbgauge.cli import cli
 from dbgauge.toolkit.ranges import Range, parse_range
 from dbgauge.toolkit.render.plugin import PerfValue, perf_value, quote_label, render_perf
+from dbgauge.toolkit.result import Status
 
 
 @pytest.mark.parametrize(("spec", "alerting", "quiet"), [
@@ -92,3 +94,92 @@ def test_cli_takes_short_options_and_ranges() -> None:
         assert option in help_text
     result = runner.invoke(cli, ["check", "lag", "-t", "0"])
     assert result.exit_code == 3 and result.output.startswith("LAG UNKNOWN - ")
+
+
+def test_a_percentage_is_marked_and_kept_within_0_to_100() -> None:
+    """`80%` (check_postgres' share of a limit): the same range, marked; its text keeps
+    the %, its perfdata form drops it. Out of 0..100, or % on one number only: refused."""
+    assert parse_range("80%") == Range(0, 80, percent=True)
+    assert str(parse_range("80%")) == "80%" and parse_range("80%").plain == "80"
+    assert parse_range("@10%:20%") == Range(10, 20, inside=True, percent=True)
+    assert str(parse_range("@10%:20%")) == "@10%:20%"
+    assert str(parse_range("~:80%")) == "~:80%" and str(parse_range("10%:")) == "10%:"
+    assert parse_range("1_300_000_000") == Range(0, 1.3e9)  # check_postgres' spelling
+    for spec, says in (("120%", "'120%' is not a percentage: a share of a limit is 0 to 100"),
+                       ("-5%:", "is not a percentage"),
+                       ("10%:20", "write % after each of its numbers or after none"),
+                       ("80%%", "'80%' is not a number")):
+        with pytest.raises(ValueError, match=re.escape(says)):
+            parse_range(spec)
+
+
+def test_each_check_reads_a_bare_number_in_its_own_unit() -> None:
+    """Connections: a bare number is a count of connections, N% a share (check_postgres'
+    backends). Wraparound: a count of transactions; a bare number up to 100 is refused (a
+    percentage missing its %). Sequence: a percentage either way, 0..100. Lag: seconds,
+    % refused. Never one silently read as the other."""
+    from dbgauge.checks.health import health_checks
+    from dbgauge.toolkit.errors import ConfigError
+
+    checks = health_checks()
+    conns = checks["connections"].limits("200", None)
+    assert conns is not None
+    assert conns.warning == Range(0, 200) and conns.critical == Range(0, 95, percent=True)
+    # 150 of 1000 connections (15 %): under the 200-connection warning, under 95 %
+    assert conns.status(15.0, 150.0) is Status.OK
+    assert conns.status(25.0, 250.0) is Status.WARNING  # 250 connections
+    assert conns.status(96.0, 250.0) is Status.CRITICAL  # 96 % of the limit
+    assert conns.perf("connections_percent") == {"connections": ("200", None),
+                                                 "connections_percent": (None, "95")}
+    share = checks["connections"].limits("80%", "90%")
+    assert share is not None and share.status(85.0, 5.0) is Status.WARNING
+    assert share.perf("connections_percent") == {"connections_percent": ("80", "90")}
+    wrap = checks["txn-wraparound"].limits("1_300_000_000", "1400000000")
+    assert wrap is not None
+    assert wrap.status(65.0, 1.35e9) is Status.WARNING  # by the count, not 65 %
+    assert wrap.status(10.0, 1.0e9) is Status.OK
+    seq = checks["sequence"].limits("90%", "97")
+    assert seq is not None and (seq.warning, seq.critical) == (Range(0, 90), Range(0, 97))
+    for name, w, says in (
+            ("txn-wraparound", "75", "--warning 75: a bare number is a count of transactions "
+                                     "here (as check_postgres reads it), and 75 transactions "
+                                     "is no plausible threshold: write 75% for a share"),
+            ("sequence", "200", "--warning 200: '200' is not a percentage"),
+            ("lag", "20%", "--warning 20%: this check's value is not a share of a limit"),
+            ("connections", Range(0, 120, percent=True), "'120' is not a percentage")):
+        with pytest.raises(ConfigError, match=re.escape(says)):
+            checks[name].limits(w, None)
+
+
+def test_a_scheduled_check_reads_thresholds_the_same_way() -> None:
+    """The daemon's `checks:` entries go through the same reading: a YAML 200 is 200
+    connections, "80%" a share, a bare 75 for wraparound is refused at config time."""
+    from dbgauge.app import scheduled_checks
+    from dbgauge.checks.schedule import validate_check_job
+
+    checks = scheduled_checks()
+    validate_check_job(checks, "connections", 200, "95%")
+    with pytest.raises(ValueError, match="75 transactions is no plausible threshold"):
+        validate_check_job(checks, "txn-wraparound", 75, None)
+
+
+def test_a_time_threshold_may_carry_its_unit() -> None:
+    """check_postgres writes times with units: `-w 5m` is 300 seconds on a check of
+    seconds, refused (exit 3) on any other; all of a range's numbers carry one or none."""
+    from dbgauge.checks.health import health_checks
+    from dbgauge.toolkit.errors import ConfigError
+
+    assert parse_range("5m") == Range(0, 300, duration=True) and str(parse_range("5m")) == "300s"
+    assert parse_range("@1m:1h30m") == Range(60, 5400, inside=True, duration=True)
+    assert parse_range("10m:").plain == "600:" and parse_range("500ms").end == 0.5
+    with pytest.raises(ValueError, match="give a time unit to each of its numbers or to none"):
+        parse_range("5m:600")
+    checks = health_checks()
+    lag = checks["lag"].limits("5m", "1h")
+    assert lag is not None and (lag.warning, lag.critical) == (Range(0, 300), Range(0, 3600))
+    assert lag.status(301.0) is Status.WARNING and lag.status(299.0) is Status.OK
+    uptime = checks["uptime"].limits("10m:", None)
+    assert uptime is not None and uptime.warning == Range(600)
+    for name in ("connections", "history-list", "archiver"):
+        with pytest.raises(ConfigError, match="this check's value is not a time"):
+            checks[name].limits("5m", None)

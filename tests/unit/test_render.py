@@ -8,7 +8,7 @@ from prometheus_client import ProcessCollector
 from dbgauge.app import registry
 from dbgauge.toolkit.db import ServerInfo
 from dbgauge.toolkit.exporter.scrape import CollectorRun, SampleOut, TargetResult
-from dbgauge.toolkit.metrics import SELF_METRICS, MetricSpec, Sample
+from dbgauge.toolkit.metrics import SELF_METRICS, ConfigLoad, MetricSpec, Sample
 from dbgauge.toolkit.render.prometheus import (
     TEXT,
     build_families,
@@ -46,6 +46,18 @@ def test_one_family_per_metric_across_targets() -> None:
     assert 'target="c",version' not in text
     assert text.count("# TYPE dbgauge_up gauge") == 1
     assert "dbgauge_build_info{" in text
+    assert "dbgauge_config_last_reload" not in text  # a /probe: not the daemon's own
+
+
+def test_the_last_config_load_is_two_gauges() -> None:
+    """Prometheus' own names for it (prometheus_config_last_reload_*): a failed reload
+    is 0 and keeps the time of the last success."""
+    body, _ = encode([_result("a", True, 5)], specs=REGISTRY.specs(),
+                     config=ConfigLoad(False, 1795910000.5))
+    text = body.decode()
+    assert "# TYPE dbgauge_config_last_reload_successful gauge" in text
+    assert "\ndbgauge_config_last_reload_successful 0.0\n" in text
+    assert "\ndbgauge_config_last_reload_success_timestamp_seconds 1.7959100005e+09\n" in text
 
 
 def test_openmetrics_when_asked() -> None:

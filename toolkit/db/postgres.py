@@ -19,12 +19,20 @@ from dbgauge.toolkit.db.pipeline import ReadAhead, Statement
 from dbgauge.toolkit.db.privileges import pg_denied_hint
 from dbgauge.toolkit.db.version import parse_version
 from dbgauge.toolkit.dsn import ConnParams
-from dbgauge.toolkit.errors import AuthError, ConnectError, DbgaugeError, QueryError
+from dbgauge.toolkit.errors import (
+    AuthError,
+    ConfigError,
+    ConnectError,
+    DbgaugeError,
+    QueryError,
+)
 from dbgauge.toolkit.redact import redact
 from dbgauge.toolkit.sql import load_sql
 from dbgauge.toolkit.targets import Target
 
 _AUTH_SQLSTATES = {"28P01", "28000"}
+# libpq failures before any server is asked (a bad service name or file): input errors.
+_LOCAL_ERRORS = ("definition of service", "service file ")
 
 
 class PostgresConnection:
@@ -82,6 +90,9 @@ class PostgresConnection:
                     "check the password source and pg_hba.conf"
                     + (" / the PgBouncer auth_file" if pgbouncer else "")
                 ) from None
+            if any(m in text for m in _LOCAL_ERRORS):  # no server was asked: not down
+                raise ConfigError(f"cannot connect to {params.address}: {_reason(exc)}"
+                                  ) from None
             raise ConnectError(f"cannot connect to {params.address}: {_reason(exc)}") from None
         except psycopg.Error as exc:
             raise ConnectError(f"cannot connect to {params.address}: {_reason(exc)}") from None

@@ -212,7 +212,8 @@ class Handler(BaseHTTPRequestHandler):
         # serves them.
         jobs = exporter.job_snapshots() if names is None else []
         body, content_type = encode(results, self.headers.get("Accept"), jobs,
-                                    exporter.wiring.registry.specs(), process=names is None)
+                                    exporter.wiring.registry.specs(), process=names is None,
+                                    config=exporter.config_load if names is None else None)
         self._send(200, body, content_type)
 
 

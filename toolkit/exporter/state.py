@@ -18,6 +18,7 @@ from dbgauge.toolkit.exporter.wiring import Wiring
 from dbgauge.toolkit.heartbeat import HeartbeatWriter
 from dbgauge.toolkit.jobs import Job, JobRunner, JobSnapshot, build_jobs
 from dbgauge.toolkit.logs import setup_logging
+from dbgauge.toolkit.metrics import ConfigLoad
 from dbgauge.toolkit.targets import Target
 
 log = logging.getLogger("dbgauge.serve")
@@ -48,6 +49,8 @@ class Exporter:
         self._writers: dict[str, tuple[Target, BackgroundTask]] = {}
         self._jobs: list[JobRunner] = []
         self._status = StatusCache(wiring.status)
+        # The config was loaded just before: dbgauge_config_last_reload_*.
+        self.config_load = ConfigLoad(True, time.time())
 
     def status(self) -> dict[str, Any]:
         """The status page's document: cached, refreshed at most once per
@@ -150,6 +153,7 @@ class Exporter:
             jobs = build_jobs(new, self.wiring.job_builders) if jobs_changed else None
         except DbgaugeError as exc:
             log.error("reload failed, keeping the previous config: %s", exc)
+            self.config_load = ConfigLoad(False, self.config_load.success_time)
             return False
         except Exception:  # a bug reading some file: still logged as a failed reload
             log.exception("reload failed, keeping the previous config: unexpected error")
@@ -166,6 +170,7 @@ class Exporter:
             self.web = web
             if jobs is not None:
                 self._start_jobs(new, jobs)
+            self.config_load = ConfigLoad(True, time.time())
         setup_logging(new.daemon.log_format, new.daemon.log_level)
         log.info("config reloaded: %d targets", len(new.targets))
         return True

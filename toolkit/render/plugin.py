@@ -26,7 +26,8 @@ _UOM: tuple[tuple[str, str, float | None, float | None], ...] = (
 )
 
 # metric -> (warning range, critical range), as the guideline text: "30", "600:", "@1:2"
-Thresholds = Mapping[str, tuple[str, str]]
+# (None: that level is not on this metric, e.g. a count threshold of a percentage check)
+Thresholds = Mapping[str, tuple[str | None, str | None]]
 
 
 @dataclass(frozen=True)
@@ -93,7 +94,7 @@ def render_plugin(result: CheckResult, thresholds: Thresholds | None = None,
         lines += [f"node {n['node']}: {n['status']}, {n['note']}"
                   for n in result.evidence.get("nodes", ())]
     if verbosity >= 2:
-        lines += [f"thresholds {metric}: warning {w}, critical {c}"
+        lines += [f"thresholds {metric}: warning {w or '-'}, critical {c or '-'}"
                   for metric, (w, c) in (thresholds or {}).items()]
     return "\n".join([line, *redact("\n".join(lines)).splitlines()]) + "\n"
 

@@ -38,10 +38,13 @@ from dbgauge.toolkit.metrics import (
     JOB_LAST_RUN,
     JOB_METRICS,
     JOB_SUCCESS,
+    RELOAD_SUCCESS,
+    RELOAD_SUCCESS_TIME,
     SCRAPE_DURATION,
     SELF_METRICS,
     TARGET_INFO,
     UP,
+    ConfigLoad,
     MetricSpec,
 )
 
@@ -70,9 +73,11 @@ class Family:
 
 
 def build_families(results: Sequence[TargetResult], jobs: Sequence[JobSnapshot] = (),
-                   specs: Mapping[str, MetricSpec] | None = None) -> list[Family]:
-    """Self metrics first, then every collector family that has samples, then the
-    cached results of scheduled jobs; `specs` declares the collectors' families."""
+                   specs: Mapping[str, MetricSpec] | None = None,
+                   config: ConfigLoad | None = None) -> list[Family]:
+    """Self metrics first (with `config`, the daemon's last config load), then every
+    collector family that has samples, then the cached results of scheduled jobs; `specs`
+    declares the collectors' families."""
     families: dict[str, Family] = {}
     known = {**(specs or {}), **_SELF}
     for job in jobs:
@@ -93,6 +98,9 @@ def build_families(results: Sequence[TargetResult], jobs: Sequence[JobSnapshot] 
 
     add(BUILD_INFO.name, (("python_version", platform.python_version()),
                           ("version", __version__)), 1.0)
+    if config is not None:
+        add(RELOAD_SUCCESS.name, (), 1.0 if config.successful else 0.0)
+        add(RELOAD_SUCCESS_TIME.name, (), config.success_time)
     for result in results:
         base = result.labels
         add(UP.name, base, 1.0 if result.up else 0.0)
@@ -336,10 +344,11 @@ def render(families: Sequence[Family], process: Iterable[Metric] = (),
 def encode(results: Sequence[TargetResult], accept: str | None = None,
            jobs: Sequence[JobSnapshot] = (),
            specs: Mapping[str, MetricSpec] | None = None,
-           process: bool = False) -> tuple[bytes, str]:
+           process: bool = False, config: ConfigLoad | None = None) -> tuple[bytes, str]:
     """Exposition bytes and content type, honouring the Accept header (OpenMetrics).
-    `process` adds the daemon's own process_* families (CPU, memory, fds, start time)."""
+    `process` adds the daemon's own process_* families (CPU, memory, fds, start time),
+    `config` its last config load."""
     fmt = negotiate(accept)
-    families = build_families(results, jobs, specs)
+    families = build_families(results, jobs, specs, config)
     extra = list(_PROCESS.collect()) if process else []
     return render(families, extra, fmt), fmt.content_type
