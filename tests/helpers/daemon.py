@@ -159,10 +159,14 @@ def collect_direct(sandbox: Sandbox, target: str | Target, *collectors: str,
 
 
 @contextmanager
-def heartbeat(sandbox: Sandbox) -> Iterator[HeartbeatWriter]:
-    """A fast heartbeat writer on the primary (as the daemon runs one), for lag checks."""
-    writer = HeartbeatWriter(target_config(sandbox, "mariadb-primary",
-                                           heartbeat={"mode": "write", "interval": 0.2}))
+def heartbeat(sandbox: Sandbox, table: str | None = None) -> Iterator[HeartbeatWriter]:
+    """A fast heartbeat writer on the primary (as the daemon runs one), for lag checks; in
+    `table` for a test that must be its only writer (the session daemon writes the
+    sandbox's default table whenever it runs)."""
+    settings: dict[str, object] = {"mode": "write", "interval": 0.2}
+    if table is not None:
+        settings["table"] = table
+    writer = HeartbeatWriter(target_config(sandbox, "mariadb-primary", heartbeat=settings))
     writer.start()
     try:
         yield writer

@@ -13,6 +13,7 @@ import pytest
 
 from dbgauge.toolkit.sandbox.model import APP_DATABASE, MONITOR_USER
 from tests.helpers import DBGAUGE, REPO
+from tests.helpers.drift import pg_caught_up, replicated_tables
 from tests.helpers.servers import Sandbox
 
 pytestmark = pytest.mark.integration
@@ -99,14 +100,22 @@ def test_pg_prove_flags_and_a_key_value_dsn(sandbox: Sandbox, tmp_path: Path,
     assert "authentication failed" in bad.stdout
     assert secret not in bad.stdout + bad.stderr
 
-    # checksum's --source/--replica take key=value DSNs too (no config needed)
+    # checksum's --source/--replica take key=value DSNs too (no config needed); a table to
+    # compare, or nothing compared is not OK (exit 2)
     sub = sandbox.state.port("pg-subscriber")
-    drift = dbgauge(tmp_path, password, "checksum", "--method", "direct", "-q",
-                    "--source", f"src=host=127.0.0.1 port={port} user={MONITOR_USER} dbname=drift",
-                    "--replica", f"sub=host=127.0.0.1 port={sub} user={MONITOR_USER} dbname=drift",
-                    "--state-file", str(tmp_path / "state.json"))
+    with replicated_tables(sandbox, {"kv_t": "CREATE TABLE kv_t (id int PRIMARY KEY)"}) \
+            as (primary, subscriber):
+        primary.execute("INSERT INTO kv_t SELECT generate_series(1, 10)")
+        pg_caught_up(primary, subscriber)
+        drift = dbgauge(tmp_path, password, "checksum", "--method", "direct", "-q",
+                        "--source",
+                        f"src=host=127.0.0.1 port={port} user={MONITOR_USER} dbname=drift",
+                        "--replica",
+                        f"sub=host=127.0.0.1 port={sub} user={MONITOR_USER} dbname=drift",
+                        "--tables", "public.kv_t", "--state-file", str(tmp_path / "state.json"))
     assert drift.returncode == 0, drift.stdout + drift.stderr
     assert drift.stdout.startswith("checksum of sub against src (method direct)"), drift.stdout
+    assert "public.kv_t" in drift.stdout, drift.stdout
 
     typo = dbgauge(tmp_path, {}, "check", "connections", "--node",
                    f"{kv} sslmod=require password={secret}")
