@@ -50,6 +50,12 @@ def spellings(secret: str) -> set[str]:
             json.dumps(secret)[1:-1], repr(secret)[1:-1], libpq}
 
 
+# Spellings remembered at most: the config's and the command line's passwords come first;
+# past this, a flood of distinct passwords (DSNs handed to /probe) can neither grow memory
+# nor slow every later redaction. The patterns still mask a DSN's password in any form.
+MAX_SPELLINGS = 6_000
+
+
 def register_secret(secret: str | None) -> None:
     """Remember a secret so `redact` removes it (in every spelling) wherever it appears."""
     global _ordered
@@ -57,7 +63,7 @@ def register_secret(secret: str | None) -> None:
         return
     with _lock:
         new = {s for s in spellings(secret) if len(s) >= 3} - _secrets
-        if new:
+        if new and len(_secrets) + len(new) <= MAX_SPELLINGS:
             _secrets.update(new)
             _ordered = sorted(_secrets, key=len, reverse=True)
 

@@ -228,3 +228,23 @@ def test_a_bugs_traceback_is_shown_without_the_password(
     err = capsys.readouterr().err
     assert caught.value.code == 1 and "RuntimeError" in err and "dbgauge:***@tcp" in err
     assert not leaked(err)
+
+
+def test_the_registry_of_secrets_is_bounded() -> None:
+    """A flood of distinct passwords (DSNs handed to /probe) stops being remembered past
+    MAX_SPELLINGS: memory and every later redaction stay bounded; the first ones stay."""
+    from dbgauge.toolkit import redact as r
+
+    saved = (set(r._secrets), list(r._ordered))
+    try:
+        r._secrets.clear()
+        r._ordered = []
+        r.register_secret("first-registered-secret")
+        for i in range(r.MAX_SPELLINGS):
+            r.register_secret(f"flood-{i:06d}-password")
+        assert len(r._secrets) <= r.MAX_SPELLINGS
+        assert r.redact("x first-registered-secret y") == "x *** y"
+    finally:
+        r._secrets.clear()
+        r._secrets.update(saved[0])
+        r._ordered = saved[1]
