@@ -2,8 +2,10 @@
 
 Real accounts on the sandbox (created on the primary, replicated to the replica, dropped
 afterwards): USAGE only, PROCESS only, REPLICATION CLIENT only (an alias of BINLOG MONITOR
-on MariaDB 10.5+), SLAVE MONITOR only, and the documented minimum of docs/mysql.md. Each
-runs every MariaDB collector on both servers and the MySQL-family checks. A collector
+on MariaDB 10.5+), SLAVE MONITOR only, PROCESS through a default role only (which
+information_schema.USER_PRIVILEGES does not list), and the documented minimum of
+docs/mysql.md. Each runs every MariaDB collector on both servers and the MySQL-family
+checks. A collector
 either succeeds or fails naming the GRANT of a privilege the account lacks -- and which
 ones fail is what docs/mysql.md says each needs; what succeeds equals what the
 administrator sees (the processlist without PROCESS would show the account's own threads
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -45,7 +48,9 @@ ACCOUNTS = {  # name: (global privileges, what they give in GRANTS' terms)
     "process": ("PROCESS", frozenset({"process"})),
     "rclient": ("REPLICATION CLIENT", frozenset({"binlog"})),  # BINLOG MONITOR on 10.11
     "smon": ("SLAVE MONITOR", frozenset({"slave"})),
+    "role": ("USAGE", frozenset({"process"})),  # PROCESS through its default role only
 }
+ROLE = "dbgauge_lpm_process_role"
 MINIMUM = frozenset(GRANTS)
 # What each collector needs on MariaDB (docs/mysql.md); not listed: nothing.
 NEEDS = {
@@ -106,15 +111,18 @@ def accounts(sandbox: Sandbox, tmp_path_factory: pytest.TempPathFactory
     for kind, (privileges, _) in ACCOUNTS.items():
         statements += [f"CREATE OR REPLACE USER {_user(kind)}@'%' IDENTIFIED BY '{password}'",
                        f"GRANT {privileges} ON *.* TO {_user(kind)}@'%'"]
-    statements += [f"DROP USER IF EXISTS {_user('minimum')}@'%'",
+    statements += [f"CREATE OR REPLACE ROLE {ROLE}", f"GRANT PROCESS ON *.* TO {ROLE}",
+                   f"GRANT {ROLE} TO {_user('role')}@'%'",
+                   f"SET DEFAULT ROLE {ROLE} FOR {_user('role')}@'%'",
+                   f"DROP USER IF EXISTS {_user('minimum')}@'%'",
                    *documented_grants("mariadb", _user("minimum"), password)]
     execute(sandbox, "mariadb-primary", *statements)
     replica_caught_up(sandbox)
     try:
         yield {kind: _config(sandbox, directory, kind) for kind in (*ACCOUNTS, "minimum")}
     finally:
-        execute(sandbox, "mariadb-primary", *(f"DROP USER IF EXISTS {_user(kind)}@'%'"
-                                              for kind in (*ACCOUNTS, "minimum")))
+        execute(sandbox, "mariadb-primary", f"DROP ROLE IF EXISTS {ROLE}",
+                *(f"DROP USER IF EXISTS {_user(kind)}@'%'" for kind in (*ACCOUNTS, "minimum")))
         replica_caught_up(sandbox)
 
 
@@ -230,13 +238,13 @@ def test_each_check_is_what_the_minimum_gets_or_unknown_naming_the_grant(
             got = _check(accounts["minimum"], args)
             assert got.code == 0 and "[insufficient-privilege]" not in got.out, got.out
             assert args[0] != "lag" or "(heartbeat of server_id " in got.first, got.out
-        for kind in ACCOUNTS:
-            has = _has(kind)
-            for args, needs in CHECKS.items():
-                got = _check(accounts[kind], args)
-                if needs <= has:
-                    assert got.code == 0, (kind, args, got.out)
-                    continue
-                assert got.code == 3 and "[insufficient-privilege]" in got.out, \
-                    (kind, args, got.out)
-                assert any(GRANTS[p] in got.out for p in needs - has), (kind, args, got.out)
+        runs = [(kind, args) for kind in ACCOUNTS for args in CHECKS]
+        with ThreadPoolExecutor(max_workers=3) as pool:  # one CLI process each: ~1 s
+            outcomes = list(pool.map(lambda r: _check(accounts[r[0]], r[1]), runs))
+        for (kind, args), got in zip(runs, outcomes, strict=True):
+            has, needs = _has(kind), CHECKS[args]
+            if needs <= has:
+                assert got.code == 0, (kind, args, got.out)
+                continue
+            assert got.code == 3 and "[insufficient-privilege]" in got.out, (kind, args, got.out)
+            assert any(GRANTS[p] in got.out for p in needs - has), (kind, args, got.out)
