@@ -34,11 +34,12 @@ PS_SELECT = {
 # performance_schema.processlist) is not refused without PROCESS: it answers with the
 # account's own threads only, so "0 connected replicas" or "1 thread" would be read as the
 # server's. Whether the session holds PROCESS is asked of the server itself, by a statement
-# it refuses without it (`has_process`): information_schema.USER_PRIVILEGES and SHOW
-# GRANTS list the account's own grants and leave out what an enabled role gives (a role
-# holding PROCESS, SET DEFAULT ROLE: USAGE in USER_PRIVILEGES), and the server's own check
-# needs no parsing of grant texts. A behavioural probe of the processlist itself (does it
-# show a thread of another user?) cannot tell an idle server from a hidden one.
+# it refuses without it (`has_process`): information_schema.USER_PRIVILEGES lists the
+# account's own grants and leaves out what an enabled role gives (a role holding PROCESS,
+# SET DEFAULT ROLE: USAGE there), SHOW GRANTS would need its text parsed (roles, nested
+# roles, MySQL's partial revokes), and the server's own check needs neither. A behavioural
+# probe of the processlist itself (does it show a thread of another user?) cannot tell an
+# idle server from a hidden one.
 PROCESSLIST_HIDES = "without it the server shows only the account's own threads"
 
 
