@@ -24,7 +24,8 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from dbgauge.toolkit.db import Connection, connect
-from dbgauge.toolkit.errors import AuthError, ConnectError, DbgaugeError, NotVisible
+from dbgauge.toolkit.db.privileges import denied
+from dbgauge.toolkit.errors import AuthError, ConnectError, DbgaugeError, NotVisible, QueryError
 from dbgauge.toolkit.redact import redact
 from dbgauge.toolkit.result import Finding, Status
 from dbgauge.toolkit.targets import Deadline, Selection, Target, Unfinished, fan_out
@@ -55,7 +56,8 @@ def failure(node: str, exc: BaseException, *, down: Status = Status.CRITICAL,
         kind, detail, severity = AUTH_FAILED, str(exc), down
     elif isinstance(exc, ConnectError):  # its message says "cannot connect to host:port: why"
         kind, detail, severity = UNREACHABLE, str(exc), down
-    elif isinstance(exc, NotVisible):  # "the role r cannot see ...: GRANT ... TO r"
+    elif isinstance(exc, NotVisible) or (isinstance(exc, QueryError) and denied(exc)):
+        # "the role r cannot see ...: GRANT ... TO r"; "x needs the P privilege (GRANT ..."
         kind, detail = INSUFFICIENT_PRIVILEGE, str(exc)
     elif isinstance(exc, Unfinished):
         within = f" within {deadline.said}" if deadline is not None else " in time"

@@ -16,6 +16,9 @@ Threads are also counted by account user and by client host (the port removed), 
 `dbgauge_mysql_processlist_clients_truncated` is 1 when users or hosts were left out. The
 facts keep the raw groups (user, host, command, state, threads, summed time), which the
 mysqld_exporter dialect reads for its own, unnormalised, labels.
+
+Without PROCESS the server answers with the account's own threads only: the collector then
+fails naming the grant (asked of the server first, `require_process`), never counts those.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 from dbgauge.toolkit.db import Connection, Row
-from dbgauge.toolkit.db.privileges import PROCESS, query
+from dbgauge.toolkit.db.privileges import PROCESS, query, require_process
 from dbgauge.toolkit.db.values import number, text
 from dbgauge.toolkit.metrics import Collector, MetricSpec, MetricTable, Option, Sample
 
@@ -212,6 +215,7 @@ class MySQLProcesslist(Collector[ProcesslistFacts]):
                                      "threads first.", maximum=100_000)}
 
     def read(self, conn: Connection) -> ProcesslistFacts:
+        require_process(conn, "processlist_summary")  # else: its own threads, not a count
         return parse_processlist(query(conn, "processlist_summary", PROCESS))
 
     def samples(self, facts: ProcesslistFacts) -> Iterable[Sample]:

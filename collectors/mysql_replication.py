@@ -16,12 +16,19 @@ heartbeat lag, which keeps growing while the SQL thread is stopped.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from dbgauge.toolkit.db import Connection, Row, ServerInfo
-from dbgauge.toolkit.db.privileges import PROCESS, REPLICA_MONITOR, query
+from dbgauge.toolkit.db.privileges import (
+    PROCESS,
+    PS_SELECT,
+    REPLICA_MONITOR,
+    process_hidden,
+    query,
+)
 from dbgauge.toolkit.db.values import is_on, number, text
+from dbgauge.toolkit.errors import Incomplete
 from dbgauge.toolkit.gtid import GtidSet, parse_mariadb_gtids
 from dbgauge.toolkit.metrics import Collector, MetricSpec, MetricTable, Sample, present
 
@@ -177,11 +184,13 @@ def parse_replica_status(row: Row) -> ReplicaStatus:
 class ReplicationFlags:
     """@@read_only and @@super_read_only as the server reports them (1 or 0; None where the
     server has no such variable: MariaDB has no super_read_only) and the Binlog Dump
-    threads."""
+    threads (None, with `replicas_hidden` saying why and the grant, when the role cannot
+    see other accounts' threads: MariaDB's processlist would show its own only)."""
 
     read_only: float | None = None
     super_read_only: float | None = None
     connected_replicas: int | None = None
+    replicas_hidden: str = ""
 
     @property
     def writable(self) -> bool:
@@ -212,9 +221,19 @@ def read_channels(conn: Connection) -> tuple[ReplicaStatus, ...]:
                  for row in query(conn, "replica_status", REPLICA_MONITOR))
 
 
+# MySQL counts dump threads in performance_schema.threads, which shows every thread to
+# whoever may SELECT it; MariaDB in information_schema.PROCESSLIST, which needs PROCESS.
+_FLAGS_NEED = {"mysql": PS_SELECT["mysql"], "mariadb": PROCESS["mariadb"]}
+
+
 def read_flags(conn: Connection) -> ReplicationFlags:
-    """read_only, super_read_only and the connected replicas."""
-    return parse_flags(query(conn, "replication_flags", PROCESS)[0])
+    """read_only, super_read_only and the connected replicas (None, and why, when the
+    role cannot see other accounts' threads)."""
+    flags = parse_flags(query(conn, "replication_flags", _FLAGS_NEED)[0])
+    if conn.server.flavor == "mariadb" and (why := process_hidden(conn, "replication_flags")):
+        return replace(flags, connected_replicas=None,
+                       replicas_hidden=f"connected replicas unknown: {why}")
+    return flags
 
 
 def channel_samples(st: ReplicaStatus) -> list[Sample]:
@@ -255,3 +274,8 @@ class MySQLReplication(Collector[ReplicationFacts]):
         yield from present(((READ_ONLY, flags.read_only),
                             (SUPER_READ_ONLY, flags.super_read_only),
                             (CONNECTED_REPLICAS, flags.connected_replicas)))
+        if (why := self.incomplete(facts)) is not None:  # what it could see stands
+            raise Incomplete(why)
+
+    def incomplete(self, facts: ReplicationFacts) -> str | None:
+        return facts.flags.replicas_hidden or None

@@ -27,6 +27,7 @@ from dbgauge.checks.drift.model import DriftError, Reporter
 from dbgauge.checks.drift.sides import Side
 from dbgauge.checks.drift.sql import compose
 from dbgauge.toolkit.db import connect
+from dbgauge.toolkit.db.privileges import require_process
 from dbgauge.toolkit.db.values import text as _text
 from dbgauge.toolkit.dsn import parse_dsn
 from dbgauge.toolkit.errors import ConfigError, DbgaugeError
@@ -130,6 +131,7 @@ def _hosts_rows(side: Side) -> list[dict[str, object]]:
 
 
 def _by_processlist(source: Target, side: Side, source_id: int) -> list[Target]:
+    require_process(side.conn, "checksum_binlog_dump_hosts")  # else only its own threads
     hosts = []
     for row in side.q("checksum_binlog_dump_hosts"):
         host = _text(row["host"]).rpartition(":")[0] or _text(row["host"])

@@ -1,14 +1,18 @@
 """Concurrent heartbeat writers: the rows of two server_ids advancing between two reads of
 a topology's heartbeat tables mean two servers each believe they are the primary. The
-reads are best effort (no table, or no right to read it: no finding).
+reads are best effort where there is nothing to compare (no table: no finding), not where
+the role may not look: a table the role may not read is an UNKNOWN finding naming the
+grant (`heartbeat_denied`), never "no concurrent writers".
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from dbgauge.checks.nodes import INSUFFICIENT_PRIVILEGE
 from dbgauge.checks.split_brain.model import HEARTBEAT, MySQLNode
 from dbgauge.toolkit.db import Connection
+from dbgauge.toolkit.db.privileges import denied
 from dbgauge.toolkit.errors import QueryError
 from dbgauge.toolkit.heartbeat import HeartbeatRow, read_heartbeat_table
 from dbgauge.toolkit.result import Finding, Status
@@ -44,11 +48,20 @@ def heartbeat_findings(groups: Sequence[Sequence[MySQLNode]],
 
 
 def read_heartbeats(node: Target, conn: Connection, table: str) -> list[HeartbeatRow] | None:
-    """The heartbeat rows of a MySQL-family node; None without a heartbeat table (or the
-    right to read it: this part of the check is best effort)."""
+    """The heartbeat rows of a MySQL-family node; None without a heartbeat table (this part
+    of the check is best effort). A table the role may not read raises (naming the grant):
+    MariaDB refuses it before it looks whether it exists, so "no table" is not known."""
     settings = node.heartbeat
     name = settings.table if settings is not None else table
     try:
         return list(read_heartbeat_table(conn, name).rows)
-    except QueryError:
+    except QueryError as exc:
+        if denied(exc):
+            raise
         return None
+
+
+def heartbeat_denied(node: str, why: str) -> Finding:
+    """UNKNOWN: the node's heartbeat rows were not compared, and the grant that lets them."""
+    return Finding(Status.UNKNOWN, node, INSUFFICIENT_PRIVILEGE,
+                   f"heartbeat rows not compared (two writers would not show): {why}")

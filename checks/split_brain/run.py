@@ -12,7 +12,12 @@ from typing import Any
 
 from dbgauge.checks.nodes import Connected, applicable
 from dbgauge.checks.split_brain.binlog import read_errant_events
-from dbgauge.checks.split_brain.heartbeats import advancing, heartbeat_findings, read_heartbeats
+from dbgauge.checks.split_brain.heartbeats import (
+    advancing,
+    heartbeat_denied,
+    heartbeat_findings,
+    read_heartbeats,
+)
 from dbgauge.checks.split_brain.model import (
     APPLIES_TO,
     ERRANT,
@@ -27,6 +32,7 @@ from dbgauge.checks.split_brain.postgres import pg_findings, upstream_of
 from dbgauge.checks.split_brain.reads import reread, snapshot
 from dbgauge.toolkit import DEFAULT_HEARTBEAT_TABLE
 from dbgauge.toolkit.db import Connection
+from dbgauge.toolkit.errors import QueryError
 from dbgauge.toolkit.heartbeat import HeartbeatRow
 from dbgauge.toolkit.result import CheckResult, Finding, Status, plugin_result, worst
 from dbgauge.toolkit.targets import Deadline, Selection, Target
@@ -36,10 +42,12 @@ DEFAULT_HEARTBEAT_WAIT = 2.0  # seconds between the two heartbeat reads (writers
 
 @dataclass(frozen=True)
 class _First:
-    """A node's first read, and its heartbeat rows then (None: not watched)."""
+    """A node's first read, and its heartbeat rows then (None: not watched, or `denied`:
+    the role may not read them, and the grant)."""
 
     node: MySQLNode | PgNode
     beats: list[HeartbeatRow] | None = None
+    denied: str = ""
 
 
 def check_split_brain(nodes: Selection, *,
@@ -56,9 +64,13 @@ def check_split_brain(nodes: Selection, *,
     candidates, findings = applicable(NAME, APPLIES_TO, nodes)
 
     def first_read(node: Target, conn: Connection) -> _First:
-        watch = node.kind == "mysql" and heartbeat_wait > 0
-        return _First(snapshot(node, conn),
-                      read_heartbeats(node, conn, heartbeat_table) if watch else None)
+        me = snapshot(node, conn)
+        if node.kind != "mysql" or heartbeat_wait <= 0:
+            return _First(me)
+        try:
+            return _First(me, read_heartbeats(node, conn, heartbeat_table))
+        except QueryError as exc:  # denied: read_heartbeats keeps no other error
+            return _First(me, denied=str(exc))
 
     with Connected(candidates, deadline=deadline, down=down) as live:
         first = live.each(first_read, within=0.5)  # a node that hangs leaves time for more
@@ -114,7 +126,8 @@ def _analyse(live: Connected, first: Mapping[str, _First], heartbeat_wait: float
                 for name, now in rows.items() if now is not None}
     return (mysql_findings(mysql_first, errants, events)
             + pg_findings(pg_first, later)
-            + heartbeat_findings(topologies(mysql_first), seen))
+            + heartbeat_findings(topologies(mysql_first), seen)
+            + [heartbeat_denied(name, f.denied) for name, f in first.items() if f.denied])
 
 
 def _errant_events(live: Connected, errants: Sequence[Errant]

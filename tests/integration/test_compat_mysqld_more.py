@@ -254,7 +254,8 @@ def test_a_missing_process_grant_costs_the_innodb_metrics_not_the_status(
         sandbox: Sandbox, workload: None, tmp_path: Path) -> None:
     """An account without PROCESS: INNODB_METRICS, INNODB_CMP*, and the monitor text are
     refused; mysql_innodb keeps its status-variable families and is reported failed, the
-    INNODB_METRICS families missing in both dialects (not zeros)."""
+    INNODB_METRICS families missing in both dialects (not zeros); the processlist, which
+    would answer with the account's own threads, is not counted either."""
     password = f"noproc-{sandbox.state.dbgauge_password}"
     password_file = tmp_path / "noproc.password"
     password_file.write_text(password)
@@ -267,7 +268,10 @@ def test_a_missing_process_grant_costs_the_innodb_metrics_not_the_status(
     success = {dict(labels)["collector"]: value for (_, labels), value
                in families["dbgauge_collector_success"].samples.items()}
     assert {name for name, ok in success.items() if not ok} == {
-        "mysql_innodb", "mysql_innodb_cmp", "mysql_innodb_cmpmem", "mysql_engine_innodb_status"}
+        "mysql_innodb", "mysql_innodb_cmp", "mysql_innodb_cmpmem", "mysql_engine_innodb_status",
+        "mysql_processlist"}  # the processlist would show its own threads only: not counted
+    assert "dbgauge_mysql_processlist_threads" not in families
+    assert "mysql_info_schema_processlist_threads" not in families
     assert families["dbgauge_mysql_innodb_buffer_pool_pages"].samples
     for gone in ("dbgauge_mysql_innodb_metrics_total", "dbgauge_mysql_innodb_metrics_value",
                  "dbgauge_mysql_innodb_cmp_compress_ops_total",

@@ -106,14 +106,14 @@ def test_errant_write_on_the_mariadb_replica_then_reconciled(sandbox: Sandbox,
             assert value(m, "dbgauge_check_status", check="split-brain",
                          target="mariadb-primary") == 0
             assert gtid not in d.get("/metrics")[1]
-            # The minimal documented grants find it too; only the binlog evidence is missing.
+            # The documented grants find it too, with the binlog evidence (BINLOG MONITOR).
             doc = check("split-brain", "--node", documented[0], "--node", documented[1],
                         "--password-file", str(tmp_path / "pw"), "--format", "json").json()
             assert doc["status"] == "CRITICAL"
             (errant,) = [f for f in doc["findings"]  # type: ignore[attr-defined]
                          if f["kind"] == "errant-transactions"]
             assert errant["node"] == "mariadb-replica" and gtid in errant["detail"]
-            assert "first_errant_event" not in errant["evidence"]
+            assert errant["evidence"]["first_errant_event"].startswith("mariadb-bin.")
         got = check("split-brain", *cfg(sandbox))
         assert got.code == 0 and got.first.startswith("SPLIT-BRAIN OK - "), got.out
         m = wait_for(lambda: (lambda m: m if value(

@@ -111,6 +111,7 @@ def test_tables_with_views_and_the_peers_nulls() -> None:
 
 def test_processlist_keeps_the_servers_states_lowercased() -> None:
     peer, _ = _peer("mysql_processlist", {
+        "process_probe": [{"page_sizes": 5}],  # the session holds PROCESS
         "processlist_summary": tsv_rows("mariadb-10.11/processlist_summary.tsv")})
     dump = {"command": "binlog_dump",
             "state": "master_has_sent_all_binlog_to_slave_waiting_for_more_updates"}
@@ -124,7 +125,8 @@ def test_processlist_keeps_the_servers_states_lowercased() -> None:
                 mysql_user="repl") == 1
     system = [{"user": "system user", "host": "", "command": "Slave_SQL", "state": "",
                "threads": "1", "longest": "5", "seconds": "5"}]
-    peer, _ = _peer("mysql_processlist", {"processlist_summary": system})
+    peer, _ = _peer("mysql_processlist", {"process_probe": [{"page_sizes": 5}],
+                                          "processlist_summary": system})
     assert _get(peer, "mysql_info_schema_processlist_processes_by_host",
                 client_host="unknown") == 1
     assert _get(peer, "mysql_info_schema_processlist_threads", command="slave_sql",

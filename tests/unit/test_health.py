@@ -385,6 +385,11 @@ def test_a_node_that_was_not_checked_says_why_in_one_vocabulary() -> None:
                                            Status.UNKNOWN]
     assert {f.node for f in found} == {"n"}
     assert found[3].detail == "could not be checked (RuntimeError: boom)"
+    # a MySQL access-denied error (what privileges.query names the GRANT in) is a privilege
+    refused = failure("n", QueryError("x needs the PROCESS privilege (GRANT PROCESS ON *.* "
+                                      "TO ...): denied (error 1227)", errno=1227))
+    assert (refused.severity, refused.kind) == (Status.UNKNOWN, "insufficient-privilege")
+    assert refused.detail.startswith("x needs the PROCESS privilege (GRANT PROCESS ON *.*")
     assert failure("n", ConnectError("x"), down=Status.UNKNOWN).severity is Status.UNKNOWN
     late = failure("n", Unfinished("not finished"), deadline=Deadline(0, "3 s (-t/--timeout)"))
     assert (late.severity, late.kind, late.detail) == (

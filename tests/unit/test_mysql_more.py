@@ -12,6 +12,8 @@ import pytest
 from dbgauge.app import registry
 from dbgauge.collectors.mysql_engine_innodb_status import parse_engine_status
 from dbgauge.collectors.mysql_processlist import MySQLProcesslist
+from dbgauge.collectors.mysql_replication import read_flags
+from dbgauge.toolkit.errors import QueryError
 from tests.helpers import as_dict, value
 from tests.helpers.captured import FixtureConnection, body, tsv_rows
 
@@ -131,20 +133,54 @@ def test_auto_increment_headroom_and_a_type_without_maximum() -> None:
     assert value(m, "dbgauge_mysql_auto_increment_max_value", **decimal) is None
 
 
+PROCESS_HELD = {"process_probe": [{"page_sizes": 5}]}  # INNODB_CMP answered: PROCESS held
+
+
 def test_processlist_by_user_and_host_with_a_limit() -> None:
     rows = tsv_rows("mariadb-10.11/processlist_summary.tsv")
-    m = _collect("mysql_processlist", {"processlist_summary": rows})
+    m = _collect("mysql_processlist", {**PROCESS_HELD, "processlist_summary": rows})
     assert value(m, "dbgauge_mysql_processlist_threads_by_user", user="sandbox_admin") == 2
     assert value(m, "dbgauge_mysql_processlist_threads_by_host", host="127.0.0.1") == 3
     assert value(m, "dbgauge_mysql_processlist_clients_truncated") == 0
     many = [{**rows[0], "user": f"u{i}", "threads": "1"} for i in range(4)]
-    m = _collect("mysql_processlist", {"processlist_summary": many}, {"limit": 3})
+    m = _collect("mysql_processlist", {**PROCESS_HELD, "processlist_summary": many},
+                 {"limit": 3})
     assert value(m, "dbgauge_mysql_processlist_clients_truncated") == 1
     assert len([k for k in m if k[0] == "dbgauge_mysql_processlist_threads_by_user"]) == 3
     # MySQL 8.0.22+ reads the same columns from performance_schema.processlist
     sql = FixtureConnection("mysql", (8, 0, 36), {}).sql("processlist_summary")
     assert "performance_schema.processlist" in sql and "USER" in sql and "HOST" in sql
     assert MySQLProcesslist().options["limit"].default == 1000
+
+
+class _NoProcess(FixtureConnection):
+    """A session the server refuses the PROCESS probe (error 1227), as MariaDB does."""
+
+    def query(self, name: str, params: Any = None) -> list[Any]:
+        if name == "process_probe":
+            self.asked.append(name)
+            raise QueryError("Access denied; you need the PROCESS privilege", errno=1227)
+        return super().query(name, params)
+
+
+@pytest.mark.parametrize("flavor", [MARIADB, ("mysql", (8, 0, 36))])
+def test_without_process_the_processlist_is_not_read_as_the_servers(
+        flavor: tuple[str, tuple[int, int, int]]) -> None:
+    """The processlist answers a session without PROCESS with its own threads: the
+    collector fails naming the grant and never reads it; the replica count is None (and
+    the replication collector incomplete) on MariaDB, whose count reads the processlist."""
+    conn = _NoProcess(flavor[0], flavor[1], {"processlist_summary": []})
+    with pytest.raises(QueryError, match=r"processlist_summary needs the PROCESS privilege "
+                                         r"\(GRANT PROCESS ON \*\.\* TO \.\.\.\): without it "
+                                         r"the server shows only the account's own threads"):
+        MySQLProcesslist().read(conn)  # type: ignore[arg-type]
+    assert conn.asked == ["process_probe"]
+    if flavor[0] != "mariadb":
+        return
+    conn = _NoProcess(*flavor, {"replication_flags": [{"read_only": 0, "replicas": 0}]})
+    flags = read_flags(conn)  # type: ignore[arg-type]
+    assert flags.connected_replicas is None and flags.read_only == 0
+    assert "GRANT PROCESS ON *.*" in flags.replicas_hidden
 
 
 def test_statement_columns_and_the_truncation_sign() -> None:

@@ -30,6 +30,19 @@ PS_SELECT = {
 }
 
 
+# A MySQL/MariaDB statement on the processlist (information_schema.PROCESSLIST, MySQL's
+# performance_schema.processlist) is not refused without PROCESS: it answers with the
+# account's own threads only, so "0 connected replicas" or "1 thread" would be read as the
+# server's. Whether the session holds PROCESS is asked of the server itself, by a statement
+# it refuses without it (`has_process`): information_schema.USER_PRIVILEGES lists the
+# account's own grants and leaves out what an enabled role gives (a role holding PROCESS,
+# SET DEFAULT ROLE: USAGE there), SHOW GRANTS would need its text parsed (roles, nested
+# roles, MySQL's partial revokes), and the server's own check needs neither. A behavioural
+# probe of the processlist itself (does it show a thread of another user?) cannot tell an
+# idle server from a hidden one.
+PROCESSLIST_HIDES = "without it the server shows only the account's own threads"
+
+
 def denied(exc: QueryError) -> bool:
     """True when the server refused the statement for lack of a privilege."""
     return exc.errno in DENIED
@@ -46,6 +59,34 @@ def query(conn: Connection, name: str, needs: Mapping[str, str] | str, params: A
             raise
         what = needs if isinstance(needs, str) else needs.get(conn.server.flavor, "")
         raise exc.again(f"{name} needs {what}: {exc}") from None
+
+
+def has_process(conn: Connection) -> bool:
+    """Whether the session holds PROCESS (its own or an enabled role's), by the server's own
+    check: see PROCESSLIST_HIDES above."""
+    try:
+        conn.query("process_probe")
+    except QueryError as exc:
+        if not denied(exc):
+            raise
+        return False
+    return True
+
+
+def process_hidden(conn: Connection, name: str) -> str:
+    """"" when the session holds PROCESS, else the one line saying that `name` would read
+    the account's own threads only, and the grant to run."""
+    if has_process(conn):
+        return ""
+    return f"{name} needs {PROCESS.get(conn.server.flavor, PROCESS['mysql'])}: " \
+           f"{PROCESSLIST_HIDES}"
+
+
+def require_process(conn: Connection, name: str) -> None:
+    """Raise the access-denied error naming PROCESS when the session lacks it: `name` reads
+    the processlist, which would otherwise answer with the account's own threads."""
+    if why := process_hidden(conn, name):
+        raise QueryError(why, errno=1227)
 
 
 # ----------------------------------------------------------------- PostgreSQL
