@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 from click.core import ParameterSource
@@ -174,10 +174,26 @@ def checksum(source_arg: str, replica_args: tuple[str, ...], config_path: str | 
         result = run_checksum(source, replicas, options, reporter)
     except DbgaugeError as exc:
         reporter.clear()
-        die(exc)
+        _fail(exc, fmt)
+    except KeyboardInterrupt:  # before the tables are checked (connecting, planning)
+        from dbgauge.checks.drift.model import Interrupted
+
+        reporter.clear()
+        _fail(Interrupted("interrupted before any table was checked"), fmt)
     reporter.clear()
     _echo(result, fmt)
     finish("checksum", result.status)
+
+
+def _fail(exc: DbgaugeError, fmt: str) -> NoReturn:
+    """An expected failure: its line on stderr and, with --format json, a JSON document on
+    stdout too (`{"status": "error", "error": ...}`), so a machine reading it never gets
+    an empty output."""
+    if fmt == "json":
+        from dbgauge.toolkit.render.checksum import render_checksum_error_json
+
+        click.echo(render_checksum_error_json(str(exc)))
+    die(exc)
 
 
 def _stop(_signum: int, _frame: object) -> None:

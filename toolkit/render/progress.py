@@ -17,6 +17,8 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TextIO
 
+from dbgauge.toolkit.render.text import one_line
+
 DEFAULT_INTERVAL = 30.0  # pt-table-checksum's --progress time,30
 
 
@@ -115,7 +117,7 @@ class Progress:
         left = "" if eta is None else f" ETA {clock_text(eta)}"
         if self.tty:
             bar = "#" * int(share * 20)
-            self.stream.write(f"\r\033[K{self.unit} {n} of {m} {self._current[-30:]} "
+            self.stream.write(f"\r\033[K{self.unit} {n} of {m} {one_line(self._current)[-30:]} "
                               f"[{bar:<20}] {share:4.0%}{left}")
             self.stream.flush()
             self.drawn = True
@@ -125,7 +127,7 @@ class Progress:
             return
         self._last_status = now
         ahead = "" if eta is None else f", about {clock_text(eta)} left"
-        self.stream.write(f"{self.prefix}{self.unit} {n} of {m} ({self._current}): "
+        self.stream.write(f"{self.prefix}{self.unit} {n} of {m} ({one_line(self._current)}): "
                           f"{share:.0%} done, {clock_text(now - self._started)} "
                           f"elapsed{ahead}\n")
         self.stream.flush()
