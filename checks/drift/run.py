@@ -29,7 +29,7 @@ from dbgauge.checks.drift.model import (
 from dbgauge.checks.drift.plan import TableEntry, list_tables, plan_table
 from dbgauge.checks.drift.replicate import ReplicateTable, parse_replicate, prepare
 from dbgauge.checks.drift.result import checksum_result
-from dbgauge.checks.drift.sides import Side, check_kinds, grant_hint
+from dbgauge.checks.drift.sides import Side, check_kinds, grant_hint, lock_wait_hint, lock_waited
 from dbgauge.checks.drift.verdict import finish_table
 from dbgauge.checks.drift.walk import walk_table
 from dbgauge.checks.drift.whole_table import whole_table
@@ -88,6 +88,13 @@ def run_checksum(source: Target, replicas: Sequence[Target],
         except WriteRefused:  # the source turned read-only (a switchover) during the run
             ctx.state.save(force=True)
             raise
+        except QueryError as exc:  # FTWRL (a backup) held on the source, or on a replica
+            if not lock_waited(exc):
+                raise
+            ctx.state.save(force=True)
+            raise DriftError(f"{lock_wait_hint(_side_of(ctx, exc), 'a checksum statement')}"
+                             f"; progress is saved in {ctx.state.path}: continue with "
+                             f"--resume ({redact(str(exc))})") from None
         ctx.state.complete()
         return checksum_result(ctx.method, ctx.source.name,
                                tuple(r.name for r in ctx.replicas), tuple(results),
@@ -163,6 +170,14 @@ def check_table(ctx: Context, entry: TableEntry, rate: float | None) -> Checked:
     return Checked(finish_table(ctx, plan, walked, started), rate)
 
 
+def _side_of(ctx: Context, exc: QueryError) -> Side:
+    """The side whose error `exc` is (its message starts with "role name: ")."""
+    for side in ctx.replicas:
+        if str(exc).startswith(f"{side.role} {side.name}: "):
+            return side
+    return ctx.source
+
+
 def _writable_at_start(ctx: Context) -> None:
     """WriteRefused on a read-only source, unless --allow-read-only (then noted)."""
     state = ctx.source_writable()
@@ -187,6 +202,9 @@ def _prepare_replicated(source: Side, replicate: str | None) -> ReplicateTable:
     try:
         return prepare(source, replicate)
     except QueryError as exc:
+        if lock_waited(exc):
+            raise DriftError(f"{lock_wait_hint(source, f'creating {name}')} "
+                             f"({redact(str(exc))})") from None
         raise DriftError(
             f"cannot create {name} on source {source.name}: {redact(str(exc))}; "
             f"the replicated method needs CREATE, INSERT, UPDATE, DELETE and SELECT on "

@@ -89,3 +89,21 @@ def grant_hint(side: Side, name: str) -> str:
     schema = name.split(".", 1)[0]
     return (f"GRANT SELECT ON {name} TO the checking role, and USAGE ON SCHEMA {schema} "
             "(or pg_read_all_data)")
+
+
+LOCK_WAIT_TIMEOUT = 1205  # ER_LOCK_WAIT_TIMEOUT: lock_wait_timeout or innodb_lock_wait_timeout
+
+
+def lock_waited(exc: QueryError) -> bool:
+    """True when the statement gave up waiting for a lock another session holds."""
+    return exc.errno == LOCK_WAIT_TIMEOUT
+
+
+def lock_wait_hint(side: Side, what: str) -> str:
+    """Why `what` failed with error 1205 on `side`: a lock wait, not a missing privilege."""
+    return (f"{what} on {side.role} {side.name} waited too long for a lock another session "
+            "holds (MySQL error 1205, lock wait timeout): most often FLUSH TABLES WITH READ "
+            "LOCK held by a backup (mariabackup, mysqldump --lock-all-tables), else a "
+            "session's lock on the same table; SHOW PROCESSLIST shows the waiters ('Waiting "
+            "for global read lock', 'Waiting for table metadata lock'). Run again when the "
+            "lock is released")

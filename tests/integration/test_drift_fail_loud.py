@@ -21,7 +21,7 @@ import pytest
 
 from tests.helpers import DBGAUGE, REPO
 from tests.helpers.drift import SBR_USER, mariadb_table
-from tests.helpers.servers import Sandbox, caught_up, execute, run
+from tests.helpers.servers import Sandbox, admin, caught_up, execute, mariadb_account, run
 
 pytestmark = pytest.mark.integration
 
@@ -120,3 +120,41 @@ def test_a_table_name_with_a_newline_stays_on_one_report_line(sandbox: Sandbox) 
     finally:
         execute(sandbox, "mariadb-primary", "DROP DATABASE IF EXISTS fl_scratch")
         caught_up(sandbox)
+
+
+LOCK_USER = "dbgauge_fl"  # the replicated method's privileges, and CREATE on fl_lock
+
+
+def test_a_lock_wait_under_ftwrl_is_called_a_lock_wait(sandbox: Sandbox, sbr_user: None
+                                                       ) -> None:
+    password = f"fl-{sandbox.state.dbgauge_password}"
+    dsn = (f"mysql://{LOCK_USER}:{password}@127.0.0.1:"
+           f"{sandbox.state.port('mariadb-primary')}/")
+    args = ("--replica", "mariadb-replica", "--method", "replicated", "--tables",
+            "app.fl_lock", "--whole-table-time", "0", "--format", "json")
+    with mariadb_table(sandbox, "app.fl_lock",
+                       "CREATE TABLE app.fl_lock (id int PRIMARY KEY)",
+                       "INSERT INTO app.fl_lock VALUES (1), (2)"), \
+            mariadb_account(sandbox, LOCK_USER, password, "SELECT, BINLOG ADMIN, SLAVE MONITOR",
+                            "dbgauge", "fl_lock"):
+        doc(cli(sandbox, "--source", dsn, *args), 0)  # dbgauge.checksums exists now
+        holder = admin(sandbox, "mariadb-primary")
+        try:
+            holder.cursor().execute("FLUSH TABLES WITH READ LOCK")  # as a backup does
+            # creating the replicate table waits for the global read lock ...
+            creating = cli(sandbox, "--source", dsn, *args, "--replicate", "fl_lock.checksums")
+            # ... and so does writing a chunk into an existing one
+            writing = cli(sandbox, "--source", dsn, *args)
+        finally:
+            holder.close()  # releases the lock
+            execute(sandbox, "mariadb-primary", "DROP DATABASE IF EXISTS fl_lock")
+            caught_up(sandbox)
+    for proc, what in ((creating, "creating fl_lock.checksums"),
+                       (writing, "a checksum statement")):
+        message = doc(proc, 2)["error"]
+        assert message.startswith(f"{what} on source ") and "error 1205" in message
+        assert "waited too long for a lock" in message, message
+        assert "FLUSH TABLES WITH READ LOCK" in message
+        assert "privilege" not in message and "GRANT" not in message
+        assert proc.stderr == f"dbgauge: error: {message}\n"
+    assert "continue with --resume" in writing.stdout
