@@ -15,7 +15,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass, replace
 
 from dbgauge.checks.drift.checkonly import check_only
-from dbgauge.checks.drift.context import Context, open_context
+from dbgauge.checks.drift.context import QUERY_TIMEOUT, Context, open_context
 from dbgauge.checks.drift.discover import discover
 from dbgauge.checks.drift.model import (
     METHODS,
@@ -23,19 +23,27 @@ from dbgauge.checks.drift.model import (
     DriftError,
     Interrupted,
     LogReporter,
+    ReplicationStopped,
     Reporter,
     TableResult,
 )
 from dbgauge.checks.drift.plan import TableEntry, list_tables, plan_table
 from dbgauge.checks.drift.replicate import ReplicateTable, parse_replicate, prepare
 from dbgauge.checks.drift.result import checksum_result
-from dbgauge.checks.drift.sides import Side, check_kinds, grant_hint, lock_wait_hint, lock_waited
+from dbgauge.checks.drift.sides import (
+    Side,
+    check_kinds,
+    grant_hint,
+    lock_wait_hint,
+    lock_waited,
+    no_answer,
+)
 from dbgauge.checks.drift.verdict import finish_table
 from dbgauge.checks.drift.walk import walk_table
 from dbgauge.checks.drift.whole_table import whole_table
 from dbgauge.toolkit.db.privileges import denied
 from dbgauge.toolkit.db.values import text as _text
-from dbgauge.toolkit.errors import ConfigError, QueryError, WriteRefused
+from dbgauge.toolkit.errors import ConfigError, DbgaugeError, QueryError, WriteRefused
 from dbgauge.toolkit.redact import redact
 from dbgauge.toolkit.result import CheckResult
 from dbgauge.toolkit.targets import Target
@@ -88,13 +96,13 @@ def run_checksum(source: Target, replicas: Sequence[Target],
         except WriteRefused:  # the source turned read-only (a switchover) during the run
             ctx.state.save(force=True)
             raise
-        except QueryError as exc:  # FTWRL (a backup) held on the source, or on a replica
-            if not lock_waited(exc):
-                raise
+        except QueryError as exc:  # a lock wait (FTWRL), a side that stopped answering
             ctx.state.save(force=True)
-            raise DriftError(f"{lock_wait_hint(_side_of(ctx, exc), 'a checksum statement')}"
-                             f"; progress is saved in {ctx.state.path}: continue with "
-                             f"--resume ({redact(str(exc))})") from None
+            raise _stopped_error(ctx, exc) from None
+        except ReplicationStopped as exc:
+            ctx.state.save(force=True)
+            raise ReplicationStopped(f"{exc}; progress is saved in {ctx.state.path}: "
+                                     "continue with --resume") from None
         ctx.state.complete()
         return checksum_result(ctx.method, ctx.source.name,
                                tuple(r.name for r in ctx.replicas), tuple(results),
@@ -168,6 +176,22 @@ def check_table(ctx: Context, entry: TableEntry, rate: float | None) -> Checked:
             return Checked(pre.result, rate)
     walked = walk_table(ctx, plan, saved)
     return Checked(finish_table(ctx, plan, walked, started), rate)
+
+
+def _stopped_error(ctx: Context, exc: QueryError) -> DbgaugeError:
+    """What a statement's failure in the middle of a run tells the user: a lock wait or a
+    side that did not answer in --max-wait said as such; any other error as it is."""
+    saved = f"progress is saved in {ctx.state.path}: continue with --resume"
+    side = _side_of(ctx, exc)
+    if lock_waited(exc):
+        return DriftError(f"{lock_wait_hint(side, 'a checksum statement')}; {saved} "
+                          f"({redact(str(exc))})")
+    if no_answer(exc):
+        waited = min(QUERY_TIMEOUT, ctx.options.max_pause)
+        return DriftError(f"{side.role} {side.name} did not answer for {waited:g} s "
+                          "(--max-wait): the server is stopped, hung or unreachable; the run "
+                          f"gave up; {saved} once it answers ({redact(str(exc))})")
+    return exc.again(f"{exc}; {saved}")
 
 
 def _side_of(ctx: Context, exc: QueryError) -> Side:

@@ -107,3 +107,12 @@ def lock_wait_hint(side: Side, what: str) -> str:
             "session's lock on the same table; SHOW PROCESSLIST shows the waiters ('Waiting "
             "for global read lock', 'Waiting for table metadata lock'). Run again when the "
             "lock is released")
+
+
+_LOST = 2013  # CR_SERVER_LOST: the client's read timeout ended the wait for an answer
+
+
+def no_answer(exc: QueryError) -> bool:
+    """True when the server did not answer in time (the client gave up reading), as a
+    stopped (SIGSTOP) or hung server does; not a statement the server itself timed out."""
+    return exc.errno == _LOST or ("connection to" in str(exc) and "lost" in str(exc))

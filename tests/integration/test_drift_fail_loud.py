@@ -12,16 +12,31 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import subprocess
 import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.helpers import DBGAUGE, REPO
+from tests.helpers import DBGAUGE, REPO, wait_for
 from tests.helpers.drift import SBR_USER, mariadb_table
-from tests.helpers.servers import Sandbox, admin, caught_up, execute, mariadb_account, run
+from tests.helpers.servers import (
+    Sandbox,
+    admin,
+    caught_up,
+    execute,
+    mariadb_account,
+    replica_caught_up,
+    replicating,
+    run,
+    stopped,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -158,3 +173,132 @@ def test_a_lock_wait_under_ftwrl_is_called_a_lock_wait(sandbox: Sandbox, sbr_use
         assert "privilege" not in message and "GRANT" not in message
         assert proc.stderr == f"dbgauge: error: {message}\n"
     assert "continue with --resume" in writing.stdout
+
+
+# ----------------------------------------------------------------- a replica that stops
+
+BIG = "app.fl_big"  # chunks enough (--chunk-size 50) that the run is still going when stopped
+WAIT = "3s"  # --max-wait of these runs: how long a stopped replica is waited for
+
+
+@pytest.fixture(scope="module")
+def big_table(sandbox: Sandbox) -> Iterator[None]:
+    with mariadb_table(sandbox, BIG, f"CREATE TABLE {BIG} (id int PRIMARY KEY, v char(32))",
+                       f"INSERT INTO {BIG} SELECT seq, md5(seq) "  # noqa: S608
+                       "FROM app.seq_1_to_200000"):
+        yield
+    execute(sandbox, "mariadb-primary", "DELETE FROM dbgauge.checksums WHERE tbl = 'fl_big'")
+
+
+class Running:
+    """A replicated `dbgauge checksum` of BIG in the background, its stderr read as it
+    comes (progress lines every 0.2 s)."""
+
+    def __init__(self, sandbox: Sandbox) -> None:
+        env = {**os.environ, "XDG_STATE_HOME": str(STATE_HOME)}
+        self.proc = subprocess.Popen(
+            [*DBGAUGE, "checksum", "--config", str(sandbox.config), "--source",
+             sbr_dsn(sandbox), "--replica", "mariadb-replica", "--method", "replicated",
+             "--tables", BIG, "--chunk-size", "50", "--whole-table-time", "0",
+             "--max-wait", WAIT, "--progress", "time,0.2"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO, env=env)
+        self.lines: queue.Queue[str] = queue.Queue()
+        self.seen: list[str] = []
+        assert self.proc.stderr is not None
+        threading.Thread(target=self._read, args=(self.proc.stderr,), daemon=True).start()
+
+    def _read(self, stream: Any) -> None:
+        for line in stream:
+            self.lines.put(line)
+
+    def line(self, timeout: float = 60) -> str:
+        """The next line on stderr."""
+        got = self.lines.get(timeout=timeout)
+        self.seen.append(got)
+        return got
+
+    def started(self) -> None:
+        """Until the walk has begun (its first progress line)."""
+        while "% done" not in self.line():
+            pass
+
+    def end(self, timeout: float = 60) -> tuple[int, list[str], float]:
+        """Exit status, every stderr line, seconds it took from now."""
+        began = time.monotonic()
+        code = self.proc.wait(timeout)
+        took = time.monotonic() - began
+        while True:
+            try:
+                self.line(timeout=5)
+            except queue.Empty:
+                break
+        return code, self.seen, took
+
+
+@contextmanager
+def running(sandbox: Sandbox) -> Iterator[Running]:
+    run_ = Running(sandbox)
+    try:
+        yield run_
+    finally:
+        if run_.proc.poll() is None:
+            run_.proc.kill()
+        run_.proc.wait(30)
+
+
+def after(lines: list[str], marker: int) -> list[str]:
+    """The progress lines printed while the run waited."""
+    return [x for x in lines[marker:] if "waiting: no progress for" in x]
+
+
+def test_a_replica_that_stops_answering_ends_the_run(sandbox: Sandbox, sbr_user: None,
+                                                     big_table: None) -> None:
+    with running(sandbox) as r:
+        r.started()
+        with stopped(sandbox, "mariadb-replica"):  # SIGSTOP: its sockets hang
+            marker = len(r.seen)
+            code, lines, took = r.end()
+    replica_caught_up(sandbox)
+    assert code == 2, lines
+    assert took < 30  # bounded by --max-wait (3 s, plus the connection's second)
+    assert after(lines, marker), lines  # progress lines kept coming while it waited
+    error = lines[-1]
+    assert error.startswith("dbgauge: error: replica mariadb-replica did not answer"), lines
+    assert "--max-wait" in error and "continue with --resume" in error
+
+
+def test_a_replica_that_stops_applying_ends_the_run(sandbox: Sandbox, sbr_user: None,
+                                                    big_table: None) -> None:
+    holder = admin(sandbox, "mariadb-replica")
+    try:
+        with running(sandbox) as r:
+            r.started()
+            with closing(holder.cursor()) as cur:  # its SQL thread runs, but waits
+                cur.execute("FLUSH TABLES WITH READ LOCK")
+            marker = len(r.seen)
+            code, lines, took = r.end()
+    finally:
+        holder.close()
+    replica_caught_up(sandbox)
+    assert code == 2, lines
+    assert took < 30
+    assert after(lines, marker), lines
+    assert lines[-1].startswith("dbgauge: error: ") and "mariadb-replica" in lines[-1], lines
+    assert "--max-wait" in lines[-1] or "gave up after pausing 3 s" in lines[-1], lines
+
+
+def test_a_replica_whose_sql_thread_stops_ends_the_run_at_once(
+        sandbox: Sandbox, sbr_user: None, big_table: None) -> None:
+    try:
+        with running(sandbox) as r:
+            r.started()
+            execute(sandbox, "mariadb-replica", "STOP SLAVE SQL_THREAD")
+            code, lines, _took = r.end()
+    finally:
+        execute(sandbox, "mariadb-replica", "START SLAVE")
+        wait_for(lambda: replicating(sandbox), timeout=30)
+    replica_caught_up(sandbox)
+    assert code == 2, lines
+    assert lines[-1].startswith("dbgauge: error: replication on replica mariadb-replica is "
+                                "stopped (IO thread Yes, SQL thread No)"), lines
+    assert "continue with --resume" in lines[-1]
