@@ -220,7 +220,7 @@ def _open(target: Target, name: str, role: str, stack: ExitStack, max_wait: floa
     except DbgaugeError as exc:
         raise type(exc)(f"{role} {name}: {exc}") from None
     stack.callback(conn.close)
-    side = Side(name, conn, role)
+    side = Side(name, conn, role, answer_within=timeout + 1.0)
     side.q("checksum_session")
     return side
 

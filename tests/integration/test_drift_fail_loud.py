@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import queue
+import signal
 import subprocess
 import tempfile
 import threading
@@ -24,6 +25,7 @@ from typing import Any
 
 import pytest
 
+from dbgauge.toolkit.sandbox.layout import Layout
 from tests.helpers import DBGAUGE, REPO, wait_for
 from tests.helpers.drift import SBR_USER, mariadb_table
 from tests.helpers.servers import (
@@ -32,6 +34,7 @@ from tests.helpers.servers import (
     caught_up,
     execute,
     mariadb_account,
+    pg_admin,
     replica_caught_up,
     replicating,
     run,
@@ -191,16 +194,16 @@ def big_table(sandbox: Sandbox) -> Iterator[None]:
 
 
 class Running:
-    """A replicated `dbgauge checksum` of BIG in the background, its stderr read as it
-    comes (progress lines every 0.2 s)."""
+    """A `dbgauge checksum` of a big table in the background (by default BIG, replicated),
+    its stderr read as it comes (progress lines every 0.2 s)."""
 
-    def __init__(self, sandbox: Sandbox) -> None:
+    def __init__(self, sandbox: Sandbox, *args: str) -> None:
         env = {**os.environ, "XDG_STATE_HOME": str(STATE_HOME)}
+        args = args or ("--source", sbr_dsn(sandbox), "--replica", "mariadb-replica",
+                        "--method", "replicated", "--tables", BIG, "--chunk-size", "50")
         self.proc = subprocess.Popen(
-            [*DBGAUGE, "checksum", "--config", str(sandbox.config), "--source",
-             sbr_dsn(sandbox), "--replica", "mariadb-replica", "--method", "replicated",
-             "--tables", BIG, "--chunk-size", "50", "--whole-table-time", "0",
-             "--max-wait", WAIT, "--progress", "time,0.2"],
+            [*DBGAUGE, "checksum", "--config", str(sandbox.config), *args,
+             "--whole-table-time", "0", "--max-wait", WAIT, "--progress", "time,0.2"],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO, env=env)
         self.lines: queue.Queue[str] = queue.Queue()
         self.seen: list[str] = []
@@ -236,8 +239,8 @@ class Running:
 
 
 @contextmanager
-def running(sandbox: Sandbox) -> Iterator[Running]:
-    run_ = Running(sandbox)
+def running(sandbox: Sandbox, *args: str) -> Iterator[Running]:
+    run_ = Running(sandbox, *args)
     try:
         yield run_
     finally:
@@ -302,3 +305,72 @@ def test_a_replica_whose_sql_thread_stops_ends_the_run_at_once(
     assert lines[-1].startswith("dbgauge: error: replication on replica mariadb-replica is "
                                 "stopped (IO thread Yes, SQL thread No)"), lines
     assert "continue with --resume" in lines[-1]
+
+
+@contextmanager
+def frozen(sandbox: Sandbox, name: str) -> Iterator[None]:
+    """A PostgreSQL server and all its processes (postmaster, backends, WAL receiver)
+    stopped with SIGSTOP, continued afterwards: stopping the postmaster alone leaves its
+    backends answering."""
+    pid = Layout(sandbox.directory.resolve()).running_pid(name)
+    assert pid is not None, f"{name} is not running"
+    children = [int(p.name) for p in Path("/proc").iterdir() if p.name.isdigit()
+                and _ppid(p) == pid]
+    pids = [pid, *children]
+    for one in pids:
+        os.kill(one, signal.SIGSTOP)
+    try:
+        yield
+    finally:
+        for one in pids:
+            os.kill(one, signal.SIGCONT)
+
+
+def _ppid(proc: Path) -> int | None:
+    try:
+        return int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+@pytest.fixture(scope="module")
+def pg_big(sandbox: Sandbox) -> Iterator[None]:
+    with pg_admin(sandbox, "pg-primary") as conn:
+        conn.execute("DROP TABLE IF EXISTS fl_big_pg")
+        conn.execute("CREATE TABLE fl_big_pg (id int PRIMARY KEY, v text)")
+        conn.execute("INSERT INTO fl_big_pg SELECT g, md5(g::text) "
+                      "FROM generate_series(1, 200000) g")
+        conn.execute("GRANT SELECT ON fl_big_pg TO dbgauge")
+    try:
+        with pg_admin(sandbox, "pg-standby") as standby:
+            def replayed() -> bool:
+                row = standby.execute("SELECT count(*) FROM fl_big_pg").fetchone()
+                return row is not None and row[0] == 200000
+
+            wait_for(lambda: _exists(standby) and replayed(), timeout=60,
+                     what="fl_big_pg on the standby")
+        yield
+    finally:
+        with pg_admin(sandbox, "pg-primary") as conn:
+            conn.execute("DROP TABLE IF EXISTS fl_big_pg")
+
+
+def _exists(conn: Any) -> bool:
+    row = conn.execute("SELECT to_regclass('fl_big_pg') IS NOT NULL").fetchone()
+    return bool(row and row[0])
+
+
+def test_a_postgres_standby_that_stops_answering_ends_the_run(sandbox: Sandbox,
+                                                              pg_big: None) -> None:
+    with running(sandbox, "--source", "pg-primary", "--replica", "pg-standby", "--tables",
+                 "public.fl_big_pg", "--chunk-size", "30") as r:
+        r.started()
+        with frozen(sandbox, "pg-standby"):  # statement_timeout cannot fire there now
+            marker = len(r.seen)
+            code, lines, took = r.end()
+    assert code == 2, lines
+    assert took < 30
+    assert after(lines, marker), lines
+    error = lines[-1]
+    assert error.startswith("dbgauge: error: replica pg-standby did not answer in time"), lines
+    assert "--max-wait" in error and "continue with --resume" in error
