@@ -189,8 +189,9 @@ def _stopped_error(ctx: Context, exc: QueryError) -> DbgaugeError:
     if no_answer(exc):
         waited = min(QUERY_TIMEOUT, ctx.options.max_pause)
         return DriftError(f"{side.role} {side.name} did not answer in time (--max-wait: "
-                          f"{waited:g} s for one statement): the server is stopped, hung or unreachable; the run "
-                          f"gave up; {saved} once it answers ({redact(str(exc))})")
+                          f"{waited:g} s for one statement): the server is stopped, hung or "
+                          f"unreachable; the run gave up; {saved} once it answers "
+                          f"({redact(str(exc))})")
     return exc.again(f"{exc}; {saved}")
 
 
