@@ -3,9 +3,13 @@ without checksumming again (pt-table-checksum's option of the same name).
 
 Each replica's replicate table (dbgauge.checksums, or the one --replicate names, in
 either layout) is summarised per table with pt-table-checksum's own test for a differing
-chunk: the counts or the CRCs differ, or only one of them is NULL. A table is drift when
-any replica holds a differing chunk; the run exits 1 then, else 0. Rows are not named:
-that needs a checksum run.
+chunk: the counts or the CRCs differ, or only one of them is NULL -- except a half-written
+chunk (source_cnt and source_crc both NULL: the run stopped between writing the chunk and
+copying the source's values, e.g. interrupted or blocked by FLUSH TABLES WITH READ LOCK),
+which was never compared and is never a difference. A table is drift when any replica holds
+a differing chunk (exit 1); a table with half-written chunks and no differing one is not
+checked (exit 2, "continue with --resume"), since part of it was never compared; else ok
+(exit 0). Rows are not named: that needs a checksum run.
 """
 
 from __future__ import annotations
@@ -25,7 +29,8 @@ from dbgauge.toolkit.errors import DbgaugeError
 from dbgauge.toolkit.result import CheckResult
 from dbgauge.toolkit.targets import Target, unique_names
 
-Summary = dict[tuple[str, str], tuple[int, int, int, str]]  # chunks, rows, differing, ts
+# per table: chunks, rows, differing chunks, half-written chunks, last written
+Summary = dict[tuple[str, str], tuple[int, int, int, int, str]]
 
 
 def _summary(side: Side, options: ChecksumOptions) -> tuple[str, Summary]:
@@ -34,7 +39,7 @@ def _summary(side: Side, options: ChecksumOptions) -> tuple[str, Summary]:
     for r in table.run(side, "checksum_replicate_summary"):
         out[(_text(r["db"]).rstrip(), _text(r["tbl"]).rstrip())] = (
             int(r["chunks"]), int(r["total_rows"] or 0), int(r["differing"] or 0),
-            _text(r["last_ts"]))
+            int(r["incomplete"] or 0), _text(r["last_ts"]))
     return table.name, out
 
 
@@ -62,17 +67,31 @@ def check_only(source: Target, replicas: Sequence[Target], options: ChecksumOpti
     results = []
     reporter.plan([(f"{schema}.{table}", 1) for schema, table in wanted])
     for schema, table in wanted:
-        differing = tuple((rep, s[(schema, table)][2]) for rep, s in by_replica.items()
-                          if (schema, table) in s and s[(schema, table)][2])
-        seen = [s[(schema, table)] for s in by_replica.values() if (schema, table) in s]
-        missing = [rep for rep, s in by_replica.items() if (schema, table) not in s]
-        notes = [f"as recorded in {replicate}, last written {max(x[3] for x in seen)}"]
-        if missing:
-            notes.append(f"no checksums of it on {', '.join(missing)}")
-        results.append(TableResult(
-            f"{schema}.{table}", "drift" if differing else "ok",
-            rows=max(x[1] for x in seen), chunks=max(x[0] for x in seen),
-            differing_chunks=differing, notes=tuple(notes)))
+        results.append(_table_result(schema, table, by_replica, replicate))
         reporter.progress(f"{schema}.{table}", 1, 1)
     return checksum_result("replicate-check-only", names[0], tuple(by_replica),
                            tuple(results), time.monotonic() - started)
+
+
+def _table_result(schema: str, table: str, by_replica: dict[str, Summary],
+                  replicate: str) -> TableResult:
+    """One table as the replicas record it: drift, not checked (half-written chunks), ok."""
+    key = (schema, table)
+    differing = tuple((rep, s[key][2]) for rep, s in by_replica.items()
+                      if key in s and s[key][2])
+    incomplete = {rep: s[key][3] for rep, s in by_replica.items() if key in s and s[key][3]}
+    seen = [s[key] for s in by_replica.values() if key in s]
+    missing = [rep for rep, s in by_replica.items() if key not in s]
+    notes = [f"as recorded in {replicate}, last written {max(x[4] for x in seen)}"]
+    if missing:
+        notes.append(f"no checksums of it on {', '.join(missing)}")
+    where = ", ".join(f"{n} half-written chunk(s) on {rep}" for rep, n in incomplete.items())
+    half = (f"{where} (source_crc NULL: the run that wrote them stopped before recording the "
+            "source's values), not compared: continue that run with --resume, or run the "
+            "checksum again")
+    status = "drift" if differing else "unchecked" if incomplete else "ok"
+    if incomplete and differing:
+        notes.append(half)
+    return TableResult(f"{schema}.{table}", status, rows=max(x[1] for x in seen),
+                       chunks=max(x[0] for x in seen), differing_chunks=differing,
+                       reason=half if status == "unchecked" else None, notes=tuple(notes))

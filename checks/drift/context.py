@@ -28,7 +28,7 @@ from dbgauge.toolkit.errors import DbgaugeError
 from dbgauge.toolkit.targets import FanOut, Target, unique_names
 from dbgauge.toolkit.write_guard import WriteState, check_writable
 
-_QUERY_TIMEOUT = 120.0  # chunks aim at chunk_time; this only stops a runaway statement
+QUERY_TIMEOUT = 120.0  # chunks aim at chunk_time; this only stops a runaway statement
 THROTTLE_EVERY = 0.5  # seconds between checks of the replicas' lag and the source's load
 # how a user lets the replicated method write on a read_only source
 ALLOW_READ_ONLY = "pass --allow-read-only (a checksums: job: allow_read_only: true)"
@@ -189,8 +189,10 @@ def open_context(source: Target, replicas: Sequence[Target], options: ChecksumOp
     """Connect to every server (closed with `stack`), find how each replica follows the
     source, choose the method, resolve --max-load and open the --resume state."""
     names = unique_names([source, *replicas])
-    src = _open(source, names[0], "source", stack)
-    reps = tuple(_open(t, n, "replica", stack) for t, n in zip(replicas, names[1:], strict=True))
+    limit = options.max_pause
+    src = _open(source, names[0], "source", stack, limit)
+    reps = tuple(_open(t, n, "replica", stack, limit)
+                 for t, n in zip(replicas, names[1:], strict=True))
     links = {r.name: link(src, r) for r in reps}
     for one in links.values():
         if one.detail:
@@ -207,14 +209,18 @@ def open_context(source: Target, replicas: Sequence[Target], options: ChecksumOp
                    method=method, load=load, pool=pool, state=state)
 
 
-def _open(target: Target, name: str, role: str, stack: ExitStack) -> Side:
-    target = replace(target, query_timeout=max(target.query_timeout, _QUERY_TIMEOUT))
+def _open(target: Target, name: str, role: str, stack: ExitStack, max_wait: float) -> Side:
+    """A side whose statements are bounded by QUERY_TIMEOUT (or the target's longer one),
+    and never longer than --max-wait: a server that stops answering (SIGSTOP, a hung
+    host) ends the run then, rather than holding it for as long as the socket lasts."""
+    timeout = min(max(target.query_timeout, QUERY_TIMEOUT), max_wait)
+    target = replace(target, query_timeout=timeout)
     try:
         conn = connect(target)
     except DbgaugeError as exc:
         raise type(exc)(f"{role} {name}: {exc}") from None
     stack.callback(conn.close)
-    side = Side(name, conn, role)
+    side = Side(name, conn, role, answer_within=timeout + 1.0)
     side.q("checksum_session")
     return side
 

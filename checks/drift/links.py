@@ -91,8 +91,9 @@ class Link:
                     return False
                 raise DriftError(
                     f"replica {self.replica.name} did not reach the source's position {pos} "
-                    f"within {timeout:.0f} s: it is lagging; run the check when it has "
-                    "caught up, or raise --max-lag")
+                    f"within {timeout:g} s (--max-wait): it is lagging, or its SQL thread is "
+                    "blocked (a lock, FLUSH TABLES WITH READ LOCK); run the check when it "
+                    "has caught up, or raise --max-wait")
             if self.kind != "mysql":
                 time.sleep(delay)
                 delay = min(0.05, delay * 2)

@@ -58,7 +58,9 @@ class ChecksumOptions:
     split_factor: int = 16
     initial_chunk_rows: int = 1000
     wait_timeout: float = 60.0  # for a replica to reach the source's position
-    max_pause: float = 600.0  # longest pause for lag/load before giving up
+    # longest pause for lag/load before giving up (--max-wait); it also bounds how long
+    # a side may take to answer one statement (connections' timeouts, checks/drift/context)
+    max_pause: float = 600.0
     max_differences: int = 1000  # keys reported per table and replica (counts stay exact)
     # MariaDB pairs: a table expected to take at most this long, and not written for
     # whole_table_idle seconds, is first compared whole with CHECKSUM TABLE (0: never).

@@ -15,7 +15,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass, replace
 
 from dbgauge.checks.drift.checkonly import check_only
-from dbgauge.checks.drift.context import Context, open_context
+from dbgauge.checks.drift.context import QUERY_TIMEOUT, Context, open_context
 from dbgauge.checks.drift.discover import discover
 from dbgauge.checks.drift.model import (
     METHODS,
@@ -23,19 +23,27 @@ from dbgauge.checks.drift.model import (
     DriftError,
     Interrupted,
     LogReporter,
+    ReplicationStopped,
     Reporter,
     TableResult,
 )
 from dbgauge.checks.drift.plan import TableEntry, list_tables, plan_table
 from dbgauge.checks.drift.replicate import ReplicateTable, parse_replicate, prepare
 from dbgauge.checks.drift.result import checksum_result
-from dbgauge.checks.drift.sides import Side, check_kinds, grant_hint
+from dbgauge.checks.drift.sides import (
+    Side,
+    check_kinds,
+    grant_hint,
+    lock_wait_hint,
+    lock_waited,
+    no_answer,
+)
 from dbgauge.checks.drift.verdict import finish_table
 from dbgauge.checks.drift.walk import walk_table
 from dbgauge.checks.drift.whole_table import whole_table
 from dbgauge.toolkit.db.privileges import denied
 from dbgauge.toolkit.db.values import text as _text
-from dbgauge.toolkit.errors import ConfigError, QueryError, WriteRefused
+from dbgauge.toolkit.errors import ConfigError, DbgaugeError, QueryError, WriteRefused
 from dbgauge.toolkit.redact import redact
 from dbgauge.toolkit.result import CheckResult
 from dbgauge.toolkit.targets import Target
@@ -88,6 +96,13 @@ def run_checksum(source: Target, replicas: Sequence[Target],
         except WriteRefused:  # the source turned read-only (a switchover) during the run
             ctx.state.save(force=True)
             raise
+        except QueryError as exc:  # a lock wait (FTWRL), a side that stopped answering
+            ctx.state.save(force=True)
+            raise _stopped_error(ctx, exc) from None
+        except ReplicationStopped as exc:
+            ctx.state.save(force=True)
+            raise ReplicationStopped(f"{exc}; progress is saved in {ctx.state.path}: "
+                                     "continue with --resume") from None
         ctx.state.complete()
         return checksum_result(ctx.method, ctx.source.name,
                                tuple(r.name for r in ctx.replicas), tuple(results),
@@ -163,6 +178,31 @@ def check_table(ctx: Context, entry: TableEntry, rate: float | None) -> Checked:
     return Checked(finish_table(ctx, plan, walked, started), rate)
 
 
+def _stopped_error(ctx: Context, exc: QueryError) -> DbgaugeError:
+    """What a statement's failure in the middle of a run tells the user: a lock wait or a
+    side that did not answer in --max-wait said as such; any other error as it is."""
+    saved = f"progress is saved in {ctx.state.path}: continue with --resume"
+    side = _side_of(ctx, exc)
+    if lock_waited(exc):
+        return DriftError(f"{lock_wait_hint(side, 'a checksum statement')}; {saved} "
+                          f"({redact(str(exc))})")
+    if no_answer(exc):
+        waited = min(QUERY_TIMEOUT, ctx.options.max_pause)
+        return DriftError(f"{side.role} {side.name} did not answer in time (--max-wait: "
+                          f"{waited:g} s for one statement): the server is stopped, hung or "
+                          f"unreachable; the run gave up; {saved} once it answers "
+                          f"({redact(str(exc))})")
+    return exc.again(f"{exc}; {saved}")
+
+
+def _side_of(ctx: Context, exc: QueryError) -> Side:
+    """The side whose error `exc` is (its message starts with "role name: ")."""
+    for side in ctx.replicas:
+        if str(exc).startswith(f"{side.role} {side.name}: "):
+            return side
+    return ctx.source
+
+
 def _writable_at_start(ctx: Context) -> None:
     """WriteRefused on a read-only source, unless --allow-read-only (then noted)."""
     state = ctx.source_writable()
@@ -187,6 +227,9 @@ def _prepare_replicated(source: Side, replicate: str | None) -> ReplicateTable:
     try:
         return prepare(source, replicate)
     except QueryError as exc:
+        if lock_waited(exc):
+            raise DriftError(f"{lock_wait_hint(source, f'creating {name}')} "
+                             f"({redact(str(exc))})") from None
         raise DriftError(
             f"cannot create {name} on source {source.name}: {redact(str(exc))}; "
             f"the replicated method needs CREATE, INSERT, UPDATE, DELETE and SELECT on "

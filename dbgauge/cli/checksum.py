@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 from click.core import ParameterSource
@@ -22,6 +23,7 @@ from dbgauge.cli.base import (
 from dbgauge.toolkit.errors import DbgaugeError
 
 if TYPE_CHECKING:
+    from dbgauge.toolkit.render.progress import Progress
     from dbgauge.toolkit.result import CheckResult
     from dbgauge.toolkit.targets import Target
 
@@ -72,6 +74,13 @@ if TYPE_CHECKING:
                    "walk its chunks only if the values differ (0: always walk chunks).")
 @click.option("--max-lag", default="1s", show_default=True, callback=positive_duration,
               metavar="SECONDS", help="Pause while a replica lags more than this.")
+@click.option("--max-wait", default="10m", show_default=True, callback=positive_duration,
+              metavar="DURATION",
+              help="Longest wait for one side before the run gives up (exit 2, naming it; "
+                   "progress is saved for --resume): a replica lagging more than --max-lag, "
+                   "the source busier than --max-load, a server that does not answer a "
+                   "statement (at most 2m then). Progress lines keep coming while it waits. "
+                   "pt-table-checksum waits forever.")
 @click.option("--max-threads-running", default=25, show_default=True,
               type=click.IntRange(1), metavar="N", help="Pause while the source runs more "
               "statements than this (Threads_running / active backends).")
@@ -124,7 +133,7 @@ def checksum(source_arg: str, replica_args: tuple[str, ...], config_path: str | 
              ignore_databases_regex: str | None, tables_regex: str | None,
              ignore_tables_regex: str | None, method: str | None,
              chunk_time: float, chunk_size: int | None, whole_table_time: float,
-             max_lag: float, max_threads_running: int, max_load: tuple[str, ...],
+             max_lag: float, max_wait: float, max_threads_running: int, max_load: tuple[str, ...],
              recursion_method: tuple[str, ...], replicate: str | None,
              allow_read_only: bool, replicate_check_only: bool, different_databases: bool,
              retries: int, retry_delay: float, fmt: str, print_repair: bool,
@@ -147,8 +156,6 @@ def checksum(source_arg: str, replica_args: tuple[str, ...], config_path: str | 
       dbgauge checksum --source mysql://dbgauge@db1/ --password-file pw \\
           --replicate percona.checksums --replicate-check-only
     """
-    import signal
-
     from dbgauge.checks.drift import ChecksumOptions, run_checksum
     from dbgauge.checks.drift.select import split_list
     from dbgauge.toolkit.render.progress import Progress
@@ -162,22 +169,39 @@ def checksum(source_arg: str, replica_args: tuple[str, ...], config_path: str | 
         options = ChecksumOptions(
             tables=tuple(split_names(tables)), exclude=tuple(split_names(exclude)),
             method=method, chunk_time=chunk_time, whole_table_time=whole_table_time,
-            max_lag=max_lag, max_threads_running=max_threads_running, retries=retries,
-            retry_delay=retry_delay, print_repair=print_repair, resume=resume,
-            state_file=state_file, run_time=run_time, show_values=show_values,
-            databases=split_list(databases), ignore_databases=split_list(ignore_databases),
+            max_lag=max_lag, max_pause=max_wait, wait_timeout=max_wait, retries=retries,
+            max_threads_running=max_threads_running, retry_delay=retry_delay,
+            print_repair=print_repair, resume=resume, state_file=state_file,
+            run_time=run_time, show_values=show_values, databases=split_list(databases),
+            ignore_databases=split_list(ignore_databases),
             databases_regex=databases_regex, ignore_databases_regex=ignore_databases_regex,
             tables_regex=tables_regex, ignore_tables_regex=ignore_tables_regex,
             chunk_size=chunk_size, replicate=replicate, allow_read_only=allow_read_only,
-            replicate_check_only=replicate_check_only,
-            different_databases=different_databases, **pt)
-        result = run_checksum(source, replicas, options, reporter)
-    except DbgaugeError as exc:
-        reporter.clear()
-        die(exc)
+            replicate_check_only=replicate_check_only, different_databases=different_databases,
+            **pt)
+        with reporter.ticking():  # a wait prints its progress lines too
+            result = run_checksum(source, replicas, options, reporter)
+    except (DbgaugeError, KeyboardInterrupt) as exc:
+        _fail(exc, fmt, reporter)
     reporter.clear()
     _echo(result, fmt)
     finish("checksum", result.status)
+
+
+def _fail(exc: DbgaugeError | KeyboardInterrupt, fmt: str, reporter: Progress) -> NoReturn:
+    """An expected failure: its line on stderr and, with --format json, a JSON document on
+    stdout too (`{"status": "error", "error": ...}`), so a machine reading it never gets
+    an empty output. Ctrl-C before the tables are checked (connecting, planning) is one."""
+    from dbgauge.checks.drift.model import Interrupted
+
+    reporter.clear()
+    if isinstance(exc, KeyboardInterrupt):
+        exc = Interrupted("interrupted before any table was checked")
+    if fmt == "json":
+        from dbgauge.toolkit.render.checksum import render_checksum_error_json
+
+        click.echo(render_checksum_error_json(str(exc)))
+    die(exc)
 
 
 def _stop(_signum: int, _frame: object) -> None:

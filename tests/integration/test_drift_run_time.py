@@ -203,7 +203,10 @@ def test_resume_is_refused_on_other_servers_with_the_same_names(
         f"was mysql://127.0.0.1:{replica_port}/, now mysql://127.0.0.1:{primary_port}/): "
         "pass --state-file to keep this run's progress apart, or run without --resume to "
         "start afresh (which replaces that progress)\n")
-    assert other.stdout == "" and state.exists()
+    # --format json: the same error as a JSON document on stdout
+    assert json.loads(other.stdout) == {"status": "error", "tables": [], "notes": [],
+                                        "error": other.stderr.splitlines()[-1][16:]}
+    assert state.exists()
     # Another result-changing argument is refused too (given that file), and says which.
     excluded = cli(cluster_a, "--resume", "--exclude", "app.nothing_*", "--state-file",
                    str(state))

@@ -117,3 +117,40 @@ def test_repair_scripts_are_grouped_by_table_then_replica() -> None:
     assert [h.split(" match")[0][-2:] + h.split("for ")[1].split(";")[0] for h in headers] == [
         "r2shop.order_lines_with_a_long_name", "r1shop.order_lines_with_a_long_name",
         "r1shop.z", "r2shop.z"]
+
+
+def test_a_name_with_a_newline_stays_on_its_line() -> None:
+    table = TableResult("app.a\nb", "drift", rows=3, chunks=1,
+                        differing_chunks=(("replica\t1", 1),), differing_rows=(("replica\t1", 1),),
+                        differences=(Difference("replica\t1", "missing", (("id", "x\ny"),)),),
+                        notes=("seen in app.a\nb",))
+    text = render_checksum(checksum_result("direct", "src", ["replica\t1"], [table], 0.1))
+    lines = text.splitlines()
+    assert lines[2].startswith("app.a\\nb  ") and lines[2].endswith("drift")
+    assert "  replica\\t1: missing id=x\\ny" in lines
+    assert "  note: seen in app.a\\nb" in lines
+    assert all("\t" not in line for line in lines) and len(lines) == 6
+    assert json.loads(render_checksum_json(
+        checksum_result("direct", "src", ["r"], [table], 0.1)))["tables"][0]["table"] == \
+        "app.a\nb"
+
+
+@pytest.mark.parametrize(("raw", "shown"), [
+    ("plain.name", "plain.name"), ("a\nb", "a\\nb"), ("a\r\nb", "a\\r\\nb"),
+    ("back\\slash", "back\\slash"), ("esc\x1b[2J", "esc\\x1b[2J"), ("ls\u2028x", "ls\\u2028x"),
+    ("rtl\u202ex", "rtl\\u202ex"), ("héllo wörld", "héllo wörld"),
+])
+def test_one_line_escapes_what_would_break_or_hide(raw: str, shown: str) -> None:
+    from dbgauge.toolkit.render.text import one_line
+
+    assert one_line(raw) == shown
+    assert "\n" not in one_line(raw) and len(one_line(raw).splitlines()) == 1
+
+
+def test_an_error_is_a_json_report_too() -> None:
+    from dbgauge.toolkit.render.checksum import render_checksum_error_json
+
+    doc = json.loads(render_checksum_error_json(
+        "source db1: cannot connect to mysql://u:hunter2@db1:3306/"))
+    assert doc["status"] == "error" and doc["tables"] == []
+    assert "cannot connect" in doc["error"] and "hunter2" not in doc["error"]

@@ -80,3 +80,33 @@ def test_progress_option_errors(spec: str) -> None:
 
 def test_clock_text() -> None:
     assert [clock_text(s) for s in (0, 42, 90, 3725)] == ["0s", "42s", "1m30s", "1h02m"]
+
+
+def test_a_wait_keeps_printing_and_says_nothing_moved() -> None:
+    """What the ticker thread of `ticking()` calls every second while the run waits (a
+    lagging or stopped replica): the status line every interval, saying for how long no
+    progress was reported, instead of silence."""
+    clock, out = Clock(), io.StringIO()
+    progress = Progress("table", stream=out, interval=5, clock=clock)
+    progress.plan([("s.a", 100)])
+    clock.now += 5
+    progress.progress("s.a", 40, 100)
+    assert out.getvalue().endswith("40% done, 5s elapsed, about 8s left\n")
+    for _ in range(10):  # ten ticks a second apart, nothing reported meanwhile
+        clock.now += 1
+        progress._show()
+    lines = out.getvalue().splitlines()
+    assert lines[1:] == ["dbgauge: table 1 of 1 (s.a): 40% done, 10s elapsed, waiting: no "
+                         "progress for 5s",
+                         "dbgauge: table 1 of 1 (s.a): 40% done, 15s elapsed, waiting: no "
+                         "progress for 10s"]
+
+
+def test_a_name_with_a_newline_stays_on_the_status_line() -> None:
+    clock, out = Clock(), io.StringIO()
+    progress = Progress("table", stream=out, interval=1, clock=clock)
+    progress.plan([("s.a\nb", 10)])
+    clock.now += 2
+    progress.progress("s.a\nb", 5, 10)
+    assert out.getvalue() == ("dbgauge: table 1 of 1 (s.a\\nb): 50% done, 2s elapsed, "
+                              "about 2s left\n")

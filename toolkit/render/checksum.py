@@ -11,6 +11,8 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from dbgauge.toolkit.redact import redact
+from dbgauge.toolkit.render.text import one_line
 from dbgauge.toolkit.result import CheckResult
 
 _DIGITS = 3  # the JSON report's seconds: milliseconds
@@ -33,40 +35,27 @@ def render_checksum_json(result: CheckResult) -> str:
     return json.dumps(doc, indent=2)
 
 
+def render_checksum_error_json(message: str) -> str:
+    """The JSON report of a run that could not check at all (exit 2): the report's shape
+    with status "error", no tables, and the error (credentials redacted)."""
+    return json.dumps({"status": "error", "error": redact(message), "tables": [],
+                       "notes": []}, indent=2)
+
+
 def render_checksum(result: CheckResult) -> str:
-    """The per-table summary of a checksum run."""
+    """The per-table summary of a checksum run. Every name, key value, reason and note is
+    shown by `one_line`: a table called "a<newline>b" stays on its own line."""
     doc = result.evidence
     tables: Sequence[Mapping[str, Any]] = doc["tables"]
-    lines = [f"checksum of {', '.join(doc['replicas'])} against {doc['source']} "
-             f"(method {doc['method']})"]
-    width = max([len("TABLE"), *(len(t["table"]) for t in tables)])
+    lines = [f"checksum of {', '.join(one_line(r) for r in doc['replicas'])} against "
+             f"{one_line(doc['source'])} (method {doc['method']})"]
+    names = {t["table"]: one_line(t["table"]) for t in tables}
+    width = max([len("TABLE"), *(len(n) for n in names.values())])
     lines.append(f"{'TABLE':<{width}}  {'ROWS':>10}  {'CHUNKS':>6}  {'DIFF_CHUNKS':>11}  "
                  f"{'DIFF_ROWS':>9}  {'TIME':>7}  STATUS")
     for t in tables:
-        chunks = sum(t["differing_chunks"].values())
-        unnamed = t.get("unnamed_differences", [])
-        # A keyless table's differing rows are unknown, not 0.
-        rows = "?" if unnamed else str(sum(t["differing_rows"].values()))
-        lines.append(f"{t['table']:<{width}}  {t['rows']:>10}  {t['chunks']:>6}  "
-                     f"{chunks:>11}  {rows:>9}  {t['seconds']:>6.2f}s  {t['status']}")
-        if t["reason"]:
-            lines.append(f"  {t['reason']}")
-        lines += [f"  {u['replica']}: the table differs, {u['detail']}" for u in unnamed]
-        for d in t["differences"]:
-            key = ", ".join(f"{col}={value}" for col, value in d["key"].items())
-            columns = f" (columns: {', '.join(d['columns'])})" if d.get("columns") else ""
-            lines.append(f"  {d['replica']}: {d['kind']} {key}{columns}")
-            lines += [f"      {col}: source {json.dumps(v['source'], ensure_ascii=False)}, "
-                      f"replica {json.dumps(v['replica'], ensure_ascii=False)}"
-                      for col, v in d.get("values", {}).items()]
-        shown = dict.fromkeys(t["differing_rows"], 0)
-        for d in t["differences"]:
-            shown[d["replica"]] = shown.get(d["replica"], 0) + 1
-        for name, count in t["differing_rows"].items():
-            if count > shown.get(name, 0):
-                lines.append(f"  {name}: ... and {count - shown[name]} more rows")
-        lines += [f"  note: {n}" for n in t["notes"]]
-    lines += [f"note: {n}" for n in doc["notes"]]
+        lines += _table_lines(t, names[t["table"]], width)
+    lines += [f"note: {one_line(n)}" for n in doc["notes"]]
     for t in tables:
         for _replica, statements in t["repair"]:
             lines.append("")
@@ -78,3 +67,34 @@ def render_checksum(result: CheckResult) -> str:
                else "NOTHING COMPARED"}[doc["status"]]
     lines.append(f"{verdict} ({len(tables)} table(s), {doc['seconds']:.2f} s)")
     return "\n".join(lines)
+
+
+def _table_lines(t: Mapping[str, Any], name: str, width: int) -> list[str]:
+    """One table's line, and below it its reason, differences and notes."""
+    chunks = sum(t["differing_chunks"].values())
+    unnamed = t.get("unnamed_differences", [])
+    # A keyless table's differing rows are unknown, not 0.
+    rows = "?" if unnamed else str(sum(t["differing_rows"].values()))
+    lines = [f"{name:<{width}}  {t['rows']:>10}  {t['chunks']:>6}  "
+             f"{chunks:>11}  {rows:>9}  {t['seconds']:>6.2f}s  {t['status']}"]
+    if t["reason"]:
+        lines.append(f"  {one_line(t['reason'])}")
+    lines += [f"  {one_line(u['replica'])}: the table differs, {one_line(u['detail'])}"
+              for u in unnamed]
+    for d in t["differences"]:
+        key = ", ".join(f"{one_line(col)}={one_line(str(value))}"
+                        for col, value in d["key"].items())
+        columns = (f" (columns: {', '.join(one_line(c) for c in d['columns'])})"
+                   if d.get("columns") else "")
+        lines.append(f"  {one_line(d['replica'])}: {d['kind']} {key}{columns}")
+        lines += [f"      {one_line(col)}: source {json.dumps(v['source'], ensure_ascii=False)}, "
+                  f"replica {json.dumps(v['replica'], ensure_ascii=False)}"
+                  for col, v in d.get("values", {}).items()]
+    shown = dict.fromkeys(t["differing_rows"], 0)
+    for d in t["differences"]:
+        shown[d["replica"]] = shown.get(d["replica"], 0) + 1
+    for replica, count in t["differing_rows"].items():
+        if count > shown.get(replica, 0):
+            lines.append(f"  {one_line(replica)}: ... and {count - shown[replica]} more rows")
+    lines += [f"  note: {one_line(n)}" for n in t["notes"]]
+    return lines

@@ -13,9 +13,13 @@ The ETA is the elapsed time scaled by what is left: items are weighted by their 
 from __future__ import annotations
 
 import sys
+import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import TextIO
+
+from dbgauge.toolkit.render.text import one_line
 
 DEFAULT_INTERVAL = 30.0  # pt-table-checksum's --progress time,30
 
@@ -66,23 +70,31 @@ class Progress:
         self._current = ""
         self._started = clock()
         self._last_status = self._started
+        self._last_progress = self._started  # when progress() was last called
+        self._lock = threading.RLock()  # the ticker thread draws too
 
     def plan(self, items: Sequence[tuple[str, int]]) -> None:
         """The work ahead, in order: (name, size) with size in any unit (rows, 1)."""
-        self._names = [name for name, _ in items]
-        self._weights = {name: float(max(1, size)) for name, size in items}
-        self._started = self._last_status = self.clock()
+        with self._lock:
+            self._names = [name for name, _ in items]
+            self._weights = {name: float(max(1, size)) for name, size in items}
+            self._started = self._last_status = self._last_progress = self.clock()
 
     def progress(self, name: str, done: int, total: int) -> None:
         """`done` of `total` of item `name` are finished (rows of a table; 1 of 1 for a
         file that ended)."""
         share = min(1.0, done / total) if total else 1.0
+        with self._lock:
+            self._last_progress = self.clock()
+            self._advance(name, share)
+            self._show()
+
+    def _advance(self, name: str, share: float) -> None:
         if self.sequential and name in self._weights:
             for earlier in self._names[:self._names.index(name)]:
                 self._done[earlier] = 1.0  # the tables before it are behind us
         self._done[name] = max(share, self._done.get(name, 0.0))
         self._current = name
-        self._show()
 
     def fraction(self) -> float:
         """The share of the planned work done, by weight."""
@@ -106,6 +118,27 @@ class Progress:
             return self._names.index(self._current) + 1, count
         return sum(1 for d in self._done.values() if d >= 1.0), count
 
+    @contextmanager
+    def ticking(self) -> Iterator[None]:
+        """Within the block, the status line keeps coming every `interval` even when no
+        progress is reported -- the run waits for a lagging replica, or a server that does
+        not answer -- saying for how long nothing moved: a wait is never silent."""
+        stop = threading.Event()
+
+        def tick() -> None:
+            step = min(1.0, self.interval or 1.0)
+            while not stop.wait(step):
+                with self._lock:
+                    self._show()
+
+        thread = threading.Thread(target=tick, name="progress", daemon=True)
+        thread.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            thread.join()
+
     def _show(self) -> None:
         if self.quiet or not self._names:
             return
@@ -115,7 +148,7 @@ class Progress:
         left = "" if eta is None else f" ETA {clock_text(eta)}"
         if self.tty:
             bar = "#" * int(share * 20)
-            self.stream.write(f"\r\033[K{self.unit} {n} of {m} {self._current[-30:]} "
+            self.stream.write(f"\r\033[K{self.unit} {n} of {m} {one_line(self._current)[-30:]} "
                               f"[{bar:<20}] {share:4.0%}{left}")
             self.stream.flush()
             self.drawn = True
@@ -125,19 +158,24 @@ class Progress:
             return
         self._last_status = now
         ahead = "" if eta is None else f", about {clock_text(eta)} left"
-        self.stream.write(f"{self.prefix}{self.unit} {n} of {m} ({self._current}): "
+        still = now - self._last_progress
+        if still >= self.interval:
+            ahead = f", waiting: no progress for {clock_text(still)}"
+        self.stream.write(f"{self.prefix}{self.unit} {n} of {m} ({one_line(self._current)}): "
                           f"{share:.0%} done, {clock_text(now - self._started)} "
                           f"elapsed{ahead}\n")
         self.stream.flush()
 
     def note(self, text: str) -> None:
         """A line of its own (the bar is cleared first)."""
-        self.clear()
-        self.stream.write(f"{self.prefix}{text}\n")
-        self.stream.flush()
+        with self._lock:
+            self.clear()
+            self.stream.write(f"{self.prefix}{text}\n")
+            self.stream.flush()
 
     def clear(self) -> None:
-        if self.drawn:
-            self.stream.write("\r\033[K")
-            self.stream.flush()
-            self.drawn = False
+        with self._lock:
+            if self.drawn:
+                self.stream.write("\r\033[K")
+                self.stream.flush()
+                self.drawn = False
