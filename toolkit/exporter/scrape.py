@@ -103,10 +103,20 @@ class TargetRunner:
         # collector name -> the statements it ran last time, read ahead next time
         self._statements: dict[str, tuple[str, ...]] = {}
         self._interrupted = False  # the daemon is stopping: no new connection, no retry
+        self._connecting = False  # a connect is pending (the lock's holder is in connect())
+        self._was_up = False  # how the last scrape that ran went
+        self._last_try = float("-inf")  # when a scrape last ran here (monotonic)
         # for the dialects' self metrics (pg_exporter_scrapes_total, mysqld_exporter's
         # scrape_errors_total{collector})
         self._scrapes = 0
         self._failures: dict[str, int] = {}
+
+    @property
+    def rank(self) -> tuple[bool, float]:
+        """Where this target goes in a scrape's queue: those up last time first (a stalled
+        one never delays them), then the down ones, the longest untried first (those a
+        full pool left out last time get their turn)."""
+        return (not self._was_up, self._last_try)
 
     @property
     def collectors(self) -> list[AnyCollector]:
@@ -143,12 +153,17 @@ class TargetRunner:
     def scrape(self, deadline: float, only: set[str] | None = None) -> TargetResult:
         """Collect everything enabled (or `only` these collectors) before `deadline`."""
         started = time.monotonic()
-        if not self._lock.acquire(timeout=max(0.0, deadline - started)):
-            return self._fail(started, "previous scrape of this target is still running")
+        if not self._lock.acquire(blocking=False):
+            if self._connecting:  # a stalled connect: down now, without a thread waiting
+                return self._fail(started, "a connect from an earlier scrape is still pending")
+            if not self._lock.acquire(timeout=max(0.0, deadline - started)):
+                return self._fail(started, "previous scrape of this target is still running")
         self._scrapes += 1
         self._busy_until = deadline
         try:
-            return self._scrape_locked(started, deadline, only)
+            result = self._scrape_locked(started, deadline, only)
+            self._was_up = result.up
+            return result
         finally:
             self._busy_until = None
             self._lock.release()
@@ -164,7 +179,12 @@ class TargetRunner:
             raise DbgaugeError("the daemon is stopping")
         if remaining <= 0:
             raise DbgaugeError("scrape deadline reached before connecting")
-        self._conn = connect(self.cfg, min(self.cfg.connect_timeout, remaining))
+        self._connecting = True
+        self._last_try = time.monotonic()
+        try:
+            self._conn = connect(self.cfg, min(self.cfg.connect_timeout, remaining))
+        finally:
+            self._connecting = False
         self._cache.clear()  # a new connection may be a restarted or failed-over server
         if self._last_error is not None:
             log.info("target %s is reachable again", self.cfg.name,
@@ -345,6 +365,13 @@ class TargetRunner:
             conn.close()
 
 
+# Threads scraping targets at once, however many targets: each stalled target holds one
+# until the deadline, and thousands of them waking at once kept two cores busy past it
+# (the answer was seconds late). Targets that were up go first, so stalled ones only
+# ever wait behind each other; those left unstarted at the deadline are reported
+# "scrape deadline exceeded" and go first among the down ones next time.
+MAX_SCRAPE_WORKERS = 128
+
 # Runners end at the deadline by themselves (connects and statements are bounded by it);
 # the pool waits this much longer before calling a target's scrape overdue and aborting it.
 _OVERDUE_AFTER = 0.2
@@ -365,8 +392,8 @@ class Scraper:
             self.runners[target.name] = old if old is not None and old.cfg == target \
                 else TargetRunner(target, registry.for_target(target),
                                   registry.dialects_for(target))
-        self._pool = FanOut[TargetRunner, TargetResult](max(4, 2 * len(self.runners)),
-                                                          "scrape")
+        self._pool = FanOut[TargetRunner, TargetResult](
+            min(MAX_SCRAPE_WORKERS, max(4, 2 * len(self.runners))), "scrape")
         self._state = threading.Lock()
         self._users = 0
         self._retired: set[int] | None = None  # ids of runners kept by the next Scraper
@@ -391,9 +418,13 @@ class Scraper:
                only: set[str] | None = None) -> list[TargetResult]:
         started = time.monotonic()
         runners = [self.runners[n] for n in names]
-        outcomes = self._pool.map(runners, lambda r: r.scrape(deadline, only),
-                                  deadline_in=max(0.0, deadline - time.monotonic())
-                                  + _OVERDUE_AFTER)
+        queue = sorted(range(len(runners)), key=lambda i: runners[i].rank)
+        queued = self._pool.map([runners[i] for i in queue], lambda r: r.scrape(deadline, only),
+                                deadline_in=max(0.0, deadline - time.monotonic())
+                                + _OVERDUE_AFTER)
+        outcomes: list[TargetResult | Exception] = [*queued]
+        for i, outcome in zip(queue, queued, strict=True):
+            outcomes[i] = outcome
         results: list[TargetResult] = []
         for runner, outcome in zip(runners, outcomes, strict=True):
             if isinstance(outcome, TargetResult):
