@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import os
+import re
 import socket
 import subprocess
 import sys
