@@ -154,8 +154,12 @@ class TargetRunner:
         """Collect everything enabled (or `only` these collectors) before `deadline`."""
         started = time.monotonic()
         if not self._lock.acquire(blocking=False):
-            if self._connecting:  # a stalled connect: down now, without a thread waiting
-                return self._fail(started, "a connect from an earlier scrape is still pending")
+            busy_until = self._busy_until
+            if self._connecting and busy_until is not None and busy_until <= started:
+                # a connect still pending past its own scrape's deadline: stalled, so down
+                # now rather than a thread waiting for it until this scrape's deadline
+                return self._fail(started, "a connect from an earlier scrape is still "
+                                           "pending past its deadline")
             if not self._lock.acquire(timeout=max(0.0, deadline - started)):
                 return self._fail(started, "previous scrape of this target is still running")
         self._scrapes += 1
