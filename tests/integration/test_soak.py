@@ -159,7 +159,11 @@ def test_soak_stalled_refusing_hostile_reloads_and_auth_flood(sandbox: Sandbox,
     assert after[1] <= MAX_SCRAPE_WORKERS + 40, after  # bounded, not one per target
     assert after[2] <= before[2] + RSS_SLACK_KIB, f"RSS {before[2]} -> {after[2]} KiB"
     assert set(seen) <= {401, 429} and sum(seen.values()) > SCRAPES, seen
-    assert stalled.accepted >= STALLED  # every stalled target was tried
     log = d.log_text()
+    # every stalled target got its turn to connect (more of them than scrape threads: the
+    # ones left out of one scrape go first in the next)
+    untried = [i for i in range(STALLED) if f"target stalled-{i} is down: cannot connect"
+               not in log]
+    assert not untried, untried[:10]
     assert "Traceback" not in log, log[-3000:]
     assert "alias bomb" in log
