@@ -18,6 +18,7 @@ closed (its pool shut, its dropped runners' connections closed) when its last sc
 from __future__ import annotations
 
 import logging
+import re
 import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
@@ -67,6 +68,9 @@ class TargetResult:
     peer_up: tuple[MetricSpec, ...] = ()
 
 
+_SECONDS = re.compile(r"\d+(\.\d+)?\s?s\b")  # "in 2.7s": a stall is logged once, not per scrape
+
+
 def _labels(base: Labels, extra: Mapping[str, str] | None = None) -> Labels:
     """`base` (sorted) with `extra` merged in, sorted by name (the renderer relies on it)."""
     if not extra:
@@ -113,9 +117,7 @@ class TargetRunner:
 
     @property
     def rank(self) -> tuple[bool, float]:
-        """Where this target goes in a scrape's queue: those up last time first (a stalled
-        one never delays them), then the down ones, the longest untried first (those a
-        full pool left out last time get their turn)."""
+        """Its place in a scrape's queue: up last time first, then the longest untried."""
         return (not self._was_up, self._last_try)
 
     @property
@@ -123,7 +125,7 @@ class TargetRunner:
         return list(self._collectors)
 
     def _fail(self, started: float, error: str, *, log_it: bool = True) -> TargetResult:
-        if log_it and error != self._last_error:
+        if log_it and _SECONDS.sub("", error) != _SECONDS.sub("", self._last_error or ""):
             # Log each distinct failure once, not on every scrape while it persists.
             log.warning("target %s is down: %s", self.cfg.name, error,
                         extra={"target": self.cfg.name})
@@ -156,8 +158,7 @@ class TargetRunner:
         if not self._lock.acquire(blocking=False):
             busy_until = self._busy_until
             if self._connecting and busy_until is not None and busy_until <= started:
-                # a connect still pending past its own scrape's deadline: stalled, so down
-                # now rather than a thread waiting for it until this scrape's deadline
+                # stalled past its own scrape's deadline: down now, no thread waiting on it
                 return self._fail(started, "a connect from an earlier scrape is still "
                                            "pending past its deadline")
             if not self._lock.acquire(timeout=max(0.0, deadline - started)):
@@ -369,11 +370,8 @@ class TargetRunner:
             conn.close()
 
 
-# Threads scraping targets at once, however many targets: each stalled target holds one
-# until the deadline, and thousands of them waking at once kept two cores busy past it
-# (the answer was seconds late). Targets that were up go first, so stalled ones only
-# ever wait behind each other; those left unstarted at the deadline are reported
-# "scrape deadline exceeded" and go first among the down ones next time.
+# Scrape threads, however many targets: a stalled one holds a thread until the deadline,
+# and 2,000 of them waking at once kept two cores busy seconds past it (TargetRunner.rank).
 MAX_SCRAPE_WORKERS = 128
 
 # Runners end at the deadline by themselves (connects and statements are bounded by it);
@@ -427,7 +425,7 @@ class Scraper:
                                 deadline_in=max(0.0, deadline - time.monotonic())
                                 + _OVERDUE_AFTER)
         outcomes: list[TargetResult | Exception] = [*queued]
-        for i, outcome in zip(queue, queued, strict=True):
+        for i, outcome in zip(queue, queued, strict=True):  # back in the order asked
             outcomes[i] = outcome
         results: list[TargetResult] = []
         for runner, outcome in zip(runners, outcomes, strict=True):
