@@ -80,6 +80,7 @@ bench: deps venv
 	$(BIN)/python bench/checksum.py --sandbox-dir $(SANDBOX_DIR)
 	$(BIN)/python bench/checksum_peers.py --sandbox-dir $(SANDBOX_DIR)
 	$(BIN)/python bench/pgtap/run.py --sandbox-dir $(SANDBOX_DIR)
+	$(BIN)/python bench/stalled.py
 
 clean: down
 	rm -rf $(VENV) dist build .mypy_cache .ruff_cache .pytest_cache

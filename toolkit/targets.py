@@ -32,6 +32,7 @@ from dbgauge.toolkit.redact import redact_dsn
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
+    from queue import SimpleQueue
 
 # The kinds of server dbgauge talks to, in the order listings show them: the config's
 # `kind:`, the collectors' `kind`, every check's kinds are these.
@@ -287,25 +288,33 @@ class FanOut(Generic[_T, _R]):
             ) -> list[_R | Exception]:
         """`work` on every item; `on_done(index, outcome)` as each finishes (in the calling
         thread); wait at most `deadline_in` seconds, then cancel what has not started."""
-        from concurrent.futures import FIRST_COMPLETED, wait
+        import functools
+        import queue
 
-        futures: list[Future[_R]] = [self._pool.submit(work, item) for item in items]
-        index = {id(f): i for i, f in enumerate(futures)}
-        pending: set[Future[_R]] = set(futures)
-        outcomes: list[_R | Exception] = [Unfinished("not finished")] * len(futures)
+        finished: queue.SimpleQueue[int] = queue.SimpleQueue()
         end = None if deadline_in is None else time.monotonic() + deadline_in
-        while pending:
-            timeout = None if end is None else max(0.0, end - time.monotonic())
-            done, pending = wait(pending, timeout=timeout, return_when=FIRST_COMPLETED)
-            for future in sorted(done, key=lambda f: index[id(f)]):
-                i = index[id(future)]
-                outcomes[i] = _outcome(future)
-                if on_done is not None:
-                    on_done(i, outcomes[i])
-            if not done:  # the deadline passed
-                for future in pending:
+        futures: list[Future[_R]] = []
+        for i, item in enumerate(items):
+            future = self._pool.submit(work, item)
+            # Each future says when it is done: one queue, where waiting on every pending
+            # future at each turn (concurrent.futures.wait) costs O(n) per finished item,
+            # seconds of CPU at a deadline when thousands finish at once.
+            future.add_done_callback(functools.partial(_put, finished, i))
+            futures.append(future)
+        outcomes: list[_R | Exception] = [Unfinished("not finished")] * len(futures)
+        left = len(futures)
+        while left:
+            try:
+                i = finished.get(timeout=None if end is None
+                                 else max(0.0, end - time.monotonic()))
+            except queue.Empty:  # the deadline passed
+                for future in futures:
                     future.cancel()
                 break
+            left -= 1
+            outcomes[i] = _outcome(futures[i])
+            if on_done is not None:
+                on_done(i, outcomes[i])
         return outcomes
 
     def submit(self, call: Callable[[], _R]) -> Future[_R]:
@@ -321,6 +330,10 @@ class FanOut(Generic[_T, _R]):
 
     def __exit__(self, *_exc: object) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _put(finished: SimpleQueue[int], index: int, _future: object) -> None:
+    finished.put(index)
 
 
 def _outcome(future: Future[_R]) -> _R | Exception:

@@ -249,7 +249,10 @@ def _connect(kwargs: dict[str, Any], timeout: float) -> psycopg.Connection[Row]:
             break
         gen = _connect_attempt(make_conninfo("", **attempt))
         try:
-            pgconn = waiting.wait_conn(gen, interval=0.1, timeout=remaining)
+            # One wake-up at the deadline, not every 0.1 s: thousands of stalled connects
+            # polling ten times a second kept two cores busy and the scrape past its
+            # deadline. Nothing needs the poll: a stopping daemon waits out the deadline.
+            pgconn = waiting.wait_conn(gen, interval=remaining, timeout=remaining)
         except psycopg.Error as exc:
             errors.append(exc)
             continue

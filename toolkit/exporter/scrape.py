@@ -18,6 +18,7 @@ closed (its pool shut, its dropped runners' connections closed) when its last sc
 from __future__ import annotations
 
 import logging
+import re
 import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
@@ -67,6 +68,9 @@ class TargetResult:
     peer_up: tuple[MetricSpec, ...] = ()
 
 
+_SECONDS = re.compile(r"\d+(\.\d+)?\s?s\b")  # "in 2.7s": a stall is logged once, not per scrape
+
+
 def _labels(base: Labels, extra: Mapping[str, str] | None = None) -> Labels:
     """`base` (sorted) with `extra` merged in, sorted by name (the renderer relies on it)."""
     if not extra:
@@ -103,17 +107,25 @@ class TargetRunner:
         # collector name -> the statements it ran last time, read ahead next time
         self._statements: dict[str, tuple[str, ...]] = {}
         self._interrupted = False  # the daemon is stopping: no new connection, no retry
+        self._connecting = False  # a connect is pending (the lock's holder is in connect())
+        self._was_up = False  # how the last scrape that ran went
+        self._last_try = float("-inf")  # when a scrape last ran here (monotonic)
         # for the dialects' self metrics (pg_exporter_scrapes_total, mysqld_exporter's
         # scrape_errors_total{collector})
         self._scrapes = 0
         self._failures: dict[str, int] = {}
 
     @property
+    def rank(self) -> tuple[bool, float]:
+        """Its place in a scrape's queue: up last time first, then the longest untried."""
+        return (not self._was_up, self._last_try)
+
+    @property
     def collectors(self) -> list[AnyCollector]:
         return list(self._collectors)
 
     def _fail(self, started: float, error: str, *, log_it: bool = True) -> TargetResult:
-        if log_it and error != self._last_error:
+        if log_it and _SECONDS.sub("", error) != _SECONDS.sub("", self._last_error or ""):
             # Log each distinct failure once, not on every scrape while it persists.
             log.warning("target %s is down: %s", self.cfg.name, error,
                         extra={"target": self.cfg.name})
@@ -143,12 +155,20 @@ class TargetRunner:
     def scrape(self, deadline: float, only: set[str] | None = None) -> TargetResult:
         """Collect everything enabled (or `only` these collectors) before `deadline`."""
         started = time.monotonic()
-        if not self._lock.acquire(timeout=max(0.0, deadline - started)):
-            return self._fail(started, "previous scrape of this target is still running")
+        if not self._lock.acquire(blocking=False):
+            busy_until = self._busy_until
+            if self._connecting and busy_until is not None and busy_until <= started:
+                # stalled past its own scrape's deadline: down now, no thread waiting on it
+                return self._fail(started, "a connect from an earlier scrape is still "
+                                           "pending past its deadline")
+            if not self._lock.acquire(timeout=max(0.0, deadline - started)):
+                return self._fail(started, "previous scrape of this target is still running")
         self._scrapes += 1
         self._busy_until = deadline
         try:
-            return self._scrape_locked(started, deadline, only)
+            result = self._scrape_locked(started, deadline, only)
+            self._was_up = result.up
+            return result
         finally:
             self._busy_until = None
             self._lock.release()
@@ -164,7 +184,12 @@ class TargetRunner:
             raise DbgaugeError("the daemon is stopping")
         if remaining <= 0:
             raise DbgaugeError("scrape deadline reached before connecting")
-        self._conn = connect(self.cfg, min(self.cfg.connect_timeout, remaining))
+        self._connecting = True
+        self._last_try = time.monotonic()
+        try:
+            self._conn = connect(self.cfg, min(self.cfg.connect_timeout, remaining))
+        finally:
+            self._connecting = False
         self._cache.clear()  # a new connection may be a restarted or failed-over server
         if self._last_error is not None:
             log.info("target %s is reachable again", self.cfg.name,
@@ -345,6 +370,10 @@ class TargetRunner:
             conn.close()
 
 
+# Scrape threads, however many targets: a stalled one holds a thread until the deadline,
+# and 2,000 of them waking at once kept two cores busy seconds past it (TargetRunner.rank).
+MAX_SCRAPE_WORKERS = 128
+
 # Runners end at the deadline by themselves (connects and statements are bounded by it);
 # the pool waits this much longer before calling a target's scrape overdue and aborting it.
 _OVERDUE_AFTER = 0.2
@@ -365,8 +394,8 @@ class Scraper:
             self.runners[target.name] = old if old is not None and old.cfg == target \
                 else TargetRunner(target, registry.for_target(target),
                                   registry.dialects_for(target))
-        self._pool = FanOut[TargetRunner, TargetResult](max(4, 2 * len(self.runners)),
-                                                          "scrape")
+        self._pool = FanOut[TargetRunner, TargetResult](
+            min(MAX_SCRAPE_WORKERS, max(4, 2 * len(self.runners))), "scrape")
         self._state = threading.Lock()
         self._users = 0
         self._retired: set[int] | None = None  # ids of runners kept by the next Scraper
@@ -391,9 +420,13 @@ class Scraper:
                only: set[str] | None = None) -> list[TargetResult]:
         started = time.monotonic()
         runners = [self.runners[n] for n in names]
-        outcomes = self._pool.map(runners, lambda r: r.scrape(deadline, only),
-                                  deadline_in=max(0.0, deadline - time.monotonic())
-                                  + _OVERDUE_AFTER)
+        queue = sorted(range(len(runners)), key=lambda i: runners[i].rank)
+        queued = self._pool.map([runners[i] for i in queue], lambda r: r.scrape(deadline, only),
+                                deadline_in=max(0.0, deadline - time.monotonic())
+                                + _OVERDUE_AFTER)
+        outcomes: list[TargetResult | Exception] = [*queued]
+        for i, outcome in zip(queue, queued, strict=True):  # back in the order asked
+            outcomes[i] = outcome
         results: list[TargetResult] = []
         for runner, outcome in zip(runners, outcomes, strict=True):
             if isinstance(outcome, TargetResult):

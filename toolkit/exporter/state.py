@@ -148,6 +148,7 @@ class Exporter:
             new = self.wiring.load_config(self.config_path)
             transients = _transients(self.wiring, new)
             web = load_web_config(self._web_path(new))
+            web.keep_checks(self.web)
             jobs_changed = (self.config.checks, self.config.checksums, self.config.targets) \
                 != (new.checks, new.checksums, new.targets)
             jobs = build_jobs(new, self.wiring.job_builders) if jobs_changed else None

@@ -236,6 +236,14 @@ class WebConfig:
     def scheme(self) -> str:
         return "https" if self.tls is not None else "http"
 
+    def keep_checks(self, previous: WebConfig) -> None:
+        """Carry the checked credentials and the bcrypt gate over a reload: the first
+        scrape after a SIGHUP under a flood of wrong passwords otherwise queued behind the
+        flood for a bcrypt slot (seconds late, or a 429). Safe when the hashes changed:
+        a cache key includes the hash it was checked against."""
+        self._cache = previous._cache
+        self._bcrypt = previous._bcrypt
+
     def ssl_context(self) -> ssl.SSLContext | None:
         """The current context; rebuilt when the certificate, key or CA file changed, so
         a rotated certificate (cert-manager, certbot) is served without a restart."""
