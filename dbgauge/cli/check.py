@@ -74,6 +74,11 @@ class RangeType(click.ParamType):  # type: ignore[type-arg]  # generic only from
 # One output at a time: the result, or the timeout's UNKNOWN line, never both.
 _OUTPUT = threading.Lock()
 _EMITTED = threading.Event()
+# The nodes' results are in (by the node deadline): the last resort then waits this much
+# more for them to be written, rather than drop them on a loaded machine where rendering
+# (its imports) took the few tenths of a second left before -t.
+_READY = threading.Event()
+_GRACE = 2.0
 
 
 def _plugin_options(f: click.decorators.FC) -> click.decorators.FC:
@@ -114,7 +119,7 @@ def _bounded(name: str, fmt: str, timeout: float, verbosity: int,
         setup_logging("text", "debug")
 
     def expire() -> None:
-        if _EMITTED.wait(timeout):
+        if _EMITTED.wait(timeout) or (_READY.is_set() and _EMITTED.wait(_GRACE)):
             return
         with _OUTPUT:
             if _EMITTED.is_set():
@@ -130,7 +135,9 @@ def _bounded(name: str, fmt: str, timeout: float, verbosity: int,
 
     deadline = _node_deadline(timeout)
     threading.Thread(target=expire, name="check-timeout", daemon=True).start()
-    return work(deadline)
+    result = work(deadline)
+    _READY.set()
+    return result
 
 
 PerfThresholds = dict[str, tuple[str | None, str | None]]  # metric -> (warn, crit)
