@@ -23,11 +23,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from dbgauge.toolkit.db import Connection
-from dbgauge.toolkit.db.values import text
+from dbgauge.toolkit.db.values import flag, text
 from dbgauge.toolkit.errors import WriteRefused
 
 ALLOW_OPTION = "pass --allow-read-only"
-_OFF = {"0", "off", "false", "no"}
 
 
 @dataclass(frozen=True)
@@ -45,7 +44,9 @@ class WriteState:
 
 
 def _on(value: object) -> bool:
-    return value is not None and text(value).strip().lower() not in _OFF
+    """A read-only setting that is on: anything but NULL and a server boolean that is off
+    (a value dbgauge cannot read counts as read-only: refusing is the safe side)."""
+    return value is not None and flag(value) is not False
 
 
 def _shown(value: object) -> str:

@@ -8,10 +8,13 @@ PostgreSQL connections here are the administrator's, to make the tables a test n
 
 from __future__ import annotations
 
+import os
 import re
+import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import closing, contextmanager
+from pathlib import Path
 from typing import Any
 
 import psycopg
@@ -25,6 +28,10 @@ from dbgauge.toolkit.result import CheckResult
 from dbgauge.toolkit.sandbox import DRIFT_DATABASE, SUBSCRIPTION
 from dbgauge.toolkit.targets import Target
 from tests.helpers.servers import Sandbox, admin, caught_up, execute, one
+
+# Where the checksum tests' runs keep their resume state (the CLI's default home is the
+# user's; the tests share one of their own).
+STATE_HOME = Path(tempfile.gettempdir()) / f"dbgauge-test-state-{os.getuid()}"
 
 SBR_USER = "dbgauge_sbr"  # may set the session binlog_format (the monitoring user may not)
 

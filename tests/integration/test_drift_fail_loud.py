@@ -15,7 +15,6 @@ import os
 import queue
 import signal
 import subprocess
-import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -27,7 +26,7 @@ import pytest
 
 from dbgauge.toolkit.sandbox.layout import Layout
 from tests.helpers import DBGAUGE, REPO, wait_for
-from tests.helpers.drift import SBR_USER, mariadb_table
+from tests.helpers.drift import SBR_USER, STATE_HOME, mariadb_table
 from tests.helpers.servers import (
     Sandbox,
     admin,
@@ -43,7 +42,6 @@ from tests.helpers.servers import (
 
 pytestmark = pytest.mark.integration
 
-STATE_HOME = Path(tempfile.gettempdir()) / f"dbgauge-test-state-{os.getuid()}"
 
 
 def cli(sandbox: Sandbox, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:

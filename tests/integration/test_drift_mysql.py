@@ -11,7 +11,6 @@ import json
 import os
 import re
 import subprocess
-import tempfile
 import threading
 import time
 import uuid
@@ -26,6 +25,7 @@ import pytest
 from dbgauge.toolkit.render.checksum import render_checksum
 from tests.helpers import DBGAUGE, REPO
 from tests.helpers.drift import (
+    STATE_HOME,
     binlog_watch,
     exit_code,
     found,
@@ -38,7 +38,6 @@ from tests.helpers.servers import Sandbox, admin, caught_up, execute, one
 
 pytestmark = pytest.mark.integration
 
-STATE_HOME = Path(tempfile.gettempdir()) / f"dbgauge-test-state-{os.getuid()}"
 
 
 DRIFT_T = """CREATE TABLE app.drift_t (

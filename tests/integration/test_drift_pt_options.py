@@ -12,23 +12,20 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import tempfile
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from dbgauge.checks.drift import ChecksumOptions, DriftError, run_checksum
 from tests.helpers import DBGAUGE, REPO
-from tests.helpers.drift import targets
+from tests.helpers.drift import STATE_HOME, targets
 from tests.helpers.servers import Sandbox, caught_up, execute, mariadb_account, pg_admin, run
 
 pytestmark = pytest.mark.integration
 
 PT_USER = "dbgauge_pt"  # pt-table-checksum's privileges: sees SHOW SLAVE HOSTS, sets SBR
-STATE_HOME = Path(tempfile.gettempdir()) / f"dbgauge-test-state-{os.getuid()}"
 PT_LAYOUT = ["db", "tbl", "chunk", "chunk_time", "chunk_index", "lower_boundary",
              "upper_boundary", "this_crc", "this_cnt", "master_crc", "master_cnt", "ts"]
 # pt-table-checksum's documentation, "which tables and chunks have differences"

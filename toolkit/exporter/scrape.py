@@ -278,8 +278,8 @@ class TargetRunner:
     def _run(self, collector: AnyCollector, conn: Connection, out: list[SampleOut],
              peer_out: list[SampleOut]) -> CollectorRun:
         t0 = time.monotonic()
-        cached = self._cache.get(collector.name)
-        if cached is not None and self._fresh(collector, t0):
+        if self._fresh(collector, t0):
+            cached = self._cache[collector.name]
             out.extend(cached[1])  # a slow-changing family, collected moments ago
             peer_out.extend(cached[2])
             return CollectorRun(collector.name, True, 0.0)
