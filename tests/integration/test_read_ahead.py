@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 import psycopg
@@ -119,3 +120,24 @@ def test_a_scrape_reads_ahead_what_its_collectors_ran_the_time_before(
     assert alone == [], f"statements run one at a time: {alone}"
     made = {s.name for s in second.peer_samples}
     assert {"pg_stat_database_xact_commit", "pg_locks_count"} <= made
+
+
+def test_nothing_is_read_ahead_through_a_pooler(sandbox: Sandbox) -> None:
+    """A transaction-pooling PgBouncer (1.18 here) hands the server connection to another
+    client at the first Sync, with the rest of a pipeline's answers still to come: through
+    it, statements run one at a time. Straight to the server, they are read ahead."""
+    base = load_config(sandbox.config).target("pg-primary")
+    pooled = replace(base, dsn=f"postgresql://dbgauge@127.0.0.1:"
+                                f"{sandbox.state.port('pgbouncer')}/app")
+    for target, direct in ((base, True), (pooled, False)):
+        conn = connect(target)
+        try:
+            assert isinstance(conn, PostgresConnection)
+            assert conn._direct is direct, target.dsn
+            conn.ran()
+            assert conn.query("server_info")
+            conn.read_ahead(conn.ran())
+            assert (conn._ahead is not None) is direct, target.dsn
+            assert conn.query("server_info")  # answered either way
+        finally:
+            conn.close()

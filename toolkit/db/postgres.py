@@ -56,6 +56,7 @@ class PostgresConnection:
         self._ahead: ReadAhead | None = None  # made on the first read_ahead
         self._ran: list[str] | None = None  # recorded from the first ran() on
         self._query_timeout = 30.0
+        self._direct = False  # no pooler between us and the server (_identify)
 
     @classmethod
     def open(cls, params: ConnParams, connect_timeout: float, query_timeout: float,
@@ -119,9 +120,18 @@ class PostgresConnection:
             version = parse_version(text.split()[-1])
             return ServerInfo("pgbouncer", version, text)
         rows = self.execute_sql(
-            "SELECT current_setting('server_version_num')::int AS num, version() AS text"
+            "SELECT current_setting('server_version_num')::int AS num, version() AS text, "
+            "host(inet_server_addr()) AS addr, inet_server_port() AS port"
         )
         num = int(rows[0]["num"])
+        # Talking to the server itself, not through a pooler: the backend's own address and
+        # port are the ones this connection reached. Only then are statements read ahead
+        # in a pipeline: a transaction-pooling PgBouncer before 1.21 hands the server
+        # connection to another client at the first Sync, with the rest of the pipeline's
+        # answers still to come (seen: another client's identify got a read-ahead row).
+        info = self._conn.info
+        self._direct = rows[0]["addr"] is not None and rows[0]["addr"] == info.hostaddr \
+            and str(rows[0]["port"]) == str(info.port)
         return ServerInfo("postgres", (num // 10000, num % 10000), str(rows[0]["text"]))
 
     def query(self, name: str, params: Any = None) -> list[Row]:
@@ -138,10 +148,11 @@ class PostgresConnection:
                              is not psycopg.ClientCursor)
 
     def read_ahead(self, names: Sequence[str]) -> None:
-        # In one pipeline (toolkit/db/pipeline.py); not on PgBouncer's console (simple
-        # query protocol only) nor with client-side binding.
+        # In one pipeline (toolkit/db/pipeline.py), only when talking to the server itself
+        # (_identify): not through a pooler, not on PgBouncer's console (simple query
+        # protocol only), not with client-side binding.
         if self._ahead is None:
-            if not names or self._pgbouncer or self._conn.cursor_factory is psycopg.ClientCursor:
+            if not names or not self._direct or self._conn.cursor_factory is psycopg.ClientCursor:
                 return
             self._ahead = ReadAhead(self._conn, self._query_timeout + 5.0)
         if not names:
