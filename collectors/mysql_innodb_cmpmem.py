@@ -3,11 +3,8 @@ buffer pool instance (information_schema.INNODB_CMPMEM).
 
 Blocks in use and free per compressed page size, and the relocations of blocks (count and
 time: RELOCATION_TIME is in microseconds, exported in seconds).
-Cheap (a few rows), but opt-in in dbgauge's own defaults (`--compat mysqld_exporter` runs
-it, as the peer does by default): in the test suite, MariaDB 10.11.19 servers crashed
-(signal 11 in an information_schema temporary table's cleanup) while scraped with it on,
-once on the worker whose buffer pool had held compressed pages. The cause is not
-understood yet, so it is not on by default. Needs PROCESS.
+Cheap (a few rows), so default-enabled, as in mysqld_exporter (one of its defaults).
+Needs PROCESS.
 """
 
 from __future__ import annotations
@@ -45,6 +42,7 @@ class MySQLInnodbCmpmem(SummaryCollector):
     name = "mysql_innodb_cmpmem"
     help = ("Buffer pool blocks for compressed pages in use and free, and their relocations, "
             "per page size and buffer pool instance (information_schema.INNODB_CMPMEM).")
-    metrics = METRICS  # opt-in: see the module docstring
+    metrics = METRICS
+    default_enabled = True
     statement, privilege, fixed_limit = "innodb_cmpmem", PROCESS, _LIMIT
     keys, columns, labels, families = KEYS, COLUMNS, _LABELS, FAMILIES

@@ -32,13 +32,13 @@ def _collect(name: str, answers: dict[str, list[Any]], options: dict[str, object
 
 def test_opt_in_as_mysqld_exporter_and_every_statement_binds_its_limit() -> None:
     reg = registry()
+    on = {n for n in ("mysql_innodb_cmp", "mysql_innodb_cmpmem") if reg[n].default_enabled}
     off = {n for n in ("mysql_perf_schema_waits", "mysql_perf_schema_file_events",
                        "mysql_perf_schema_file_instances", "mysql_perf_schema_index_io_waits",
                        "mysql_perf_schema_table_lock_waits", "mysql_auto_increment",
-                       "mysql_engine_innodb_status", "mysql_innodb_cmp", "mysql_innodb_cmpmem")
-           if not reg[n].default_enabled}
-    assert len(off) == 9
-    # the peer's defaults: a target speaking mysqld_exporter runs them
+                       "mysql_engine_innodb_status") if not reg[n].default_enabled}
+    assert len(on) == 2 and len(off) == 7
+    # the peer's defaults, also with the mysqld_exporter dialect
     assert {"mysql_innodb_cmp", "mysql_innodb_cmpmem"} <= set(
         reg.dialects["mysqld_exporter"].collectors)
     for name in ("perf_schema_waits", "perf_schema_file_events", "perf_schema_file_instances",

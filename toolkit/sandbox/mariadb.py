@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import shutil
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlencode
 
@@ -70,6 +71,20 @@ class MariaDB:
             lock_timeout=START_TIMEOUT,
         )
 
+    def tmpdir(self, name: str) -> Path:
+        """The instance's own temporary directory, made if missing.
+
+        A starting mariadbd deletes every `#sql*` file in its tmpdir. With /tmp shared, a
+        replica (or another sandbox's server, or the bootstrap of mariadb-install-db)
+        starting deleted the Aria files of a running server's information_schema
+        temporary tables: "Error on delete of '/tmp/#sql-temptable-…'" or signal 11 in
+        ha_maria::drop_table.
+        """
+        path = self.layout.home(name) / "tmp"
+        path.mkdir(exist_ok=True)
+        chown(path, "mysql")
+        return path
+
     def install(self, name: str) -> None:
         home = self.layout.home(name)
         tmp = home / "data.init"
@@ -78,6 +93,7 @@ class MariaDB:
             str(INSTALL_DB),
             "--no-defaults",
             f"--datadir={tmp}",
+            f"--tmpdir={self.tmpdir(name)}",
             "--auth-root-authentication-method=socket",
             "--skip-test-db",
             "--skip-name-resolve",
@@ -106,6 +122,7 @@ class MariaDB:
             args.append("--user=mysql")
         args += [
             f"--datadir={self.layout.datadir(name)}",
+            f"--tmpdir={self.tmpdir(name)}",
             f"--socket={self.sb.socket(name)}",
             f"--pid-file={self.layout.pidfile(name)}",
             f"--port={port}",
