@@ -9,6 +9,7 @@ the last one takes the sandbox down.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import socket
 import stat
@@ -275,8 +276,26 @@ def test_second_up_is_idempotent(built: Built) -> None:
         sb.up(built.directory, BASE_PORT + 1)
 
 
+def _tmpdir_file(directory: Path, name: str) -> Path:
+    """A `#sql*` file, as a server's own temporary table, in `name`'s --tmpdir."""
+    pid = by_name(directory)[name].pid
+    assert pid is not None
+    args = Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")
+    tmpdir = Path(next(a for a in args if a.startswith("--tmpdir=")).split("=", 1)[1])
+    assert tmpdir.is_relative_to(directory), tmpdir  # not /tmp, shared with every server
+    probe = tmpdir / f"#sql-temptable-dbgauge-{uuid.uuid4().hex}.MAI"
+    probe.write_bytes(b"")
+    owner = os.stat(f"/proc/{pid}")
+    os.chown(probe, owner.st_uid, owner.st_gid)  # as the server's own file: deletable by it
+    return probe
+
+
 def test_stop_and_start_replica(built: Built) -> None:
+    """The replica stops and starts, catches up, and its start does not delete the running
+    primary's temporary tables (a starting mariadbd deletes every #sql* file in its tmpdir;
+    with /tmp shared the primary crashed in ha_maria::drop_table)."""
     state, directory = built.state, built.directory
+    primary_temp = _tmpdir_file(directory, "mariadb-primary")
     sb.stop_instance(directory, "mariadb-replica")
     assert not by_name(directory)["mariadb-replica"].running
     assert by_name(directory)["mariadb-primary"].running
@@ -289,6 +308,8 @@ def test_stop_and_start_replica(built: Built) -> None:
     sb.start_instance(directory, "mariadb-replica")
     replica = by_name(directory)["mariadb-replica"]
     assert replica.running and replica.detail.startswith("replicating from mariadb-primary")
+    assert primary_temp.exists()
+    primary_temp.unlink()
 
     def caught_up() -> bool | None:
         query = "SELECT 1 FROM app.sandbox_probe WHERE token = %s"
