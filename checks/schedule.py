@@ -30,7 +30,7 @@ from dbgauge.toolkit.errors import ConfigError
 from dbgauge.toolkit.jobs import Job
 from dbgauge.toolkit.metrics import MetricSpec, Sample
 from dbgauge.toolkit.result import CheckResult, Status, worst
-from dbgauge.toolkit.targets import Selection, Target, select
+from dbgauge.toolkit.targets import Deadline, Selection, Target, select
 
 STATUS = MetricSpec(
     "dbgauge_check_status", "gauge",
@@ -54,7 +54,7 @@ class ScheduledCheck:
 
     name: str
     kinds: frozenset[str]
-    run: Callable[[Selection, Thresholds | None, Status], CheckResult]
+    run: Callable[[Selection, Thresholds | None, Status, Deadline], CheckResult]
     defaults: Thresholds | None = None  # None: no warning/critical
     metrics: tuple[MetricSpec, ...] = ()
     samples: Callable[[CheckResult, Sequence[str]], list[Sample]] = _no_samples
@@ -63,8 +63,8 @@ class ScheduledCheck:
 def scheduled_health(check: HealthCheck) -> ScheduledCheck:
     """A health check as the daemon schedules it."""
     return ScheduledCheck(check.name, check.kinds,
-                          lambda nodes, limits, down: run_health(check, nodes, limits,
-                                                                 down=down),
+                          lambda nodes, limits, down, deadline: run_health(
+                              check, nodes, limits, down=down, deadline=deadline),
                           check.defaults)
 
 
@@ -135,7 +135,9 @@ class CheckJob(Job):
         defaults = self.check.defaults
         limits = None if defaults is None else defaults.override(self.entry.warning,
                                                                  self.entry.critical)
-        result = self.check.run(nodes, limits, Status[self.entry.unreachable_state.upper()])
+        timeout = self.entry.timeout
+        result = self.check.run(nodes, limits, Status[self.entry.unreachable_state.upper()],
+                                Deadline.within(timeout, f"{timeout:g} s (the job's timeout)"))
         return result_samples(self.check, result, [n.name for n in nodes.targets])
 
 
@@ -160,7 +162,8 @@ class ChecksumJob(Job):
         self.options = ChecksumOptions(
             tables=tuple(spec.tables or ()), exclude=tuple(spec.exclude), method=spec.method,
             chunk_time=spec.chunk_time, whole_table_time=spec.whole_table_time,
-            max_lag=spec.max_lag, allow_read_only=spec.allow_read_only, keep_state=False,
+            max_lag=spec.max_lag, max_pause=spec.max_wait, wait_timeout=spec.max_wait,
+            allow_read_only=spec.allow_read_only, keep_state=False,
             different_databases=spec.different_databases)
 
     def run(self) -> Iterable[Sample]:

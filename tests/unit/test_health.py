@@ -243,7 +243,8 @@ def test_nodes_from_dsns() -> None:
 # (name, short help, default thresholds): the generated text must not drift.
 HEALTH_CHECKS: tuple[tuple[str, str, str | None], ...] = (
     ("replication", "Replication threads running and error-free.", None),
-    ("connection", "Whether the server accepts a connection (down: CRITICAL).", None),
+    ("connection", "Whether the server accepts a connection, and how fast (down: CRITICAL).",
+     "2 and 8 seconds"),
     ("lag", "Replication lag in seconds (heartbeat when configured).", "30 and 120 seconds"),
     ("connections", "Connections in use against the limit: a count (-w 200) or a share "
      "(-w 80%).", "80 and 95 percent"),
@@ -501,3 +502,38 @@ def test_a_scheduled_check_says_down_as_configured() -> None:
     with pytest.raises(ConfigError, match="unreachable_state"):
         parse_config("targets:\n  - {name: gone, kind: mysql, dsn: 'mysql://u@h:1/'}\n"
                      "checks:\n  - {check: lag, unreachable_state: warning}\n")
+
+
+def test_a_scheduled_check_ends_by_its_timeout() -> None:
+    """A `checks:` entry's node that accepts TCP and never answers is UNKNOWN once the job's
+    `timeout` passes (as `dbgauge check -t`), not CRITICAL after the target's 20 s connect
+    timeout: a job never hangs on a frozen server. A `checksums:` entry's `max_wait` bounds
+    its pauses and waits (`dbgauge checksum --max-wait`)."""
+    import socket
+
+    from dbgauge.app import checksum_jobs
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)  # the kernel completes the handshake; nothing ever answers
+    port = listener.getsockname()[1]
+    try:
+        config = parse_config(
+            f"targets:\n  - {{name: frozen, kind: postgres, connect_timeout: 20s,\n"
+            f"      dsn: 'postgresql://u:pw@127.0.0.1:{port}/db'}}\n"
+            "checks:\n  - {check: connection, timeout: 0.5s}\n")
+        (job,) = check_jobs(config)
+        states = {s.labels["target"]: s.value for s in job.run()
+                  if s.name == "dbgauge_check_status"}
+    finally:
+        listener.close()
+    assert states == {"frozen": 3.0}
+    config = parse_config(
+        "targets:\n  - {name: a, kind: mysql, dsn: 'mysql://u@h:1/'}\n"
+        "  - {name: b, kind: mysql, dsn: 'mysql://u@h:2/'}\n"
+        "checksums:\n  - {source: a, replicas: [b], max_wait: 2m}\n")
+    (checksum,) = checksum_jobs(config)
+    assert checksum.options.max_pause == checksum.options.wait_timeout == 120.0  # type: ignore[attr-defined]
+    with pytest.raises(ConfigError, match="timeout"):
+        parse_config("targets:\n  - {name: a, kind: mysql, dsn: 'mysql://u@h:1/'}\n"
+                     "checks:\n  - {check: lag, timeout: 0}\n")
