@@ -9,8 +9,10 @@ timing setting is on (track_io_timing; track_wal_io_timing for the WAL rows of 1
 otherwise PostgreSQL leaves them at 0, which would read as "no time spent". An operation
 that cannot happen for a combination (NULL in the view) has no series. Bytes are the
 operations times the block size on 16 and 17 (op_bytes) and PostgreSQL's own counts from 18
-(read_bytes, write_bytes, extend_bytes). On PostgreSQL 15 and older there is no pg_stat_io:
-the collector does not run there (nothing reported, and not a failure).
+(read_bytes, write_bytes, extend_bytes), where one operation may cover several blocks (read
+combining): bytes per read is no longer the block size there. On PostgreSQL 15 and older
+there is no pg_stat_io: the collector does not run there (nothing reported, and not a
+failure).
 """
 
 from __future__ import annotations
