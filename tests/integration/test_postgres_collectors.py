@@ -255,6 +255,7 @@ def test_database_counters_and_connection_limits(sandbox: Sandbox) -> None:
         assert value(after, p + "database_" + name, **app) is not None, name
     assert value(after, p + "max_connections") == 300  # the sandbox leaves room for bench/fleet
     assert value(after, p + "superuser_reserved_connections") == 3
+    assert value(after, p + "reserved_connections") is None  # the setting is 16+
     states = {dict(k[1])["state"] for k in after if k[0] == p + "connections"}
     assert states == {"active", "idle", "idle_in_transaction", "idle_in_transaction_aborted",
                       "fastpath_function_call", "disabled"}
