@@ -59,13 +59,14 @@ ARCHIVER_ENABLED = MetricSpec(
     "archiver series stay at 0.")
 METRICS = MetricTable(
     _c("checkpoints_timed_total", "checkpoints_timed",
-       f"Checkpoints started because checkpoint_timeout elapsed (skipped idle ones "
-       f"included), a standby's restartpoints included as before PostgreSQL 17 ({_CK}"
-       f".num_timed + restartpoints_timed)."),
+       "Checkpoints started because checkpoint_timeout elapsed (skipped idle ones "
+       "included), a standby's restartpoints included (pg_stat_bgwriter.checkpoints_timed; "
+       "from PostgreSQL 17 pg_stat_checkpointer.num_timed + restartpoints_timed)."),
     _c("checkpoints_requested_total", "checkpoints_req",
-       f"Checkpoints requested (WAL reached max_wal_size, CHECKPOINT, shutdown...); many of "
-       f"them mean max_wal_size is too small; a standby's restartpoints included as before "
-       f"PostgreSQL 17 ({_CK}.num_requested + restartpoints_req)."),
+       "Checkpoints requested (WAL reached max_wal_size, CHECKPOINT, shutdown...); many of "
+       "them mean max_wal_size is too small; a standby's restartpoints included "
+       "(pg_stat_bgwriter.checkpoints_req; from PostgreSQL 17 pg_stat_checkpointer."
+       "num_requested + restartpoints_req)."),
     _c("restartpoints_timed_total", "restartpoints_timed",
        "Restartpoints (a standby's checkpoints) scheduled because checkpoint_timeout elapsed "
        "(pg_stat_checkpointer.restartpoints_timed; PostgreSQL 17+)."),
