@@ -45,6 +45,15 @@ class _PluginGroup(click.Group):
             self.add_command(_health_command(check))
         return super().get_command(ctx, cmd_name)
 
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        """A bare `dbgauge check` is a usage error too: UNKNOWN, not click's exit 2 (which a
+        monitor reads as CRITICAL)."""
+        if not args and not ctx.resilient_parsing:
+            click.echo("CHECK UNKNOWN - no check named: dbgauge check NAME (the list: "
+                       "dbgauge check --help)")
+            ctx.exit(3)
+        return super().parse_args(ctx, args)
+
     def invoke(self, ctx: click.Context) -> object:
         try:
             return super().invoke(ctx)
@@ -340,8 +349,10 @@ def _health_help(check: HealthCheck) -> str:
             + (f"A bare number is a count of {share.count} (as check_postgres reads it), "
                f"N% a share of the limit (0 to 100).\n" if share and share.count else
                "A threshold is a percentage, 0 to 100 (N or N%).\n" if share else
-               "Seconds, or a time with its unit (5m, 1h30m, 500ms).\n"
-               if defaults and defaults.seconds else "")
+               "Seconds, or a time with its unit (10s, 5m, 1h30m, 1d, '1 minute').\n"
+               if defaults and defaults.seconds else
+               "Bytes, or a size with its unit (500 kB, 10GB).\n"
+               if defaults and defaults.bytes else "")
             + f"Example: dbgauge check {check.name} --config dbgauge.yaml --target NAME"
             + (" --warning W --critical C" if defaults else ""))
 
@@ -352,11 +363,12 @@ def _health_options(check: HealthCheck) -> list[_Decorator]:
     if check.defaults is not None:
         options += [
             click.option("-c", "--critical", type=RangeType(), metavar="RANGE",
-                         help="CRITICAL when the value is outside RANGE (10: above 10; "
-                              f"10: below; @10:20 inside; default {check.defaults.critical})."),
+                         help="CRITICAL when the value is outside RANGE: 10 alerts above "
+                              "10, 10: below 10, 10:20 outside 10..20, @10:20 inside it "
+                              f"(default {check.defaults.critical})."),
             click.option("-w", "--warning", type=RangeType(), metavar="RANGE",
-                         help="WARNING when the value is outside RANGE (default "
-                              f"{check.defaults.warning})."),
+                         help="WARNING when the value is outside RANGE, written as for "
+                              f"--critical (default {check.defaults.warning})."),
         ]
     if check.takes_heartbeat_table:
         options.append(click.option(
