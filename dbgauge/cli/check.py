@@ -245,7 +245,8 @@ def _check_failed(name: str, exc: DbgaugeError, fmt: str) -> NoReturn:
 
 def _selection(config_path: str | None, targets: tuple[str, ...],
                node_dsns: tuple[str, ...], password_file: Path | None,
-               password_env: str | None, heartbeat_table: str | None = None) -> Selection:
+               password_env: str | None, heartbeat_table: str | None = None,
+               heartbeat_source: int | None = None) -> Selection:
     """The nodes of a check's command line (the config is read only when needed)."""
     from dbgauge.toolkit.targets import needs_config, select
 
@@ -256,7 +257,8 @@ def _selection(config_path: str | None, targets: tuple[str, ...],
         configured = app.load_config(config_path).all_targets()
     return select(targets, node_dsns, configured, password_file=password_file,
                   password_env=password_env, heartbeat_table=heartbeat_table,
-                  defaults_file=click.get_current_context().meta.get("defaults_file"))
+                  defaults_file=click.get_current_context().meta.get("defaults_file"),
+                  heartbeat_source=heartbeat_source)
 
 
 @check_group.command("split-brain", short_help="Errant GTIDs, writable replicas, two primaries.")
@@ -310,7 +312,8 @@ def _health_command(check: HealthCheck) -> click.Command:
                 node_dsns: tuple[str, ...], password_file: Path | None,
                 password_env: str | None, fmt: str, timeout: float, verbosity: int,
                 down: Status, warning: Range | None = None, critical: Range | None = None,
-                heartbeat_table: str | None = None) -> None:
+                heartbeat_table: str | None = None, source_server_id: int | None = None
+                ) -> None:
         from dbgauge.checks.health.run import run_health
 
         given = warning is not None or critical is not None
@@ -321,7 +324,7 @@ def _health_command(check: HealthCheck) -> click.Command:
 
         def work(deadline: Deadline) -> CheckResult:
             nodes = _selection(config_path, targets, node_dsns, password_file,
-                               password_env, heartbeat_table)
+                               password_env, heartbeat_table, source_server_id)
             return run_health(check, nodes, limits, deadline=deadline, down=down)
 
         try:
@@ -375,4 +378,9 @@ def _health_options(check: HealthCheck) -> list[_Decorator]:
             "--heartbeat-table", metavar="SCHEMA.TABLE",
             help="Read lag from this heartbeat table on --node servers (configured targets "
                  "use their heartbeat settings)."))
+        options.append(click.option(
+            "--master-server-id", "source_server_id", type=click.IntRange(0), metavar="ID",
+            help="With --heartbeat-table: measure the row of this server_id "
+                 "(pt-heartbeat's --master-server-id; default: the newest row not written "
+                 "by the replica itself)."))
     return options

@@ -19,7 +19,7 @@ from dbgauge.toolkit.result import Status
 
 if TYPE_CHECKING:
     from dbgauge.toolkit.pgtap.runner import FileResult
-    from dbgauge.toolkit.render.progress import Progress
+    from dbgauge.toolkit.render.progress import Every, Progress
 
 
 def _pgtap_connection(f: click.decorators.FC) -> click.decorators.FC:
@@ -106,7 +106,7 @@ def pgtap_run(paths: tuple[str, ...], dsn: str | None, host: str | None, port: s
               runtests: bool, schema: str | None, match: str | None,
               variables: tuple[str, ...], psets: tuple[str, ...], junit_path: Path | None,
               raw_tap: bool, install_pgtap: bool, timeout: float | None,
-              psql_bin: str | None, progress: float, quiet: bool) -> None:
+              psql_bin: str | None, progress: Every, quiet: bool) -> None:
     """Run pgTAP tests, one psql session per file (pg_prove's psql flags, so \\i, \\ir,
     \\set, \\pset, ON_ERROR_STOP and ON_ERROR_ROLLBACK behave as under pg_prove).
 

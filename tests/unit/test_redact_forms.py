@@ -137,7 +137,6 @@ def test_redacted_json_stays_json(form: str, password: str) -> None:
 
 
 @pytest.mark.parametrize("dsn", [
-    "h=127.0.0.1,P=23307,u=dbgauge,p=Qzq7kMark",
     "mysql:/dbgauge:Qzq7kMark@host/",
     "dbgauge:Qzq7kMark@tcp(127.0.0.1:3306)/",
 ])
