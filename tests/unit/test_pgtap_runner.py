@@ -73,11 +73,13 @@ def test_discovery(tmp_path: Path) -> None:
     (tmp_path / ".hidden").mkdir()
     for name in ("a.sql", "b/c.pg", "b/d.txt", ".hidden/e.sql", "b/a.SQL"):
         (tmp_path / name).write_text("")
-    found = discover([str(tmp_path)], (".sql", ".pg"))
+    found = discover([str(tmp_path)], (".sql", ".pg"), recurse=True)  # pg_prove -r
     assert [p.relative_to(tmp_path).as_posix() for p in found] == ["a.sql", "b/a.SQL", "b/c.pg"]
+    top = discover([str(tmp_path)], (".sql", ".pg"))  # as pg_prove without -r
+    assert [p.relative_to(tmp_path).as_posix() for p in top] == ["a.sql"]
     # a file named explicitly runs whatever its extension; duplicates run once
     explicit = discover([str(tmp_path / "b/d.txt"), str(tmp_path / "a.sql"), str(tmp_path)],
-                        (".sql",))
+                        (".sql",), recurse=True)
     assert [p.name for p in explicit] == ["d.txt", "a.sql", "a.SQL"]
     with pytest.raises(ConfigError, match="does not exist"):
         discover([str(tmp_path / "missing")], (".sql",))
@@ -252,3 +254,22 @@ def test_junit_file_errors_are_usage_errors(tmp_path: Path) -> None:
         junit.write([result("t/fail.sql", "fail")], tmp_path / "taken")
     junit.write([result("t/fail.sql", "fail")], tmp_path / "out.xml")
     assert ET.parse(tmp_path / "out.xml").getroot().get("tests") == "3"
+
+
+def test_pg_proves_other_options_are_refused_saying_what_to_use() -> None:
+    """Every pg_prove option dbgauge does not take is refused with its own line (exit 2),
+    never click's bare 'no such option'; --nocolor and --count are accepted."""
+    from click.testing import CliRunner
+
+    from dbgauge.cli import cli
+    from dbgauge.cli.pg_prove import REFUSED
+
+    suite = str(Path(__file__).parents[1] / "fixtures" / "pgtap" / "suites" / "pass.sql")
+    for names, (takes_value, advice) in REFUSED.items():
+        for name in names:
+            args = [name, "x"] if takes_value else [name]
+            result = CliRunner().invoke(cli, ["pgtap", "run", *args, "-D", suite])
+            assert result.exit_code == 2, (name, result.output)
+            assert f"is not taken: {advice}" in result.output, name
+    ok = CliRunner().invoke(cli, ["pgtap", "run", "--nocolor", "--count", "-D", suite])
+    assert ok.exit_code == 0 and ok.output == suite + "\n"
