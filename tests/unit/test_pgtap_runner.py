@@ -273,3 +273,44 @@ def test_pg_proves_other_options_are_refused_saying_what_to_use() -> None:
             assert f"is not taken: {advice}" in result.output, name
     ok = CliRunner().invoke(cli, ["pgtap", "run", "--nocolor", "--count", "-D", suite])
     assert ok.exit_code == 0 and ok.output == suite + "\n"
+
+
+def _result(name: str, *lines: str) -> FileResult:
+    from datetime import UTC, datetime
+
+    from dbgauge.toolkit.pgtap.tap import parse_tap
+
+    return FileResult(name, parse_tap(lines), lines, "", 0, 0.01, datetime.now(UTC))
+
+
+def test_file_lines_come_in_file_order_and_trap_summarises(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Under -j the files finish in any order: their lines are printed in file order; -v
+    adds every TAP line, -o the comments, -Q nothing per file; --trap's Ctrl-C prints the
+    summary of the files finished so far (exit 1)."""
+    from dbgauge.cli.pgtap import _Shown
+    from dbgauge.toolkit.render.pgtap import Display
+    from dbgauge.toolkit.render.progress import Progress
+
+    tap = ("1..1", "# a comment", "ok 1 - fine")
+    shown = _Shown(Progress("file", quiet=True), ["a.sql", "b.sql", "c.sql"], False, Display())
+    shown.done(2, _result("c.sql", *tap))
+    shown.done(1, _result("b.sql", *tap))
+    assert capsys.readouterr().out == ""  # a.sql is not done: nothing can be printed yet
+    shown.done(0, _result("a.sql", *tap))
+    assert [line.split()[0] for line in capsys.readouterr().out.splitlines()] == [
+        "a.sql", "b.sql", "c.sql"]
+    for display, expect in ((Display(verbose=True), ["a.sql ..", *tap]),
+                            (Display(comments=True), ["# a comment"]),
+                            (Display(summary_only=True), [])):
+        one = _Shown(Progress("file", quiet=True), ["a.sql"], False, display)
+        one.done(0, _result("a.sql", *tap))
+        out = capsys.readouterr().out.splitlines()
+        assert out[:len(expect)] == expect and len(out) == len(expect) + (
+            0 if display.summary_only else 1), (display, out)
+    trapped = _Shown(Progress("file", quiet=True), ["a.sql", "b.sql"], False, Display())
+    trapped.done(0, _result("a.sql", "1..2", "ok 1", "not ok 2"))
+    capsys.readouterr()
+    assert trapped.interrupted() == 1
+    out = capsys.readouterr().out
+    assert "Interrupted: 1 file(s) finished" in out and "Files=1, Tests=2, Failed files=1" in out
