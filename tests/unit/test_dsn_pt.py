@@ -10,6 +10,7 @@ import pytest
 from dbgauge.toolkit.dsn import parse_dsn, pt_as_mysql, pt_table
 from dbgauge.toolkit.errors import ConfigError
 from dbgauge.toolkit.targets import target_from_dsn
+from tests.helpers.dsns import no_known_secrets
 
 
 @pytest.fixture(autouse=True)
@@ -62,7 +63,7 @@ def test_a_pt_dsn_target_is_the_mysql_dsn_it_means() -> None:
     ("h=db1,u=x,F=/nonexistent.cnf", "cannot read option file"),
 ])
 def test_errors_say_what_and_show_no_password(dsn: str, says: str) -> None:
-    with pytest.raises(ConfigError, match=says) as caught:
+    with no_known_secrets(), pytest.raises(ConfigError, match=says) as caught:
         parse_dsn(dsn)
     assert "Qzq7" not in str(caught.value) and "kMark" not in str(caught.value)
 

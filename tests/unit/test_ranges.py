@@ -231,11 +231,15 @@ def test_a_size_threshold_only_on_a_check_of_bytes() -> None:
 def test_usage_errors_are_one_unknown_line_exit_3() -> None:
     """A bare `dbgauge check` is a usage error (UNKNOWN), not click's exit 2 (CRITICAL to a
     monitor); -c's help says the forms plainly; a unit a check cannot take is refused."""
-    bare = CliRunner().invoke(cli, ["check"])
+    from tests.helpers.dsns import no_known_secrets
+
+    with no_known_secrets():  # another test's secret would mask a piece of the output
+        bare = CliRunner().invoke(cli, ["check"])
+        help_out = CliRunner().invoke(cli, ["check", "lag", "--help"]).output
+        wrong = CliRunner().invoke(cli, ["check", "lag", "-w", "10GB", "--node", "x"])
     assert bare.exit_code == 3 and bare.output.count("\n") == 1
     assert bare.output.startswith("CHECK UNKNOWN - no check named")
-    help_text = " ".join(CliRunner().invoke(cli, ["check", "lag", "--help"]).output.split())
+    help_text = " ".join(help_out.split())
     assert "10 alerts above 10, 10: below 10, 10:20 outside 10..20" in help_text
     assert "'1 minute'" in help_text
-    wrong = CliRunner().invoke(cli, ["check", "lag", "-w", "10GB", "--node", "x"])
     assert wrong.exit_code == 3 and "not a size" in wrong.output
