@@ -34,7 +34,7 @@ from pydantic import (
 )
 
 from dbgauge.toolkit import DEFAULT_HEARTBEAT_TABLE, ENV_CONFIG, yamltree
-from dbgauge.toolkit.dsn import parse_dsn
+from dbgauge.toolkit.dsn import is_pt_dsn, parse_dsn, pt_as_mysql
 from dbgauge.toolkit.errors import ConfigError
 from dbgauge.toolkit.files import read_text
 from dbgauge.toolkit.targets import (
@@ -128,9 +128,9 @@ class TargetConfig(_Model):
     def _dsn_parses(cls, value: str) -> str:
         try:
             parse_dsn(value)
+            return pt_as_mysql(value) if is_pt_dsn(value) else value  # one spelling
         except ConfigError as exc:
             raise ValueError(str(exc)) from None
-        return value
 
     @field_validator("labels")
     @classmethod

@@ -68,12 +68,14 @@ class Thresholds:
     CRITICAL when the critical range alerts, else WARNING when the warning range does.
     `share`: the value is a percentage of a limit, and how a threshold is read
     (`Share`); None: a threshold with `%` is refused. `seconds`: the value is a time, so
-    a threshold may carry a time unit (`-w 5m`); elsewhere one is refused."""
+    a threshold may carry a time unit (`-w 5m`); elsewhere one is refused. `bytes`: the value
+    is a size, so a threshold may carry a size unit (`-w 10GB`); elsewhere one is refused."""
 
     warning: Range
     critical: Range
     share: Share | None = None
     seconds: bool = False
+    bytes: bool = False
 
     @classmethod
     def above(cls, warning: float, critical: float, share: Share | None = None
@@ -127,7 +129,7 @@ class Thresholds:
                 w = c
             elif critical is None:
                 c = w
-        return Thresholds(w, c, self.share, self.seconds)
+        return replace(self, warning=w, critical=c)
 
     def _read(self, given: Range | str | float, option: str) -> Range:
         rng = _as_range(given)
@@ -136,6 +138,11 @@ class Thresholds:
                 raise ConfigError(f"{option} {given}: this check's value is not a time: give "
                                   "it without a time unit")
             return replace(rng, duration=False)  # in seconds, as the check's value
+        if rng.size:
+            if not self.bytes:
+                raise ConfigError(f"{option} {given}: this check's value is not a size: give "
+                                  "it without a size unit")
+            return replace(rng, size=False)  # in bytes, as the check's value
         if self.share is not None:
             return self.share.reads(rng, option)
         if rng.percent:
@@ -224,6 +231,9 @@ class HealthCheck:
         if self.defaults is not None and self.unit == "seconds" and not self.defaults.seconds:
             # a check of seconds takes thresholds with a time unit (-w 5m)
             object.__setattr__(self, "defaults", replace(self.defaults, seconds=True))
+        if self.defaults is not None and self.unit == "bytes" and not self.defaults.bytes:
+            # a check of bytes takes thresholds with a size unit (-w 10GB)
+            object.__setattr__(self, "defaults", replace(self.defaults, bytes=True))
 
     def evaluate(self, node: Target, conn: Connection, limits: Thresholds | None = None
                  ) -> NodeOutcome:

@@ -45,6 +45,15 @@ class _PluginGroup(click.Group):
             self.add_command(_health_command(check))
         return super().get_command(ctx, cmd_name)
 
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        """A bare `dbgauge check` is a usage error too: UNKNOWN, not click's exit 2 (which a
+        monitor reads as CRITICAL)."""
+        if not args and not ctx.resilient_parsing:
+            click.echo("CHECK UNKNOWN - no check named: dbgauge check NAME (the list: "
+                       "dbgauge check --help)")
+            ctx.exit(3)
+        return super().parse_args(ctx, args)
+
     def invoke(self, ctx: click.Context) -> object:
         try:
             return super().invoke(ctx)
@@ -236,7 +245,8 @@ def _check_failed(name: str, exc: DbgaugeError, fmt: str) -> NoReturn:
 
 def _selection(config_path: str | None, targets: tuple[str, ...],
                node_dsns: tuple[str, ...], password_file: Path | None,
-               password_env: str | None, heartbeat_table: str | None = None) -> Selection:
+               password_env: str | None, heartbeat_table: str | None = None,
+               heartbeat_source: int | None = None) -> Selection:
     """The nodes of a check's command line (the config is read only when needed)."""
     from dbgauge.toolkit.targets import needs_config, select
 
@@ -247,7 +257,8 @@ def _selection(config_path: str | None, targets: tuple[str, ...],
         configured = app.load_config(config_path).all_targets()
     return select(targets, node_dsns, configured, password_file=password_file,
                   password_env=password_env, heartbeat_table=heartbeat_table,
-                  defaults_file=click.get_current_context().meta.get("defaults_file"))
+                  defaults_file=click.get_current_context().meta.get("defaults_file"),
+                  heartbeat_source=heartbeat_source)
 
 
 @check_group.command("split-brain", short_help="Errant GTIDs, writable replicas, two primaries.")
@@ -301,7 +312,8 @@ def _health_command(check: HealthCheck) -> click.Command:
                 node_dsns: tuple[str, ...], password_file: Path | None,
                 password_env: str | None, fmt: str, timeout: float, verbosity: int,
                 down: Status, warning: Range | None = None, critical: Range | None = None,
-                heartbeat_table: str | None = None) -> None:
+                heartbeat_table: str | None = None, source_server_id: int | None = None
+                ) -> None:
         from dbgauge.checks.health.run import run_health
 
         given = warning is not None or critical is not None
@@ -312,7 +324,7 @@ def _health_command(check: HealthCheck) -> click.Command:
 
         def work(deadline: Deadline) -> CheckResult:
             nodes = _selection(config_path, targets, node_dsns, password_file,
-                               password_env, heartbeat_table)
+                               password_env, heartbeat_table, source_server_id)
             return run_health(check, nodes, limits, deadline=deadline, down=down)
 
         try:
@@ -340,8 +352,10 @@ def _health_help(check: HealthCheck) -> str:
             + (f"A bare number is a count of {share.count} (as check_postgres reads it), "
                f"N% a share of the limit (0 to 100).\n" if share and share.count else
                "A threshold is a percentage, 0 to 100 (N or N%).\n" if share else
-               "Seconds, or a time with its unit (5m, 1h30m, 500ms).\n"
-               if defaults and defaults.seconds else "")
+               "Seconds, or a time with its unit (10s, 5m, 1h30m, 1d, '1 minute').\n"
+               if defaults and defaults.seconds else
+               "Bytes, or a size with its unit (500 kB, 10GB).\n"
+               if defaults and defaults.bytes else "")
             + f"Example: dbgauge check {check.name} --config dbgauge.yaml --target NAME"
             + (" --warning W --critical C" if defaults else ""))
 
@@ -352,15 +366,21 @@ def _health_options(check: HealthCheck) -> list[_Decorator]:
     if check.defaults is not None:
         options += [
             click.option("-c", "--critical", type=RangeType(), metavar="RANGE",
-                         help="CRITICAL when the value is outside RANGE (10: above 10; "
-                              f"10: below; @10:20 inside; default {check.defaults.critical})."),
+                         help="CRITICAL when the value is outside RANGE: 10 alerts above "
+                              "10, 10: below 10, 10:20 outside 10..20, @10:20 inside it "
+                              f"(default {check.defaults.critical})."),
             click.option("-w", "--warning", type=RangeType(), metavar="RANGE",
-                         help="WARNING when the value is outside RANGE (default "
-                              f"{check.defaults.warning})."),
+                         help="WARNING when the value is outside RANGE, written as for "
+                              f"--critical (default {check.defaults.warning})."),
         ]
     if check.takes_heartbeat_table:
         options.append(click.option(
             "--heartbeat-table", metavar="SCHEMA.TABLE",
             help="Read lag from this heartbeat table on --node servers (configured targets "
                  "use their heartbeat settings)."))
+        options.append(click.option(
+            "--master-server-id", "source_server_id", type=click.IntRange(0), metavar="ID",
+            help="With --heartbeat-table: measure the row of this server_id "
+                 "(pt-heartbeat's --master-server-id; default: the newest row not written "
+                 "by the replica itself)."))
     return options

@@ -537,3 +537,16 @@ def test_a_scheduled_check_ends_by_its_timeout() -> None:
     with pytest.raises(ConfigError, match="timeout"):
         parse_config("targets:\n  - {name: a, kind: mysql, dsn: 'mysql://u@h:1/'}\n"
                      "checks:\n  - {check: lag, timeout: 0}\n")
+
+
+def test_pool_wording_counts_the_pools_that_queue() -> None:
+    """Two clients waiting in one of two pools read as such, not as "in 2 pool(s)"."""
+    from dbgauge.checks.health.pgbouncer_pools import pool_wait
+    from dbgauge.collectors.pgbouncer_pools import Pool, PoolsFacts
+
+    pools = (Pool("app", "u", {"waiting": 2.0}, {}, maxwait=3.0),
+             Pool("other", "u", {"waiting": 0.0}, {}, maxwait=0.0))
+    measured = pool_wait(PoolsFacts(pools))
+    assert measured.text.startswith("2 client(s) waiting in 1 of 2 pool(s); longest wait 3.0 s")
+    idle = pool_wait(PoolsFacts(pools[1:]))
+    assert idle.text == "no client waiting in 1 pool(s)"

@@ -10,15 +10,12 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from urllib.parse import quote
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dbgauge.toolkit import redact as redact_module
 from dbgauge.toolkit.dsn import parse_dsn
 from dbgauge.toolkit.errors import ConfigError
 from dbgauge.toolkit.redact import (
@@ -32,24 +29,20 @@ from dbgauge.toolkit.redact import (
 from dbgauge.toolkit.render.plugin import render_plugin, render_plugin_json
 from dbgauge.toolkit.result import Finding, Status, plugin_result
 from dbgauge.toolkit.targets import dsn_name, target_from_dsn
-from tests.helpers.dsns import FORMS, HANDED, SEPARATORS, WELL_FORMED, leaked, marked
+from tests.helpers.dsns import (
+    FORMS,
+    HANDED,
+    SEPARATORS,
+    WELL_FORMED,
+    leaked,
+    marked,
+    no_known_secrets,
+)
 
 SEP = st.text(alphabet=SEPARATORS, max_size=3)
 PASSWORD = st.builds(marked, SEP, SEP, SEP)
 
 
-@contextmanager
-def no_known_secrets() -> Iterator[None]:
-    """An empty registry for the block (what other tests registered is put back)."""
-    saved, ordered = set(redact_module._secrets), redact_module._ordered
-    redact_module._secrets.clear()
-    redact_module._ordered = []
-    try:
-        yield
-    finally:
-        redact_module._secrets.clear()
-        redact_module._secrets.update(saved)
-        redact_module._ordered = ordered
 
 
 def dsn_of(form: str, password: str, host: str = "127.0.0.1", port: int = 1) -> str:
@@ -137,7 +130,6 @@ def test_redacted_json_stays_json(form: str, password: str) -> None:
 
 
 @pytest.mark.parametrize("dsn", [
-    "h=127.0.0.1,P=23307,u=dbgauge,p=Qzq7kMark",
     "mysql:/dbgauge:Qzq7kMark@host/",
     "dbgauge:Qzq7kMark@tcp(127.0.0.1:3306)/",
 ])

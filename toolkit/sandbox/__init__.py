@@ -31,6 +31,7 @@ from dbgauge.toolkit.sandbox.model import (
     ADMIN_USER,
     APP_DATABASE,
     DAEMON_LISTEN,
+    DAEMON_OFFSET,
     DEFAULT_BASE_PORT,
     DEFAULT_DIR,
     DRIFT_DATABASE,
@@ -67,32 +68,37 @@ __all__ = [
 
 
 def _check_base_port(base_port: int) -> None:
-    if not 1 <= base_port <= 65535 - max(PORT_OFFSETS.values()):
+    if not 1 <= base_port <= 65535 - DAEMON_OFFSET:
         raise SandboxError(
-            f"--base-port {base_port} is out of range: ports are base + 3306..6432, so use "
-            f"1..{65535 - max(PORT_OFFSETS.values())} (default {DEFAULT_BASE_PORT})"
+            f"--base-port {base_port} is out of range: ports are base + 3306..6432 and the "
+            f"daemon's base + {DAEMON_OFFSET}, so use 1..{65535 - DAEMON_OFFSET} (default "
+            f"{DEFAULT_BASE_PORT})"
         )
 
 
-def up(directory: Path = DEFAULT_DIR, base_port: int = DEFAULT_BASE_PORT,
+def up(directory: Path = DEFAULT_DIR, base_port: int | None = None,
        say: Callable[[str], None] | None = None) -> Path:
     """Create/start whatever is missing or stopped, verify replication; return dbgauge.yaml.
 
     A member that diverged from its primary (a promoted standby, a replica with errant
     transactions, a lost slot, ...) is rebuilt from it; `say` is told which and why
-    (default: a log warning).
+    (default: a log warning). `base_port` None: the existing sandbox's, else the default.
     """
     check_binaries()
-    _check_base_port(base_port)
+    if base_port is not None:
+        _check_base_port(base_port)
     root = prepare_dir(Path(directory))
     with locked(root):
         if (root / "sandbox.json").exists():
             previous = int(read_state_json(root)["base_port"])
+            base_port = previous if base_port is None else base_port
             if previous != base_port:
                 raise SandboxError(
                     f"the sandbox in {root} was created with --base-port {previous}: pass "
                     f"--base-port {previous}, or `down` it and remove {root} to change ports"
                 )
+        if base_port is None:  # a new sandbox
+            base_port = DEFAULT_BASE_PORT
         sandbox = Sandbox(root, base_port, load_secrets(root, create=True), say)
         sandbox.check_paths()
         sandbox.write_state()
@@ -115,11 +121,14 @@ def down(directory: Path = DEFAULT_DIR) -> list[str]:
     return stopped
 
 
-def reset(directory: Path = DEFAULT_DIR, base_port: int = DEFAULT_BASE_PORT,
+def reset(directory: Path = DEFAULT_DIR, base_port: int | None = None,
           say: Callable[[str], None] | None = None) -> Path:
     """Stop the sandbox, discard every instance's data and build it afresh (the generated
-    passwords stay); files of others in the directory (a demo's serve.log) are kept."""
+    passwords stay; the ports too unless `base_port` says otherwise); files of others in
+    the directory (a demo's serve.log) are kept."""
     root = Path(directory).resolve()
+    if base_port is None and (root / "sandbox.json").exists():
+        base_port = int(read_state_json(root)["base_port"])
     down(root)
     if root.is_dir():
         with locked(root):
