@@ -114,8 +114,10 @@ PT_KEYS = {"h": "host", "P": "port", "u": "user", "p": "password", "S": "socket"
 
 
 def is_pt_dsn(text: str) -> bool:
-    """pt's `h=host,P=3306,...` form (one-letter keys, commas between parts)."""
-    return bool(_PT_FORM.match(text)) and "://" not in text
+    """pt's `h=host,P=3306,...` form (one-letter keys, commas between parts). A URI's
+    scheme cannot hold `=` and libpq has no one-letter keyword, so a `://` further on (in a
+    password) does not make it another form."""
+    return bool(_PT_FORM.match(text))
 
 
 def parse_pt_dsn(spec: str, where: str) -> dict[str, str]:

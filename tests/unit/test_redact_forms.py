@@ -13,7 +13,7 @@ import time
 from urllib.parse import quote
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from dbgauge.toolkit.dsn import parse_dsn
@@ -60,6 +60,7 @@ def test_a_whole_dsn_is_shown_without_its_password(form: str, password: str) -> 
 
 
 @given(form=st.sampled_from(sorted(FORMS)), password=PASSWORD)
+@example(form="pt-password-first", password=marked("", "", "://"))  # found: read as a URI
 @settings(max_examples=600, deadline=None)
 def test_parsing_any_dsn_shows_no_password(form: str, password: str) -> None:
     """parse_dsn and target_from_dsn either work, naming the node by its address, or
@@ -240,3 +241,11 @@ def test_the_registry_of_secrets_is_bounded() -> None:
         r._secrets.clear()
         r._secrets.update(saved[0])
         r._ordered = saved[1]
+
+
+def test_a_pt_dsn_whose_password_holds_a_scheme_separator_is_still_pt() -> None:
+    """`p=` first with `://` inside the password was read as a URI with an unknown scheme
+    (the password as the scheme); a one-letter key makes it pt's form, whatever follows."""
+    for dsn in ("p=se://cret,h=127.0.0.1,P=1,u=dbgauge", "h=127.0.0.1,p=se://cret,P=1,u=dbgauge"):
+        got = parse_dsn(dsn)
+        assert (got.family, got.host, got.port, got.user) == ("mysql", "127.0.0.1", 1, "dbgauge")
