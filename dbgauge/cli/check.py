@@ -3,6 +3,7 @@ monitoring-plugin output and exit codes."""
 
 from __future__ import annotations
 
+import itertools
 import os
 import sys
 import threading
@@ -49,8 +50,8 @@ class _PluginGroup(click.Group):
         """A bare `dbgauge check` is a usage error too: UNKNOWN, not click's exit 2 (which a
         monitor reads as CRITICAL)."""
         if not args and not ctx.resilient_parsing:
-            click.echo("CHECK UNKNOWN - no check named: dbgauge check NAME (the list: "
-                       "dbgauge check --help)")
+            usage_error("check", "no check named: dbgauge check NAME (the list: dbgauge "
+                                 "check --help)", help_hint=False)
             ctx.exit(3)
         return super().parse_args(ctx, args)
 
@@ -60,9 +61,23 @@ class _PluginGroup(click.Group):
         except click.UsageError as exc:
             command = exc.ctx.command if exc.ctx is not None else None
             name = command.name if command is not None and command is not self else "check"
-            message = redact_args(" ".join(exc.format_message().split()), sys.argv[1:])
-            click.echo(f"{(name or 'check').upper()} UNKNOWN - {message} (see --help)")
+            usage_error(name or "check", exc.format_message())
             ctx.exit(3)
+
+
+def usage_error(name: str, message: str, *, help_hint: bool = True) -> None:
+    """A usage error as a check's output (exit 3 is the caller's): one UNKNOWN plugin line,
+    or, when the command line asks for --format json, the JSON document a check prints,
+    so a consumer that parses JSON gets JSON whatever went wrong."""
+    args = sys.argv[1:]
+    message = redact_args(" ".join(message.split()), args)
+    if "--format=json" in args or ("--format", "json") in itertools.pairwise(args):
+        from dbgauge.toolkit.render.plugin import render_plugin_json
+
+        finding = Finding(Status.UNKNOWN, "", "usage", message)
+        click.echo(render_plugin_json(plugin_result(name, [finding], message)), nl=False)
+        return
+    click.echo(f"{name.upper()} UNKNOWN - {message}" + (" (see --help)" if help_hint else ""))
 
 
 class RangeType(click.ParamType):  # type: ignore[type-arg]  # generic only from click 8.3

@@ -209,20 +209,19 @@ def heartbeat_check(ctx: click.Context) -> None:
       dbgauge heartbeat check --node mysql://dbgauge@db2:3306/ -D percona \\
           --table heartbeat --warning 5 --critical 30
     """
-    from dbgauge.cli.check import check_group
+    from dbgauge.cli.check import check_group, usage_error
 
     try:
         args = pt_heartbeat_args(list(ctx.args))
     except click.UsageError as exc:
-        click.echo(f"HEARTBEAT UNKNOWN - {exc.format_message()} (see --help)")
+        usage_error("heartbeat", exc.format_message())
         ctx.exit(3)
     lag = check_group.get_command(ctx, "lag")
     assert lag is not None
     try:
         lag.main(args, prog_name="dbgauge heartbeat check", standalone_mode=False)
     except click.UsageError as exc:
-        click.echo(f"HEARTBEAT UNKNOWN - {' '.join(exc.format_message().split())} "
-                   "(see --help)")
+        usage_error("heartbeat", exc.format_message())
         ctx.exit(3)
     except click.exceptions.Exit as exc:
         ctx.exit(exc.exit_code)

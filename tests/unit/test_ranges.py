@@ -243,3 +243,27 @@ def test_usage_errors_are_one_unknown_line_exit_3() -> None:
     assert "10 alerts above 10, 10: below 10, 10:20 outside 10..20" in help_text
     assert "'1 minute'" in help_text
     assert wrong.exit_code == 3 and "not a size" in wrong.output
+
+
+def test_usage_errors_under_format_json_are_json(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--format json` asks for JSON whatever goes wrong: a usage error (an unknown option,
+    a range that does not parse) is the check's JSON document, UNKNOWN with a `usage`
+    finding, exit 3 -- not a plugin line a JSON consumer cannot read."""
+    import json
+    import sys
+
+    from tests.helpers.dsns import no_known_secrets
+
+    for args in (["check", "lag", "--format", "json", "--bogus"],
+                 ["check", "lag", "-w", "abc", "--format=json"],
+                 ["heartbeat", "check", "--format", "json", "--bogus"]):
+        monkeypatch.setattr(sys, "argv", ["dbgauge", *args])  # what the command line said
+        with no_known_secrets():
+            got = CliRunner().invoke(cli, args)
+        assert got.exit_code == 3, (args, got.output)
+        doc = json.loads(got.output)
+        assert doc["status"] == "UNKNOWN" and doc["findings"][0]["kind"] == "usage", doc
+        assert doc["check"] == ("heartbeat" if args[0] == "heartbeat" else "lag")
+    monkeypatch.setattr(sys, "argv", ["dbgauge", "check", "lag", "--bogus"])
+    plain = CliRunner().invoke(cli, ["check", "lag", "--bogus"])
+    assert plain.exit_code == 3 and plain.output.startswith("LAG UNKNOWN - No such option")
