@@ -104,6 +104,10 @@ def test_cold_up_runs_everything(built: Built) -> None:
     assert statuses["pg-standby"].detail == "streaming from pg-primary"
     assert statuses["pg-subscriber"].detail == (
         "subscribed to pg-primary (drift_sub: apply worker running)")
+    # the subscription's walsender is no standby (its slot is logical)
+    wanted = "primary, 1 standby streaming, 1 logical walsender"
+    wait_for(lambda: by_name(built.directory)["pg-primary"].detail == wanted or None,
+             what=wanted)
 
 
 def test_state_file_and_secrets(built: Built) -> None:
