@@ -312,20 +312,24 @@ def _health_command(check: HealthCheck) -> click.Command:
                 node_dsns: tuple[str, ...], password_file: Path | None,
                 password_env: str | None, fmt: str, timeout: float, verbosity: int,
                 down: Status, warning: Range | None = None, critical: Range | None = None,
-                heartbeat_table: str | None = None, source_server_id: int | None = None
-                ) -> None:
+                heartbeat_table: str | None = None, source_server_id: int | None = None,
+                include: tuple[str, ...] = (), exclude: tuple[str, ...] = (),
+                query: str = "") -> None:
         from dbgauge.checks.health.run import run_health
+        from dbgauge.checks.health.scope import Scope
 
         given = warning is not None or critical is not None
         try:
             limits = check.limits(warning, critical) if given else None
+            scope = Scope(include, exclude, query) if check.scoped else None
         except DbgaugeError as exc:  # a threshold the check cannot mean: exit 3
             _check_failed(check.name, exc, fmt)
 
         def work(deadline: Deadline) -> CheckResult:
             nodes = _selection(config_path, targets, node_dsns, password_file,
                                password_env, heartbeat_table, source_server_id)
-            return run_health(check, nodes, limits, deadline=deadline, down=down)
+            return run_health(check, nodes, limits, deadline=deadline, down=down,
+                              scope=scope)
 
         try:
             result = _bounded(check.name, fmt, timeout, verbosity, work)
@@ -373,6 +377,7 @@ def _health_options(check: HealthCheck) -> list[_Decorator]:
                          help="WARNING when the value is outside RANGE, written as for "
                               f"--critical (default {check.defaults.warning})."),
         ]
+    options += _scope_options(check)
     if check.takes_heartbeat_table:
         options.append(click.option(
             "--heartbeat-table", metavar="SCHEMA.TABLE",
@@ -383,4 +388,22 @@ def _health_options(check: HealthCheck) -> list[_Decorator]:
             help="With --heartbeat-table: measure the row of this server_id "
                  "(pt-heartbeat's --master-server-id; default: the newest row not written "
                  "by the replica itself)."))
+    return options
+
+
+def _scope_options(check: HealthCheck) -> list[_Decorator]:
+    """check_postgres' --include/--exclude for a check over objects, --query for
+    custom-query."""
+    options: list[_Decorator] = []
+    if check.filters:
+        options += [click.option(
+            f"--{word}", f"{word}", multiple=True, metavar="NAMES",
+            help=f"{word.capitalize()} {check.filters}s by name, as check_postgres: "
+                 "comma-separated, repeatable, ~REGEX, SCHEMA. for a schema; exclusion "
+                 "first, inclusion brings back.") for word in ("exclude", "include")]
+    if check.takes_query:
+        options.append(click.option(
+            "--query", required=True, metavar="SQL",
+            help="A read-only query whose column `result` (a number) is held against "
+                 "the ranges; run in a read-only transaction, at most 1000 rows."))
     return options
