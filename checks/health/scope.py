@@ -14,14 +14,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from dbgauge.checks.health.model import Measured, NodeOutcome, cannot_tell
 from dbgauge.toolkit.errors import ConfigError
 
 if TYPE_CHECKING:
-    from dbgauge.toolkit.targets import Target
+    from dbgauge.toolkit.targets import Selection, Target
 
 
 @dataclass(frozen=True)
@@ -111,3 +111,31 @@ def worst_item(node: Target, items: Sequence[Item], scope: Scope, *, metric: str
         f" (worst of {len(chosen)})" if len(chosen) > 1 else "")
     extra = [(f"{i.label}:{metric}", i.value) for i in sorted(chosen, key=lambda i: i.label)]
     return Measured(top.value, text, {"object": top.label}, extra)
+
+
+def per_database(nodes: Selection, dbnames: Sequence[str]) -> Selection:
+    """Each PostgreSQL node once per database named (check_postgres' `--dbname a,b`, for
+    the checks whose objects live in one database: tables, sequences, triggers), named
+    `NODE/DATABASE`; other nodes as they are. ConfigError for a DSN that cannot take one."""
+    from dbgauge.toolkit.db.conninfo import merge_conninfo
+    from dbgauge.toolkit.targets import Selection
+
+    names = [d for given in dbnames for d in re.split(r"\s*,\s*", given) if d]
+    if not names:
+        return nodes
+    out: list[Target] = []
+    named: set[str] = set()
+    for t in nodes.targets:
+        if t.kind != "postgres":
+            out.append(t)
+            named.update({t.name} & nodes.named)
+            continue
+        for db in names:
+            try:
+                dsn = merge_conninfo(t.dsn, dbname=db)
+            except ValueError as exc:
+                raise ConfigError(f"--dbname {db}: node {t.name}: {exc}") from None
+            out.append(replace(t, name=f"{t.name}/{db}", dsn=dsn))
+            if t.name in nodes.named:
+                named.add(f"{t.name}/{db}")
+    return Selection(tuple(out), frozenset(named))

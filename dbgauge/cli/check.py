@@ -314,9 +314,9 @@ def _health_command(check: HealthCheck) -> click.Command:
                 down: Status, warning: Range | None = None, critical: Range | None = None,
                 heartbeat_table: str | None = None, source_server_id: int | None = None,
                 include: tuple[str, ...] = (), exclude: tuple[str, ...] = (),
-                query: str = "") -> None:
+                query: str = "", dbnames: tuple[str, ...] = ()) -> None:
         from dbgauge.checks.health.run import run_health
-        from dbgauge.checks.health.scope import Scope
+        from dbgauge.checks.health.scope import Scope, per_database
 
         given = warning is not None or critical is not None
         try:
@@ -328,6 +328,7 @@ def _health_command(check: HealthCheck) -> click.Command:
         def work(deadline: Deadline) -> CheckResult:
             nodes = _selection(config_path, targets, node_dsns, password_file,
                                password_env, heartbeat_table, source_server_id)
+            nodes = per_database(nodes, dbnames)
             return run_health(check, nodes, limits, deadline=deadline, down=down,
                               scope=scope)
 
@@ -401,6 +402,11 @@ def _scope_options(check: HealthCheck) -> list[_Decorator]:
             help=f"{word.capitalize()} {check.filters}s by name, as check_postgres: "
                  "comma-separated, repeatable, ~REGEX, SCHEMA. for a schema; exclusion "
                  "first, inclusion brings back.") for word in ("exclude", "include")]
+    if "postgres" in check.kinds:
+        options.append(click.option(
+            "--dbname", "dbnames", multiple=True, metavar="NAMES",
+            help="Check PostgreSQL nodes once per database named (comma-separated, "
+                 "repeatable), as check_postgres' --dbname: each is a node NODE/DATABASE."))
     if check.takes_query:
         options.append(click.option(
             "--query", required=True, metavar="SQL",
