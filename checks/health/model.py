@@ -15,7 +15,7 @@ from dbgauge.toolkit.ranges import Range, check_percent, parse_range
 from dbgauge.toolkit.result import Finding, Status, perf_label, worst
 
 if TYPE_CHECKING:
-    from dbgauge.checks.health.scope import Scope
+    from dbgauge.checks.health.filters import Scope
     from dbgauge.toolkit.db import Connection
     from dbgauge.toolkit.targets import Target
 

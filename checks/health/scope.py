@@ -1,75 +1,21 @@
-"""What a check over objects (databases, relations, settings) is narrowed to, as
-check_postgres' options say it, and how one value per object becomes one judged value
-with one perfdata item per object.
-
-`--include` / `--exclude` follow check_postgres' `skip_item` exactly, so a command line
-moved from check_postgres checks the same objects: each may be given several times and as
-comma-separated lists; `~word` is a regular expression (searched, not anchored), a word
-ending in `.` names a schema; exclusion is applied first and inclusion brings back what it
-matches. With only --include, only what it matches is checked; with both, an object that
-neither matches is kept (check_postgres' rule, kept as is). Pure: no I/O here.
-"""
+"""How one value per object (database, relation) becomes one judged value with one
+perfdata item per object, narrowed by the user's `Scope` (`filters`), and --dbname's
+nodes."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from dbgauge.checks.health.filters import Scope, words
 from dbgauge.checks.health.model import Measured, NodeOutcome, cannot_tell
 from dbgauge.toolkit.errors import ConfigError
 
+__all__ = ["Item", "Scope", "kept", "per_database", "worst_item"]
+
 if TYPE_CHECKING:
     from dbgauge.toolkit.targets import Selection, Target
-
-
-@dataclass(frozen=True)
-class Scope:
-    """The user's narrowing of one check run: object filters and a custom query."""
-
-    include: tuple[str, ...] = ()
-    exclude: tuple[str, ...] = ()
-    query: str = ""  # custom-query's statement
-
-    def __post_init__(self) -> None:
-        for word in _words(self.include) + _words(self.exclude):
-            if word.startswith("~"):
-                try:
-                    re.compile(word[1:].removesuffix("."))
-                except re.error as exc:
-                    raise ConfigError(f"--include/--exclude {word!r}: not a regular "
-                                      f"expression: {exc}") from None
-
-    @property
-    def filtered(self) -> bool:
-        return bool(self.include or self.exclude)
-
-    def skips(self, name: str, schema: str = "") -> bool:
-        """Whether check_postgres' `skip_item(name, schema)` would skip this object."""
-        stat = 0
-        if self.exclude:
-            stat = 1 + (2 if _matches(_words(self.exclude), name, schema) else 0)
-        if self.include:
-            stat += 4 + (8 if _matches(_words(self.include), name, schema) else 0)
-        return stat in (3, 4, 7)
-
-
-def _words(given: Iterable[str]) -> list[str]:
-    return [w for item in given for w in re.split(r"\s*,\s*", item) if w]
-
-
-def _matches(words: Sequence[str], name: str, schema: str) -> bool:
-    for word in words:
-        target = name
-        if word.endswith("."):
-            word, target = word[:-1], schema
-        if word.startswith("~"):
-            if re.search(word[1:], target):
-                return True
-        elif word == target:
-            return True
-    return False
 
 
 @dataclass(frozen=True)
@@ -120,7 +66,7 @@ def per_database(nodes: Selection, dbnames: Sequence[str]) -> Selection:
     from dbgauge.toolkit.db.conninfo import merge_conninfo
     from dbgauge.toolkit.targets import Selection
 
-    names = [d for given in dbnames for d in re.split(r"\s*,\s*", given) if d]
+    names = words(dbnames)
     if not names:
         return nodes
     out: list[Target] = []

@@ -351,7 +351,9 @@ def _health_help(check: HealthCheck) -> str:
     share = defaults.share if defaults else None
     return (f"{check.summary.rstrip('.')}: see docs/checks.md for what is measured on each "
             "kind of server.\n\n\b\n"
-            + (f"Thresholds: --warning/--critical, default {defaults.warning.plain} and "
+            + ("Thresholds: --warning/--critical, no default: give one or both (as "
+               "check_postgres).\n" if defaults and check.needs_thresholds else
+               f"Thresholds: --warning/--critical, default {defaults.warning.plain} and "
                f"{defaults.critical.plain} {check.unit}.\n" if defaults else
                "No thresholds: each problem it finds has its own severity.\n")
             + (f"A bare number is a count of {share.count} (as check_postgres reads it), "
@@ -365,6 +367,10 @@ def _health_help(check: HealthCheck) -> str:
             + (" --warning W --critical C" if defaults else ""))
 
 
+def _default(check: HealthCheck, level: Range) -> str:
+    return "no default" if check.needs_thresholds else f"default {level}"
+
+
 def _health_options(check: HealthCheck) -> list[_Decorator]:
     """The options beyond every check's: thresholds, and the heartbeat table of lag."""
     options: list[_Decorator] = []
@@ -373,10 +379,10 @@ def _health_options(check: HealthCheck) -> list[_Decorator]:
             click.option("-c", "--critical", type=RangeType(), metavar="RANGE",
                          help="CRITICAL when the value is outside RANGE: 10 alerts above "
                               "10, 10: below 10, 10:20 outside 10..20, @10:20 inside it "
-                              f"(default {check.defaults.critical})."),
+                              f"({_default(check, check.defaults.critical)})."),
             click.option("-w", "--warning", type=RangeType(), metavar="RANGE",
                          help="WARNING when the value is outside RANGE, written as for "
-                              f"--critical (default {check.defaults.warning})."),
+                              f"--critical ({_default(check, check.defaults.warning)})."),
         ]
     options += _scope_options(check)
     if check.takes_heartbeat_table:

@@ -270,6 +270,18 @@ HEALTH_CHECKS: tuple[tuple[str, str, str | None], ...] = (
     ("history-list", "InnoDB history list length (MySQL/MariaDB).",
      "100000 and 1000000 entries"),
     ("group-replication", "Group Replication members online, quorum kept (MySQL 8).", None),
+    # check_postgres' actions (tests/unit/test_check_postgres_actions.py); "none": -w or -c
+    # must be given, as check_postgres asks
+    *((name, health_checks()[name].summary, shown) for name, shown in (
+        ("autovac-freeze", "90 and 95 percent"), ("checkpoint", "none"),
+        ("commitratio", "none"), ("custom-query", "none"), ("database-size", "none"),
+        ("disabled-triggers", "0 and 0 triggers"), ("hitratio", "none"),
+        ("index-size", "none"), ("indexes-size", "none"),
+        ("last-autoanalyze", "86400 and 172800 seconds"),
+        ("last-autovacuum", "86400 and 172800 seconds"),
+        ("prepared-txns", "1 and 30 seconds"), ("relation-size", "none"),
+        ("table-size", "none"), ("total-relation-size", "none"),
+        ("wal-files", "10 and 15 files"))),
 )
 
 
@@ -290,6 +302,9 @@ def test_cli_defaults_match_the_checks() -> None:
             assert "--warning" not in text and "--critical" not in text
             continue
         assert shown is not None
+        if shown == "none":
+            assert check.needs_thresholds and "no default: give one or both" in text
+            continue
         warning, _, critical, _ = shown.split()
         assert (warning, critical) == (defaults.warning.plain, defaults.critical.plain)
         assert f"Thresholds: --warning/--critical, default {shown}." in text
