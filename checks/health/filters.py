@@ -1,5 +1,6 @@
 """What the user narrowed a check over objects to, as check_postgres' options say it:
-`--include` / `--exclude` (and custom-query's statement).
+`--include` / `--exclude` (and custom-query's statement, settings-checksum's
+expected checksums).
 
 The filters follow check_postgres' `skip_item` exactly, so a command line moved from
 check_postgres checks the same objects: each may be given several times and as
@@ -26,6 +27,9 @@ class Scope:
     include: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
     query: str = ""  # custom-query's statement
+    # settings-checksum's -w/-c: the checksum expected ("" or "0": none, only say it)
+    warning: str = ""
+    critical: str = ""
 
     def __post_init__(self) -> None:
         for word in words(self.include) + words(self.exclude):

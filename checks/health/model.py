@@ -235,6 +235,7 @@ class HealthCheck:
     scoped: ScopedRead | None = None
     filters: str = ""
     takes_query: bool = False  # its command takes --query (custom-query)
+    takes_checksum: bool = False  # -w/-c are checksums, not ranges (settings-checksum)
     needs_thresholds: bool = False  # no defaults: -w or -c must be given (check_postgres)
 
     def __post_init__(self) -> None:

@@ -83,7 +83,8 @@ CHECK_POSTGRES: tuple[Action, ...] = (
        "retained bytes are no threshold yet"),
     _a("same_schema", "", "no", "not yet"),
     _a("sequence", "sequence", "yes", "cycling sequences left out"),
-    _a("settings_checksum", "", "no", "not yet: needs a checksum-valued -w/-c"),
+    _a("settings_checksum", "settings-checksum", "yes", "settings the session sets count as "
+       "`(session)`: the checksum differs from check_postgres' (take a new baseline)"),
     _a("slony_status", "", "no", "obsolete: Slony is replaced by logical replication"),
     _a("table_size", "table-size", "yes"),
     _a("timesync", "", "no", "clock sync is the host's (chrony, node_exporter) job"),

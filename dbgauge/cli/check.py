@@ -321,7 +321,9 @@ def _health_command(check: HealthCheck) -> click.Command:
         given = warning is not None or critical is not None
         try:
             limits = check.limits(warning, critical) if given else None
-            scope = Scope(include, exclude, query) if check.scoped else None
+            scope = Scope(include, exclude, query, *(
+                (str(warning or ""), str(critical or "")) if check.takes_checksum else ())
+            ) if check.scoped else None
         except DbgaugeError as exc:  # a threshold the check cannot mean: exit 3
             _check_failed(check.name, exc, fmt)
 
@@ -351,7 +353,9 @@ def _health_help(check: HealthCheck) -> str:
     share = defaults.share if defaults else None
     return (f"{check.summary.rstrip('.')}: see docs/checks.md for what is measured on each "
             "kind of server.\n\n\b\n"
-            + ("Thresholds: --warning/--critical, no default: give one or both (as "
+            + ("-c/-w CHECKSUM: the checksum expected (check_postgres' settings_checksum)."
+               "\n" if check.takes_checksum else
+               "Thresholds: --warning/--critical, no default: give one or both (as "
                "check_postgres).\n" if defaults and check.needs_thresholds else
                f"Thresholds: --warning/--critical, default {defaults.warning.plain} and "
                f"{defaults.critical.plain} {check.unit}.\n" if defaults else
@@ -384,6 +388,13 @@ def _health_options(check: HealthCheck) -> list[_Decorator]:
                          help="WARNING when the value is outside RANGE, written as for "
                               f"--critical ({_default(check, check.defaults.warning)})."),
         ]
+    if check.takes_checksum:
+        options += [
+            click.option("-c", "--critical", metavar="CHECKSUM",
+                         help="CRITICAL when the settings' checksum is not CHECKSUM (0: only "
+                              "print it, UNKNOWN)."),
+            click.option("-w", "--warning", metavar="CHECKSUM",
+                         help="WARNING when the settings' checksum is not CHECKSUM.")]
     options += _scope_options(check)
     if check.takes_heartbeat_table:
         options.append(click.option(

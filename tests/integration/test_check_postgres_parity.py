@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import pytest
 
 from dbgauge.toolkit.sandbox.layout import Layout
-from tests.helpers import REPO
+from tests.helpers import REPO, wait_for
 from tests.helpers.daemon import DBGAUGE
 from tests.helpers.servers import Sandbox, pg_admin
 
@@ -152,3 +152,39 @@ def test_states_agree_with_check_postgres(sandbox: Sandbox) -> None:
     # per-object perfdata: one item per database, labelled by it, as check_postgres does
     sizes = got_ours[0][1]
     assert re.search(rf"'pg-primary:{database}:database_size_bytes'=\d+B", sizes), sizes
+
+
+def test_settings_checksum_sees_a_changed_setting_as_check_postgres(sandbox: Sandbox) -> None:
+    """Each tool's baseline (`-c 0`: UNKNOWN, printing it), then a setting changed by ALTER
+    SYSTEM and a reload: both CRITICAL against their baselines. The two checksums differ
+    by design (check_postgres' includes its own session's application_name)."""
+    port = sandbox.state.port("pg-primary")
+    env = {**os.environ, "PGPASSWORD": sandbox.state.dbgauge_password}
+    theirs = [CHECK_POSTGRES, "--action=settings_checksum", "-H", "127.0.0.1", "-p", str(port),
+              "-u", "dbgauge", f"--dbname={sandbox.state.postgres.database}"]
+    ours = [*DBGAUGE, "check", "settings-checksum", "--config", str(sandbox.config),
+            "--target", "pg-primary", "-t", "30"]
+
+    def baseline(argv: list[str]) -> str:
+        state, out = _run([*argv, "-c", "0"], env)
+        assert state == "UNKNOWN", out
+        found = re.search(r"checksum:? ([0-9a-f]{32})", out)
+        assert found, out
+        return found.group(1)
+
+    base_theirs, base_ours = baseline(theirs), baseline(ours)
+    assert _run([*theirs, "-c", base_theirs], env)[0] == "OK"
+    assert _run([*ours, "-c", base_ours], env)[0] == "OK"
+    with closing(pg_admin(sandbox, "pg-primary")) as conn:
+        try:
+            conn.execute("ALTER SYSTEM SET log_min_duration_statement = 123456")
+            conn.execute("SELECT pg_reload_conf()")
+            wait_for(lambda: _run([*ours, "-c", base_ours], env)[0] == "CRITICAL",
+                     what="the reloaded setting to change dbgauge's checksum")
+            assert _run([*theirs, "-c", base_theirs], env)[0] == "CRITICAL"
+            assert _run([*ours, "-w", base_ours], env)[0] == "WARNING"
+        finally:
+            conn.execute("ALTER SYSTEM RESET log_min_duration_statement")
+            conn.execute("SELECT pg_reload_conf()")
+    wait_for(lambda: _run([*ours, "-c", base_ours], env)[0] == "OK",
+             what="the setting reset to restore the checksum")

@@ -110,3 +110,11 @@ def test_docs_table_of_check_postgres_actions_is_current() -> None:
     text = (Path(__file__).resolve().parents[2] / "docs" / "checks.md").read_text("utf-8")
     block = text[text.index(PEER_BEGIN):text.index(PEER_END) + len(PEER_END)]
     assert block == peers_table(CHECK_POSTGRES), "docs/checks.md is stale: run `make docs`"
+
+
+def test_settings_checksum_is_check_postgres_md5_of_name_value_lines() -> None:
+    from dbgauge.checks.health.settings_checksum import settings_checksum
+
+    # check_postgres: Digest::MD5::md5_hex of "name setting\n" per row, in name order
+    # (the value from `printf 'a 1\nb on\n' | md5sum`)
+    assert settings_checksum([("a", "1"), ("b", "on")]) == "decc8c701b7c4853e5ca581dbc04a8b7"

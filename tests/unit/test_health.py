@@ -280,7 +280,7 @@ HEALTH_CHECKS: tuple[tuple[str, str, str | None], ...] = (
         ("last-autoanalyze", "86400 and 172800 seconds"),
         ("last-autovacuum", "86400 and 172800 seconds"),
         ("prepared-txns", "1 and 30 seconds"), ("relation-size", "none"),
-        ("table-size", "none"), ("total-relation-size", "none"),
+        ("table-size", "none"), ("total-relation-size", "none"), ("settings-checksum", None),
         ("wal-files", "10 and 15 files"))),
 )
 
@@ -296,6 +296,9 @@ def test_cli_defaults_match_the_checks() -> None:
         text = " ".join(CliRunner().invoke(cli, ["check", name, "--help"]).output.split())
         assert f"check {name} [OPTIONS] {short.rstrip('.')}: see docs/checks.md for" in text
         defaults = check.defaults
+        if check.takes_checksum:
+            assert "-c/-w CHECKSUM: the checksum expected" in text
+            continue
         if defaults is None:
             assert shown is None
             assert "No thresholds: each problem it finds has its own severity." in text
