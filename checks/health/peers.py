@@ -30,7 +30,8 @@ CHECK_POSTGRES: tuple[Action, ...] = (
     _a("autovac_freeze", "autovac-freeze", "yes", "same defaults 90%/95%"),
     _a("backends", "connections", "partly", "share of max_connections; counts and `-10` "
        "slots-left forms differ"),
-    _a("bloat", "", "no", "not yet: check_postgres' estimate query is to be ported"),
+    _a("bloat", "bloat", "partly", "check_postgres' estimate; sizes only (no `20%` or "
+       "`and`/`or` forms); a table the role may not read is UNKNOWN, not \"not bloated\""),
     _a("checkpoint", "checkpoint", "yes", "over the connection (pg_control_checkpoint), "
        "no --datadir on the server's host"),
     _a("cluster_id", "", "no", "split-brain compares system identifiers across nodes"),

@@ -274,6 +274,7 @@ HEALTH_CHECKS: tuple[tuple[str, str, str | None], ...] = (
     # must be given, as check_postgres asks
     *((name, health_checks()[name].summary, shown) for name, shown in (
         ("autovac-freeze", "90 and 95 percent"), ("checkpoint", "none"),
+        ("bloat", "1073741824 and 5368709120 bytes"),
         ("commitratio", "none"), ("custom-query", "none"), ("database-size", "none"),
         ("disabled-triggers", "0 and 0 triggers"), ("hitratio", "none"),
         ("index-size", "none"), ("indexes-size", "none"),
