@@ -50,10 +50,10 @@ CHECK_POSTGRES: tuple[Action, ...] = (
     _a("hot_standby_delay", "lag", "yes", "0 on an idle primary (no false alarm)"),
     _a("index_size", "index-size", "yes"),
     _a("indexes_size", "indexes-size", "yes"),
-    _a("last_analyze", "last-analyze", "yes"),
+    _a("last_analyze", "last-analyze", "yes", "user tables (catalogs are left out)"),
     _a("last_autoanalyze", "last-autoanalyze", "yes"),
     _a("last_autovacuum", "last-autovacuum", "yes"),
-    _a("last_vacuum", "last-vacuum", "yes"),
+    _a("last_vacuum", "last-vacuum", "yes", "user tables (catalogs are left out)"),
     _a("listener", "", "no", "LISTEN/NOTIFY channels: rarely paged on"),
     _a("locks", "locks", "partly", "dbgauge judges the oldest lock wait; lock counts per "
        "mode are not provided"),
