@@ -93,6 +93,13 @@ def _cases(datadir: str) -> list[Case]:
         # never autovacuumed: nothing to judge
         Case("last_autovacuum", ("--include=cpp_never",), "last-autovacuum",
              ("--include", "cpp_never"), "UNKNOWN"),
+        # analyzed by the setup just now; never vacuumed
+        Case("last_analyze", ("--include=cpp_bloat", "-w", "1d"), "last-analyze",
+             ("--include", "cpp_bloat", "-w", "1d"), "OK"),
+        Case("last_analyze", ("--include=cpp_bloat", "-w", "1", "-c", "1d"), "last-analyze",
+             ("--include", "cpp_bloat", "-w", "1", "-c", "1d"), "WARNING"),
+        Case("last_vacuum", ("--include=cpp_bloat",), "last-vacuum",
+             ("--include", "cpp_bloat"), "UNKNOWN"),
         Case("checkpoint", (f"--datadir={datadir}", "-w", "1000d"), "checkpoint",
              ("-w", "1000d"), "OK"),
         Case("checkpoint", (f"--datadir={datadir}", "-w", "0"), "checkpoint", ("-w", "0"),
@@ -149,6 +156,12 @@ def test_states_agree_with_check_postgres(sandbox: Sandbox) -> None:
             conn.execute(sql.SQL("ANALYZE {}").format(name))
         conn.execute("GRANT SELECT ON public.cpp_bloat TO dbgauge")
         conn.execute("CHECKPOINT")
+        # last-analyze's WARNING at 1 s: the ANALYZE above well past it (check_postgres
+        # rounds the age to whole seconds)
+        wait_for(lambda: conn.execute(
+            "SELECT now() - last_analyze > interval '2 s' FROM pg_stat_user_tables "
+            "WHERE relid = 'public.cpp_bloat'::regclass").fetchone()[0],
+            what="cpp_bloat's ANALYZE to be 2 s old")
         for _ in range(3):  # a commit ratio below 100% in every database it is read in
             conn.execute("BEGIN")
             conn.execute("ROLLBACK")
