@@ -118,3 +118,17 @@ def test_settings_checksum_is_check_postgres_md5_of_name_value_lines() -> None:
     # check_postgres: Digest::MD5::md5_hex of "name setting\n" per row, in name order
     # (the value from `printf 'a 1\nb on\n' | md5sum`)
     assert settings_checksum([("a", "1"), ("b", "on")]) == "decc8c701b7c4853e5ca581dbc04a8b7"
+
+
+def test_daemon_entries_refuse_what_only_the_command_line_gives() -> None:
+    from dbgauge.checks.schedule import scheduled_health, validate_check_job
+
+    checks = {name: scheduled_health(check) for name, check in health_checks().items()}
+    with pytest.raises(ValueError, match="--query is taken on the command line only"):
+        validate_check_job(checks, "custom-query", 1, None)
+    with pytest.raises(ValueError, match="checksum is taken on the command line only"):
+        validate_check_job(checks, "settings-checksum", None, None)
+    with pytest.raises(ValueError, match="no default thresholds: give warning or critical"):
+        validate_check_job(checks, "database-size", None, None)
+    validate_check_job(checks, "database-size", "10GB", None)
+    validate_check_job(checks, "wal-files", None, None)  # defaults 10 / 15, as check_postgres
