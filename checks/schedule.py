@@ -58,14 +58,22 @@ class ScheduledCheck:
     defaults: Thresholds | None = None  # None: no warning/critical
     metrics: tuple[MetricSpec, ...] = ()
     samples: Callable[[CheckResult, Sequence[str]], list[Sample]] = _no_samples
+    # why the daemon cannot run it from a `checks:` entry ("" it can): a check whose
+    # input (a query, an expected checksum) only its command line takes
+    unschedulable: str = ""
+    needs_thresholds: bool = False  # a `checks:` entry must give warning or critical
 
 
 def scheduled_health(check: HealthCheck) -> ScheduledCheck:
     """A health check as the daemon schedules it."""
+    why = ("its --query is taken on the command line only" if check.takes_query else
+           "its expected checksum is taken on the command line only"
+           if check.takes_checksum else "")
     return ScheduledCheck(check.name, check.kinds,
                           lambda nodes, limits, down, deadline: run_health(
                               check, nodes, limits, down=down, deadline=deadline),
-                          check.defaults)
+                          check.defaults, unschedulable=why,
+                          needs_thresholds=check.needs_thresholds)
 
 
 def validate_check_job(checks: Mapping[str, ScheduledCheck], check: str,
@@ -73,6 +81,11 @@ def validate_check_job(checks: Mapping[str, ScheduledCheck], check: str,
     """Config-time validation of a `checks:` entry (raises ValueError for pydantic)."""
     if check not in checks:
         raise ValueError(f"unknown check {check!r}; available: {', '.join(checks)}")
+    if checks[check].unschedulable:
+        raise ValueError(f"check {check} cannot be scheduled: {checks[check].unschedulable} "
+                         f"(run `dbgauge check {check}` from the monitoring system)")
+    if checks[check].needs_thresholds and warning is None and critical is None:
+        raise ValueError(f"check {check} has no default thresholds: give warning or critical")
     defaults = checks[check].defaults
     if defaults is None and (warning is not None or critical is not None):
         raise ValueError(f"check {check} takes no warning/critical thresholds")

@@ -327,20 +327,27 @@ def _health_command(check: HealthCheck) -> click.Command:
                 node_dsns: tuple[str, ...], password_file: Path | None,
                 password_env: str | None, fmt: str, timeout: float, verbosity: int,
                 down: Status, warning: Range | None = None, critical: Range | None = None,
-                heartbeat_table: str | None = None, source_server_id: int | None = None
-                ) -> None:
+                heartbeat_table: str | None = None, source_server_id: int | None = None,
+                include: tuple[str, ...] = (), exclude: tuple[str, ...] = (),
+                query: str = "", dbnames: tuple[str, ...] = ()) -> None:
         from dbgauge.checks.health.run import run_health
+        from dbgauge.checks.health.scope import Scope, per_database
 
         given = warning is not None or critical is not None
         try:
             limits = check.limits(warning, critical) if given else None
+            scope = Scope(include, exclude, query, *(
+                (str(warning or ""), str(critical or "")) if check.takes_checksum else ())
+            ) if check.scoped else None
         except DbgaugeError as exc:  # a threshold the check cannot mean: exit 3
             _check_failed(check.name, exc, fmt)
 
         def work(deadline: Deadline) -> CheckResult:
             nodes = _selection(config_path, targets, node_dsns, password_file,
                                password_env, heartbeat_table, source_server_id)
-            return run_health(check, nodes, limits, deadline=deadline, down=down)
+            nodes = per_database(nodes, dbnames)
+            return run_health(check, nodes, limits, deadline=deadline, down=down,
+                              scope=scope)
 
         try:
             result = _bounded(check.name, fmt, timeout, verbosity, work)
@@ -361,7 +368,11 @@ def _health_help(check: HealthCheck) -> str:
     share = defaults.share if defaults else None
     return (f"{check.summary.rstrip('.')}: see docs/checks.md for what is measured on each "
             "kind of server.\n\n\b\n"
-            + (f"Thresholds: --warning/--critical, default {defaults.warning.plain} and "
+            + ("-c/-w CHECKSUM: the checksum expected (check_postgres' settings_checksum)."
+               "\n" if check.takes_checksum else
+               "Thresholds: --warning/--critical, no default: give one or both (as "
+               "check_postgres).\n" if defaults and check.needs_thresholds else
+               f"Thresholds: --warning/--critical, default {defaults.warning.plain} and "
                f"{defaults.critical.plain} {check.unit}.\n" if defaults else
                "No thresholds: each problem it finds has its own severity.\n")
             + (f"A bare number is a count of {share.count} (as check_postgres reads it), "
@@ -375,6 +386,10 @@ def _health_help(check: HealthCheck) -> str:
             + (" --warning W --critical C" if defaults else ""))
 
 
+def _default(check: HealthCheck, level: Range) -> str:
+    return "no default" if check.needs_thresholds else f"default {level}"
+
+
 def _health_options(check: HealthCheck) -> list[_Decorator]:
     """The options beyond every check's: thresholds, and the heartbeat table of lag."""
     options: list[_Decorator] = []
@@ -383,11 +398,19 @@ def _health_options(check: HealthCheck) -> list[_Decorator]:
             click.option("-c", "--critical", type=RangeType(), metavar="RANGE",
                          help="CRITICAL when the value is outside RANGE: 10 alerts above "
                               "10, 10: below 10, 10:20 outside 10..20, @10:20 inside it "
-                              f"(default {check.defaults.critical})."),
+                              f"({_default(check, check.defaults.critical)})."),
             click.option("-w", "--warning", type=RangeType(), metavar="RANGE",
                          help="WARNING when the value is outside RANGE, written as for "
-                              f"--critical (default {check.defaults.warning})."),
+                              f"--critical ({_default(check, check.defaults.warning)})."),
         ]
+    if check.takes_checksum:
+        options += [
+            click.option("-c", "--critical", metavar="CHECKSUM",
+                         help="CRITICAL when the settings' checksum is not CHECKSUM (0: only "
+                              "print it, UNKNOWN)."),
+            click.option("-w", "--warning", metavar="CHECKSUM",
+                         help="WARNING when the settings' checksum is not CHECKSUM.")]
+    options += _scope_options(check)
     if check.takes_heartbeat_table:
         options.append(click.option(
             "--heartbeat-table", metavar="SCHEMA.TABLE",
@@ -398,4 +421,27 @@ def _health_options(check: HealthCheck) -> list[_Decorator]:
             help="With --heartbeat-table: measure the row of this server_id "
                  "(pt-heartbeat's --master-server-id; default: the newest row not written "
                  "by the replica itself)."))
+    return options
+
+
+def _scope_options(check: HealthCheck) -> list[_Decorator]:
+    """check_postgres' --include/--exclude for a check over objects, --query for
+    custom-query."""
+    options: list[_Decorator] = []
+    if check.filters:
+        options += [click.option(
+            f"--{word}", f"{word}", multiple=True, metavar="NAMES",
+            help=f"{word.capitalize()} {check.filters}s by name, as check_postgres: "
+                 "comma-separated, repeatable, ~REGEX, SCHEMA. for a schema; exclusion "
+                 "first, inclusion brings back.") for word in ("exclude", "include")]
+    if "postgres" in check.kinds:
+        options.append(click.option(
+            "--dbname", "dbnames", multiple=True, metavar="NAMES",
+            help="Check PostgreSQL nodes once per database named (comma-separated, "
+                 "repeatable), as check_postgres' --dbname: each is a node NODE/DATABASE."))
+    if check.takes_query:
+        options.append(click.option(
+            "--query", required=True, metavar="SQL",
+            help="A read-only query whose column `result` (a number) is held against "
+                 "the ranges; run in a read-only transaction, at most 1000 rows."))
     return options

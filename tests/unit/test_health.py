@@ -271,6 +271,19 @@ HEALTH_CHECKS: tuple[tuple[str, str, str | None], ...] = (
     ("history-list", "InnoDB history list length (MySQL/MariaDB).",
      "100000 and 1000000 entries"),
     ("group-replication", "Group Replication members online, quorum kept (MySQL 8).", None),
+    # check_postgres' actions (tests/unit/test_check_postgres_actions.py); "none": -w or -c
+    # must be given, as check_postgres asks
+    *((name, health_checks()[name].summary, shown) for name, shown in (
+        ("autovac-freeze", "90 and 95 percent"), ("checkpoint", "none"),
+        ("bloat", "1073741824 and 5368709120 bytes"),
+        ("commitratio", "none"), ("custom-query", "none"), ("database-size", "none"),
+        ("disabled-triggers", "0 and 0 triggers"), ("hitratio", "none"),
+        ("index-size", "none"), ("indexes-size", "none"),
+        ("last-autoanalyze", "86400 and 172800 seconds"),
+        ("last-autovacuum", "86400 and 172800 seconds"),
+        ("prepared-txns", "1 and 30 seconds"), ("relation-size", "none"),
+        ("table-size", "none"), ("total-relation-size", "none"), ("settings-checksum", None),
+        ("wal-files", "10 and 15 files"))),
 )
 
 
@@ -285,12 +298,18 @@ def test_cli_defaults_match_the_checks() -> None:
         text = " ".join(CliRunner().invoke(cli, ["check", name, "--help"]).output.split())
         assert f"check {name} [OPTIONS] {short.rstrip('.')}: see docs/checks.md for" in text
         defaults = check.defaults
+        if check.takes_checksum:
+            assert "-c/-w CHECKSUM: the checksum expected" in text
+            continue
         if defaults is None:
             assert shown is None
             assert "No thresholds: each problem it finds has its own severity." in text
             assert "--warning" not in text and "--critical" not in text
             continue
         assert shown is not None
+        if shown == "none":
+            assert check.needs_thresholds and "no default: give one or both" in text
+            continue
         warning, _, critical, _ = shown.split()
         assert (warning, critical) == (defaults.warning.plain, defaults.critical.plain)
         assert f"Thresholds: --warning/--critical, default {shown}." in text
