@@ -35,8 +35,10 @@ from dbgauge.toolkit.units import parse_duration
 if TYPE_CHECKING:
     from dbgauge.toolkit.render.progress import Every
 
+# No short letter: -c is --critical wherever dbgauge takes thresholds (check_postgres' and
+# the monitoring plugins' -c), so it means nothing else anywhere.
 CONFIG_OPTION = click.option(
-    "--config", "-c", "config_path", envvar=ENV_CONFIG, metavar="FILE",
+    "--config", "config_path", envvar=ENV_CONFIG, metavar="FILE",
     help=f"YAML config file (default: ${ENV_CONFIG}).",
 )
 
