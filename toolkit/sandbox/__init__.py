@@ -2,8 +2,9 @@
 
 dbgauge's tests check database behaviour against real servers, never mocks (CONTRIBUTING.md:
 no mocks, no skips). `up` builds and starts, on 127.0.0.1 only and from the locally
-installed Debian binaries, a MariaDB primary + GTID replica, a PostgreSQL 15 primary +
-streaming standby + logical subscriber and PgBouncer in front of the primary. Everything
+installed binaries, a MariaDB primary + GTID replica, a PostgreSQL primary + streaming
+standby + logical subscriber (15 from Debian, or another major from 13 to 18: `binaries`)
+and PgBouncer in front of the primary. Everything
 (data, sockets, pid files, logs, passwords) lives in one directory, so sandboxes with
 different base ports can coexist, and `down` stops exactly the processes it started and
 nothing else. `dbgauge sandbox` is the command line over this API.
@@ -23,7 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from dbgauge.toolkit.errors import MissingBinaryError, SandboxError
-from dbgauge.toolkit.sandbox.binaries import check_binaries
+from dbgauge.toolkit.sandbox.binaries import DEFAULT_PG_VERSION, PG_VERSIONS, check_binaries
 from dbgauge.toolkit.sandbox.core import Sandbox
 from dbgauge.toolkit.sandbox.engines import SETUP_ERRORS, build, describe, start
 from dbgauge.toolkit.sandbox.layout import Layout
@@ -54,11 +55,17 @@ from dbgauge.toolkit.sandbox.model import (
 )
 from dbgauge.toolkit.sandbox.postgres import Postgres
 from dbgauge.toolkit.sandbox.process import locked, port_in_use, prepare_dir
-from dbgauge.toolkit.sandbox.state import load_secrets, load_state, read_state_json
+from dbgauge.toolkit.sandbox.state import (
+    load_secrets,
+    load_state,
+    pg_version_of,
+    read_state_json,
+)
 
 __all__ = [
     "ADMIN_USER", "APP_DATABASE", "DAEMON_LISTEN", "DEFAULT_BASE_PORT", "DEFAULT_DIR",
-    "DRIFT_DATABASE", "INSTANCES", "MONITOR_USER", "PGBOUNCER_ADMIN", "PORT_OFFSETS",
+    "DEFAULT_PG_VERSION", "DRIFT_DATABASE", "INSTANCES", "MONITOR_USER", "PGBOUNCER_ADMIN",
+    "PG_VERSIONS", "PORT_OFFSETS",
     "PUBLICATION", "REPL_USER", "STANDBY_SLOT", "SUBSCRIPTION", "TINY_POOL_DATABASE",
     "TINY_POOL_SIZE", "InstanceInfo", "InstanceStatus", "MariaDBAccess", "MissingBinaryError",
     "PgBouncerAccess", "PostgresAccess", "SandboxError", "SandboxState", "down", "load_state",
@@ -75,30 +82,46 @@ def _check_base_port(base_port: int) -> None:
 
 
 def up(directory: Path = DEFAULT_DIR, base_port: int = DEFAULT_BASE_PORT,
-       say: Callable[[str], None] | None = None) -> Path:
+       say: Callable[[str], None] | None = None, pg_version: int = DEFAULT_PG_VERSION,
+       *, mariadb: bool = True) -> Path:
     """Create/start whatever is missing or stopped, verify replication; return dbgauge.yaml.
 
-    A member that diverged from its primary (a promoted standby, a replica with errant
-    transactions, a lost slot, ...) is rebuilt from it; `say` is told which and why
-    (default: a log warning).
+    The pg-* members run PostgreSQL `pg_version`; `mariadb=False` leaves the MariaDB
+    members alone (a PostgreSQL-only sandbox, as the matrix tests use). A member that
+    diverged from its primary (a promoted standby, a replica with errant transactions, a
+    lost slot, ...) is rebuilt from it; `say` is told which and why (default: a log
+    warning).
     """
-    check_binaries()
+    pg = check_binaries(pg_version)
     _check_base_port(base_port)
     root = prepare_dir(Path(directory))
     with locked(root):
         if (root / "sandbox.json").exists():
-            previous = int(read_state_json(root)["base_port"])
-            if previous != base_port:
-                raise SandboxError(
-                    f"the sandbox in {root} was created with --base-port {previous}: pass "
-                    f"--base-port {previous}, or `down` it and remove {root} to change ports"
-                )
-        sandbox = Sandbox(root, base_port, load_secrets(root, create=True), say)
+            _check_same(root, base_port, pg_version)
+        sandbox = Sandbox(root, base_port, load_secrets(root, create=True), say, pg)
         sandbox.check_paths()
         sandbox.write_state()
         sandbox.check_ports()
-        build(sandbox, root)
+        build(sandbox, root, mariadb=mariadb)
         return sandbox.write_config()
+
+
+def _check_same(root: Path, base_port: int, pg_version: int) -> None:
+    """A sandbox keeps the ports and the PostgreSQL major it was made with."""
+    doc = read_state_json(root)
+    previous = int(doc["base_port"])
+    if previous != base_port:
+        raise SandboxError(
+            f"the sandbox in {root} was created with --base-port {previous}: pass "
+            f"--base-port {previous}, or `down` it and remove {root} to change ports"
+        )
+    major = pg_version_of(doc)
+    if major != pg_version:
+        raise SandboxError(
+            f"the sandbox in {root} runs PostgreSQL {major}, not {pg_version}: pass "
+            f"--pg-version {major}, or `down` it and remove {root} (or use another --dir) "
+            "to change majors"
+        )
 
 
 def down(directory: Path = DEFAULT_DIR) -> list[str]:
@@ -116,7 +139,8 @@ def down(directory: Path = DEFAULT_DIR) -> list[str]:
 
 
 def reset(directory: Path = DEFAULT_DIR, base_port: int = DEFAULT_BASE_PORT,
-          say: Callable[[str], None] | None = None) -> Path:
+          say: Callable[[str], None] | None = None,
+          pg_version: int = DEFAULT_PG_VERSION) -> Path:
     """Stop the sandbox, discard every instance's data and build it afresh (the generated
     passwords stay); files of others in the directory (a demo's serve.log) are kept."""
     root = Path(directory).resolve()
@@ -127,7 +151,7 @@ def reset(directory: Path = DEFAULT_DIR, base_port: int = DEFAULT_BASE_PORT,
                 shutil.rmtree(Layout(root).home(name), ignore_errors=True)
             for leftover in ("sandbox.json", "dbgauge.yaml"):
                 (root / leftover).unlink(missing_ok=True)
-    return up(root, base_port, say)
+    return up(root, base_port, say, pg_version)
 
 
 def status(directory: Path = DEFAULT_DIR) -> list[InstanceStatus]:
@@ -186,7 +210,8 @@ def stop_instance(directory: Path, name: str) -> None:
 
 
 def rebuild_instance(directory: Path, name: str) -> None:
-    """Re-clone pg-standby from pg-primary with pg_basebackup and wait until it streams.
+    """Re-clone pg-standby from pg-primary (pg_basebackup, or the backup API where the
+    major has no pg_basebackup) and wait until it streams.
 
     For tests that break the standby on purpose (e.g. promote it with pg_promote() to
     create two primaries): its data directory is discarded, and its replication slot on
