@@ -19,7 +19,7 @@ from dbgauge.toolkit.sandbox.layout import Layout
 from dbgauge.toolkit.sandbox.model import INSTANCES
 from tests.helpers.daemon import Daemon
 from tests.helpers.drift import SBR_USER
-from tests.helpers.ports import BASE_PORT, SANDBOX_DIR
+from tests.helpers.ports import BASE_PORT, PG_VERSION, SANDBOX_DIR
 from tests.helpers.servers import Sandbox, mariadb_account
 
 # Fixtures that start real servers (the sandbox) or a daemon: a test using one, directly or
@@ -45,7 +45,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 @pytest.fixture(scope="session")
 def sandbox() -> Iterator[Sandbox]:
     try:
-        config = sb.up(SANDBOX_DIR, BASE_PORT)
+        config = sb.up(SANDBOX_DIR, BASE_PORT, pg_version=PG_VERSION)
     except sb.SandboxError as exc:
         pytest.fail(f"the real-server sandbox could not start: {exc}", pytrace=False)
     yield Sandbox(SANDBOX_DIR, config, sb.load_state(SANDBOX_DIR))
