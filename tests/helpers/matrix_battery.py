@@ -26,6 +26,7 @@ from dbgauge.app import registry
 from dbgauge.cli import cli
 from dbgauge.toolkit.sandbox.model import SUBSCRIPTION
 from tests.helpers import Metrics, parse_metrics, value, wait_for
+from tests.helpers.majors import FAMILY_MAJORS
 from tests.helpers.matrix import (
     WORKLOAD_SEQUENCE,
     WORKLOAD_TABLE,
@@ -43,18 +44,6 @@ from tests.helpers.matrix import (
 from tests.helpers.servers import Sandbox, pg_admin
 
 P = "dbgauge_postgres_"
-# Families that exist only on some majors: (first, last) major that has them.
-FAMILY_MAJORS: dict[str, tuple[int, int]] = {
-    **{P + f: (14, 18) for f in (  # pg_stat_wal, pg_stat_database's session statistics
-        "wal_buffers_full_total", "wal_bytes_total", "wal_fpi_total", "wal_records_total",
-        "database_active_seconds_total", "database_idle_in_transaction_seconds_total",
-        "database_session_seconds_total", "database_sessions_abandoned_total",
-        "database_sessions_fatal_total", "database_sessions_killed_total",
-        "database_sessions_total", "database_checksum_failures_total")},
-    P + "table_tuples_newpage_updated_total": (16, 18),  # pg_stat_user_tables.n_tup_newpage_upd
-    P + "buffers_backend_total": (13, 16),  # left pg_stat_bgwriter in 17 (for pg_stat_io)
-    P + "buffers_backend_fsync_total": (13, 16),
-}
 # Families that need a state the battery does not make on every scrape: a failed archive,
 # a custom query file, a checksum failure, a lock wait, a running VACUUM, a stats reset.
 CONDITIONAL = frozenset({

@@ -1,0 +1,24 @@
+"""Which PostgreSQL majors have which dbgauge families: one table for the matrix battery
+and for the suite's tests that `make test-matrix PG=N` runs on another major."""
+
+from __future__ import annotations
+
+P = "dbgauge_postgres_"
+# Families that exist only on some majors: (first, last) major that has them.
+FAMILY_MAJORS: dict[str, tuple[int, int]] = {
+    **{P + f: (14, 18) for f in (  # pg_stat_wal, pg_stat_database's session statistics
+        "wal_buffers_full_total", "wal_bytes_total", "wal_fpi_total", "wal_records_total",
+        "database_active_seconds_total", "database_idle_in_transaction_seconds_total",
+        "database_session_seconds_total", "database_sessions_abandoned_total",
+        "database_sessions_fatal_total", "database_sessions_killed_total",
+        "database_sessions_total", "database_checksum_failures_total")},
+    P + "table_tuples_newpage_updated_total": (16, 18),  # pg_stat_user_tables.n_tup_newpage_upd
+    P + "buffers_backend_total": (13, 16),  # left pg_stat_bgwriter in 17 (for pg_stat_io)
+    P + "buffers_backend_fsync_total": (13, 16),
+}
+
+
+def on_major(family: str, major: int) -> bool:
+    """Whether PostgreSQL `major` has `family` (a family not in the table: every major)."""
+    first, last = FAMILY_MAJORS.get(family, (13, 18))
+    return first <= major <= last
