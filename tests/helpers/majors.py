@@ -11,8 +11,14 @@ FAMILY_MAJORS: dict[str, tuple[int, int]] = {
         "database_active_seconds_total", "database_idle_in_transaction_seconds_total",
         "database_session_seconds_total", "database_sessions_abandoned_total",
         "database_sessions_fatal_total", "database_sessions_killed_total",
-        "database_sessions_total", "database_checksum_failures_total")},
+        "database_sessions_total")},
+    # NULL without data checksums, which initdb turns on by default from 18 on
+    P + "database_checksum_failures_total": (18, 18),
     P + "table_tuples_newpage_updated_total": (16, 18),  # pg_stat_user_tables.n_tup_newpage_upd
+    P + "table_last_seq_scan_age_seconds": (16, 18),  # pg_stat_user_tables.last_seq_scan
+    P + "table_last_index_scan_age_seconds": (16, 18),  # .last_idx_scan
+    **{P + f"table_{f}_seconds_total": (18, 18)  # .total_vacuum_time, ...
+       for f in ("vacuum", "autovacuum", "analyze", "autoanalyze")},
     P + "buffers_backend_total": (13, 16),  # left pg_stat_bgwriter in 17 (for pg_stat_io)
     P + "buffers_backend_fsync_total": (13, 16),
 }

@@ -81,9 +81,14 @@ def make_workload(sandbox: Sandbox) -> None:
         conn.execute(f"CREATE SEQUENCE {WORKLOAD_SEQUENCE} MAXVALUE 100")
         conn.execute("SELECT setval(%s, 50)", (WORKLOAD_SEQUENCE,))
         conn.execute(f"GRANT SELECT ON {WORKLOAD_TABLE}, {WORKLOAD_SEQUENCE} TO dbgauge")
-        # an index scan
+        conn.execute("SET enable_seqscan = off")  # an index scan, even of 100 rows
         conn.execute(f"SELECT count(*) FROM {WORKLOAD_TABLE} WHERE id = 50")  # noqa: S608
         lsn = conn.execute("SELECT pg_current_wal_lsn()").fetchone()
+        # before 15 the statistics collector shows them a moment later
+        wait_for(lambda: conn.execute(
+            "SELECT n_dead_tup = 10 AND last_vacuum IS NOT NULL AND last_analyze IS NOT NULL "
+            "AND idx_scan > 0 FROM pg_stat_user_tables WHERE relname = %s",
+            (WORKLOAD_TABLE,)).fetchone()[0], timeout=30, what="the workload's statistics")
     assert lsn is not None
     with closing(pg_admin(sandbox, "pg-standby")) as standby:
         wait_for(lambda: standby.execute(
