@@ -2,8 +2,13 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-SANDBOX_DIR ?= .sandbox
-LISTEN ?= 127.0.0.1:9860
+# Where the demo's sandbox lives: SANDBOX_DIR if given (remembered for make down and the next
+# make demo), else where this clone's last demo put it, else .sandbox when the servers' OS
+# users can reach it, else /var/tmp/dbgauge-sandbox-HASH (`dbgauge sandbox where`).
+SANDBOX_DIR ?=
+WHERE = $(BIN)/dbgauge sandbox where $(if $(SANDBOX_DIR),--dir '$(SANDBOX_DIR)')
+# The demo exporter's address: the sandbox config's daemon.listen (127.0.0.1:9860) unless given.
+LISTEN ?=
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # pytest-xdist workers for `make test`, each with a sandbox of its own (tests/helpers/ports.py):
 # the tests mostly wait on servers, so three overlap well on two cores.
@@ -48,6 +53,8 @@ integration: venv
 	$(BIN)/pytest -q tests/integration
 
 test: deps venv lint
+	@$(BIN)/python -c "from tests.helpers.ports import BASE_PORT as b, SANDBOX_DIR as d; \
+	print(f'test sandboxes: base port {b} (+10 per worker), {d}* (from this checkout path; DBGAUGE_TEST_BASE_PORT moves them)')"
 	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadfile
 
 test-matrix: deps venv
@@ -58,39 +65,40 @@ docs: venv
 	$(BIN)/dbgauge check --docs docs/checks.md
 
 demo: deps venv
-	$(BIN)/dbgauge sandbox up --dir $(SANDBOX_DIR)
-	@if [ -f $(SANDBOX_DIR)/serve.pid ] && kill -0 $$(cat $(SANDBOX_DIR)/serve.pid) 2>/dev/null; then \
-	  echo "exporter already running (pid $$(cat $(SANDBOX_DIR)/serve.pid))"; \
+	@dir=$$($(WHERE)) || exit 1; \
+	$(BIN)/dbgauge sandbox up --dir "$$dir" || exit 1; \
+	listen="$(LISTEN)"; [ -n "$$listen" ] || listen=$$(sed -n 's/^  listen: //p' "$$dir/dbgauge.yaml"); \
+	if [ -f "$$dir/serve.pid" ] && kill -0 $$(cat "$$dir/serve.pid") 2>/dev/null; then \
+	  echo "exporter already running (pid $$(cat "$$dir/serve.pid"))"; \
 	else \
-	  nohup $(BIN)/dbgauge serve --config $(SANDBOX_DIR)/dbgauge.yaml --listen $(LISTEN) \
-	    >$(SANDBOX_DIR)/serve.log 2>&1 & echo $$! > $(SANDBOX_DIR)/serve.pid; \
-	fi
-	@for i in $$(seq 1 50); do curl -fsS http://$(LISTEN)/healthz >/dev/null 2>&1 && break; sleep 0.2; done
-	@curl -fsS http://$(LISTEN)/healthz >/dev/null || { echo "exporter did not start; see $(SANDBOX_DIR)/serve.log"; tail -5 $(SANDBOX_DIR)/serve.log; exit 1; }
-	@echo
-	@echo "dbgauge is running:"
-	@echo "  status    http://$(LISTEN)/               (the topology; or: $(BIN)/dbgauge status --config $(SANDBOX_DIR)/dbgauge.yaml)"
-	@echo "  metrics   http://$(LISTEN)/metrics        (every sandbox target)"
-	@echo "  one       http://$(LISTEN)/probe?target=pg-primary"
-	@echo "  config    $(SANDBOX_DIR)/dbgauge.yaml"
-	@echo "  log       $(SANDBOX_DIR)/serve.log"
-	@echo "  stop      make down"
+	  nohup $(BIN)/dbgauge serve --config "$$dir/dbgauge.yaml" --listen "$$listen" \
+	    >"$$dir/serve.log" 2>&1 & echo $$! > "$$dir/serve.pid"; \
+	fi; \
+	for i in $$(seq 1 50); do curl -fsS http://$$listen/healthz >/dev/null 2>&1 && break; sleep 0.2; done; \
+	curl -fsS http://$$listen/healthz >/dev/null || { echo "exporter did not start; see $$dir/serve.log"; tail -5 "$$dir/serve.log"; exit 1; }; \
+	echo; \
+	echo "dbgauge is running:"; \
+	echo "  status    http://$$listen/               (the topology; or: $(BIN)/dbgauge status --config $$dir/dbgauge.yaml)"; \
+	echo "  metrics   http://$$listen/metrics        (every sandbox target)"; \
+	echo "  one       http://$$listen/probe?target=pg-primary"; \
+	echo "  sandbox   $$dir"; \
+	echo "  config    $$dir/dbgauge.yaml"; \
+	echo "  log       $$dir/serve.log"; \
+	echo "  stop      make down"
 
 demo-stop:
-	@if [ -f $(SANDBOX_DIR)/serve.pid ]; then kill $$(cat $(SANDBOX_DIR)/serve.pid) 2>/dev/null || true; rm -f $(SANDBOX_DIR)/serve.pid; fi
+	@if [ -x $(BIN)/dbgauge ]; then dir=$$($(WHERE) --existing) || exit 1; \
+	  if [ -f "$$dir/serve.pid" ]; then kill $$(cat "$$dir/serve.pid") 2>/dev/null && echo "stopped: the exporter (pid $$(cat "$$dir/serve.pid"))"; rm -f "$$dir/serve.pid"; fi; fi
 
 down: demo-stop
-	@if [ -x $(BIN)/dbgauge ]; then $(BIN)/dbgauge sandbox down --dir $(SANDBOX_DIR); fi
+	@if [ -x $(BIN)/dbgauge ]; then dir=$$($(WHERE) --existing) || exit 1; \
+	  echo "sandbox: $$dir"; $(BIN)/dbgauge sandbox down --dir "$$dir"; fi
 
 bench: deps venv
-	$(BIN)/dbgauge sandbox up --dir $(SANDBOX_DIR)
-	$(BIN)/python bench/scrape.py --sandbox-dir $(SANDBOX_DIR)
-	$(BIN)/python bench/compat.py --sandbox-dir $(SANDBOX_DIR)
-	$(BIN)/python bench/mysql_collectors.py --sandbox-dir $(SANDBOX_DIR)
-	$(BIN)/python bench/postgres_collectors.py --sandbox-dir $(SANDBOX_DIR)
-	$(BIN)/python bench/checksum.py --sandbox-dir $(SANDBOX_DIR)
-	$(BIN)/python bench/checksum_peers.py --sandbox-dir $(SANDBOX_DIR)
-	$(BIN)/python bench/pgtap/run.py --sandbox-dir $(SANDBOX_DIR)
+	@dir=$$($(WHERE)) || exit 1; set -e; \
+	$(BIN)/dbgauge sandbox up --dir "$$dir"; \
+	for b in scrape compat mysql_collectors postgres_collectors checksum checksum_peers pgtap/run; do \
+	  $(BIN)/python bench/$$b.py --sandbox-dir "$$dir"; done; \
 	$(BIN)/python bench/stalled.py
 
 clean: down

@@ -30,7 +30,7 @@ from dbgauge.toolkit.errors import ConfigError
 from dbgauge.toolkit.jobs import Job
 from dbgauge.toolkit.metrics import MetricSpec, Sample
 from dbgauge.toolkit.result import CheckResult, Status, worst
-from dbgauge.toolkit.targets import Selection, Target, select
+from dbgauge.toolkit.targets import Deadline, Selection, Target, select
 
 STATUS = MetricSpec(
     "dbgauge_check_status", "gauge",
@@ -54,18 +54,26 @@ class ScheduledCheck:
 
     name: str
     kinds: frozenset[str]
-    run: Callable[[Selection, Thresholds | None, Status], CheckResult]
+    run: Callable[[Selection, Thresholds | None, Status, Deadline], CheckResult]
     defaults: Thresholds | None = None  # None: no warning/critical
     metrics: tuple[MetricSpec, ...] = ()
     samples: Callable[[CheckResult, Sequence[str]], list[Sample]] = _no_samples
+    # why the daemon cannot run it from a `checks:` entry ("" it can): a check whose
+    # input (a query, an expected checksum) only its command line takes
+    unschedulable: str = ""
+    needs_thresholds: bool = False  # a `checks:` entry must give warning or critical
 
 
 def scheduled_health(check: HealthCheck) -> ScheduledCheck:
     """A health check as the daemon schedules it."""
+    why = ("its --query is taken on the command line only" if check.takes_query else
+           "its expected checksum is taken on the command line only"
+           if check.takes_checksum else "")
     return ScheduledCheck(check.name, check.kinds,
-                          lambda nodes, limits, down: run_health(check, nodes, limits,
-                                                                 down=down),
-                          check.defaults)
+                          lambda nodes, limits, down, deadline: run_health(
+                              check, nodes, limits, down=down, deadline=deadline),
+                          check.defaults, unschedulable=why,
+                          needs_thresholds=check.needs_thresholds)
 
 
 def validate_check_job(checks: Mapping[str, ScheduledCheck], check: str,
@@ -73,6 +81,11 @@ def validate_check_job(checks: Mapping[str, ScheduledCheck], check: str,
     """Config-time validation of a `checks:` entry (raises ValueError for pydantic)."""
     if check not in checks:
         raise ValueError(f"unknown check {check!r}; available: {', '.join(checks)}")
+    if checks[check].unschedulable:
+        raise ValueError(f"check {check} cannot be scheduled: {checks[check].unschedulable} "
+                         f"(run `dbgauge check {check}` from the monitoring system)")
+    if checks[check].needs_thresholds and warning is None and critical is None:
+        raise ValueError(f"check {check} has no default thresholds: give warning or critical")
     defaults = checks[check].defaults
     if defaults is None and (warning is not None or critical is not None):
         raise ValueError(f"check {check} takes no warning/critical thresholds")
@@ -135,7 +148,9 @@ class CheckJob(Job):
         defaults = self.check.defaults
         limits = None if defaults is None else defaults.override(self.entry.warning,
                                                                  self.entry.critical)
-        result = self.check.run(nodes, limits, Status[self.entry.unreachable_state.upper()])
+        timeout = self.entry.timeout
+        result = self.check.run(nodes, limits, Status[self.entry.unreachable_state.upper()],
+                                Deadline.within(timeout, f"{timeout:g} s (the job's timeout)"))
         return result_samples(self.check, result, [n.name for n in nodes.targets])
 
 
@@ -160,7 +175,8 @@ class ChecksumJob(Job):
         self.options = ChecksumOptions(
             tables=tuple(spec.tables or ()), exclude=tuple(spec.exclude), method=spec.method,
             chunk_time=spec.chunk_time, whole_table_time=spec.whole_table_time,
-            max_lag=spec.max_lag, allow_read_only=spec.allow_read_only, keep_state=False,
+            max_lag=spec.max_lag, max_pause=spec.max_wait, wait_timeout=spec.max_wait,
+            allow_read_only=spec.allow_read_only, keep_state=False,
             different_databases=spec.different_databases)
 
     def run(self) -> Iterable[Sample]:

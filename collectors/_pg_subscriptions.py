@@ -1,5 +1,6 @@
-"""The subscriber's side of logical replication, for postgres_replication: each
-subscription of the connected database, whether its apply worker runs, and its lag."""
+"""Logical replication, for postgres_replication: on a subscriber each subscription of the
+connected database, whether its apply worker runs, and its lag; on a publisher the
+walsenders that stream to logical subscribers, told apart from physical standbys."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from dataclasses import dataclass
 
 from dbgauge.toolkit.db import Row
 from dbgauge.toolkit.db.values import is_on, number
-from dbgauge.toolkit.metrics import MetricSpec, Sample, present
+from dbgauge.toolkit.metrics import MetricSpec, Sample, present, state_set
 
 _P = "dbgauge_postgres_replication_"
 
@@ -34,6 +35,18 @@ SUB_LAG_BYTES = MetricSpec(
     "WAL the subscription received since it was last known caught up (received_lsn - "
     "latest_end_lsn): a lower bound of its backlog, which the publisher's slot shows in "
     "full. Absent while the apply worker does not run.", ("subscription",))
+
+LOGICAL_SENDERS = MetricSpec(
+    _P + "logical_walsenders", "gauge",
+    "Walsenders streaming from a logical slot (a subscriber's, pg_recvlogical's) on this "
+    "server; they are not standbys and are not counted in "
+    "dbgauge_postgres_replication_standbys.")
+SENDER_STATES = ("startup", "catchup", "streaming", "stopping")
+LOGICAL_SENDER_STATE = MetricSpec(
+    _P + "logical_walsender_state", "gauge",
+    "1 for the logical walsender's current state (startup, catchup, streaming, stopping), 0 "
+    "for the others; application_name is the subscription's name for a subscriber.",
+    ("application_name", "state"))
 
 
 @dataclass(frozen=True)
@@ -63,3 +76,14 @@ def subscription_samples(subscriptions: Iterable[Subscription]) -> Iterator[Samp
         yield Sample(SUB_WORKER.name, 1.0 if sub.worker_running else 0.0, labels)
         yield from present(((SUB_LAG_SECONDS, sub.lag_seconds), (SUB_LAG_BYTES, sub.lag_bytes)),
                            labels)
+
+
+def logical_sender_samples(senders: Iterable[tuple[str, str]]) -> Iterator[Sample]:
+    """(application_name, state) of each logical walsender -> its state set; the first of
+    two with one name wins, as for standbys."""
+    seen: set[str] = set()
+    for name, state in senders:
+        if name not in seen:
+            seen.add(name)
+            yield from state_set(LOGICAL_SENDER_STATE, "state", SENDER_STATES, state,
+                                 {"application_name": name})

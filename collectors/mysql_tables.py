@@ -20,7 +20,11 @@ options), for its dialect. Both limits default to 1000 (mysqld_exporter has none
 
 A monitoring account without SELECT on performance_schema loses the I/O families only: the
 sizes are still exported, and the collector is reported failed (`dbgauge_collector_success`
-0, the log naming the GRANT), with no I/O series rather than zeros.
+0, the log naming the GRANT), with no I/O series rather than zeros. information_schema.TABLES
+lists only the tables the account holds a privilege on, so the sizes are checked against
+InnoDB's own list (PROCESS): tables hidden from the account are counted, the truncation
+gauge says tables were left out, and the collector fails naming `SELECT ON *.*`; without
+PROCESS it cannot tell, and fails saying so rather than present a partial top N as whole.
 
 information_schema.TABLES is the slow one with many tables: MariaDB asks every table's
 engine for its statistics. It is bounded three ways: only base tables outside the system
@@ -37,7 +41,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 from dbgauge.toolkit.db import Connection, Row
-from dbgauge.toolkit.db.privileges import PS_SELECT, denied, query
+from dbgauge.toolkit.db.privileges import PROCESS, PS_SELECT, denied, query
 from dbgauge.toolkit.db.values import number, numbers, text
 from dbgauge.toolkit.errors import Incomplete, QueryError
 from dbgauge.toolkit.metrics import (
@@ -71,9 +75,16 @@ SIZES_TRUNCATED = MetricSpec(
     "dbgauge_mysql_table_sizes_truncated", "gauge",
     "1 when there were more tables than the `size_limit` option (the smallest left out), "
     "else 0.")
+HIDDEN = MetricSpec(
+    "dbgauge_mysql_tables_hidden", "gauge",
+    "InnoDB tables outside the system schemas that information_schema.TABLES does not show "
+    "the monitoring account (it lists only tables the account holds a privilege on), so "
+    "their sizes are missing: counted from information_schema.INNODB_SYS_TABLES (MariaDB) "
+    "or INNODB_TABLES (MySQL), which need PROCESS.")
 SYSTEM_SCHEMAS = frozenset({"mysql", "performance_schema", "information_schema", "sys"})
+HIDDEN_GRANT = "GRANT SELECT ON *.* TO ... (or SELECT on their schemas)"
 METRICS = MetricTable(
-    IO_WAITS, IO_WAIT_SECONDS, IO_TRUNCATED, SIZES_TRUNCATED,
+    IO_WAITS, IO_WAIT_SECONDS, IO_TRUNCATED, SIZES_TRUNCATED, HIDDEN,
     Column(MetricSpec(
         "dbgauge_mysql_table_data_bytes", "gauge",
         "Data size of the table, for the top N tables by data + index bytes "
@@ -128,6 +139,13 @@ class TablesFacts:
     io_truncated: bool = False
     sizes_truncated: bool = False
     io_error: str = ""  # the I/O read was refused (no SELECT on performance_schema)
+    hidden: int | None = None  # InnoDB tables the account cannot see (None: cannot tell)
+    hidden_error: str = ""  # why some sizes are missing, or why that cannot be told
+
+    @property
+    def error(self) -> str:
+        """What the account could not see, with the grants to run ("" when nothing)."""
+        return "; ".join(e for e in (self.io_error, self.hidden_error) if e)
 
 
 def _text_or_none(value: object) -> str | None:
@@ -168,7 +186,12 @@ def table_samples(facts: TablesFacts) -> Iterator[Sample]:
     """The samples; raises Incomplete after them when the I/O part was refused."""
     if not facts.io_error:
         yield Sample(IO_TRUNCATED.name, 1.0 if facts.io_truncated else 0.0)
-    yield Sample(SIZES_TRUNCATED.name, 1.0 if facts.sizes_truncated else 0.0)
+    # hidden tables are left out too; unknown whether any are, it is not said that none is
+    left_out = facts.sizes_truncated or bool(facts.hidden)
+    if facts.hidden is not None or left_out:
+        yield Sample(SIZES_TRUNCATED.name, 1.0 if left_out else 0.0)
+    if facts.hidden is not None:
+        yield Sample(HIDDEN.name, float(facts.hidden))
     for io in facts.io:
         if io.schema in SYSTEM_SCHEMAS:
             continue
@@ -183,8 +206,26 @@ def table_samples(facts: TablesFacts) -> Iterator[Sample]:
             continue
         yield from column_samples(METRICS.columns, size.values,
                                   {"schema": size.schema, "table": size.table})
-    if facts.io_error:
-        raise Incomplete(facts.io_error)
+    if facts.error:
+        raise Incomplete(facts.error)
+
+
+def read_hidden(conn: Connection) -> tuple[int | None, str]:
+    """How many InnoDB tables information_schema.TABLES hides from this account, and the
+    line saying so with the grant (None and the PROCESS line when that cannot be told)."""
+    try:
+        (row,) = query(conn, "tables_hidden", PROCESS)
+    except QueryError as exc:
+        if not denied(exc):
+            raise
+        return None, f"cannot tell whether tables are hidden from the sizes: {exc}"
+    hidden = max(0, int(number(row.get("innodb_tables")) or 0)
+                 - int(number(row.get("visible_tables")) or 0))
+    if not hidden:
+        return 0, ""
+    return hidden, (f"{hidden} InnoDB table(s) outside the system schemas are not in "
+                    f"information_schema.TABLES for this account, so their sizes are "
+                    f"missing: {HIDDEN_GRANT}")
 
 
 def read_io(conn: Connection, limit: int) -> tuple[list[Row], str]:
@@ -217,11 +258,13 @@ class MySQLTables(Collector[TablesFacts]):
         limit, size_limit = int(self.setting("limit")), int(self.setting("size_limit"))
         io_rows, io_error = read_io(conn, limit)
         size_rows = conn.query("table_sizes", (size_limit + 1,))
+        hidden, hidden_error = read_hidden(conn)
         return TablesFacts(parse_io(io_rows, limit), parse_sizes(size_rows, size_limit),
-                           len(io_rows) > limit, len(size_rows) > size_limit, io_error)
+                           len(io_rows) > limit, len(size_rows) > size_limit, io_error,
+                           hidden, hidden_error)
 
     def samples(self, facts: TablesFacts) -> Iterable[Sample]:
         return table_samples(facts)
 
     def incomplete(self, facts: TablesFacts) -> str | None:
-        return facts.io_error or None
+        return facts.error or None

@@ -8,7 +8,9 @@ success). One statement per server version: PostgreSQL 14 added pg_stat_wal, Pos
 moved the checkpoint columns to pg_stat_checkpointer and dropped buffers_backend and
 buffers_backend_fsync (their series are absent there). The archiver ages are absent until
 something was archived or failed; `dbgauge_postgres_archiver_enabled` says whether
-archiving is on at all.
+archiving is on at all. PostgreSQL 17 counts a standby's restartpoints apart: they have
+their own families there, and the checkpoint counts include them as before 17 (a
+standby's do not stop at 0).
 """
 
 from __future__ import annotations
@@ -57,11 +59,24 @@ ARCHIVER_ENABLED = MetricSpec(
     "archiver series stay at 0.")
 METRICS = MetricTable(
     _c("checkpoints_timed_total", "checkpoints_timed",
-       f"Checkpoints started because checkpoint_timeout elapsed (skipped idle ones "
-       f"included; {_CK}.num_timed)."),
+       "Checkpoints started because checkpoint_timeout elapsed (skipped idle ones "
+       "included), a standby's restartpoints included (pg_stat_bgwriter.checkpoints_timed; "
+       "from PostgreSQL 17 pg_stat_checkpointer.num_timed + restartpoints_timed)."),
     _c("checkpoints_requested_total", "checkpoints_req",
-       f"Checkpoints requested (WAL reached max_wal_size, CHECKPOINT, shutdown...); many of "
-       f"them mean max_wal_size is too small ({_CK}.num_requested)."),
+       "Checkpoints requested (WAL reached max_wal_size, CHECKPOINT, shutdown...); many of "
+       "them mean max_wal_size is too small; a standby's restartpoints included "
+       "(pg_stat_bgwriter.checkpoints_req; from PostgreSQL 17 pg_stat_checkpointer."
+       "num_requested + restartpoints_req)."),
+    _c("restartpoints_timed_total", "restartpoints_timed",
+       "Restartpoints (a standby's checkpoints) scheduled because checkpoint_timeout elapsed "
+       "(pg_stat_checkpointer.restartpoints_timed; PostgreSQL 17+)."),
+    _c("restartpoints_requested_total", "restartpoints_req",
+       "Restartpoints requested (max_wal_size reached, CHECKPOINT on the standby...) "
+       "(pg_stat_checkpointer.restartpoints_req; PostgreSQL 17+)."),
+    _c("restartpoints_done_total", "restartpoints_done",
+       "Restartpoints performed: a scheduled or requested one is skipped when no new "
+       "checkpoint record was replayed since the last (pg_stat_checkpointer."
+       "restartpoints_done; PostgreSQL 17+)."),
     _c("checkpoint_write_seconds_total", "checkpoint_write_time",
        f"Time checkpoints spent writing dirty buffers to the OS ({_CK}.write_time).", 0.001),
     _c("checkpoint_sync_seconds_total", "checkpoint_sync_time",
@@ -111,8 +126,9 @@ class PgCheckpointFacts:
     last_archived_age: float | None
     last_failed_age: float | None
     archive_mode: str  # off, on, always
-    # What dbgauge's families do not show, for the dialects: restartpoints_* (PostgreSQL
-    # 17+), bgwriter_stats_reset and checkpointer_stats_reset (Unix seconds, None if never).
+    # What dbgauge's families do not show, for the dialects: num_timed and num_requested
+    # (PostgreSQL 17+, without restartpoints), bgwriter_stats_reset and
+    # checkpointer_stats_reset (Unix seconds, None if never).
     extra: Mapping[str, float | None] = field(default_factory=dict)
     checkpointer_view: bool = False  # PostgreSQL 17+: checkpoints from pg_stat_checkpointer
     wal_segments: float | None = None  # segment files in pg_wal (None: not read)
@@ -126,8 +142,8 @@ def age(value: object) -> float | None:
     return None if seconds is None else max(0.0, seconds)
 
 
-EXTRA_COLUMNS = ("restartpoints_timed", "restartpoints_req", "restartpoints_done",
-                 "bgwriter_stats_reset", "checkpointer_stats_reset")
+EXTRA_COLUMNS = ("num_timed", "num_requested", "bgwriter_stats_reset",
+                 "checkpointer_stats_reset")
 
 
 def parse_checkpoints(row: Row) -> PgCheckpointFacts:
@@ -137,7 +153,7 @@ def parse_checkpoints(row: Row) -> PgCheckpointFacts:
         age(row.get("last_archived_age")), age(row.get("last_failed_age")),
         text(row.get("archive_mode")),
         {c: number(row.get(c)) for c in EXTRA_COLUMNS if c in row},
-        "restartpoints_done" in row)
+        "num_timed" in row)
 
 
 def checkpoint_samples(facts: PgCheckpointFacts) -> Iterator[Sample]:

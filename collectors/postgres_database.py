@@ -6,9 +6,10 @@ is `hits / (hits + reads)` in PromQL), tuples, temp files and bytes, deadlocks, 
 conflicts (in all and by cause), data checksum failures, I/O time, session statistics
 (PostgreSQL 14+) and when the counters were last reset; backends by state and the age of
 the oldest open transaction in each state. Server-wide: client connections by state (a
-fixed set, every state always present) next to max_connections and the superuser-reserved
-slots. `read` returns `PgDatabaseFacts` (two statements: `stat_database`, `activity`);
-`read_connections` is the server-wide part alone, which `check connections` uses.
+fixed set, every state always present) next to max_connections, the superuser-reserved
+slots and (PostgreSQL 16+) reserved_connections. `read` returns `PgDatabaseFacts` (two
+statements: `stat_database`, `activity`); `read_connections` is the server-wide part
+alone, which `check connections` uses.
 """
 
 from __future__ import annotations
@@ -76,6 +77,10 @@ MAX_CONNECTIONS = MetricSpec("dbgauge_postgres_max_connections", "gauge",
 RESERVED = MetricSpec("dbgauge_postgres_superuser_reserved_connections", "gauge",
                       "Connection slots reserved for superusers "
                       "(superuser_reserved_connections).")
+ROLE_RESERVED = MetricSpec(
+    "dbgauge_postgres_reserved_connections", "gauge",
+    "Connection slots reserved for roles with pg_use_reserved_connections (and superusers): "
+    "the reserved_connections setting, PostgreSQL 16+; absent before 16.")
 
 
 def _counter(name: str, column: str, what: str) -> Column:
@@ -129,7 +134,7 @@ METRICS = MetricTable(
     _counter("sessions_killed_total", "sessions_killed",
              "Sessions ended by an operator (pg_terminate_backend; PostgreSQL 14+)"),
     CHECKSUM_LAST_FAILURE, RECOVERY_CONFLICTS, STATS_RESET, BACKENDS_BY_STATE, OLDEST_XACT,
-    CONNECTIONS, MAX_CONNECTIONS, RESERVED,
+    CONNECTIONS, MAX_CONNECTIONS, RESERVED, ROLE_RESERVED,
 )
 # pg_stat_database_conflicts' columns, by the `cause` label dbgauge gives them.
 CONFLICT_CAUSES = {"confl_tablespace": "tablespace", "confl_lock": "lock",
@@ -175,13 +180,16 @@ class Activity:
 @dataclass(frozen=True)
 class Connections:
     """Client backends by state (every CONNECTION_STATES label, 0 when none) and the
-    connection limits."""
+    connection limits: `reserved_connections` is superuser_reserved_connections,
+    `role_reserved_connections` the reserved_connections setting (PostgreSQL 16+, None
+    before)."""
 
     by_state: Mapping[str, float]
     max_connections: float | None
     reserved_connections: float | None
     hidden: float = 0.0  # sessions the role cannot see (then by_state is not the server's)
     role: str = ""
+    role_reserved_connections: float | None = None
 
     @property
     def unseen(self) -> str:
@@ -195,8 +203,17 @@ class Connections:
 
     @property
     def available(self) -> float:
-        """The slots applications can get: max_connections minus the reserved ones."""
-        return (self.max_connections or 0.0) - (self.reserved_connections or 0.0)
+        """The slots an ordinary role can get: max_connections minus the slots reserved
+        for superusers and, on PostgreSQL 16+, for pg_use_reserved_connections (the server
+        refuses an ordinary role once only those are left)."""
+        return ((self.max_connections or 0.0) - (self.reserved_connections or 0.0)
+                - (self.role_reserved_connections or 0.0))
+
+    @property
+    def limit_text(self) -> str:
+        """What `available` is, in the settings' names."""
+        return "max_connections - superuser_reserved_connections" + (
+            " - reserved_connections" if self.role_reserved_connections is not None else "")
 
 
 @dataclass(frozen=True)
@@ -247,7 +264,7 @@ def parse_connections(rows: Iterable[Row], limits: Row) -> Connections:
             counts[state] += number(row.get("connections")) or 0.0
     return Connections(counts, number(limits.get("max_connections")),
                        number(limits.get("reserved_connections")), hidden,
-                       text(limits.get("role")))
+                       text(limits.get("role")), number(limits.get("role_reserved_connections")))
 
 
 def parse_activity(rows: Iterable[Row]) -> tuple[tuple[Activity, ...], Connections]:
@@ -329,8 +346,14 @@ def connection_samples(connections: Connections) -> Iterator[Sample]:
     """One sample per known state (0 if none), then the limits."""
     for state, value in connections.by_state.items():
         yield Sample(CONNECTIONS.name, value, {"state": state})
+    yield from limit_samples(connections)
+
+
+def limit_samples(connections: Connections) -> Iterator[Sample]:
+    """The limits: max_connections and the reserved slots (reserved_connections on 16+)."""
     yield from present(((MAX_CONNECTIONS, connections.max_connections),
-                        (RESERVED, connections.reserved_connections)))
+                        (RESERVED, connections.reserved_connections),
+                        (ROLE_RESERVED, connections.role_reserved_connections)))
 
 
 class PostgresDatabase(Collector[PgDatabaseFacts]):
@@ -349,8 +372,7 @@ class PostgresDatabase(Collector[PgDatabaseFacts]):
     def samples(self, facts: PgDatabaseFacts) -> Iterable[Sample]:
         yield from database_samples(facts.databases)
         if (why := self.incomplete(facts)) is not None:  # pg_stat_database stands
-            yield from present(((MAX_CONNECTIONS, facts.connections.max_connections),
-                                (RESERVED, facts.connections.reserved_connections)))
+            yield from limit_samples(facts.connections)
             raise Incomplete(why)
         yield from activity_samples(facts)
         yield from connection_samples(facts.connections)

@@ -24,13 +24,26 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
+from dbgauge.collectors._pg_slots import (
+    SLOT_ACTIVE,
+    SLOT_RETAINED,
+    SLOT_SAFE,
+    SLOT_WAL_STATUS,
+    WAL_STATUSES,
+    Slot,
+    parse_slots,
+    slot_samples,
+)
 from dbgauge.collectors._pg_subscriptions import (
+    LOGICAL_SENDER_STATE,
+    LOGICAL_SENDERS,
     SUB_ENABLED,
     SUB_LAG_BYTES,
     SUB_LAG_SECONDS,
     SUB_WORKER,
     SUBSCRIPTIONS,
     Subscription,
+    logical_sender_samples,
     parse_subscriptions,
     subscription_samples,
 )
@@ -58,7 +71,8 @@ IN_RECOVERY = MetricSpec(
     _P + "in_recovery", "gauge", "1 if the server is in recovery (a standby), else 0.")
 STANDBYS = MetricSpec(
     _P + "standbys", "gauge",
-    "Standbys connected to this server (pg_stat_replication rows, base backups excluded).")
+    "Physical standbys connected to this server (pg_stat_replication rows; base backups and "
+    "logical walsenders excluded).")
 SLOTS = MetricSpec(_P + "slots", "gauge", "Replication slots on this server.")
 
 STANDBY_STATES = ("startup", "catchup", "streaming", "stopping")
@@ -102,25 +116,6 @@ WRITE_LAG_SECONDS = _lag_seconds("write", "written")
 FLUSH_LAG_SECONDS = _lag_seconds("flush", "flushed")
 REPLAY_LAG_SECONDS = _lag_seconds("replay", "replayed")
 
-SLOT_ACTIVE = MetricSpec(
-    _P + "slot_active", "gauge", "1 if a process is streaming from the replication slot now.",
-    ("slot_name", "slot_type"))
-SLOT_RETAINED = MetricSpec(
-    _P + "slot_retained_wal_bytes", "gauge",
-    "WAL bytes the replication slot keeps on this server (from its restart_lsn to the "
-    "current position); absent for a slot that never reserved WAL.",
-    ("slot_name", "slot_type"))
-SLOT_SAFE = MetricSpec(
-    _P + "slot_safe_wal_size_bytes", "gauge",
-    "WAL bytes that can still be written before the slot is in danger of being lost "
-    "(safe_wal_size); absent when max_slot_wal_keep_size is -1 (no limit).",
-    ("slot_name", "slot_type"))
-WAL_STATUSES = ("reserved", "extended", "unreserved", "lost")
-SLOT_WAL_STATUS = MetricSpec(
-    _P + "slot_wal_status", "gauge",
-    "1 for the slot's current wal_status (reserved, extended, unreserved, lost), 0 for the "
-    "others.", ("slot_name", "slot_type", "wal_status"))
-
 RECEIVE_REPLAY = MetricSpec(
     _P + "receive_replay_lag_bytes", "gauge",
     "On a standby: WAL bytes received but not yet replayed (pg_last_wal_receive_lsn minus "
@@ -157,6 +152,7 @@ METRICS = MetricTable(
     SLOT_ACTIVE, SLOT_RETAINED, SLOT_SAFE, SLOT_WAL_STATUS,
     RECEIVE_REPLAY, LAST_REPLAY, LAG_SECONDS, REPLAY_PAUSED, RECEIVER_STATUS, RECEIVER_AGE,
     SUBSCRIPTIONS, SUB_ENABLED, SUB_WORKER, SUB_LAG_SECONDS, SUB_LAG_BYTES,
+    LOGICAL_SENDERS, LOGICAL_SENDER_STATE,
 )
 
 
@@ -169,9 +165,10 @@ class LocalReplication:
     show the role nothing (no pg_read_all_stats): `hidden` names what and the grant."""
 
     in_recovery: bool
-    standbys: float
+    standbys: float  # physical ones
     slots: float
     subscriptions: float = 0.0
+    logical_senders: float = 0.0  # walsenders of logical subscribers
     receive_replay_bytes: float | None = None
     last_replay_timestamp: float | None = None  # Unix seconds
     lag_seconds: float | None = None  # 0 when everything received is replayed
@@ -256,6 +253,7 @@ class Standby:
     reply_age_seconds: float | None = None  # since the standby last replied
     status_interval_seconds: float | None = None  # this server's wal_receiver_status_interval
     sender_timeout_seconds: float | None = None  # this server's wal_sender_timeout
+    logical: bool = False  # a logical walsender (a subscriber's), not a standby
 
     @property
     def silent(self) -> bool:
@@ -279,30 +277,24 @@ class Standby:
 
 
 @dataclass(frozen=True)
-class Slot:
-    """One `replication_slots` row."""
-
-    slot_name: str
-    slot_type: str
-    active: bool
-    retained_bytes: float | None = None  # None for a slot that never reserved WAL
-    safe_wal_size: float | None = None  # None without max_slot_wal_keep_size
-    wal_status: str = ""
-    database: str = ""  # "" for a physical slot
-    current_lsn_bytes: float | None = None  # this server's WAL position (received, standby)
-    confirmed_flush_lsn_bytes: float | None = None  # 0 for a physical slot
-
-
-@dataclass(frozen=True)
 class PgReplicationFacts:
-    """The facts: the local row, then every standby and slot (read only when the local
-    row counts some, else empty). Standbys are as PostgreSQL lists them: two walsenders
-    with one application_name are two entries."""
+    """The facts: the local row, then every walsender and slot (read only when the local
+    row counts some, else empty). `standbys` are the walsenders as PostgreSQL lists them
+    (pg_stat_replication: two with one application_name are two entries, logical ones
+    included); `physical` are the standbys, `logical` the subscribers' walsenders."""
 
     local: LocalReplication
     standbys: tuple[Standby, ...] = ()
     slots: tuple[Slot, ...] = ()
     subscriptions: tuple[Subscription, ...] = ()
+
+    @property
+    def physical(self) -> tuple[Standby, ...]:
+        return tuple(s for s in self.standbys if not s.logical)
+
+    @property
+    def logical(self) -> tuple[Standby, ...]:
+        return tuple(s for s in self.standbys if s.logical)
 
 
 def parse_local(row: Row) -> LocalReplication:
@@ -327,6 +319,7 @@ def parse_local(row: Row) -> LocalReplication:
         in_recovery=in_recovery, standbys=number(row.get("standbys")) or 0.0,
         slots=number(row.get("slots")) or 0.0,
         subscriptions=number(row.get("subscriptions")) or 0.0,
+        logical_senders=number(row.get("logical_senders")) or 0.0,
         receive_replay_bytes=number(row.get("receive_replay_bytes")),
         last_replay_timestamp=number(row.get("last_replay_timestamp")),
         lag_seconds=lag, wal_receiver_last_message_age_seconds=age,
@@ -357,17 +350,8 @@ def parse_standbys(rows: Iterable[Row]) -> tuple[Standby, ...]:
         reply_age_seconds=number(row.get("reply_age_seconds")),
         status_interval_seconds=number(row.get("status_interval_seconds")),
         sender_timeout_seconds=number(row.get("sender_timeout_seconds")),
+        logical=is_on(row.get("logical")),
     ) for row in rows)
-
-
-def parse_slots(rows: Iterable[Row]) -> tuple[Slot, ...]:
-    """`replication_slots` rows -> Slot."""
-    return tuple(Slot(str(row["slot_name"]), str(row.get("slot_type")), is_on(row.get("active")),
-                      number(row.get("retained_bytes")), number(row.get("safe_wal_size")),
-                      str(row.get("wal_status") or ""), text(row.get("database")),
-                      number(row.get("current_lsn_bytes")),
-                      number(row.get("confirmed_flush_lsn_bytes")))
-                 for row in rows)
 
 
 def read_local(conn: Connection) -> LocalReplication:
@@ -380,7 +364,8 @@ def read_replication(conn: Connection, local: LocalReplication | None = None
     """The local row (unless already read), then the standbys, slots and subscriptions it
     counts (none: not read)."""
     local = read_local(conn) if local is None else local
-    standbys = parse_standbys(conn.query("replication_standbys")) if local.standbys else ()
+    standbys = parse_standbys(conn.query("replication_standbys")) \
+        if local.standbys or local.logical_senders else ()
     slots = parse_slots(conn.query("replication_slots")) if local.slots else ()
     subscriptions = parse_subscriptions(conn.query("replication_subscriptions")) \
         if local.subscriptions else ()
@@ -399,6 +384,7 @@ def local_samples(local: LocalReplication) -> Iterator[Sample]:
         yield Sample(STANDBYS.name, local.standbys)
     yield Sample(SLOTS.name, local.slots)
     yield Sample(SUBSCRIPTIONS.name, local.subscriptions)
+    yield Sample(LOGICAL_SENDERS.name, local.logical_senders)
     if not local.in_recovery:
         return
     yield from present(((RECEIVE_REPLAY, local.receive_replay_bytes),
@@ -418,7 +404,7 @@ def _lag_time(seconds: float | None, lag_bytes: float | None) -> float | None:
 
 
 def standby_samples(standbys: Iterable[Standby]) -> Iterator[Sample]:
-    """Per-standby series.
+    """Per-standby series (physical standbys: logical walsenders have their own).
 
     Two walsenders with the same application_name (a standby reconnecting while its old
     connection lingers) would make duplicate series: the first (lowest pid) wins.
@@ -445,22 +431,8 @@ def standby_samples(standbys: Iterable[Standby]) -> Iterator[Sample]:
              (REPLY_AGE, standby.reply_age_seconds)), labels)
 
 
-def slot_samples(slots: Iterable[Slot]) -> Iterator[Sample]:
-    """Per-slot series."""
-    for slot in slots:
-        labels = {"slot_name": slot.slot_name, "slot_type": slot.slot_type}
-        yield Sample(SLOT_ACTIVE.name, 1.0 if slot.active else 0.0, labels)
-        if slot.retained_bytes is not None:
-            yield Sample(SLOT_RETAINED.name, slot.retained_bytes, labels)
-        if slot.safe_wal_size is not None:
-            yield Sample(SLOT_SAFE.name, slot.safe_wal_size, labels)
-        yield from state_set(SLOT_WAL_STATUS, "wal_status", WAL_STATUSES, slot.wal_status,
-                             labels)
-
-
-__all__ = ["Subscription", "parse_subscriptions", "subscription_samples"]  # re-exported
-
-
+__all__ = ["WAL_STATUSES", "Slot", "Subscription", "parse_slots",  # re-exported
+           "parse_subscriptions", "subscription_samples"]
 class PostgresReplication(Collector[PgReplicationFacts]):
     name = "postgres_replication"
     help = ("Streaming replication: per-standby state and lag (bytes and seconds), slots and "
@@ -477,7 +449,8 @@ class PostgresReplication(Collector[PgReplicationFacts]):
 
     def samples(self, facts: PgReplicationFacts) -> Iterable[Sample]:
         yield from local_samples(facts.local)
-        yield from standby_samples(facts.standbys)
+        yield from standby_samples(facts.physical)
+        yield from logical_sender_samples((s.application_name, s.state) for s in facts.logical)
         yield from slot_samples(facts.slots)
         yield from subscription_samples(facts.subscriptions)
         if (why := self.incomplete(facts)) is not None:  # what it could see stands

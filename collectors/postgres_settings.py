@@ -34,7 +34,8 @@ SETTINGS: tuple[str, ...] = (
     "autovacuum_work_mem", "temp_buffers", "wal_buffers", "logical_decoding_work_mem",
     "temp_file_limit", "huge_page_size",
     # connections and workers
-    "max_connections", "superuser_reserved_connections", "max_prepared_transactions",
+    "max_connections", "superuser_reserved_connections", "reserved_connections",
+    "max_prepared_transactions",
     "max_locks_per_transaction", "max_worker_processes", "max_parallel_workers",
     "max_parallel_workers_per_gather", "max_parallel_maintenance_workers",
     # autovacuum and vacuum

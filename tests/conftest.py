@@ -17,9 +17,10 @@ import pytest
 from dbgauge.toolkit import sandbox as sb
 from dbgauge.toolkit.sandbox.layout import Layout
 from dbgauge.toolkit.sandbox.model import INSTANCES
+from tests.helpers import REPO
 from tests.helpers.daemon import Daemon
 from tests.helpers.drift import SBR_USER
-from tests.helpers.ports import BASE_PORT, PG_VERSION, SANDBOX_DIR
+from tests.helpers.ports import BASE_PORT, PG_VERSION, SANDBOX_DIR, claim, claimed_by
 from tests.helpers.servers import Sandbox, mariadb_account
 
 # Fixtures that start real servers (the sandbox) or a daemon: a test using one, directly or
@@ -44,10 +45,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 @pytest.fixture(scope="session")
 def sandbox() -> Iterator[Sandbox]:
+    running = SANDBOX_DIR.is_dir() and any(s.running for s in sb.status(SANDBOX_DIR))
+    other = claimed_by(SANDBOX_DIR, REPO, running)
+    if other is not None:
+        pytest.fail(f"the test sandbox {SANDBOX_DIR} (base port {BASE_PORT}) is running for "
+                    f"the checkout {other}: stop it (dbgauge sandbox down --dir "
+                    f"{SANDBOX_DIR}), or give this run DBGAUGE_TEST_BASE_PORT", pytrace=False)
     try:
         config = sb.up(SANDBOX_DIR, BASE_PORT, pg_version=PG_VERSION)
     except sb.SandboxError as exc:
         pytest.fail(f"the real-server sandbox could not start: {exc}", pytrace=False)
+    claim(SANDBOX_DIR, REPO)
     yield Sandbox(SANDBOX_DIR, config, sb.load_state(SANDBOX_DIR))
     if not os.environ.get("DBGAUGE_KEEP_SANDBOX"):
         sb.down(SANDBOX_DIR)

@@ -34,7 +34,7 @@ from pydantic import (
 )
 
 from dbgauge.toolkit import DEFAULT_HEARTBEAT_TABLE, ENV_CONFIG, yamltree
-from dbgauge.toolkit.dsn import parse_dsn
+from dbgauge.toolkit.dsn import is_pt_dsn, parse_dsn, pt_as_mysql
 from dbgauge.toolkit.errors import ConfigError
 from dbgauge.toolkit.files import read_text
 from dbgauge.toolkit.targets import (
@@ -128,9 +128,9 @@ class TargetConfig(_Model):
     def _dsn_parses(cls, value: str) -> str:
         try:
             parse_dsn(value)
+            return pt_as_mysql(value) if is_pt_dsn(value) else value  # one spelling
         except ConfigError as exc:
             raise ValueError(str(exc)) from None
-        return value
 
     @field_validator("labels")
     @classmethod
@@ -266,6 +266,9 @@ class CheckJobConfig(_Model):
     # A target that is down: CRITICAL (as check_postgres, check_pgsql, check_mysql), or
     # UNKNOWN (`dbgauge check --unreachable-state unknown`).
     unreachable_state: Literal["critical", "unknown"] = "critical"
+    # A node without a result by then (a server that stops answering mid-check) is UNKNOWN
+    # and named, the others' results kept (`dbgauge check -t`): a job never hangs.
+    timeout: Duration = 10.0
 
     @model_validator(mode="after")
     def _known_check(self, info: ValidationInfo) -> CheckJobConfig:
@@ -285,6 +288,9 @@ class ChecksumJobConfig(_Model):
     chunk_time: Duration = 0.5
     whole_table_time: DurationOrZero = 2.0  # MariaDB: CHECKSUM TABLE pre-check; 0: off
     max_lag: Duration = 1.0
+    # How long a side may stop answering, or a replica lag past max_lag, before the run
+    # ends with an error (`dbgauge checksum --max-wait`): a job never hangs.
+    max_wait: Duration = 600.0
     allow_read_only: bool = False  # replicated: write on a read_only source anyway
     different_databases: bool = False  # PostgreSQL sides on differently named databases
 

@@ -1,9 +1,10 @@
 """Parse connection strings into driver-neutral parameters.
 
 Accepted forms: ``mysql://user[:pass]@host[:port][/db][?unix_socket=...]`` (``mariadb://``
-too) and, for PostgreSQL and PgBouncer, whatever libpq takes: a ``postgresql://`` URI
-(``postgres://``), ``key=value`` pairs (``host=db1 dbname=app sslmode=require``),
-``service=NAME`` (pg_service.conf), with what they leave out taken from the PG*
+too), pt's ``h=host,P=3306,u=user,p=pass,S=socket,D=db,F=file`` (read as the mysql:// DSN
+it means: `pt_as_mysql`), and, for PostgreSQL and PgBouncer, whatever libpq takes: a
+``postgresql://`` URI (``postgres://``), ``key=value`` pairs (``host=db1 dbname=app
+sslmode=require``), ``service=NAME`` (pg_service.conf), with what they leave out taken from the PG*
 environment as libpq does. libpq reads those (`toolkit.db.conninfo`); MySQL DSNs are
 parsed here, without I/O.
 """
@@ -14,7 +15,7 @@ import os
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from urllib.parse import parse_qsl, unquote, urlsplit
+from urllib.parse import parse_qsl, quote, unquote, urlsplit
 
 from dbgauge.toolkit.errors import ConfigError
 from dbgauge.toolkit.redact import MASK, redact_dsn, redact_fragments, register_secret
@@ -108,15 +109,102 @@ def is_libpq_keyword(word: str) -> bool:
     return is_keyword(word)
 
 
+PT_KEYS = {"h": "host", "P": "port", "u": "user", "p": "password", "S": "socket",
+           "D": "database", "F": "defaults file", "A": "charset", "t": "table"}
+
+
+def is_pt_dsn(text: str) -> bool:
+    """pt's `h=host,P=3306,...` form (one-letter keys, commas between parts). A URI's
+    scheme cannot hold `=` and libpq has no one-letter keyword, so a `://` further on (in a
+    password) does not make it another form."""
+    return bool(_PT_FORM.match(text))
+
+
+def parse_pt_dsn(spec: str, where: str) -> dict[str, str]:
+    """pt's `h=host,P=3306,u=user` DSN as a dict (key case matters: P port, p password);
+    ConfigError naming `where` for a part pt does not have."""
+    out: dict[str, str] = {}
+    previous = ""
+    for part in spec.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        key, eq, value = part.partition("=")
+        if (not eq or key not in PT_KEYS) and previous == "p":  # never echo a piece of it
+            raise ConfigError(f"{where}: the password (p=) holds a comma, which a pt DSN "
+                              "cannot carry: use mysql://user:PASSWORD@host:port/ "
+                              "(percent-encoded) or --password-file")
+        previous = key
+        if not eq or key not in PT_KEYS:
+            raise ConfigError(f"{where}: {key[:20]!r} is not a pt DSN part "
+                              "(h=host,P=port,u=user,p=password,S=socket,D=db,F=file,t=table)")
+        out[key] = value
+    register_secret(out.get("p"))
+    return out
+
+
+def pt_as_mysql(dsn: str) -> str:
+    """A pt DSN as the mysql:// DSN it means, with pt's defaults: what it leaves out comes
+    from F= (pt's mysql_read_default_file) or the client option files, the user last from
+    the OS login (as the mysql client, DBD::mysql and so pt do); A= (charset) is accepted and
+    left to dbgauge's utf8mb4. t= names a table, not a server: `pt_table` reads it where a
+    command takes one."""
+    shown = redact_dsn(dsn)
+    parts = parse_pt_dsn(dsn, f"DSN {shown!r}")
+    if "t" in parts:
+        raise ConfigError(f"DSN {shown!r}: t= names a table, not a server: give the table "
+                          "with the command's own option (--table, --tables)")
+    port = parts.get("P", "")
+    if port and not (port.isdigit() and len(port) <= 5 and 0 < int(port) < 65536):
+        raise ConfigError(f"DSN {shown!r}: P={port[:20]!r} is not a TCP port")
+    user = parts.get("u", "")
+    if not user:
+        from dbgauge.toolkit.clientcnf import client_settings
+
+        user = client_settings(_expand(parts.get("F"))).get("user", "") or _os_user()
+    host = parts.get("h", "")
+    shown_host = f"[{host}]" if ":" in host else quote(host, safe="")
+    userinfo = quote(user, safe="") + (":" + quote(parts["p"], safe="") if "p" in parts else "")
+    query = [(k, v) for k, v in (("unix_socket", parts.get("S")),
+                                 ("read_default_file", _expand(parts.get("F")))) if v]
+    return (f"mysql://{userinfo}@{shown_host}{':' + port if port else ''}/"
+            f"{quote(parts.get('D', ''), safe='')}"
+            + ("?" + "&".join(f"{k}={quote(v, safe='/')}" for k, v in query) if query else ""))
+
+
+def pt_table(dsn: str) -> tuple[str | None, str | None, str]:
+    """A pt DSN's D= and t= (None when absent) and the DSN without t=, for a command that
+    takes a table (heartbeat's --database/--table); other DSNs unchanged."""
+    if not is_pt_dsn(dsn):
+        return None, None, dsn
+    parts = parse_pt_dsn(dsn, f"DSN {redact_dsn(dsn)!r}")
+    rest = ",".join(p for p in dsn.split(",") if not p.strip().startswith("t="))
+    return parts.get("D"), parts.get("t"), rest
+
+
+def _expand(path: str | None) -> str | None:
+    return os.path.expanduser(path) if path else None
+
+
+def _os_user() -> str:
+    import getpass
+
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return ""
+
+
 def parse_dsn(dsn: str) -> ConnParams:
     """Parse a DSN, raising ConfigError (password redacted, a huge DSN shortened) when it
     is not usable."""
     shown = redact_dsn(dsn)
-    pt = bool(_PT_FORM.match(dsn))
-    if pt or ("://" not in dsn and not looks_like_conninfo(dsn) and _GO_FORM.search(dsn)):
-        peer = "pt DSN (keys h, P, u, p...)" if pt else "Go MySQL DSN"
-        raise ConfigError(f"DSN {shown!r} is a {peer}: write it as mysql://user@host:port/db "
-                          "(a password after the user and a colon, percent-encoded)")
+    if is_pt_dsn(dsn):
+        return _parse_mysql(pt_as_mysql(dsn), shown)
+    if "://" not in dsn and not looks_like_conninfo(dsn) and _GO_FORM.search(dsn):
+        raise ConfigError(f"DSN {shown!r} is a Go MySQL DSN: write it as "
+                          "mysql://user@host:port/db (a password after the user and a colon, "
+                          "percent-encoded), or pt's h=host,P=3306,u=user")
     if looks_like_conninfo(dsn):
         return _parse_libpq(dsn, shown)
     typo = _ONE_SLASH.match(dsn)

@@ -5,11 +5,13 @@ below 10, `~:10` above 10, `10:20` outside 10..20 and `@10:20` inside it (endpoi
 belong to the range). A number may carry `%` (`80%`, `10%:`, `@10%:20%`: all of a
 range's numbers or none), as check_postgres writes a share of a limit; a percentage
 outside 0..100 is refused. A number may also be a duration (`5m`, `1h30m`, `500ms`:
-`toolkit.units`), as check_postgres writes times; it is read as seconds, and only a
-check that measures seconds takes it. What a bare number means for a check -- a count, or already
-a percentage -- is the check's to say (`checks.health.model.Share`). Pure: parsed and
-rendered here so that a check, its perfdata and the daemon's `checks:` entries agree on
-what a threshold means.
+`toolkit.units`; check_postgres' `'1 minute'` too), as check_postgres writes times; it is
+read as seconds, and only a check that measures seconds takes it. A number may be a size
+(`10GB`, `500 kB`, `1 TB`: powers of 1024, as PostgreSQL's pg_size_pretty and check_postgres
+read them), read as bytes, and only a check that measures bytes takes it. What a bare
+number means for a check -- a count, or already a percentage -- is the check's to say
+(`checks.health.model.Share`). Pure: parsed and rendered here so that a check, its
+perfdata and the daemon's `checks:` entries agree on what a threshold means.
 """
 
 from __future__ import annotations
@@ -20,7 +22,9 @@ from dataclasses import dataclass
 
 from dbgauge.toolkit.units import parse_duration
 
-_DURATION_UNIT = re.compile(r"\d\s*(ms|s|m|h|d|w|y)\s*$")
+_UNIT = re.compile(r"\d\s*([a-zA-Z]+)\s*$")
+_SIZE = re.compile(r"^\s*(\d{1,20}(?:\.\d{1,20})?)\s*(b|bytes?|[kmgtpe]i?b)\s*$", re.IGNORECASE)
+_SIZE_POWER = {"b": 0, "k": 1, "m": 2, "g": 3, "t": 4, "p": 5, "e": 6}
 
 
 @dataclass(frozen=True)
@@ -32,6 +36,7 @@ class Range:
     inside: bool = False  # '@': alert inside start..end instead of outside
     percent: bool = False  # written with '%': a share of a limit
     duration: bool = False  # written with a time unit (5m): in seconds
+    size: bool = False  # written with a size unit (10GB): in bytes
 
     def alerts(self, value: float) -> bool:
         within = self.start <= value <= self.end
@@ -51,12 +56,13 @@ class Range:
 
     def __str__(self) -> str:
         """The canonical guideline form, `%` after the numbers of a percentage, `s` after
-        those of a duration."""
-        return self._text("%" if self.percent else "s" if self.duration else "")
+        those of a duration, `B` after those of a size."""
+        return self._text("%" if self.percent else "s" if self.duration else
+                          "B" if self.size else "")
 
     @property
     def plain(self) -> str:
-        """The guideline form without `%` or `s`, as perfdata carries it."""
+        """The guideline form without `%`, `s` or `B`, as perfdata carries it."""
         return self._text("")
 
     def _text(self, unit: str) -> str:
@@ -102,12 +108,12 @@ def parse_range(spec: str | float) -> Range:
         raise ValueError(f"{spec!r} is not a range: write % after each of its numbers or "
                          "after none")
     first, second = (n.strip().removesuffix("%") for n in (first, second))
-    timed = [bool(_DURATION_UNIT.search(n)) for n in numbers]
-    duration = any(timed)
-    if duration and not all(timed):
-        raise ValueError(f"{spec!r} is not a range: give a time unit to each of its numbers "
+    kinds = {_unit_kind(n) for n in numbers}
+    if len(kinds) > 1:
+        raise ValueError(f"{spec!r} is not a range: give the same unit to each of its numbers "
                          "or to none")
-    value = _seconds if duration else _number
+    kind = kinds.pop() if kinds else ""
+    value = {"duration": _seconds, "size": _bytes}.get(kind, _number)
     if colon:
         start = -math.inf if first == "~" else value(first, spec) if first else 0.0
         end = value(second, spec) if second else math.inf
@@ -118,7 +124,23 @@ def parse_range(spec: str | float) -> Range:
                          f"{_num(end)}")
     if percent:
         check_percent(Range(start, end, inside), spec)
-    return Range(start, end, inside, percent, duration)
+    return Range(start, end, inside, percent, kind == "duration", kind == "size")
+
+
+def _unit_kind(number: str) -> str:
+    """'size' (10GB), 'duration' (5m, '1 minute') or '' (a bare number, or one with %)."""
+    if _SIZE.match(number):
+        return "size"
+    return "duration" if _UNIT.search(number) else ""
+
+
+def _bytes(text: str, spec: str) -> float:
+    m = _SIZE.match(text)
+    if m is None:
+        raise ValueError(f"{spec!r} is not a range: {text!r} is not a size (10GB, 500 kB)")
+    unit = m.group(2).lower()
+    power = 0 if unit.startswith("b") else _SIZE_POWER[unit[0]]
+    return float(m.group(1)) * 1024.0 ** power
 
 
 def _seconds(text: str, spec: str) -> float:

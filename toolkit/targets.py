@@ -23,8 +23,10 @@ from dbgauge.toolkit.dsn import (
     ConnParams,
     is_dsn,
     is_libpq_keyword,
+    is_pt_dsn,
     looks_like_conninfo,
     parse_dsn,
+    pt_as_mysql,
     resolve_password,
 )
 from dbgauge.toolkit.errors import ConfigError
@@ -140,17 +142,21 @@ def with_defaults_file(dsn: str, defaults_file: str | None) -> str:
 def target_from_dsn(spec: str, *, password_file: Path | None = None,
                     password_env: str | None = None,
                     heartbeat_table: str | None = None,
-                    defaults_file: str | None = None) -> Target:
+                    defaults_file: str | None = None,
+                    heartbeat_source: int | None = None) -> Target:
     """'[NAME=]DSN' from the command line -> Target (named by its address without NAME).
 
     The kind follows the scheme (a postgresql:// DSN to the database `pgbouncer` is
     PgBouncer's admin console). A password in the DSN wins; --password-file and
     --password-env are for DSNs that carry none. `heartbeat_table` makes a MySQL-family
-    target read lag from that table.
+    target read lag from that table (the row of server_id `heartbeat_source` when given,
+    pt-heartbeat's --master-server-id).
     """
     if password_file is not None and password_env is not None:
         raise ConfigError(f"--node {redact_dsn(spec)}: set password_env or password_file, not both")
     name, dsn = split_named(spec)
+    if is_pt_dsn(dsn):  # one spelling downstream: the mysql:// DSN it means
+        dsn = pt_as_mysql(dsn)
     dsn = with_defaults_file(dsn, defaults_file)
     params = parse_dsn(dsn)
     heartbeat = None
@@ -158,7 +164,7 @@ def target_from_dsn(spec: str, *, password_file: Path | None = None,
         if not re.fullmatch(TABLE_PATTERN, heartbeat_table):
             raise ConfigError(f"heartbeat table {heartbeat_table!r}: write it as schema.table "
                               "(letters, digits, _ or $)")
-        heartbeat = Heartbeat("read", table=heartbeat_table)
+        heartbeat = Heartbeat("read", table=heartbeat_table, source_server_id=heartbeat_source)
     own = params.password is not None
     return Target(name=name or dsn_name(params), kind=params.kind, dsn=dsn,
                   password_env=None if own else password_env,
@@ -196,7 +202,8 @@ def needs_config(names: Sequence[str], dsns: Sequence[str]) -> bool:
 def select(names: Sequence[str], dsns: Sequence[str],
            configured: Sequence[Target] | None, *, password_file: Path | None = None,
            password_env: str | None = None, heartbeat_table: str | None = None,
-           defaults_file: str | None = None) -> Selection:
+           defaults_file: str | None = None, heartbeat_source: int | None = None
+           ) -> Selection:
     """The servers of a command line: the --target names among `configured` (every
     configured target when none is named), then the --node DSNs. Named ones (DSNs and
     --target names) are the Selection's `named`. With `defaults_file` (--defaults-file)
@@ -205,7 +212,8 @@ def select(names: Sequence[str], dsns: Sequence[str],
     if defaults_file is not None and not dsns and not wanted and configured is None:
         dsns = ["mysql://"]
     nodes = [target_from_dsn(d, password_file=password_file, password_env=password_env,
-                             heartbeat_table=heartbeat_table, defaults_file=defaults_file)
+                             heartbeat_table=heartbeat_table, defaults_file=defaults_file,
+                             heartbeat_source=heartbeat_source)
              for d in dsns]
     named = {n.name for n in nodes} | set(wanted)
     if wanted or not nodes:

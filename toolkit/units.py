@@ -1,4 +1,5 @@
-"""Durations as operators write them (5, 2.5, "500ms", "10s", "1m30s", "2d"), for the YAML config
+"""Durations as operators write them (5, 2.5, "500ms", "10s", "1m30s", "2d", and check_postgres'
+"1 minute", "10 seconds"), for the YAML config
 and the command line alike; kept apart from toolkit.config so the CLI can parse an option
 without loading pydantic.
 
@@ -27,11 +28,18 @@ _PART = rf"\d{{1,{_MAX_DIGITS}}}"
 _COMPOUND = re.compile(
     r"^\s*" + "".join(rf"(?:({_PART})({u}))?" for u in ("y", "w", "d", "h", "m", "s", "ms"))
     + r"\s*$")
-_SYNTAX = "use seconds (5, 2.5) or 500ms, 10s, 1m30s, 1h, 2d (Prometheus' units y w d h m s ms)"
+# check_postgres' spellings of one unit (its time units: `'1 minute'`, `10 seconds`, `2 hrs`).
+_WORDS = re.compile(
+    rf"^\s*({_NUMBER})\s*(?:(msecs?|milliseconds?)|(secs?|seconds?)|(mins?|minutes?)"
+    r"|(hrs?|hours?)|(days?)|(weeks?)|(years?))\s*$", re.IGNORECASE)
+_WORD_UNITS = (0.001, 1.0, 60.0, 3600.0, DAY, 7 * DAY, 365 * DAY)
+_SYNTAX = ("use seconds (5, 2.5) or 500ms, 10s, 1m30s, 1h, 2d (Prometheus' units y w d h m s "
+           "ms) or '1 minute', '2 hours' (check_postgres' words)")
 
 
 def parse_duration(value: Any) -> Any:
-    """Accept 5, 2.5, "500ms", "10s", "1m", "1m30s", "2d": seconds as a finite float."""
+    """Accept 5, 2.5, "500ms", "10s", "1m", "1m30s", "2d", "1 minute": seconds as a finite
+    float."""
     if isinstance(value, bool):
         raise ValueError("expected a duration such as 5, 2.5s or 500ms")
     if isinstance(value, int):
@@ -46,6 +54,10 @@ def parse_duration(value: Any) -> Any:
         m = _DURATION.match(value)
         if m:
             return float(m.group(1)) * _UNITS[m.group(2)]
+        m = _WORDS.match(value)
+        if m:
+            unit = next(i for i, g in enumerate(m.groups()[1:]) if g is not None)
+            return float(m.group(1)) * _WORD_UNITS[unit]
         m = _COMPOUND.match(value)
         if m and any(m.groups()):
             groups = m.groups()

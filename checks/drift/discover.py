@@ -29,14 +29,13 @@ from dbgauge.checks.drift.sql import compose
 from dbgauge.toolkit.db import connect
 from dbgauge.toolkit.db.privileges import require_process
 from dbgauge.toolkit.db.values import text as _text
-from dbgauge.toolkit.dsn import parse_dsn
+from dbgauge.toolkit.dsn import parse_dsn, parse_pt_dsn
 from dbgauge.toolkit.errors import ConfigError, DbgaugeError
 from dbgauge.toolkit.redact import redact_dsn
 from dbgauge.toolkit.sql import quote_ident
 from dbgauge.toolkit.targets import Target
 
 METHODS = ("processlist", "hosts", "dsn", "none")
-_PT_KEYS = {"h", "P", "u", "p", "D", "t", "S", "F", "A"}
 DEFAULT_METHODS = ("processlist", "hosts")
 
 
@@ -57,21 +56,6 @@ def parse_recursion_method(values: Sequence[str]) -> tuple[str, ...]:
                 dsn_table(item[4:])  # refuse a malformed one now
             out.append(item)
     return tuple(out)
-
-
-def parse_pt_dsn(spec: str, where: str) -> dict[str, str]:
-    """pt's `h=host,P=3306,u=user` DSN as a dict (key case matters: P port, p password)."""
-    out: dict[str, str] = {}
-    for part in spec.split(","):
-        part = part.strip()
-        if not part:
-            continue
-        key, eq, value = part.partition("=")
-        if not eq or key not in _PT_KEYS:
-            raise ConfigError(f"{where}: {part.split('=')[0]!r} is not a pt DSN part "
-                              "(h=host,P=port,u=user,p=password,D=db,t=table)")
-        out[key] = value
-    return out
 
 
 def dsn_table(spec: str) -> tuple[str, str]:

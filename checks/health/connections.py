@@ -1,10 +1,15 @@
 """check connections: connections in use against the server's limit, in percent.
 
 MySQL/MariaDB: Threads_connected against max_connections (the mysql_status collector's
-facts). PostgreSQL: client backends against max_connections minus the superuser-reserved
-slots, the ones applications can actually get (the postgres_database collector's
-connections). PgBouncer: used client connections (SHOW LISTS) against max_client_conn
-(SHOW CONFIG), the pgbouncer_lists and pgbouncer_config collectors' facts.
+facts). PostgreSQL: client backends against the slots an ordinary role can get: max_connections
+minus superuser_reserved_connections and, on PostgreSQL 16+, minus reserved_connections
+(the slots kept for pg_use_reserved_connections), since the server refuses an ordinary
+role once only reserved slots are left (the postgres_database collector's connections).
+check_postgres' `backends` compares with max_connections alone, so it reports room that
+applications do not have; dbgauge's percentage can pass 100 while superusers (or
+pg_use_reserved_connections roles) use their reserved slots. PgBouncer: used client
+connections (SHOW LISTS) against max_client_conn (SHOW CONFIG), the pgbouncer_lists and
+pgbouncer_config collectors' facts.
 
 Thresholds as check_postgres' `backends` reads them: a bare number is a count of
 connections (`-w 200`: warn at 200 connections in use), `N%` a share of the limit
@@ -49,8 +54,7 @@ def usage(conn: Connection) -> tuple[float, float, str]:
     connections = read_connections(conn)
     if connections.unseen:  # a count of the sessions it sees is not the server's
         raise NotVisible(connections.unseen)
-    return (connections.used, connections.available,
-            "max_connections - superuser_reserved_connections")
+    return connections.used, connections.available, connections.limit_text
 
 
 def _read(node: Target, conn: Connection) -> Measured:

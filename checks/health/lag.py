@@ -10,8 +10,9 @@ facts). PostgreSQL standby: the
 postgres_replication collector's lag, 0 when everything received is replayed, the WAL
 receiver's silence when it is longer than a working link is ever silent (a stalled
 receiver), UNKNOWN when no receiver streams or the role cannot see it. PostgreSQL primary:
-the worst lag of the standbys streaming from it, as it sees them (a standby silent longer
-than wal_receiver_status_interval lags by that silence at least, once it misses WAL).
+the worst lag of the physical standbys streaming from it, as it sees them (a standby silent
+longer than wal_receiver_status_interval lags by that silence at least, once it misses
+WAL); a logical subscriber's walsender is not a standby (check lag on the subscriber).
 """
 
 from __future__ import annotations
@@ -143,7 +144,7 @@ def primary_lag(node: Target, facts: PgReplicationFacts) -> Measured | NodeOutco
         return NodeOutcome(node.name, (Finding(
             Status.UNKNOWN, node.name, "lag-unknown", f"lag unknown: {facts.local.hidden}"),),
             note="lag unknown")
-    standbys = [s for s in facts.standbys if s.state == "streaming"]
+    standbys = [s for s in facts.physical if s.state == "streaming"]
     if not standbys:
         return nothing_to_check(node, "not a standby, none streaming from it")
     worst = max(standbys, key=lambda s: s.lag_seconds)

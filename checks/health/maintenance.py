@@ -6,13 +6,16 @@ Statistics are per database: give a node per database to watch. Tables never vac
 (analyzed) have no age; they are counted in the message and perfdata, not judged (a
 fresh or tiny table may never need it). When no table has an age -- none at all, or
 none ever vacuumed (analyzed) -- there is nothing to judge: UNKNOWN, as check_postgres
-says, never OK.
+says, never OK. One perfdata item per table, `database.schema.table` as check_postgres
+labels it; `--include`/`--exclude` pick tables by name (`schema.` a schema). Unlike
+check_postgres, system catalogs are not counted (they are vacuumed with the database).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from dbgauge.checks.health.filters import Scope
 from dbgauge.checks.health.model import (
     HealthCheck,
     Measured,
@@ -20,6 +23,7 @@ from dbgauge.checks.health.model import (
     Thresholds,
     cannot_tell,
 )
+from dbgauge.checks.health.scope import Item
 
 if TYPE_CHECKING:
     from dbgauge.toolkit.db import Connection
@@ -28,24 +32,37 @@ if TYPE_CHECKING:
 DAY = 86400.0
 
 
-def _read(what: str, node: Target, conn: Connection) -> Measured | NodeOutcome:
-    from dbgauge.toolkit.db.values import number
+def _read(what: str, node: Target, conn: Connection, scope: Scope) -> Measured | NodeOutcome:
+    from dbgauge.toolkit.db.values import number, text
 
-    row = conn.query("check_maintenance")[0]
-    tables = number(row.get("tables")) or 0.0
-    never = number(row.get(f"{what}_never")) or 0.0
-    age = number(row.get(f"{what}_age"))
     verb = "vacuumed" if what == "vacuum" else "analyzed"
-    if age is None:
+    aged: list[Item] = []
+    never = 0
+    tables = 0
+    for r in conn.query("check_maintenance_tables"):
+        schema, rel = text(r.get("schemaname")), text(r.get("relname"))
+        if scope.skips(rel, schema):
+            continue
+        tables += 1
+        age = number(r.get(f"{what}_age"))
+        if age is None:
+            never += 1
+        else:
+            aged.append(Item(f"{text(r.get('datname'))}.{schema}.{rel}", age, rel, schema))
+    if not aged:
         return cannot_tell(node, f"{what}-unknown", (
-            f"no user table {verb} yet ({tables:.0f} table(s)): nothing to judge"
-            if tables else "no user table in this database: nothing to judge (statistics are "
-                           "per database: check the database that holds the tables)"))
-    days = age / DAY
-    text = (f"{row.get(f'{what}_table')} {verb} {age:.0f} s ago"
-            + (f" ({days:.1f} days)" if days >= 1 else "")
-            + f"; {never:.0f} of {tables:.0f} table(s) never {verb}")
-    return Measured(age, text, extra=((f"never_{verb}", never),))
+            f"no user table {verb} yet ({tables} table(s)): nothing to judge" if tables
+            else "no user table matched --include/--exclude" if scope.filtered
+            else "no user table in this database: nothing to judge (statistics are per "
+                 "database: check the database that holds the tables, or --dbname)"))
+    top = max(aged, key=lambda i: (i.value, i.label))
+    days = top.value / DAY
+    text_ = (f"{top.schema}.{top.name} {verb} {top.value:.0f} s ago"
+             + (f" ({days:.1f} days)" if days >= 1 else "")
+             + f"; {never} of {tables} table(s) never {verb}")
+    return Measured(top.value, text_, extra=(
+        (f"never_{verb}", float(never)),
+        *((f"{i.label}:{what}_age_seconds", i.value) for i in sorted(aged, key=lambda i: i.label))))
 
 
 def _check(what: str) -> HealthCheck:
@@ -55,7 +72,8 @@ def _check(what: str) -> HealthCheck:
         summary=f"Seconds since the least recently {verb} table (PostgreSQL).",
         measures=f"seconds since the least recently {verb} table was {verb}",
         kinds=frozenset({"postgres"}), metric=f"{what}_age_seconds",
-        read=lambda node, conn: _read(what, node, conn),
+        read=lambda node, conn: _read(what, node, conn, Scope()),
+        scoped=lambda node, conn, scope: _read(what, node, conn, scope), filters="relation",
         defaults=Thresholds.above(DAY, 2 * DAY), unit="seconds", finding=f"{what}-age")
 
 

@@ -15,6 +15,7 @@ from dbgauge.toolkit.ranges import Range, check_percent, parse_range
 from dbgauge.toolkit.result import Finding, Status, perf_label, worst
 
 if TYPE_CHECKING:
+    from dbgauge.checks.health.filters import Scope
     from dbgauge.toolkit.db import Connection
     from dbgauge.toolkit.targets import Target
 
@@ -68,12 +69,15 @@ class Thresholds:
     CRITICAL when the critical range alerts, else WARNING when the warning range does.
     `share`: the value is a percentage of a limit, and how a threshold is read
     (`Share`); None: a threshold with `%` is refused. `seconds`: the value is a time, so
-    a threshold may carry a time unit (`-w 5m`); elsewhere one is refused."""
+    a threshold may carry a time unit (`-w 5m`); elsewhere one is refused. `bytes`: the value
+    is a size, so a threshold may carry a size unit (`-w 10GB`); elsewhere one is refused."""
 
     warning: Range
     critical: Range
     share: Share | None = None
     seconds: bool = False
+    bytes: bool = False
+    lower_is_worse: bool = False  # a ratio: `-w 90%` alerts below 90, as check_postgres
 
     @classmethod
     def above(cls, warning: float, critical: float, share: Share | None = None
@@ -112,7 +116,8 @@ class Thresholds:
         for i, rng in enumerate((self.warning, self.critical)):
             counted = self.share is not None and self.share.counts(rng)
             name = self.share.count_metric if counted and self.share else metric
-            out.setdefault(name, [None, None])[i] = rng.plain
+            never = rng.start == -math.inf and rng.end == math.inf and not rng.inside
+            out.setdefault(name, [None, None])[i] = None if never else rng.plain
         return {name: (w, c) for name, (w, c) in out.items()}
 
     def override(self, warning: Range | str | float | None,
@@ -127,7 +132,7 @@ class Thresholds:
                 w = c
             elif critical is None:
                 c = w
-        return Thresholds(w, c, self.share, self.seconds)
+        return replace(self, warning=w, critical=c)
 
     def _read(self, given: Range | str | float, option: str) -> Range:
         rng = _as_range(given)
@@ -136,6 +141,13 @@ class Thresholds:
                 raise ConfigError(f"{option} {given}: this check's value is not a time: give "
                                   "it without a time unit")
             return replace(rng, duration=False)  # in seconds, as the check's value
+        if rng.size:
+            if not self.bytes:
+                raise ConfigError(f"{option} {given}: this check's value is not a size: give "
+                                  "it without a size unit")
+            return replace(rng, size=False)  # in bytes, as the check's value
+        if self.lower_is_worse and rng.upper is not None:  # `90%` is `90%:` here
+            rng = replace(rng, start=rng.upper, end=math.inf)
         if self.share is not None:
             return self.share.reads(rng, option)
         if rng.percent:
@@ -196,6 +208,7 @@ class Measured:
 
 
 Read = Callable[["Target", "Connection"], "Measured | NodeOutcome"]
+ScopedRead = Callable[["Target", "Connection", "Scope"], "Measured | NodeOutcome"]
 
 
 @dataclass(frozen=True, eq=False)  # a check is itself: compared by identity
@@ -217,6 +230,13 @@ class HealthCheck:
     finding: str = ""  # the kind of the finding when a threshold is crossed
     requires: str = ""  # a version its kinds need, in the docs table ("MySQL 8")
     takes_heartbeat_table: bool = False  # its command takes --heartbeat-table (lag)
+    # a check over objects: read with the user's Scope; `filters` names what
+    # --include/--exclude match ("database", "relation"), "" for none
+    scoped: ScopedRead | None = None
+    filters: str = ""
+    takes_query: bool = False  # its command takes --query (custom-query)
+    takes_checksum: bool = False  # -w/-c are checksums, not ranges (settings-checksum)
+    needs_thresholds: bool = False  # no defaults: -w or -c must be given (check_postgres)
 
     def __post_init__(self) -> None:
         if self.defaults is not None and not (self.unit and self.finding):
@@ -224,11 +244,16 @@ class HealthCheck:
         if self.defaults is not None and self.unit == "seconds" and not self.defaults.seconds:
             # a check of seconds takes thresholds with a time unit (-w 5m)
             object.__setattr__(self, "defaults", replace(self.defaults, seconds=True))
+        if self.defaults is not None and self.unit == "bytes" and not self.defaults.bytes:
+            # a check of bytes takes thresholds with a size unit (-w 10GB)
+            object.__setattr__(self, "defaults", replace(self.defaults, bytes=True))
 
-    def evaluate(self, node: Target, conn: Connection, limits: Thresholds | None = None
-                 ) -> NodeOutcome:
-        """Read one node and judge it (`limits`: the defaults unless given)."""
-        return self.judge(node, self.read(node, conn), limits)
+    def evaluate(self, node: Target, conn: Connection, limits: Thresholds | None = None,
+                 scope: Scope | None = None) -> NodeOutcome:
+        """Read one node and judge it (`limits`: the defaults unless given; `scope`:
+        the user's filters, for a check over objects)."""
+        got = self.scoped(node, conn, scope) if self.scoped and scope else self.read(node, conn)
+        return self.judge(node, got, limits)
 
     def judge(self, node: Target, got: Measured | NodeOutcome,
               limits: Thresholds | None = None) -> NodeOutcome:

@@ -30,7 +30,9 @@ def pool_wait(facts: PoolsFacts) -> Measured:
     total = sum(waiting.values())
     worst_pool = max(maxwait, key=lambda p: (maxwait[p], waiting.get(p, 0.0)), default="")
     longest = maxwait.get(worst_pool, 0.0)
-    text = f"{total:.0f} client(s) waiting in {len(maxwait)} pool(s)"
+    queueing = sum(1 for n in waiting.values() if n > 0)  # pools with a client waiting
+    text = (f"{total:.0f} client(s) waiting in {queueing} of {len(maxwait)} pool(s)"
+            if total else f"no client waiting in {len(maxwait)} pool(s)")
     if longest > 0 or total:
         text += (f"; longest wait {longest:.1f} s in pool {worst_pool} "
                  f"({waiting.get(worst_pool, 0.0):.0f} waiting)")

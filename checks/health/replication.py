@@ -5,9 +5,10 @@ collector's channels): a stopped SQL or I/O thread is CRITICAL with the server's
 error, an I/O thread still connecting or a recorded error on running threads is WARNING.
 PostgreSQL standby: the WAL receiver must be streaming (else CRITICAL), paused replay and
 a receiver silent longer than a working link ever is (wal_receiver_timeout/2 + 5 s: it is
-stalled) are WARNING; primary: standbys not streaming or silent (no reply within
+stalled) are WARNING; primary: physical standbys not streaming or silent (no reply within
 wal_sender_timeout/2 + 5 s), inactive or lost replication slots (the postgres_replication
-collector's facts). What the role cannot see is UNKNOWN, naming the grant. A server that
+collector's facts); a logical subscriber's walsender is not a standby (its subscriber
+is checked on the subscriber). What the role cannot see is UNKNOWN, naming the grant. A server that
 is not replicating at all is OK and says so.
 """
 
@@ -152,6 +153,14 @@ def _subscriptions_note(subscriptions: Sequence[Subscription]) -> str:
     return note
 
 
+def _publisher_note(senders: Sequence[Standby]) -> str:
+    """The logical walsenders (subscribers'), which are not standbys."""
+    if not senders:
+        return ""
+    streaming = sum(1 for s in senders if s.state == "streaming")
+    return f", {streaming} of {len(senders)} logical walsender(s) streaming to subscribers"
+
+
 def _subscription_perf(node: str, subscriptions: Sequence[Subscription]
                        ) -> list[tuple[str, float]]:
     perf = []
@@ -173,7 +182,7 @@ def _postgres(node: Target, conn: Connection) -> NodeOutcome:
             return NodeOutcome(node.name, tuple(findings), note="standby, receiver unseen")
         perf = ((perf_label(node.name, METRIC), 0.0 if findings else 1.0),)
         return NodeOutcome(node.name, tuple(findings), perf, "standby, streaming")
-    standbys, slots, subscriptions = facts.standbys, facts.slots, facts.subscriptions
+    standbys, slots, subscriptions = facts.physical, facts.slots, facts.subscriptions
     hidden = facts.local.hidden
     if not standbys and not slots and not subscriptions and not hidden:
         return nothing_to_check(node, "not replicating (no standby, no slot, no subscription)")
@@ -181,7 +190,8 @@ def _postgres(node: Target, conn: Connection) -> NodeOutcome:
     findings += subscription_findings(node.name, subscriptions)
     streaming = sum(1 for st in standbys if st.state == "streaming")
     shown = (standbys or slots) and not hidden  # a count of what it sees is not the count
-    notes = [f"primary, {streaming} standby(s) streaming"] if shown else []
+    notes = [f"primary, {streaming} standby(s) streaming" + _publisher_note(facts.logical)
+             ] if shown else []
     values = [(perf_label(node.name, METRIC), float(streaming))] if shown else []
     if subscriptions:
         notes.append(_subscriptions_note(subscriptions))

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from dbgauge.checks.health.model import HealthCheck, NodeOutcome, Thresholds
+from dbgauge.checks.health.scope import Scope
 from dbgauge.checks.nodes import Failed, applicable, each_node
 from dbgauge.toolkit.errors import ConfigError
 from dbgauge.toolkit.result import CheckResult, Finding, Status, plugin_result
@@ -17,7 +18,7 @@ from dbgauge.toolkit.targets import Deadline, Selection
 
 def run_health(check: HealthCheck, nodes: Selection,
                limits: Thresholds | None = None, *, deadline: Deadline | None = None,
-               down: Status = Status.CRITICAL) -> CheckResult:
+               down: Status = Status.CRITICAL, scope: Scope | None = None) -> CheckResult:
     """Run one health check on the nodes of the kinds it supports.
 
     Configured targets of other kinds are skipped; a node the user named explicitly that
@@ -25,6 +26,9 @@ def run_health(check: HealthCheck, nodes: Selection,
     down is `down` (CRITICAL unless asked otherwise); a node without a result by
     `deadline` is UNKNOWN, named, and the others' results are kept.
     """
+    if limits is None and check.needs_thresholds:
+        raise ConfigError(f"check {check.name} has no default thresholds (as check_postgres): "
+                          "give --warning or --critical")
     if limits is None:
         limits = check.defaults
     elif check.defaults is None:
@@ -35,7 +39,7 @@ def run_health(check: HealthCheck, nodes: Selection,
     runnable, misfits = applicable(check.name, check.kinds, nodes)
     chosen = limits
     outcomes = [got if isinstance(got, NodeOutcome) else _failed(got)
-                for got in each_node(runnable, lambda n, c: check.evaluate(n, c, chosen),
+                for got in each_node(runnable, lambda n, c: check.evaluate(n, c, chosen, scope),
                                      deadline=deadline, down=down)]
     outcomes += [NodeOutcome(f.node, (f,)) for f in misfits]
     if not outcomes:

@@ -8,13 +8,16 @@ sequence: the ones the role may not read are not judged, and make the check UNKN
 naming the grant (a sequence it cannot read may be the one running out); those another
 session's lock kept it from reading this time are counted in the message. When no sequence
 could be judged because of locks alone, the check is UNKNOWN too. A threshold is a
-percentage (`-w 85` or `-w 85%`); one outside 0..100 is refused.
+percentage (`-w 85` or `-w 85%`); one outside 0..100 is refused. Each sequence read
+(the collector's top N) has its perfdata item, `schema.sequence` as check_postgres labels
+it; `--include`/`--exclude` pick sequences by name (`schema.` a schema), reading them all.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from dbgauge.checks.health.filters import Scope
 from dbgauge.checks.health.model import (
     HealthCheck,
     Measured,
@@ -30,12 +33,20 @@ if TYPE_CHECKING:
     from dbgauge.toolkit.db import Connection
     from dbgauge.toolkit.targets import Target
 
+ALL = 1_000_000  # sequences read when --include/--exclude pick among them
 
-def _read(node: Target, conn: Connection) -> Measured | NodeOutcome:
+
+def _read(node: Target, conn: Connection, scope: Scope) -> Measured | NodeOutcome:
     from dbgauge.collectors.postgres_sequences import read_sequences
 
-    facts = read_sequences(conn)
-    used = [s for s in facts.sequences if s.used_ratio is not None]
+    # the collector reads the top N; a filter must see them all to pick from
+    facts = read_sequences(conn, ALL) if scope.filtered else read_sequences(conn)
+    used = [s for s in facts.sequences if s.used_ratio is not None
+            and not scope.skips(s.sequence, s.schema)]
+    if scope.filtered and not used:
+        return cannot_tell(node, "no-matching-sequence",
+                           f"no sequence in use matched --include/--exclude "
+                           f"({facts.total:.0f} sequence(s))")
     unreadable = (f", {facts.unreadable:.0f} not readable by this role"
                   if facts.unreadable else "") + \
         (f", {facts.locked:.0f} locked by another session (not read)" if facts.locked else "")
@@ -58,11 +69,15 @@ def _read(node: Target, conn: Connection) -> Measured | NodeOutcome:
     return Measured(percent, f"sequence {top.schema}.{top.sequence} {percent:.1f}% used "
                              f"({facts.total:.0f} sequence(s){unreadable})",
                     extra=(("sequences_unreadable", facts.unreadable),
-                           ("sequences_locked", facts.locked)), findings=unseen)
+                           ("sequences_locked", facts.locked),
+                           *((f"{q.schema}.{q.sequence}:sequence_used_percent",
+                              100.0 * (q.used_ratio or 0.0)) for q in used)),
+                    findings=unseen)
 
 
 CHECK = HealthCheck(
     name="sequence", summary="The sequence nearest its end, percent used (PostgreSQL).",
     measures="the sequence nearest its end, percent used", kinds=frozenset({"postgres"}),
-    metric="sequence_used_percent", read=_read, defaults=Thresholds.above(85.0, 95.0, Share()),
+    metric="sequence_used_percent", read=lambda node, conn: _read(node, conn, Scope()),
+    scoped=_read, filters="sequence", defaults=Thresholds.above(85.0, 95.0, Share()),
     unit="percent", finding="sequence-exhaustion")

@@ -230,10 +230,12 @@ def backend_unreachable(x: Backends, out: Out) -> None:
 
 
 def postgres_limits(dsn: str, password: str | None = None) -> tuple[int, int]:
-    """max_connections and the reserved slots of a PostgreSQL server."""
+    """max_connections and the slots a pooler's (ordinary) role cannot take: the
+    superuser-reserved ones and, on PostgreSQL 16+, reserved_connections."""
     conn = connect_dsn(dsn, password=password, kind="postgres")
     try:
         row = conn.query("max_connections")[0]
-        return int(row["max_connections"]), int(row.get("reserved_connections") or 0)
+        return int(row["max_connections"]), int(row.get("reserved_connections") or 0) + int(
+            row.get("role_reserved_connections") or 0)
     finally:
         conn.close()

@@ -11,6 +11,7 @@ comparison with the running pooler (`live`).
 from __future__ import annotations
 
 import os
+import re
 import resource
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -161,7 +162,8 @@ def environment_for(cfg: PgbConfig, version: Version, *, max_connections: int | 
 class PgbouncerOptions:
     """What the command line adds to the file: version, live DSNs, limits, password."""
 
-    version: Version | None = None  # None: the live server's, else the latest known
+    version: Version | None = None  # None: the live server's, else `installed`, else latest
+    installed: Version | None = None  # the pgbouncer on this machine (installed_version())
     live_dsn: str | None = None
     postgres_dsn: str | None = None
     max_connections: int | None = None
@@ -171,18 +173,47 @@ class PgbouncerOptions:
     root: str | None = None  # absolute paths of the config are looked up under this
 
 
+def installed_version() -> Version | None:
+    """The version of the pgbouncer binary on PATH (`pgbouncer --version`), None without
+    one: a file validated on the pooler's host is for that version."""
+    import shutil
+    import subprocess
+
+    binary = shutil.which("pgbouncer")
+    if binary is None:
+        return None
+    try:
+        out = subprocess.run([binary, "--version"], capture_output=True, text=True,
+                             timeout=10, check=False).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    m = re.search(r"PgBouncer (\d+)\.(\d+)", out)
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def chosen_version(opts: PgbouncerOptions, live: Version | None) -> tuple[Version, str]:
+    """The parameter table to check against, and where its version came from (said in the
+    result): --pgbouncer-version, else the live pooler's, else the installed pgbouncer's,
+    else the latest known. A version outside the table is its nearest end."""
+    for version, source in ((opts.version, "--pgbouncer-version"),
+                            (live, "the live pooler's version"),
+                            (opts.installed, "the installed pgbouncer's version")):
+        if version is not None:
+            near = version if version in KNOWN_VERSIONS else (
+                LATEST if version > LATEST else KNOWN_VERSIONS[0])
+            return near, source
+    return LATEST, "the latest known; set --pgbouncer-version"
+
+
 def validate_pgbouncer(path: str, opts: PgbouncerOptions) -> CheckResult:
     """The whole `dbgauge validate pgbouncer`: offline checks, then the live ones."""
     cfg = load_config(path, opts.root)
     findings: list[Finding] = []
-    version = opts.version
+    live_version = None
     if opts.live_dsn:
         live_version, live = live_findings(cfg, opts.live_dsn, password=opts.password)
         findings += live
-        if version is None:
-            version = live_version if live_version in KNOWN_VERSIONS else (
-                LATEST if live_version > LATEST else KNOWN_VERSIONS[0])
-    version = version or LATEST
+    version, source = chosen_version(opts, live_version)
     max_conn, reserved = opts.max_connections, opts.reserved_connections
     if opts.postgres_dsn:
         max_conn, reserved = postgres_limits(opts.postgres_dsn, opts.password)
@@ -190,4 +221,5 @@ def validate_pgbouncer(path: str, opts: PgbouncerOptions) -> CheckResult:
                           reserved_connections=reserved, fd_limit=opts.fd_limit,
                           root=opts.root)
     findings = check_pgbouncer(cfg, env) + findings
-    return config_result(f"{NAME} {path} (PgBouncer {version_text(version)})", findings)
+    return config_result(f"{NAME} {path} (PgBouncer {version_text(version)} parameter table: "
+                         f"{source})", findings)

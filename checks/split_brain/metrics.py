@@ -43,5 +43,6 @@ def samples(result: CheckResult, nodes: Sequence[str]) -> list[Sample]:
 
 
 SCHEDULED = ScheduledCheck(NAME, APPLIES_TO,
-                           lambda nodes, _limits, down: check_split_brain(nodes, down=down),
+                           lambda nodes, _limits, down, deadline: check_split_brain(
+                               nodes, down=down, deadline=deadline),
                            metrics=(SPLIT_BRAIN_FINDINGS, SPLIT_BRAIN_ERRANT), samples=samples)

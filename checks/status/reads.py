@@ -122,8 +122,8 @@ def _postgres(node: Target, conn: Connection, address: Address) -> tuple[NodeSta
             else f"WAL receiver {local.wal_receiver_status}"
     else:
         role = "subscriber" if subs else "primary"
-        findings += primary_findings(node.name, facts.standbys, facts.slots, local.hidden)
-        if facts.standbys and not local.hidden:  # a stalled standby shows here first
+        findings += primary_findings(node.name, facts.physical, facts.slots, local.hidden)
+        if facts.physical and not local.hidden:  # a stalled standby shows here first
             findings += lag.CHECK.judge(node, lag.primary_lag(node, facts)).findings
         findings += subscription_findings(node.name, subs)
         replication = ", ".join(

@@ -129,7 +129,7 @@ _BGWRITER = ("checkpoints_timed", "checkpoints_req", "checkpoint_write_time",
              "buffers_backend", "buffers_backend_fsync", "buffers_alloc")
 _BGWRITER_17 = ("buffers_clean", "maxwritten_clean", "buffers_alloc")
 # pg_stat_checkpointer (PostgreSQL 17+): peer name -> dbgauge's fact
-_CHECKPOINTER = (("num_timed", "checkpoints_timed"), ("num_requested", "checkpoints_req"),
+_CHECKPOINTER = (("num_timed", "num_timed"), ("num_requested", "num_requested"),
                  ("restartpoints_timed", "restartpoints_timed"),
                  ("restartpoints_req", "restartpoints_req"),
                  ("restartpoints_done", "restartpoints_done"),
@@ -290,7 +290,12 @@ def _bgwriter_families() -> Iterator[PeerFamily]:
             "maxwritten_clean": "bgwriter_maxwritten_clean_total",
             "buffers_backend": "buffers_backend_total",
             "buffers_backend_fsync": "buffers_backend_fsync_total",
-            "buffers_alloc": "buffers_alloc_total"}
+            "buffers_alloc": "buffers_alloc_total",
+            "restartpoints_timed": "restartpoints_timed_total",
+            "restartpoints_req": "restartpoints_requested_total",
+            "restartpoints_done": "restartpoints_done_total",
+            "num_timed": "checkpoints_timed_total",
+            "num_requested": "checkpoints_requested_total"}
     for column in _BGWRITER:
         mine = "dbgauge_postgres_" + ours[column]
         note = "milliseconds in the peer's series" if column.endswith("_time") else ""
@@ -304,8 +309,10 @@ def _bgwriter_families() -> Iterator[PeerFamily]:
                                                 "reset"))
     for name, column in _CHECKPOINTER:
         mine = "dbgauge_postgres_" + ours[column] if column in ours else ""
+        note = "dbgauge's counts a standby's restartpoints too, as before 17" \
+            if name.startswith("num_") else ""
         yield PeerFamily(_spec(f"pg_stat_checkpointer_{name}_total", "counter",
-                               f"pg_stat_checkpointer.{name} (PostgreSQL 17+)", ()), mine)
+                               f"pg_stat_checkpointer.{name} (PostgreSQL 17+)", ()), mine, note)
     yield PeerFamily(_spec("pg_stat_checkpointer_stats_reset_total", "counter",
                            "Time at which these statistics were last reset", ()))
 

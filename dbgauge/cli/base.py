@@ -13,7 +13,7 @@ import signal
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 import click
 
@@ -32,8 +32,13 @@ from dbgauge.toolkit.redact import redact, register_secret
 from dbgauge.toolkit.result import Status
 from dbgauge.toolkit.units import parse_duration
 
+if TYPE_CHECKING:
+    from dbgauge.toolkit.render.progress import Every
+
+# No short letter: -c is --critical wherever dbgauge takes thresholds (check_postgres' and
+# the monitoring plugins' -c), so it means nothing else anywhere.
 CONFIG_OPTION = click.option(
-    "--config", "-c", "config_path", envvar=ENV_CONFIG, metavar="FILE",
+    "--config", "config_path", envvar=ENV_CONFIG, metavar="FILE",
     help=f"YAML config file (default: ${ENV_CONFIG}).",
 )
 
@@ -69,7 +74,7 @@ COMPAT_ONLY_OPTION = click.option(
          "collector metrics stay. Sets daemon.compat_only.")
 
 
-def _progress_interval(_ctx: click.Context, _param: click.Parameter, value: str) -> float:
+def _progress_interval(_ctx: click.Context, _param: click.Parameter, value: str) -> Every:
     from dbgauge.toolkit.render.progress import parse_progress
 
     try:
@@ -80,9 +85,11 @@ def _progress_interval(_ctx: click.Context, _param: click.Parameter, value: str)
 
 PROGRESS_OPTION = click.option(
     "--progress", default="time,30", show_default=True, callback=_progress_interval,
-    metavar="time,N", help="Not on a terminal: a status line (N of M, percent, time left) "
-                           "on stderr every N seconds, as pt-table-checksum's --progress. "
-                           "On a terminal a progress bar with the ETA is drawn instead.")
+    metavar="TYPE,N", help="Not on a terminal: a status line (N of M, percent, time left) "
+                           "on stderr every N seconds (time,N), every N percent of the work "
+                           "(percentage,N) or every N tables or files (iterations,N), as "
+                           "pt-table-checksum's --progress. On a terminal a progress bar "
+                           "with the ETA is drawn instead.")
 QUIET_OPTION = click.option("--quiet", "-q", is_flag=True,
                             help="No progress bar and no status lines.")
 

@@ -3,6 +3,7 @@ monitoring-plugin output and exit codes."""
 
 from __future__ import annotations
 
+import itertools
 import os
 import sys
 import threading
@@ -45,15 +46,38 @@ class _PluginGroup(click.Group):
             self.add_command(_health_command(check))
         return super().get_command(ctx, cmd_name)
 
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        """A bare `dbgauge check` is a usage error too: UNKNOWN, not click's exit 2 (which a
+        monitor reads as CRITICAL)."""
+        if not args and not ctx.resilient_parsing:
+            usage_error("check", "no check named: dbgauge check NAME (the list: dbgauge "
+                                 "check --help)", help_hint=False)
+            ctx.exit(3)
+        return super().parse_args(ctx, args)
+
     def invoke(self, ctx: click.Context) -> object:
         try:
             return super().invoke(ctx)
         except click.UsageError as exc:
             command = exc.ctx.command if exc.ctx is not None else None
             name = command.name if command is not None and command is not self else "check"
-            message = redact_args(" ".join(exc.format_message().split()), sys.argv[1:])
-            click.echo(f"{(name or 'check').upper()} UNKNOWN - {message} (see --help)")
+            usage_error(name or "check", exc.format_message())
             ctx.exit(3)
+
+
+def usage_error(name: str, message: str, *, help_hint: bool = True) -> None:
+    """A usage error as a check's output (exit 3 is the caller's): one UNKNOWN plugin line,
+    or, when the command line asks for --format json, the JSON document a check prints,
+    so a consumer that parses JSON gets JSON whatever went wrong."""
+    args = sys.argv[1:]
+    message = redact_args(" ".join(message.split()), args)
+    if "--format=json" in args or ("--format", "json") in itertools.pairwise(args):
+        from dbgauge.toolkit.render.plugin import render_plugin_json
+
+        finding = Finding(Status.UNKNOWN, "", "usage", message)
+        click.echo(render_plugin_json(plugin_result(name, [finding], message)), nl=False)
+        return
+    click.echo(f"{name.upper()} UNKNOWN - {message}" + (" (see --help)" if help_hint else ""))
 
 
 class RangeType(click.ParamType):  # type: ignore[type-arg]  # generic only from click 8.3
@@ -236,7 +260,8 @@ def _check_failed(name: str, exc: DbgaugeError, fmt: str) -> NoReturn:
 
 def _selection(config_path: str | None, targets: tuple[str, ...],
                node_dsns: tuple[str, ...], password_file: Path | None,
-               password_env: str | None, heartbeat_table: str | None = None) -> Selection:
+               password_env: str | None, heartbeat_table: str | None = None,
+               heartbeat_source: int | None = None) -> Selection:
     """The nodes of a check's command line (the config is read only when needed)."""
     from dbgauge.toolkit.targets import needs_config, select
 
@@ -247,7 +272,8 @@ def _selection(config_path: str | None, targets: tuple[str, ...],
         configured = app.load_config(config_path).all_targets()
     return select(targets, node_dsns, configured, password_file=password_file,
                   password_env=password_env, heartbeat_table=heartbeat_table,
-                  defaults_file=click.get_current_context().meta.get("defaults_file"))
+                  defaults_file=click.get_current_context().meta.get("defaults_file"),
+                  heartbeat_source=heartbeat_source)
 
 
 @check_group.command("split-brain", short_help="Errant GTIDs, writable replicas, two primaries.")
@@ -301,19 +327,27 @@ def _health_command(check: HealthCheck) -> click.Command:
                 node_dsns: tuple[str, ...], password_file: Path | None,
                 password_env: str | None, fmt: str, timeout: float, verbosity: int,
                 down: Status, warning: Range | None = None, critical: Range | None = None,
-                heartbeat_table: str | None = None) -> None:
+                heartbeat_table: str | None = None, source_server_id: int | None = None,
+                include: tuple[str, ...] = (), exclude: tuple[str, ...] = (),
+                query: str = "", dbnames: tuple[str, ...] = ()) -> None:
         from dbgauge.checks.health.run import run_health
+        from dbgauge.checks.health.scope import Scope, per_database
 
         given = warning is not None or critical is not None
         try:
             limits = check.limits(warning, critical) if given else None
+            scope = Scope(include, exclude, query, *(
+                (str(warning or ""), str(critical or "")) if check.takes_checksum else ())
+            ) if check.scoped else None
         except DbgaugeError as exc:  # a threshold the check cannot mean: exit 3
             _check_failed(check.name, exc, fmt)
 
         def work(deadline: Deadline) -> CheckResult:
             nodes = _selection(config_path, targets, node_dsns, password_file,
-                               password_env, heartbeat_table)
-            return run_health(check, nodes, limits, deadline=deadline, down=down)
+                               password_env, heartbeat_table, source_server_id)
+            nodes = per_database(nodes, dbnames)
+            return run_health(check, nodes, limits, deadline=deadline, down=down,
+                              scope=scope)
 
         try:
             result = _bounded(check.name, fmt, timeout, verbosity, work)
@@ -334,16 +368,26 @@ def _health_help(check: HealthCheck) -> str:
     share = defaults.share if defaults else None
     return (f"{check.summary.rstrip('.')}: see docs/checks.md for what is measured on each "
             "kind of server.\n\n\b\n"
-            + (f"Thresholds: --warning/--critical, default {defaults.warning.plain} and "
+            + ("-c/-w CHECKSUM: the checksum expected (check_postgres' settings_checksum)."
+               "\n" if check.takes_checksum else
+               "Thresholds: --warning/--critical, no default: give one or both (as "
+               "check_postgres).\n" if defaults and check.needs_thresholds else
+               f"Thresholds: --warning/--critical, default {defaults.warning.plain} and "
                f"{defaults.critical.plain} {check.unit}.\n" if defaults else
                "No thresholds: each problem it finds has its own severity.\n")
             + (f"A bare number is a count of {share.count} (as check_postgres reads it), "
                f"N% a share of the limit (0 to 100).\n" if share and share.count else
                "A threshold is a percentage, 0 to 100 (N or N%).\n" if share else
-               "Seconds, or a time with its unit (5m, 1h30m, 500ms).\n"
-               if defaults and defaults.seconds else "")
+               "Seconds, or a time with its unit (10s, 5m, 1h30m, 1d, '1 minute').\n"
+               if defaults and defaults.seconds else
+               "Bytes, or a size with its unit (500 kB, 10GB).\n"
+               if defaults and defaults.bytes else "")
             + f"Example: dbgauge check {check.name} --config dbgauge.yaml --target NAME"
             + (" --warning W --critical C" if defaults else ""))
+
+
+def _default(check: HealthCheck, level: Range) -> str:
+    return "no default" if check.needs_thresholds else f"default {level}"
 
 
 def _health_options(check: HealthCheck) -> list[_Decorator]:
@@ -352,15 +396,52 @@ def _health_options(check: HealthCheck) -> list[_Decorator]:
     if check.defaults is not None:
         options += [
             click.option("-c", "--critical", type=RangeType(), metavar="RANGE",
-                         help="CRITICAL when the value is outside RANGE (10: above 10; "
-                              f"10: below; @10:20 inside; default {check.defaults.critical})."),
+                         help="CRITICAL when the value is outside RANGE: 10 alerts above "
+                              "10, 10: below 10, 10:20 outside 10..20, @10:20 inside it "
+                              f"({_default(check, check.defaults.critical)})."),
             click.option("-w", "--warning", type=RangeType(), metavar="RANGE",
-                         help="WARNING when the value is outside RANGE (default "
-                              f"{check.defaults.warning})."),
+                         help="WARNING when the value is outside RANGE, written as for "
+                              f"--critical ({_default(check, check.defaults.warning)})."),
         ]
+    if check.takes_checksum:
+        options += [
+            click.option("-c", "--critical", metavar="CHECKSUM",
+                         help="CRITICAL when the settings' checksum is not CHECKSUM (0: only "
+                              "print it, UNKNOWN)."),
+            click.option("-w", "--warning", metavar="CHECKSUM",
+                         help="WARNING when the settings' checksum is not CHECKSUM.")]
+    options += _scope_options(check)
     if check.takes_heartbeat_table:
         options.append(click.option(
             "--heartbeat-table", metavar="SCHEMA.TABLE",
             help="Read lag from this heartbeat table on --node servers (configured targets "
                  "use their heartbeat settings)."))
+        options.append(click.option(
+            "--master-server-id", "source_server_id", type=click.IntRange(0), metavar="ID",
+            help="With --heartbeat-table: measure the row of this server_id "
+                 "(pt-heartbeat's --master-server-id; default: the newest row not written "
+                 "by the replica itself)."))
+    return options
+
+
+def _scope_options(check: HealthCheck) -> list[_Decorator]:
+    """check_postgres' --include/--exclude for a check over objects, --query for
+    custom-query."""
+    options: list[_Decorator] = []
+    if check.filters:
+        options += [click.option(
+            f"--{word}", f"{word}", multiple=True, metavar="NAMES",
+            help=f"{word.capitalize()} {check.filters}s by name, as check_postgres: "
+                 "comma-separated, repeatable, ~REGEX, SCHEMA. for a schema; exclusion "
+                 "first, inclusion brings back.") for word in ("exclude", "include")]
+    if "postgres" in check.kinds:
+        options.append(click.option(
+            "--dbname", "dbnames", multiple=True, metavar="NAMES",
+            help="Check PostgreSQL nodes once per database named (comma-separated, "
+                 "repeatable), as check_postgres' --dbname: each is a node NODE/DATABASE."))
+    if check.takes_query:
+        options.append(click.option(
+            "--query", required=True, metavar="SQL",
+            help="A read-only query whose column `result` (a number) is held against "
+                 "the ranges; run in a read-only transaction, at most 1000 rows."))
     return options

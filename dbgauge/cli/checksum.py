@@ -23,7 +23,7 @@ from dbgauge.cli.base import (
 from dbgauge.toolkit.errors import DbgaugeError
 
 if TYPE_CHECKING:
-    from dbgauge.toolkit.render.progress import Progress
+    from dbgauge.toolkit.render.progress import Every, Progress
     from dbgauge.toolkit.result import CheckResult
     from dbgauge.toolkit.targets import Target
 
@@ -66,12 +66,15 @@ if TYPE_CHECKING:
               metavar="SECONDS", help="Target time of one chunk.")
 @click.option("--chunk-size", type=click.IntRange(1), metavar="ROWS",
               help="Fixed rows per chunk instead of sizing chunks to --chunk-time "
-                   "(pt-table-checksum's --chunk-size; not with --chunk-time).")
+                   "(pt-table-checksum's --chunk-size; not with --chunk-time). Every table is "
+                   "walked in such chunks: no whole-table pre-check unless "
+                   "--whole-table-time is given too.")
 @click.option("--whole-table-time", default="2s", show_default=True,
               callback=lambda _c, _p, v: seconds(v), metavar="SECONDS",
               help="MariaDB pairs: compare a table expected to take at most this long "
                    "whole with CHECKSUM TABLE first (read-only, on every side at once), and "
-                   "walk its chunks only if the values differ (0: always walk chunks).")
+                   "walk its chunks only if the values differ (0: always walk chunks; the "
+                   "default with --chunk-size).")
 @click.option("--max-lag", default="1s", show_default=True, callback=positive_duration,
               metavar="SECONDS", help="Pause while a replica lags more than this.")
 @click.option("--max-wait", default="10m", show_default=True, callback=positive_duration,
@@ -138,7 +141,7 @@ def checksum(source_arg: str, replica_args: tuple[str, ...], config_path: str | 
              allow_read_only: bool, replicate_check_only: bool, different_databases: bool,
              retries: int, retry_delay: float, fmt: str, print_repair: bool,
              show_values: bool, resume: bool, state_file: Path | None, run_time: float | None,
-             password_file: Path | None, progress: float, quiet: bool) -> None:
+             password_file: Path | None, progress: Every, quiet: bool) -> None:
     """Compare tables on a source and its replicas chunk by chunk, and name the rows that
     differ (missing, extra or changed) by key. Exit status: 0 no drift, 1 drift found,
     2 could not check (the reason is printed): also when no table was compared, and for a
@@ -164,11 +167,12 @@ def checksum(source_arg: str, replica_args: tuple[str, ...], config_path: str | 
     reporter = Progress("table", interval=progress, quiet=quiet)
     signal.signal(signal.SIGTERM, _stop)
     try:
-        pt = _pt_options(chunk_size, max_threads_running, max_load, recursion_method)
+        pt = _pt_options(chunk_size, max_threads_running, max_load, recursion_method,
+                         whole_table_time)
         source, replicas = _targets(source_arg, replica_args, config_path, password_file)
         options = ChecksumOptions(
             tables=tuple(split_names(tables)), exclude=tuple(split_names(exclude)),
-            method=method, chunk_time=chunk_time, whole_table_time=whole_table_time,
+            method=method, chunk_time=chunk_time,
             max_lag=max_lag, max_pause=max_wait, wait_timeout=max_wait, retries=retries,
             max_threads_running=max_threads_running, retry_delay=retry_delay,
             print_repair=print_repair, resume=resume, state_file=state_file,
@@ -234,14 +238,16 @@ def _echo(result: CheckResult, fmt: str) -> None:
 
 
 def _pt_options(chunk_size: int | None, max_threads_running: int, max_load: tuple[str, ...],
-                recursion_method: tuple[str, ...]) -> dict[str, Any]:
-    """pt-table-checksum's options that need checking against dbgauge's own."""
+                recursion_method: tuple[str, ...], whole_table_time: float) -> dict[str, Any]:
+    """pt-table-checksum's options that need checking against dbgauge's own. A user who
+    sizes chunks (--chunk-size) expects chunks: it turns the whole-table pre-check off
+    unless --whole-table-time is given too."""
     from dbgauge.checks.drift.discover import parse_recursion_method
     from dbgauge.checks.drift.load import THREADS_RUNNING, parse_max_load
     from dbgauge.toolkit.errors import ConfigError
 
     ctx = click.get_current_context()
-    given = {name for name in ("chunk_time", "max_threads_running")
+    given = {name for name in ("chunk_time", "max_threads_running", "whole_table_time")
              if ctx.get_parameter_source(name) == ParameterSource.COMMANDLINE}
     if chunk_size is not None and "chunk_time" in given:
         raise ConfigError("give --chunk-size ROWS (fixed rows per chunk) or --chunk-time "
@@ -251,4 +257,7 @@ def _pt_options(chunk_size: int | None, max_threads_running: int, max_load: tupl
             name.lower() == THREADS_RUNNING.lower() for name, _ in limits):
         raise ConfigError(f"--max-load {THREADS_RUNNING}=N and --max-threads-running N set the "
                           "same limit: give one of them")
-    return {"max_load": limits, "recursion_method": parse_recursion_method(recursion_method)}
+    if chunk_size is not None and "whole_table_time" not in given:
+        whole_table_time = 0.0  # chunks of --chunk-size rows, as pt walks them
+    return {"max_load": limits, "recursion_method": parse_recursion_method(recursion_method),
+            "whole_table_time": whole_table_time}

@@ -46,11 +46,22 @@ def _connection_options(f: click.decorators.FC) -> click.decorators.FC:
 def _targets(args: tuple[str, ...], config_path: str | None, password_file: Path | None,
              password_env: str | None, settings: Heartbeat) -> list[Target]:
     """The command line's servers ([NAME=]DSN or configured names), MySQL family only,
-    each with these heartbeat settings."""
-    from dbgauge.toolkit.dsn import is_dsn
-    from dbgauge.toolkit.heartbeat import split_table, with_heartbeat
-    from dbgauge.toolkit.targets import resolve
+    each with these heartbeat settings (a pt DSN's D= and t= name the table when -D and
+    --table are left at their defaults, as pt-heartbeat reads them)."""
+    from dataclasses import replace
 
+    from dbgauge.toolkit.dsn import is_dsn, pt_table
+    from dbgauge.toolkit.heartbeat import split_table, table_name, with_heartbeat
+    from dbgauge.toolkit.targets import resolve, split_named
+
+    pieces = []
+    for arg in args:
+        name, dsn = split_named(arg)
+        db, tbl, rest = pt_table(dsn)
+        if (db or tbl) and settings.table == DEFAULT_HEARTBEAT_TABLE and tbl:
+            settings = replace(settings, table=table_name(db or _SCHEMA, tbl))
+        pieces.append(f"{name}={rest}" if name else rest)
+    args = tuple(pieces)
     split_table(settings.table)
     configured = None
     if config_path is not None and any(not is_dsn(a) for a in args):
@@ -151,10 +162,13 @@ def heartbeat_update(node: str, database: str, table: str, password_env: str | N
 @click.option("--master-server-id", "source_server_id", type=click.IntRange(0), metavar="ID",
               help="Measure this server's row (default: the newest row not written by the "
                    "replica itself, which follows a failover).")
+@click.option("--utc", is_flag=True,
+              help="pt-heartbeat's --utc, accepted: dbgauge always reads the table's times "
+                   "as UTC (so a pt-heartbeat writer needs --utc).")
 def heartbeat_monitor(nodes: tuple[str, ...], database: str, table: str,
                       password_env: str | None, password_file: Path | None,
                       config_path: str | None, interval: float, run_time: float | None,
-                      source_server_id: int | None) -> None:
+                      source_server_id: int | None, utc: bool) -> None:
     """Print each replica's lag every --interval, as pt-heartbeat --monitor does: the
     current lag and its averages over the last 1, 5 and 15 minutes,
     `NAME: 0.42s [ 0.40s, 0.38s, 0.38s ]`. A replica that cannot be read prints its
@@ -185,19 +199,65 @@ def heartbeat_monitor(nodes: tuple[str, ...], database: str, table: str,
 @click.pass_context
 def heartbeat_check(ctx: click.Context) -> None:
     """`dbgauge check lag` reading the heartbeat table (dbgauge.heartbeat unless
-    --heartbeat-table says otherwise): every option of `dbgauge check lag`
-    (--node, --config/--target, --warning/--critical, --format...) applies; exit codes
+    --heartbeat-table or pt-heartbeat's -D/--database and --table say otherwise): every
+    option of `dbgauge check lag` (--node, --config/--target, --warning/--critical,
+    --format...) applies, and pt-heartbeat's --master-server-id and --utc; exit codes
     0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN.
 
     \b
     Example:
-      dbgauge heartbeat check --node mysql://dbgauge@db2:3306/ --heartbeat-table \\
-          percona.heartbeat --warning 5 --critical 30
+      dbgauge heartbeat check --node mysql://dbgauge@db2:3306/ -D percona \\
+          --table heartbeat --warning 5 --critical 30
     """
-    from dbgauge.cli.check import check_group
+    from dbgauge.cli.check import check_group, usage_error
 
-    args = list(ctx.args)
-    if not any(a == "--heartbeat-table" or a.startswith("--heartbeat-table=") for a in args):
-        args = ["--heartbeat-table", DEFAULT_HEARTBEAT_TABLE, *args]
-    check_group.main(["lag", *args], prog_name="dbgauge heartbeat check",
-                     standalone_mode=True)
+    try:
+        args = pt_heartbeat_args(list(ctx.args))
+    except click.UsageError as exc:
+        usage_error("heartbeat", exc.format_message())
+        ctx.exit(3)
+    lag = check_group.get_command(ctx, "lag")
+    assert lag is not None
+    try:
+        lag.main(args, prog_name="dbgauge heartbeat check", standalone_mode=False)
+    except click.UsageError as exc:
+        usage_error("heartbeat", exc.format_message())
+        ctx.exit(3)
+    except click.exceptions.Exit as exc:
+        ctx.exit(exc.exit_code)
+
+
+def pt_heartbeat_args(args: list[str]) -> list[str]:
+    """`check lag`'s arguments from pt-heartbeat's: -D/--database and --table (or a --node
+    pt DSN's D= and t=) become --heartbeat-table DB.TABLE; --utc is what dbgauge always
+    does (it reads the table's times as UTC)."""
+    from dbgauge.toolkit.dsn import pt_table
+
+    out: list[str] = []
+    given: dict[str, str] = {}
+    it = iter(args)
+    for arg in it:
+        key, eq, value = arg.partition("=")
+        if key in ("-D", "--database", "--table"):
+            value = value if eq else next(it, "")
+            if not value:
+                raise click.UsageError(f"{key} needs a value")
+            given["table" if key == "--table" else "database"] = value
+        elif arg.startswith("-D") and len(arg) > 2:
+            given["database"] = arg[2:]
+        elif arg != "--utc":
+            out.append(arg)
+    for i in range(1, len(out)):
+        if out[i - 1] == "--node":
+            db, tbl, out[i] = pt_table(out[i])
+            for name, found in (("database", db), ("table", tbl)):
+                if found:
+                    given.setdefault(name, found)
+    explicit = any(a.split("=")[0] == "--heartbeat-table" for a in out)
+    if given and explicit:
+        raise click.UsageError("give --heartbeat-table or -D/--database and --table, not both")
+    if explicit:
+        return out
+    table = given.get("table", _TABLE)
+    full = table if "." in table else f"{given.get('database', _SCHEMA)}.{table}"
+    return ["--heartbeat-table", full, *out]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -10,16 +12,20 @@ import click
 from dbgauge.cli.base import (
     PROGRESS_OPTION,
     QUIET_OPTION,
+    RESULT_EXIT,
     die,
     finish,
+    interrupt_exits,
     optional_positive_duration,
 )
+from dbgauge.cli.pg_prove import PG_PROVE_EPILOG, pg_prove_options
 from dbgauge.toolkit.errors import ConfigError, DbgaugeError
 from dbgauge.toolkit.result import Status
 
 if TYPE_CHECKING:
     from dbgauge.toolkit.pgtap.runner import FileResult
-    from dbgauge.toolkit.render.progress import Progress
+    from dbgauge.toolkit.render.pgtap import Display
+    from dbgauge.toolkit.render.progress import Every, Progress
 
 
 def _pgtap_connection(f: click.decorators.FC) -> click.decorators.FC:
@@ -66,13 +72,17 @@ def pgtap_group() -> None:
 
 
 @pgtap_group.command("run", short_help="Run pgTAP test files (or runtests()) through psql.",
-                     context_settings=_PG_PROVE_CONTEXT)
+                     context_settings=_PG_PROVE_CONTEXT, epilog=PG_PROVE_EPILOG)
 @click.argument("paths", nargs=-1, metavar="[PATH]...")
 @_pgtap_connection
 @click.option("-j", "--jobs", "parallel", default=1, show_default=True,
-              type=click.IntRange(1, 256), help="Files run at once, each in its own session.")
+              type=click.IntRange(1, 256), help="Files run at once, each in its own session "
+              "(output stays in file order).")
 @click.option("--ext", multiple=True, metavar="EXT",
               help="Extension searched for in directories (repeatable; default .sql and .pg).")
+@click.option("-r", "--recurse", is_flag=True,
+              help="Search directories' subdirectories too (without it, the files directly "
+                   "in a directory, as pg_prove).")
 @click.option("-R", "--runtests", is_flag=True,
               help="xUnit mode: call runtests(); with PATHs, each file is sourced first in "
                    "the same session (to create the test functions).")
@@ -80,9 +90,9 @@ def pgtap_group() -> None:
               help="Schema of the xUnit test functions (implies --runtests).")
 @click.option("-x", "--match", metavar="REGEX",
               help="Regex for xUnit test function names (implies --runtests; default ^test).")
-@click.option("--set", "variables", multiple=True, metavar="VAR=VALUE",
+@click.option("-S", "--set", "variables", multiple=True, metavar="VAR=VALUE",
               help="psql variable for every file (repeatable).")
-@click.option("--pset", "psets", multiple=True, metavar="OPT=VALUE",
+@click.option("-P", "--pset", "psets", multiple=True, metavar="OPT=VALUE",
               help="psql printing option (repeatable).")
 @click.option("--junit", "junit_path", metavar="FILE",
               type=click.Path(dir_okay=False, path_type=Path),
@@ -96,23 +106,41 @@ def pgtap_group() -> None:
 @click.option("--timeout", callback=optional_positive_duration,
               metavar="DURATION",
               help="Kill a file's psql after this long (30, 1m30s; the file fails).")
-@click.option("--psql", "psql_bin", metavar="PATH",
+@click.option("-b", "--psql-bin", "--psql", "psql_bin", metavar="PATH",
               help="psql binary (default: psql on PATH; on Debian/Ubuntu the newest "
                    "/usr/lib/postgresql/*/bin/psql, which is what pg_wrapper would run).")
+@click.option("-v", "--verbose", is_flag=True, help="Print every TAP line of each file.")
+@click.option("-o", "--comments", is_flag=True, help="Print each file's comments and "
+              "diagnostics.")
+@click.option("-f", "--failures", is_flag=True, expose_value=False,
+              help="Show failed tests (always shown; accepted as pg_prove's).")
+@click.option("-Q", "--QUIET", "summary_only", is_flag=True,
+              help="Only the summary (failed files are in it).")
+@click.option("-t", "--timer", is_flag=True, help="The time each file ended, first on its "
+              "line.")
+@click.option("--shuffle", "order", flag_value="shuffle", help="Run the files in random order.")
+@click.option("--reverse", "order", flag_value="reverse", help="Run the files in reverse order.")
+@click.option("--trap", is_flag=True, help="On Ctrl-C, print the summary of the files done "
+              "so far (exit 1).")
+@click.option("-D", "--dry", is_flag=True, help="Print the files that would run, and exit.")
 @PROGRESS_OPTION
 @QUIET_OPTION
+@pg_prove_options
 def pgtap_run(paths: tuple[str, ...], dsn: str | None, host: str | None, port: str | None,
               username: str | None, dbname: str | None, parallel: int, ext: tuple[str, ...],
-              runtests: bool, schema: str | None, match: str | None,
+              recurse: bool, runtests: bool, schema: str | None, match: str | None,
               variables: tuple[str, ...], psets: tuple[str, ...], junit_path: Path | None,
               raw_tap: bool, install_pgtap: bool, timeout: float | None,
-              psql_bin: str | None, progress: float, quiet: bool) -> None:
+              psql_bin: str | None, verbose: bool, comments: bool, summary_only: bool,
+              timer: bool, order: str | None, trap: bool, dry: bool,
+              progress: Every, quiet: bool) -> None:
     """Run pgTAP tests, one psql session per file (pg_prove's psql flags, so \\i, \\ir,
     \\set, \\pset, ON_ERROR_STOP and ON_ERROR_ROLLBACK behave as under pg_prove).
 
-    Directories are searched recursively for .sql and .pg files. A file fails on a failed
-    test, a plan mismatch, a TAP parse error, a Bail out!, or an SQL error. Exit status:
-    0 all passed, 1 any failure, 2 could not run.
+    Directories are searched for .sql and .pg files (-r: their subdirectories too). A file
+    fails on a failed test, a plan mismatch, a TAP parse error, a Bail out!, or an SQL
+    error. Output is in file order, also under -j. Exit status: 0 all passed, 1 any
+    failure, 2 could not run.
 
     \b
     Connection: --dsn (a postgresql:// URI, libpq key=value pairs or service=NAME) and
@@ -132,16 +160,23 @@ def pgtap_run(paths: tuple[str, ...], dsn: str | None, host: str | None, port: s
     from dbgauge.toolkit.render.progress import Progress
 
     bar = Progress("file", interval=progress, quiet=quiet, sequential=False)
+    display = report.Display(verbose, comments, timer, summary_only)
     try:
         spec = runner.Runtests(schema, match) if (runtests or schema or match) else None
         dsn = _dsn(dsn, host, port, username, dbname)
         plan = files.plan_run(dsn, paths, extensions=ext, runtests=spec, variables=variables,
-                              psets=psets, timeout=timeout, psql=psql_bin)
+                              psets=psets, timeout=timeout, psql=psql_bin, recurse=recurse,
+                              order=order or "file")
+        if dry:
+            click.echo("\n".join(j.name for j in plan.jobs))
+            return
         if junit_path is not None:
             junit.check_directory(junit_path)
-        shown = _Shown(bar, [j.name for j in plan.jobs], raw_tap)
-        run = runner.execute(dsn, plan.options, plan.jobs, parallel,
-                             install_pgtap=install_pgtap, on_done=shown.done, on_note=bar.note)
+        shown = _Shown(bar, [j.name for j in plan.jobs], raw_tap, display)
+        with interrupt_exits(shown.interrupted) if trap else contextlib.nullcontext():
+            run = runner.execute(dsn, plan.options, plan.jobs, parallel,
+                                 install_pgtap=install_pgtap, on_done=shown.done,
+                                 on_note=bar.note)
         if junit_path is not None:
             junit.write(run.results, junit_path)
     except DbgaugeError as exc:
@@ -153,41 +188,58 @@ def pgtap_run(paths: tuple[str, ...], dsn: str | None, host: str | None, port: s
 
 
 class _Shown:
-    """What a run prints as each file finishes, under the progress bar: its line, or with
-    --tap its raw TAP, in file order whatever finished first."""
+    """What a run prints as each file finishes, under the progress bar: its line (as
+    `display` says), or with --tap its raw TAP, in file order whatever finished first."""
 
-    def __init__(self, bar: Progress, names: list[str], raw_tap: bool) -> None:
+    def __init__(self, bar: Progress, names: list[str], raw_tap: bool,
+                 display: Display) -> None:
         from dbgauge.toolkit.render.pgtap import name_width
 
         self.bar = bar
         self.raw_tap = raw_tap
+        self.display = display
         self.width = name_width(names)
         bar.plan([(name, 1) for name in names])
         self._done: dict[int, FileResult] = {}
         self._next = 0
+        self.finished: list[FileResult] = []  # in file order: what --trap summarises
+        self.started = time.monotonic()
 
     def done(self, index: int, result: FileResult) -> None:
         self.bar.clear()
         try:
-            self._print(index, result)
+            self._done[index] = result
+            while self._next in self._done:
+                r = self._done.pop(self._next)
+                self._print(r)
+                self.finished.append(r)
+                self._next += 1
         finally:
             self.bar.progress(result.name, 1, 1)
 
-    def _print(self, index: int, result: FileResult) -> None:
-        from dbgauge.toolkit.render.pgtap import file_line
+    def _print(self, result: FileResult) -> None:
+        from dbgauge.toolkit.render.pgtap import file_block
 
         if not self.raw_tap:
-            click.echo(file_line(result, self.width))
+            block = file_block(result, self.width, self.display)
+            if block is not None:
+                click.echo(block)
             return
-        self._done[index] = result
-        while self._next in self._done:
-            r = self._done.pop(self._next)
-            click.echo(f"# dbgauge pgtap: {r.name}")
-            for line in r.lines:
-                click.echo(line)
-            if r.stderr:
-                click.echo(r.stderr, err=True, nl=not r.stderr.endswith("\n"))
-            self._next += 1
+        click.echo(f"# dbgauge pgtap: {result.name}")
+        for line in result.lines:
+            click.echo(line)
+        if result.stderr:
+            click.echo(result.stderr, err=True, nl=not result.stderr.endswith("\n"))
+
+    def interrupted(self) -> int:
+        """--trap: Ctrl-C prints the summary of the files finished so far."""
+        from dbgauge.toolkit.render.pgtap import summary
+
+        self.bar.clear()
+        click.echo(f"\nInterrupted: {len(self.finished)} file(s) finished", err=self.raw_tap)
+        click.echo(summary(self.finished, time.monotonic() - self.started, 0, None),
+                   err=self.raw_tap)
+        return RESULT_EXIT["pgtap"][Status.CRITICAL]
 
 
 @pgtap_group.command("generate", short_help="Write pgTAP tests that pin down a live schema.",

@@ -17,8 +17,9 @@ def sandbox_group() -> None:
     127.0.0.1 for demos and tests.
 
     \b
-    Ports are BASE+3306/3307 (MariaDB primary/replica), BASE+5432/5433 (PostgreSQL
-    primary/standby) and BASE+6432 (PgBouncer); the default base 20000 gives 23306, ...
+    Ports are BASE+3306/3307 (MariaDB primary/replica), BASE+5432/5433/5434 (PostgreSQL
+    primary/standby/subscriber) and BASE+6432 (PgBouncer); the default base 20000 gives
+    23306, ...
     """
 
 
@@ -28,15 +29,18 @@ DIR_OPTION = click.option("--dir", "directory", default=".sandbox", show_default
 
 
 BASE_PORT_OPTION = click.option(
-    "--base-port", default=20000, show_default=True, type=click.IntRange(1024, 59000),
-    help="Ports are BASE+3306, +3307, +5432, +5433, +6432.")
+    "--base-port", default=None, type=click.IntRange(1024, 58535),
+    help="Ports are BASE+3306, +3307 (MariaDB), +5432, +5433, +5434 (PostgreSQL primary, "
+         "standby, subscriber), +6432 (PgBouncer), and the generated config's daemon "
+         "listens on BASE+7000 (9860 at the default base) [default: the sandbox's own, else "
+         "20000].")
 
 
 PG_VERSION_OPTION = click.option(
-    "--pg-version", default=15, show_default=True, type=click.IntRange(13, 18),
+    "--pg-version", default=None, type=click.IntRange(13, 18),
     help="The PostgreSQL major of pg-primary, pg-standby and pg-subscriber: 15 is Debian's, "
-         "13, 14, 16, 17 and 18 the builds deploy/install-deps fetches. A sandbox keeps its "
-         "major.")
+         "13, 14, 16, 17 and 18 the builds deploy/install-deps fetches [default: the "
+         "sandbox's own, else 15].")
 
 
 @sandbox_group.command("up", short_help="Start or create the sandbox (idempotent).")
@@ -45,7 +49,8 @@ PG_VERSION_OPTION = click.option(
 @PG_VERSION_OPTION
 @click.option("--postgres-only", is_flag=True,
               help="Start only PostgreSQL and PgBouncer, not the MariaDB members.")
-def sandbox_up(directory: Path, base_port: int, pg_version: int, postgres_only: bool) -> None:
+def sandbox_up(directory: Path, base_port: int | None, pg_version: int | None,
+               postgres_only: bool) -> None:
     """Start (or create) the sandbox; idempotent. Prints the dbgauge config it writes."""
     from dbgauge.toolkit import sandbox
 
@@ -65,7 +70,7 @@ def _say(message: str) -> None:
 @DIR_OPTION
 @BASE_PORT_OPTION
 @PG_VERSION_OPTION
-def sandbox_reset(directory: Path, base_port: int, pg_version: int) -> None:
+def sandbox_reset(directory: Path, base_port: int | None, pg_version: int | None) -> None:
     """Stop the sandbox, discard every server's data and create it again (its data is
     disposable; the generated passwords are kept)."""
     from dbgauge.toolkit import sandbox
@@ -105,3 +110,26 @@ def sandbox_status(directory: Path) -> None:
         pid = str(row.pid) if row.pid else "-"
         click.echo(f"{row.name:<16} {state:<8} port {row.port:<6} pid {pid:<8} {row.detail}")
     finish("sandbox status", Status.OK if all(row.running for row in rows) else Status.CRITICAL)
+
+
+@sandbox_group.command("where", short_help="Where this checkout's demo sandbox lives.")
+@click.option("--dir", "directory", metavar="DIR",
+              help="Use (and remember) this directory: make demo SANDBOX_DIR=DIR.")
+@click.option("--checkout", type=click.Path(file_okay=False, path_type=Path), default=".",
+              show_default=True, help="The clone whose demo it is.")
+@click.option("--existing", is_flag=True,
+              help="Only find the directory (make down): remember nothing new.")
+def sandbox_where(directory: str | None, checkout: Path, existing: bool) -> None:
+    """Print the demo sandbox's directory: --dir if given, else the one this checkout's last
+    demo used (CHECKOUT/.sandbox-dir), else CHECKOUT/.sandbox if the servers' OS users
+    (postgres, mysql) can reach it, else /var/tmp/dbgauge-sandbox-HASH, saying why on
+    stderr. `make demo` and `make down` use it, so they agree from any clone."""
+    from dbgauge.toolkit.sandbox.where import demo_dir
+
+    try:
+        where = demo_dir(checkout, directory, record=not existing)
+    except OSError as exc:
+        die(DbgaugeError(f"cannot record the sandbox directory in {checkout}: {exc.strerror}"))
+    if where.note:
+        _say(where.note)
+    click.echo(str(where.directory))

@@ -150,7 +150,7 @@ def collect(config_path: str | None, target: str, only: tuple[str, ...], timeout
     dbgauge collect --config .sandbox/dbgauge.yaml pg-primary --compat postgres_exporter
     """
     from dbgauge import app
-    from dbgauge.toolkit.exporter.scrape import scrape_once
+    from dbgauge.toolkit.exporter.fleet import scrape_once
     from dbgauge.toolkit.logs import setup_logging
     from dbgauge.toolkit.render.prometheus import encode
 

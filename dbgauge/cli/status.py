@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from dbgauge.cli.base import CONFIG_OPTION, RESULT_EXIT, die, finish, interrupt_exits
+from dbgauge.cli.base import CONFIG_OPTION, RESULT_EXIT, die, finish, interrupt_exits, seconds
 from dbgauge.toolkit.errors import ConfigError, DbgaugeError
 from dbgauge.toolkit.redact import redact_data
 from dbgauge.toolkit.result import Status
@@ -27,9 +27,10 @@ CLEAR = "\x1b[H\x1b[2J"  # cursor home, clear the screen: a watch redraws in pla
 @CONFIG_OPTION
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
               show_default=True, help="json: the documented dbgauge.status/1 document.")
-@click.option("--watch", type=click.FloatRange(min=1), metavar="SECONDS", default=None,
-              help="Read again every SECONDS, redrawing in place on a terminal (Ctrl-C "
-                   "stops).")
+@click.option("--watch", callback=lambda _c, _p, v: None if v is None else _every(v),
+              metavar="DURATION", default=None,
+              help="Read again every DURATION (5, 5s, 1m; at least 1 s), redrawing in place "
+                   "on a terminal (Ctrl-C stops).")
 def status(config_path: str | None, fmt: str, watch: float | None) -> None:
     """Discover the topology from the configured targets and show each node: role, up,
     read_only, lag (seconds and bytes), replication threads or WAL receiver, errant
@@ -43,7 +44,7 @@ def status(config_path: str | None, fmt: str, watch: float | None) -> None:
     Ctrl-C, at once, the state last shown (3 if none was).
     Examples:
       dbgauge status --config /etc/dbgauge/dbgauge.yaml
-      dbgauge status --config dbgauge.yaml --watch 5
+      dbgauge status --config dbgauge.yaml --watch 5s
       dbgauge status --config dbgauge.yaml --format json | jq '.nodes[] | select(.up | not)'
     """
     shown = _Shown()
@@ -55,6 +56,15 @@ def status(config_path: str | None, fmt: str, watch: float | None) -> None:
             die(exc)
     assert shown.status is not None  # a one-shot run's; a watch ends only by Ctrl-C
     finish("check", shown.status)
+
+
+def _every(value: str) -> float:
+    """--watch's period: a duration of at least a second (a tighter loop only loads the
+    servers)."""
+    period = seconds(value)
+    if period < 1:
+        raise click.BadParameter(f"{value!r} is under 1 s")
+    return period
 
 
 class _Shown:

@@ -72,7 +72,8 @@ def _pgbouncer_version(_ctx: click.Context, _param: click.Parameter,
 @click.option("--fd-limit", type=click.IntRange(1), metavar="N",
               help="PgBouncer's open-files limit (default: this shell's soft limit).")
 @click.option("--pgbouncer-version", callback=_pgbouncer_version, metavar="X.Y",
-              help="Parameter table to use (default: the live server's, else the latest).")
+              help="Parameter table to use (default: the live server's version, else the "
+                   "installed pgbouncer's, else the latest known; the result says which).")
 @click.option("--root", type=click.Path(file_okay=False, path_type=str), metavar="DIR",
               help="Look up the config's absolute paths (auth_file, TLS files, %include) "
                    "under DIR, e.g. a copy of the pooler host's files.")
@@ -97,10 +98,13 @@ def validate_pgbouncer_cmd(file: str, live_dsn: str | None, postgres_dsn: str | 
           --live postgresql://admin@127.0.0.1:6432/pgbouncer --password-file pw.txt
     """
     from dbgauge.checks.pgbouncer import RULES, PgbouncerOptions, validate_pgbouncer
+    from dbgauge.checks.pgbouncer.run import installed_version
 
     try:
         opts = PgbouncerOptions(
-            version=pgbouncer_version, live_dsn=live_dsn, postgres_dsn=postgres_dsn,
+            version=pgbouncer_version, live_dsn=live_dsn,
+            installed=installed_version() if pgbouncer_version is None and not live_dsn
+            else None, postgres_dsn=postgres_dsn,
             max_connections=max_connections,
             reserved_connections=reserved_connections if max_connections else 0,
             fd_limit=fd_limit, password=read_password(password_file), root=root)

@@ -1,7 +1,9 @@
 -- pgtap generate: tables, views, materialized views and sequences of the schemas %(schemas)s.
--- `extension` names the owning extension (pgTAP's own objects are left out of the snapshot;
--- other extensions' objects are listed, as pgTAP's *_are() functions see them, but not
--- detailed). PostgreSQL 13+.
+-- `extension` names the owning extension (a pg_depend row of type 'e'): extension members
+-- are left out of the file (their set follows the extension's version, so the major).
+-- `definition` is a view's text as this server prints it: the file re-creates it as a
+-- temporary view to compare definitions as the server running it prints them.
+-- PostgreSQL 13+.
 SELECT n.nspname AS schema,
        c.relname AS name,
        c.relkind::text AS kind,

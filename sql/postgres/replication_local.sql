@@ -13,7 +13,9 @@
 -- What the role cannot see: walsenders and a WAL receiver show only their pid to a role
 -- without pg_read_all_stats (the other columns NULL); they are counted, not guessed at.
 -- pg_stat_get_wal_senders() is what the pg_stat_replication view reads, without its join
--- to every backend's activity: a fraction of the cost for a count.
+-- to every backend's activity: a fraction of the cost for a count. Walsenders are physical
+-- standbys (`standbys`) or logical ones (`logical_senders`: a subscriber's, streaming from
+-- a logical slot or connected to a database), told apart as replication_standbys does.
 SELECT
   rec.in_recovery,
   current_user AS role,
@@ -37,6 +39,7 @@ SELECT
        THEN (SELECT setting::float8 / 1000 FROM pg_settings WHERE name = 'wal_receiver_timeout')
   END AS wal_receiver_timeout_seconds,
   ws.standbys,
+  ws.logical_senders,
   ws.standbys_hidden,
   (SELECT count(*) FROM pg_replication_slots) AS slots,
   (SELECT count(*) FROM pg_subscription s JOIN pg_database d ON d.oid = s.subdbid
@@ -46,6 +49,13 @@ FROM (SELECT pg_is_in_recovery() AS in_recovery,
              pg_last_wal_replay_lsn() AS replay_lsn,
              pg_last_xact_replay_timestamp() AS replay_ts) rec
 LEFT JOIN pg_stat_wal_receiver w ON true
-CROSS JOIN (SELECT count(*) FILTER (WHERE s.state <> 'backup') AS standbys,
+CROSS JOIN (SELECT count(*) FILTER (WHERE s.state <> 'backup' AND NOT l.logical) AS standbys,
+                   count(*) FILTER (WHERE s.state <> 'backup' AND l.logical) AS logical_senders,
                    count(*) FILTER (WHERE s.state IS NULL) AS standbys_hidden
-            FROM pg_stat_get_wal_senders() s) ws
+            FROM pg_stat_get_wal_senders() s
+            CROSS JOIN LATERAL (
+              SELECT EXISTS (SELECT 1 FROM pg_stat_get_activity(s.pid) a
+                             WHERE a.datid IS NOT NULL)
+                  OR EXISTS (SELECT 1 FROM pg_replication_slots r
+                             WHERE r.active_pid = s.pid AND r.slot_type = 'logical') AS logical
+            ) l) ws

@@ -5,6 +5,11 @@
 -- a primary, the last received (else replayed) position on a cascading standby.
 -- write_lag/flush_lag/replay_lag are NULL once a standby has caught up and gone idle.
 -- pg_basebackup's walsenders (state 'backup') are not standbys and are left out.
+-- `logical` tells a logical walsender (a subscriber's, pg_recvlogical's) from a physical
+-- standby's: it streams from a logical slot (the slot's active_pid), or it is connected to
+-- a database (a physical walsender never is; the slot may not be acquired yet at startup).
+-- Both are visible to any role. The collector and the checks count physical ones as
+-- standbys; the status page links subscribers through the logical ones.
 -- For the dialects: the walsender's pid and client address, and on a primary the current
 -- WAL position in bytes and its distance to the standby's replay position, unclamped
 -- (postgres_exporter's pg_stat_replication_*; NULL on a cascading standby), and when the
@@ -30,6 +35,9 @@ SELECT
   EXTRACT(EPOCH FROM s.flush_lag) AS flush_lag_seconds,
   EXTRACT(EPOCH FROM s.replay_lag) AS replay_lag_seconds,
   s.pid,
+  a.datid IS NOT NULL OR EXISTS (
+    SELECT 1 FROM pg_replication_slots r WHERE r.active_pid = s.pid AND r.slot_type = 'logical'
+  ) AS logical,
   COALESCE(host(a.client_addr), '') AS client_addr,
   CASE WHEN NOT pg_is_in_recovery()
        THEN pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0') END AS current_lsn_bytes,

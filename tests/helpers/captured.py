@@ -128,6 +128,7 @@ class FixtureConnection:
     version: Version
     answers: dict[str, list[Row]]
     target: Any = None
+    connect_seconds: float = 0.0
     asked: list[str] = field(default_factory=list)
 
     @property

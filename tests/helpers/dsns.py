@@ -8,8 +8,11 @@ either piece shows. Separators are the characters that break DSNs: @ : / , = ' "
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from urllib.parse import quote
+
+from dbgauge.toolkit import redact as redact_module
 
 MARK1 = "Qzq7kMark"
 MARK2 = "Wxw9kMark"
@@ -74,3 +77,17 @@ HANDED: dict[str, Form] = {
 }
 
 FORMS: dict[str, Form] = {**WELL_FORMED, **HANDED}
+
+
+@contextmanager
+def no_known_secrets() -> Iterator[None]:
+    """An empty registry for the block (what other tests registered is put back)."""
+    saved, ordered = set(redact_module._secrets), redact_module._ordered
+    redact_module._secrets.clear()
+    redact_module._ordered = []
+    try:
+        yield
+    finally:
+        redact_module._secrets.clear()
+        redact_module._secrets.update(saved)
+        redact_module._ordered = ordered

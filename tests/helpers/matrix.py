@@ -4,8 +4,9 @@ battery (tests/helpers/matrix_battery.py) makes on it.
 Each major's sandbox (pg-primary, pg-standby cloned through the backup API, pg-subscriber,
 PgBouncer; no MariaDB) has its own directory and base port, so the five majors' test files
 can run side by side on pytest-xdist workers (a file per worker) beside the main suite's
-sandboxes: base DBGAUGE_TEST_BASE_PORT (10000) + 55 + 10 * (major - 13), which no worker's
-base (+ 10 * N) nor any of their ports meets. It is built once per test file (a few
+sandboxes: base B + 55 + 10 * (major - 13), B the checkout's test base (tests/helpers/ports.py);
+ending in 5, it is 5 away from every worker's base (B + 10 * N, of any checkout), which no
+two port offsets are. It is built once per test file (a few
 seconds: two initdb, a backup copy) and stopped after it, unless DBGAUGE_KEEP_SANDBOX is set.
 """
 
@@ -23,10 +24,10 @@ import yaml
 from dbgauge.toolkit import sandbox as sb
 from dbgauge.toolkit.sandbox.model import SUBSCRIPTION
 from tests.helpers import wait_for
+from tests.helpers.ports import ROOT_PORT
 from tests.helpers.servers import Sandbox, lock_wait, pg_admin, sleeping
 
 MATRIX_MAJORS = (13, 14, 16, 17, 18)
-ROOT_PORT = int(os.environ.get("DBGAUGE_TEST_BASE_PORT", "10000"))
 PG_TARGETS = ("pg-primary", "pg-standby", "pg-subscriber", "pgbouncer")
 WORKLOAD_TABLE = "matrix_t"
 WORKLOAD_SEQUENCE = "matrix_seq"

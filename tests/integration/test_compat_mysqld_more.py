@@ -232,6 +232,7 @@ def test_a_missing_performance_schema_grant_costs_its_families_not_the_collector
         text = _collect(_config(sandbox, tmp_path / "nops.yaml", dsn=dsn,
                                 password_file=str(password_file)))
     families = parse(text)
+    assert "dbgauge_mysql_tables_hidden" in families  # PROCESS: it can count them
     success = {dict(labels)["collector"]: value for (_, labels), value
                in families["dbgauge_collector_success"].samples.items()}
     ps_only = {"mysql_statements", "mysql_perf_schema_waits", "mysql_perf_schema_file_events",
@@ -265,11 +266,14 @@ def test_a_missing_process_grant_costs_the_innodb_metrics_not_the_status(
         text = _collect(_config(sandbox, tmp_path / "noproc.yaml", dsn=dsn,
                                 password_file=str(password_file)))
     families = parse(text)
+    assert "dbgauge_mysql_tables_hidden" not in families  # not "0 hidden": unknown
+    assert "dbgauge_mysql_tables_hidden" not in families  # not "0 hidden": unknown
     success = {dict(labels)["collector"]: value for (_, labels), value
                in families["dbgauge_collector_success"].samples.items()}
     assert {name for name, ok in success.items() if not ok} == {
         "mysql_innodb", "mysql_innodb_cmp", "mysql_innodb_cmpmem", "mysql_engine_innodb_status",
-        "mysql_processlist"}  # the processlist would show its own threads only: not counted
+        "mysql_processlist",  # the processlist would show its own threads only: not counted
+        "mysql_tables"}  # whether tables are hidden from its sizes takes PROCESS to tell
     assert "dbgauge_mysql_processlist_threads" not in families
     assert "mysql_info_schema_processlist_threads" not in families
     assert families["dbgauge_mysql_innodb_buffer_pool_pages"].samples

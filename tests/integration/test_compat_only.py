@@ -38,7 +38,7 @@ SELF = ("dbgauge_up", "dbgauge_collector_success", "dbgauge_collector_duration_s
 
 
 def _collect(sandbox: Sandbox, target: str, compat: str) -> str:
-    done = subprocess.run([*DBGAUGE, "collect", "-c", str(sandbox.config), target,
+    done = subprocess.run([*DBGAUGE, "collect", "--config", str(sandbox.config), target,
                            "--compat", compat, "--compat-only"], capture_output=True,
                           text=True, timeout=60, check=False, cwd=REPO)
     assert done.returncode == 0, done.stderr

@@ -43,7 +43,7 @@ def _only(text: str, families: set[str]) -> str:
 
 
 def _ours(sandbox: Sandbox, target: str, compat: str) -> str:
-    done = subprocess.run([*DBGAUGE, "collect", "-c", str(sandbox.config), target,
+    done = subprocess.run([*DBGAUGE, "collect", "--config", str(sandbox.config), target,
                            "--compat", compat], capture_output=True, text=True, timeout=60,
                           check=False, cwd=REPO)
     assert done.returncode == 0, done.stderr

@@ -421,9 +421,10 @@ def test_run_time_stops_and_resume_continues(sandbox: Sandbox, tmp_path: Path) -
         args = ["--source", "mariadb-primary", "--replica", "mariadb-replica", "--tables",
                 "app.drift_big", "--method", "direct", "--state-file", str(state),
                 "--format", "json"]
-        # Chunks of a few rows: the walk takes far longer than --run-time (with 0.001 s
-        # chunks a warm 100k-row table could be walked within the 0.05 s).
-        first = cli(sandbox, *args, "--chunk-time", "0.0001", "--run-time", "0.05",
+        # Chunks of a row or two: the walk takes far longer than --run-time (75 s on an idle
+        # sandbox); 2 s leaves a loaded machine time to connect and pre-check first (with
+        # 0.05 s a run under load stopped before its first chunk, nothing saved).
+        first = cli(sandbox, *args, "--chunk-time", "0.0001", "--run-time", "2",
                     "--whole-table-time", "0")
         assert first.returncode == 2, first.stdout + first.stderr
         assert "continue with --resume" in first.stderr

@@ -59,8 +59,9 @@ def error(proc: subprocess.CompletedProcess[str], sandbox: Sandbox) -> str:
 
 
 def pt_dsn(sandbox: Sandbox) -> str:
-    return (f"mysql://{PT_USER}:pt-{sandbox.state.dbgauge_password}@127.0.0.1:"
-            f"{sandbox.state.port('mariadb-primary')}/")
+    """The source as pt-table-checksum users write it: a pt DSN."""
+    return (f"h=127.0.0.1,P={sandbox.state.port('mariadb-primary')},u={PT_USER},"
+            f"p=pt-{sandbox.state.dbgauge_password}")
 
 
 def tables_of(d: dict[str, Any]) -> list[str]:
@@ -155,15 +156,17 @@ def test_chunk_size_fixes_rows_per_chunk(sandbox: Sandbox, sized: None, pt_user:
                                          method: str) -> None:
     source = pt_dsn(sandbox) if method == "replicated" else "mariadb-primary"
     base = ["--source", source, "--replica", "mariadb-replica", "--method", method,
-            "--tables", "app.pt_sized,app.pt_sized_c", "--whole-table-time", "0",
-            "--format", "json"]
+            "--tables", "app.pt_sized,app.pt_sized_c", "--format", "json"]
+    # --chunk-size alone means chunks: no whole-table pre-check of these clean tables
     fixed = {t["table"]: t for t in doc(cli(sandbox, *base, "--chunk-size", "100"), 0)["tables"]}
+    assert not any(t["whole_table"] for t in fixed.values()), fixed
     # a composite key is nibbled: exactly 100 rows per chunk, then the open-ended last one
     assert fixed["app.pt_sized_c"]["chunks"] in (10, 11), fixed
     # an integer key is cut arithmetically (100 keys), the last few ranges tapered
     assert 10 <= fixed["app.pt_sized"]["chunks"] <= 16, fixed
     assert all(t["rows"] == 1000 and t["status"] == "ok" for t in fixed.values())
-    sized_by_time = doc(cli(sandbox, *base, "--chunk-time", "5"), 0)["tables"]
+    sized_by_time = doc(cli(sandbox, *base, "--chunk-time", "5", "--whole-table-time", "0"),
+                        0)["tables"]
     assert all(t["chunks"] < 10 for t in sized_by_time), sized_by_time
 
 

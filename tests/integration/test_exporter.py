@@ -24,7 +24,7 @@ from prometheus_client.parser import text_string_to_metric_families as text_fami
 from dbgauge import app
 from dbgauge.cli import cli
 from dbgauge.toolkit import sandbox as sb
-from dbgauge.toolkit.exporter.scrape import scrape_once
+from dbgauge.toolkit.exporter.fleet import scrape_once
 from dbgauge.toolkit.render.prometheus import build_families, negotiate, render
 from tests.helpers import DBGAUGE, REPO, Metrics, parse_metrics, value, wait_for
 from tests.helpers.daemon import Daemon, config_file, target_entry

@@ -5,6 +5,7 @@ servers, lock holders, pool clients) in a `finally` block."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -106,7 +107,8 @@ def test_a_node_that_is_down_is_critical_naming_it_and_why(sandbox: Sandbox) -> 
     got = check("connection", *nodes)
     assert got.code == 2, got.out
     assert f"CRITICAL 127.0.0.1:{closed} [unreachable] cannot connect to" in got.out
-    assert f"standby: connected, postgres {sandbox.state.pg_version}." in got.first, got.out
+    assert re.search(rf"standby: connected in \d+\.\d{{3}} s, postgres "
+                     rf"{sandbox.state.pg_version}\.", got.first), got.out
     sb.stop_instance(sandbox.directory, "mariadb-replica")
     try:
         for name in ("split-brain", "lag", "replication", "connection"):
@@ -122,13 +124,24 @@ def test_a_node_that_is_down_is_critical_naming_it_and_why(sandbox: Sandbox) -> 
 
 
 def test_the_connection_check(sandbox: Sandbox, tmp_path: Path) -> None:
-    """Every kind answers with what it is; a refused password is CRITICAL [auth-failed]."""
+    """Every kind answers with what it is and how long connecting took (perfdata, held
+    against -w/-c as check_pgsql does); a refused password is CRITICAL [auth-failed]."""
+    names = ("mariadb-primary", "mariadb-replica", "pg-primary", "pg-standby", "pgbouncer",
+             "pg-subscriber")
     got = check("connection", *cfg(sandbox), "-v")
     assert got.code == 0, got.out
-    for name in ("mariadb-primary", "mariadb-replica", "pg-primary", "pg-standby",
-                 "pgbouncer", "pg-subscriber"):
-        assert f"{name}: connected, " in got.first, got.out
-    assert "pgbouncer: connected, pgbouncer 1." in got.first, got.out
+    took = {}
+    for name in names:
+        found = re.search(rf"{name}: connected in (\d+\.\d+) s, ", got.first)
+        assert found, got.out
+        took[name] = float(found.group(1))
+        perf = re.search(rf"'{name}:connect_seconds'=([\d.e-]+)s;2;8", got.first)
+        assert perf and abs(float(perf.group(1)) - took[name]) < 0.001, got.out
+    assert "pgbouncer: connected in " in got.first and ", pgbouncer 1." in got.first, got.out
+    # a connect can never be this fast: every node over the warning, none over critical
+    got = check("connection", *cfg(sandbox), "-w", "0.000001", "-c", "30s")
+    assert got.code == 1 and got.first.startswith("CONNECTION WARNING - "), got.out
+    assert all(f"WARNING {name} [slow-connect] connected in " in got.out for name in names)
     wrong = tmp_path / "wrong.password"
     wrong.write_text("not-the-password-4711\n")
     got = check("connection", "--node", "p=" + sandbox.state.dbgauge_dsn("pg-primary"),

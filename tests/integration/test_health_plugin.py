@@ -128,6 +128,12 @@ def test_ranges_perfdata_and_verbosity(sandbox: Sandbox) -> None:
     got = check("uptime", *target, "-w", "100d:", "-c", "1s:")
     assert got.code == 1 and "(threshold 8640000:)" in got.first, got.out  # in seconds
     assert ";8640000:;1:" in got.first
+    # check_postgres' words, in the CLI: '1000 weeks:' is warning, in seconds
+    got = check("uptime", *target, "--warning=1000 weeks:", "--critical", "1 second:")
+    assert got.code == 1 and "(threshold 604800000:)" in got.first, got.out
+    got = check("uptime", *target, "-w", "10GB:")  # a size on a check of seconds: usage
+    assert got.code == 3 and got.first.startswith("UPTIME UNKNOWN - ") and "not a size" in \
+        got.first, got.out
 
 
 def test_connections_take_a_count_or_a_share(sandbox: Sandbox) -> None:

@@ -60,12 +60,21 @@ def test_monitor_and_check_read_pt_heartbeat_and_lag_grows_while_sql_thread_stop
         return dbgauge(sandbox, "check", "--node", replica, "--heartbeat-table",
                        f"dbgauge.{PT_TABLE}", *extra)
 
-    ok = wait_for(lambda: (c := check("--warning", "3", "--critical", "60")).returncode == 0
-                  and c, timeout=30, what="heartbeat check OK on pt-heartbeat's table")
+    # pt-heartbeat's spelling: a pt DSN, -D/--table, --master-server-id, --utc, and
+    # check_postgres' threshold units
+    source_id = str(run(sandbox, "mariadb-primary", "SELECT @@server_id AS id")[0]["id"])
+    pt_replica = f"replica=h=127.0.0.1,P={sandbox.state.port('mariadb-replica')},u={MONITOR_USER}"
+    ok = wait_for(lambda: (c := dbgauge(
+        sandbox, "check", "--node", pt_replica, "-D", "dbgauge", "--table", PT_TABLE, "--utc",
+        "--master-server-id", source_id, "-w", "3s", "-c", "1 minute")).returncode == 0 and c,
+        timeout=30, what="heartbeat check OK on pt-heartbeat's table")
     assert ok.stdout.startswith("LAG OK - replica: lag"), ok.stdout
+    other = dbgauge(sandbox, "check", "--node", pt_replica, "-D", "dbgauge", "--table", PT_TABLE,
+                    "--master-server-id", "4242")  # no row of that server
+    assert other.returncode == 3 and other.stdout.startswith("LAG UNKNOWN"), other.stdout
 
-    steady = dbgauge(sandbox, "monitor", replica, "--table", PT_TABLE, "--interval", "0.5s",
-                     "--run-time", "1s")
+    steady = dbgauge(sandbox, "monitor", f"{pt_replica},D=dbgauge,t={PT_TABLE}", "--utc",
+                     "--interval", "0.5s", "--run-time", "1s")
     assert steady.returncode == 0, steady.stdout + steady.stderr
     lags = [float(x) for x in LINE.findall(steady.stdout)]
     assert len(lags) >= 2 and max(lags) < 3, steady.stdout

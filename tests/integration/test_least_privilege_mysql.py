@@ -42,6 +42,7 @@ GRANTS = {  # what an account lacking each privilege must be told to run
     "binlog": "GRANT BINLOG MONITOR ON *.*",
     "ps": "GRANT SELECT ON performance_schema.*",
     "heartbeat": "GRANT SELECT ON dbgauge.*",
+    "select": "GRANT SELECT ON *.*",  # every table in information_schema.TABLES
 }
 ACCOUNTS = {  # name: (global privileges, what they give in GRANTS' terms)
     "usage": ("USAGE", frozenset()),
@@ -63,7 +64,7 @@ NEEDS = {
     "mysql_processlist": {"process"},
     "mysql_replication": {"slave", "process"},
     "mysql_statements": {"ps"},
-    "mysql_tables": {"ps"},
+    "mysql_tables": {"ps", "process", "select"},  # PROCESS: to tell whether tables are hidden
     "mysql_perf_schema_file_events": {"ps"},
     "mysql_perf_schema_file_instances": {"ps"},
     "mysql_perf_schema_index_io_waits": {"ps"},
@@ -111,7 +112,10 @@ def accounts(sandbox: Sandbox, tmp_path_factory: pytest.TempPathFactory
     for kind, (privileges, _) in ACCOUNTS.items():
         statements += [f"CREATE OR REPLACE USER {_user(kind)}@'%' IDENTIFIED BY '{password}'",
                        f"GRANT {privileges} ON *.* TO {_user(kind)}@'%'"]
-    statements += [f"CREATE OR REPLACE ROLE {ROLE}", f"GRANT PROCESS ON *.* TO {ROLE}",
+    # an InnoDB table only SELECT ON *.* shows: hidden from the sizes of every other account
+    statements += ["CREATE TABLE IF NOT EXISTS app.lpm_hidden (id INT PRIMARY KEY) "
+                   "ENGINE=InnoDB",
+                   f"CREATE OR REPLACE ROLE {ROLE}", f"GRANT PROCESS ON *.* TO {ROLE}",
                    f"GRANT {ROLE} TO {_user('role')}@'%'",
                    f"SET DEFAULT ROLE {ROLE} FOR {_user('role')}@'%'",
                    f"DROP USER IF EXISTS {_user('minimum')}@'%'",
@@ -122,6 +126,7 @@ def accounts(sandbox: Sandbox, tmp_path_factory: pytest.TempPathFactory
         yield {kind: _config(sandbox, directory, kind) for kind in (*ACCOUNTS, "minimum")}
     finally:
         execute(sandbox, "mariadb-primary", f"DROP ROLE IF EXISTS {ROLE}",
+                "DROP TABLE IF EXISTS app.lpm_hidden",
                 *(f"DROP USER IF EXISTS {_user(kind)}@'%'" for kind in (*ACCOUNTS, "minimum")))
         replica_caught_up(sandbox)
 
@@ -185,6 +190,16 @@ def test_each_collector_is_right_or_fails_naming_the_grant(
                 assert any(g in error for g in lacking), (kind, node, collector, error)
                 exported = {n for n, _ in samples if _family(n) in families[collector]}
                 assert collector in PARTIAL or not exported, (kind, node, collector, exported)
+            # tables the account cannot see: counted (with PROCESS), never a silent top-N
+            hidden = _sum(samples, "dbgauge_mysql_tables_hidden")
+            if "process" not in has:
+                assert hidden is None, (kind, node, hidden)
+            elif "select" not in has:
+                assert hidden is not None and hidden >= 1, (kind, node, hidden)
+                assert _sum(samples, "dbgauge_mysql_table_sizes_truncated") == 1
+                assert "are not in information_schema.TABLES" in failed["mysql_tables"]
+            else:
+                assert hidden == 0, (kind, node, hidden)
             replicas = _sum(samples, "dbgauge_mysql_connected_replicas")
             if "mysql_replication" in failed:
                 assert replicas is None, (kind, node)  # never "0 replicas" it cannot see

@@ -83,11 +83,16 @@ def _check(config: Path, name: str, *args: str) -> Outcome:
                  "--target", "pg-standby", *args)
 
 
-def _walsenders(sandbox: Sandbox) -> int:
+def _walsenders(sandbox: Sandbox) -> tuple[int, int]:
+    """Streaming walsenders as the administrator sees them: (physical standbys, logical
+    ones, which stream from a logical slot: pg-subscriber's)."""
     with closing(pg_admin(sandbox, "pg-primary")) as conn:
-        row = conn.execute("SELECT count(*) FROM pg_stat_replication "
-                           "WHERE state = 'streaming'").fetchone()
-    return int(row[0]) if row else 0
+        row = conn.execute(
+            "SELECT count(*) FILTER (WHERE r.slot_type IS DISTINCT FROM 'logical'), "
+            "count(*) FILTER (WHERE r.slot_type = 'logical') FROM pg_stat_replication s "
+            "LEFT JOIN pg_replication_slots r ON r.active_pid = s.pid "
+            "WHERE s.state = 'streaming'").fetchone()
+    return (int(row[0]), int(row[1])) if row else (0, 0)
 
 
 def test_replication_and_lag_unknown_without_stats_right_with_them(
@@ -96,8 +101,8 @@ def test_replication_and_lag_unknown_without_stats_right_with_them(
     "0 standby(s)" nor "WAL receiver is stopped"; split-brain does not compare a timeline
     it cannot read. pg_read_all_stats or pg_monitor: the
     walsenders the administrator sees, the standby streaming, lag measured."""
-    streaming = _walsenders(sandbox)
-    assert streaming >= 1
+    streaming, logical = _walsenders(sandbox)
+    assert streaming >= 1 and logical >= 1  # pg-standby, pg-subscriber's walsender
     got = _check(roles["connect"], "replication")
     assert got.code == 3, got.out
     assert "0 standby(s)" not in got.out and "stopped" not in got.out
@@ -114,7 +119,8 @@ def test_replication_and_lag_unknown_without_stats_right_with_them(
     for kind in ("stats", "monitor"):
         got = _check(roles[kind], "replication")
         assert got.code == 0, got.out
-        assert f"pg-primary: primary, {streaming} standby(s) streaming" in got.first
+        assert f"pg-primary: primary, {streaming} standby(s) streaming, {logical} of " \
+               f"{logical} logical walsender(s) streaming to subscribers" in got.first
         assert "pg-standby: standby, streaming" in got.first
         got = _check(roles[kind], "lag")
         assert got.code == 0 and "'pg-standby:lag_seconds'=" in got.first, got.out

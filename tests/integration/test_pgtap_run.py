@@ -286,3 +286,50 @@ def test_could_not_run_exits_2_without_secrets(db: Scratch, sandbox: Sandbox) ->
     assert dbgauge(db.dsn).returncode == 2
     assert dbgauge(db.dsn, "--ext", ".nothing", str(SUITES)).returncode == 2
     assert dbgauge(db.dsn, "--psql", "/nonexistent/psql", str(SUITES)).returncode == 2
+
+
+def pg_prove(db: Scratch, *args: str) -> subprocess.CompletedProcess[str]:
+    """Debian's pg_prove on the same database."""
+    url = urlsplit(db.dsn)
+    return subprocess.run(
+        ["pg_prove", "-h", str(url.hostname), "-p", str(url.port), "-U", "sandbox_admin",
+         "-d", db.name, *args], env={**os.environ, "PGPASSWORD": db.password},
+        capture_output=True, text=True, timeout=60, check=False)
+
+
+def listed(output: str) -> list[str]:
+    return [line for line in output.splitlines() if line.startswith("/")]
+
+
+def test_pg_proves_options_mean_what_pg_prove_means(db: Scratch, tmp_path: Path) -> None:
+    """pg_prove's flags, each beside Debian's pg_prove on the same files: which files -r,
+    --ext and --reverse pick (-D lists them), -S/-P/-b reach psql, -v prints each test
+    line, -Q only the summary; --timer, file order under -j, and a refused option."""
+    (tmp_path / "sub").mkdir()
+    for name in ("b.sql", "a.sql", "c.pg", "sub/d.sql"):
+        (tmp_path / name).write_text((SUITES / "pass.sql").read_text())
+    for flags in ([], ["-r"], ["--reverse"], ["-r", "--ext", ".sql"], ["--ext", "pg"]):
+        ours = listed(dbgauge(db.dsn, "-D", *flags, str(tmp_path)).stdout)
+        theirs = listed(pg_prove(db, "-D", *flags, str(tmp_path)).stdout)
+        if "--ext" not in flags:  # pg_prove's default is .pg alone, dbgauge's .sql and .pg
+            ours = [f for f in ours if f.endswith(".pg")]
+        assert ours == theirs and theirs, flags
+    psql = find_psql(None)
+    common = ["-S", f"expected_db={db.name}", "-P", "null=NULL", "-b", psql]
+    for name in ("variables.pg", "pass.sql", "fail.sql"):
+        ours = dbgauge(db.dsn, *common, "-v", str(SUITES / name))
+        theirs = pg_prove(db, *common, "-v", str(SUITES / name))
+        assert ours.returncode == (theirs.returncode != 0), (name, ours.stdout, theirs.stdout)
+        tests = re.compile(r"^(?:not )?ok \d+ - .*$", re.MULTILINE)
+        assert tests.findall(ours.stdout) == tests.findall(theirs.stdout) != [], name
+    quiet = dbgauge(db.dsn, "-Q", str(SUITES / "pass.sql"), str(SUITES / "fail.sql"))
+    assert not VERDICT.findall(quiet.stdout) and "Result: FAIL" in quiet.stdout
+    assert "fail.sql (tests" in quiet.stdout  # the failed file is in the summary
+    assert "fail.sql" in pg_prove(db, "-Q", str(SUITES / "fail.sql")).stdout
+    names = sorted(str(SUITES / n) for n in ("pass.sql", "todo_skip.sql", "meta.sql",
+                                              "skip_all.sql"))
+    timed = dbgauge(db.dsn, "-j", "4", "--timer", "-S", f"expected_db={db.name}", *names)
+    assert re.findall(r"^\[\d\d:\d\d:\d\d\] (\S+) \.+ ok", timed.stdout, re.MULTILINE) == names
+    refused = dbgauge(db.dsn, "--state", "save", str(SUITES / "pass.sql"))
+    assert refused.returncode == 2 and "pg_prove's --state is not taken: dbgauge keeps no " \
+        "state" in refused.stderr

@@ -21,6 +21,7 @@ import pytest
 
 from dbgauge.app import load_config
 from dbgauge.toolkit.db import Connection, connect
+from dbgauge.toolkit.sandbox.model import SUBSCRIPTION
 from dbgauge.toolkit.sandbox.postgres import ARCHIVE_DIR, ARCHIVE_FAIL_FLAG
 from dbgauge.toolkit.sql import load_sql
 from tests.helpers import DBGAUGE, REPO, Metrics, parse_metrics, value, wait_for
@@ -95,8 +96,13 @@ def test_both_sides_report_their_role(sandbox: Sandbox) -> None:
     r = "dbgauge_postgres_replication_"
     assert value(p, r + "configured") == 1 and value(p, r + "in_recovery") == 0
     assert value(s, r + "configured") == 1 and value(s, r + "in_recovery") == 1
-    assert value(p, r + "standbys") == 2  # pg-standby, and pg-subscriber's logical walsender
+    assert value(p, r + "standbys") == 1  # pg-standby; pg-subscriber's walsender is logical
+    assert value(p, r + "logical_walsenders") == 1
     assert value(p, r + "standby_state", application_name="pg-standby", state="streaming") == 1
+    assert value(p, r + "logical_walsender_state", application_name=SUBSCRIPTION,
+                 state="streaming") == 1
+    assert value(p, r + "standby_state", application_name=SUBSCRIPTION,
+                 state="streaming") is None
     assert value(p, r + "slot_active", slot_name="pg_standby", slot_type="physical") == 1
     assert value(p, r + "slot_wal_status", slot_name="pg_standby", slot_type="physical",
                  wal_status="reserved") == 1
@@ -250,6 +256,7 @@ def test_database_counters_and_connection_limits(sandbox: Sandbox) -> None:
         assert value(after, p + "database_" + name, **app) is not None, name
     assert value(after, p + "max_connections") == 300  # the sandbox leaves room for bench/fleet
     assert value(after, p + "superuser_reserved_connections") == 3
+    assert value(after, p + "reserved_connections") is None  # the setting is 16+
     states = {dict(k[1])["state"] for k in after if k[0] == p + "connections"}
     assert states == {"active", "idle", "idle_in_transaction", "idle_in_transaction_aborted",
                       "fastpath_function_call", "disabled"}
@@ -282,6 +289,19 @@ def test_collectors_run_as_the_monitoring_role_on_every_member(
     for name in EVERY_MEMBER:  # on by default, and successful through the daemon's own scrape path
         assert value(scraped, "dbgauge_collector_success", collector=name, sandbox="true",
                      target="pg-primary") == 1, name
+
+
+def test_pg_stat_io_is_absent_on_15_and_not_a_failure(sandbox: Sandbox) -> None:
+    """postgres_io needs pg_stat_io (PostgreSQL 16+): on the sandbox's 15 it does not run,
+    so no series and no failed collector, while the others succeed."""
+    scraped = parse_metrics(promtool_clean(sandbox, "pg-primary"))
+    assert not [name for name, _ in scraped if name.startswith("dbgauge_postgres_io_")]
+    ran = {dict(labels)["collector"]: v for (name, labels), v in scraped.items()
+           if name == "dbgauge_collector_success"}
+    assert "postgres_io" not in ran
+    assert ran and all(v == 1 for v in ran.values()), ran
+    with closing(pg_admin(sandbox, "pg-primary")) as conn:
+        assert conn.execute("SELECT to_regclass('pg_catalog.pg_stat_io')").fetchone() == (None,)
 
 
 # ----------------------------------------------------------------- postgres_server

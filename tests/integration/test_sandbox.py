@@ -1,9 +1,9 @@
 """The sandbox itself, against the real servers it starts (no mocks, no skips).
 
-It runs in its own directory on the session base port + 2000 (12000), apart from the session
-sandbox of conftest.py (10000) and a developer's default one (20000), all below the ephemeral
-port range. Tests run in file order:
-the last one takes the sandbox down.
+It runs in its own directory on the session base port + 2000, apart from the session
+sandbox of conftest.py and a developer's default one (20000), all below the ephemeral
+port range. Tests run in file order: the last ones take the sandbox down, and start and stop
+it again as `make demo` and `make down` from a mode-700 clone.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import os
 import shutil
 import socket
 import stat
+import subprocess
 import tempfile
 import uuid
 from collections.abc import Iterator
@@ -26,7 +27,7 @@ import pytest
 import yaml
 
 from dbgauge.toolkit import sandbox as sb
-from tests.helpers import wait_for
+from tests.helpers import DBGAUGE, REPO, wait_for
 from tests.helpers.ports import BASE_PORT as SESSION_BASE_PORT
 from tests.helpers.servers import admin_dsn
 
@@ -103,6 +104,10 @@ def test_cold_up_runs_everything(built: Built) -> None:
     assert statuses["pg-standby"].detail == "streaming from pg-primary"
     assert statuses["pg-subscriber"].detail == (
         "subscribed to pg-primary (drift_sub: apply worker running)")
+    # the subscription's walsender is no standby (its slot is logical)
+    wanted = "primary, 1 standby streaming, 1 logical walsender"
+    wait_for(lambda: by_name(built.directory)["pg-primary"].detail == wanted or None,
+             what=wanted)
 
 
 def test_state_file_and_secrets(built: Built) -> None:
@@ -128,7 +133,8 @@ def test_state_file_and_secrets(built: Built) -> None:
 def test_config_yaml(built: Built) -> None:
     assert built.config == built.directory / "dbgauge.yaml"
     doc = yaml.safe_load(built.config.read_text())
-    assert doc["daemon"] == {"listen": "127.0.0.1:9860"}
+    # the daemon's port follows the base port (9860 only at the default base, 20000)
+    assert doc["daemon"] == {"listen": f"127.0.0.1:{BASE_PORT + 7000}"}
     targets = {t["name"]: t for t in doc["targets"]}
     assert list(targets) == list(sb.INSTANCES)
     assert targets["mariadb-primary"]["dsn"] == f"mysql://dbgauge@127.0.0.1:{BASE_PORT + 3306}/"
@@ -361,3 +367,52 @@ def test_down_then_foreign_port_blocks_up(built: Built) -> None:
         assert "--base-port" in str(info.value)
         assert "in use by another process" in by_name(directory)["pg-primary"].detail
     assert not any(s.running for s in sb.status(directory))
+
+
+def make(clone: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    # -o deps: the packages are installed; everything else is the Makefile's own recipe
+    return subprocess.run(["make", "-s", "-o", "deps", *args], cwd=clone, capture_output=True,
+                          text=True, timeout=300, check=False)
+
+
+def test_make_demo_and_make_down_from_a_mode_700_clone(built: Built) -> None:
+    """A clone in a mode-700 home (root's on Debian): `sandbox where` keeps the sandbox out
+    of it and says why; `make demo` starts the (stopped) sandbox and the exporter and says
+    where; a bare `make down` finds both again and really stops them."""
+    home = Path(tempfile.mkdtemp(prefix="dbgauge-home-", dir="/tmp"))  # mode 700
+    clone = home / "clone"
+    pid = 0
+    try:
+        clone.mkdir()
+        for name in ("Makefile", "pyproject.toml"):
+            shutil.copy(REPO / name, clone / name)
+        (clone / ".venv").mkdir()
+        (clone / ".venv" / "bin").symlink_to(REPO / ".venv" / "bin")
+        (clone / ".venv" / ".stamp").touch()
+        where = subprocess.run([*DBGAUGE, "sandbox", "where", "--existing"], cwd=clone,
+                               capture_output=True, text=True, timeout=60, check=True)
+        if os.geteuid() == 0:  # the servers run as postgres and mysql
+            assert where.stdout.strip().startswith("/var/tmp/dbgauge-sandbox-"), where.stdout
+            assert f"{home} lacks the x permission for the 'postgres' OS user" in where.stderr
+        else:  # the servers run as ourselves: the clone's own .sandbox
+            assert where.stdout.strip() == str(clone / ".sandbox")
+        assert not any(s.running for s in sb.status(built.directory))
+        demo = make(clone, "demo", f"SANDBOX_DIR={built.directory}")
+        assert demo.returncode == 0, demo.stdout + demo.stderr
+        assert f"sandbox   {built.directory}" in demo.stdout
+        # the exporter listens where the sandbox's config says: base + 7000
+        assert f"metrics   http://127.0.0.1:{BASE_PORT + 7000}/metrics" in demo.stdout
+        assert all(s.running for s in sb.status(built.directory))
+        pid = int((built.directory / "serve.pid").read_text())
+        down = make(clone, "down")  # no SANDBOX_DIR: the clone remembers it
+        assert down.returncode == 0, down.stdout + down.stderr
+        assert f"stopped: the exporter (pid {pid})" in down.stdout
+        assert f"sandbox: {built.directory}" in down.stdout
+        assert "stopped: pg-subscriber, pgbouncer, " in down.stdout, down.stdout
+        assert not any(s.running for s in sb.status(built.directory))
+        wait_for(lambda: not Path(f"/proc/{pid}").exists(), timeout=30,
+                 what="the demo exporter gone")
+    finally:
+        if pid and Path(f"/proc/{pid}").exists():
+            os.kill(pid, 15)
+        shutil.rmtree(home, ignore_errors=True)

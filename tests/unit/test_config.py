@@ -255,3 +255,15 @@ def test_yaml_aliases_in_reasonable_use_still_load() -> None:
 def test_yaml_alias_that_contains_itself_is_refused() -> None:
     with pytest.raises(ConfigError, match="alias refers to a value that contains it"):
         parse_config("a: &a [1, *a]\n" + HEAD)
+
+
+def test_checks_entries_take_thresholds_with_units() -> None:
+    """`warning: 10s` and `critical: "1 minute"` under `checks:` are the CLI's ranges,
+    read by the same parser; a unit the check cannot take names the entry."""
+    ok = parse_config(HEAD + "checks:\n  - {check: lag, warning: 10s, critical: '1 minute'}\n"
+                      "  - {check: last-vacuum, warning: 1d, critical: 2d}\n"
+                      "  - {check: connections, warning: 80%, critical: 95%}\n")
+    assert [(c.warning, c.critical) for c in ok.checks] == [
+        ("10s", "1 minute"), ("1d", "2d"), ("80%", "95%")]
+    with pytest.raises(ConfigError, match=r"checks\[0\].*not a size"):
+        parse_config(HEAD + "checks:\n  - {check: lag, warning: 10GB}\n")

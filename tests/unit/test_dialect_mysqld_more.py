@@ -92,7 +92,8 @@ def test_innodb_metrics_as_the_peer_names_and_types_them() -> None:
 def test_tables_with_views_and_the_peers_nulls() -> None:
     peer, types = _peer("mysql_tables", {
         "table_io_waits": tsv_rows("mariadb-10.11/table_io_waits.tsv"),
-        "table_sizes": tsv_rows("mariadb-10.11/table_sizes.tsv")})
+        "table_sizes": tsv_rows("mariadb-10.11/table_sizes.tsv"),
+        "tables_hidden": [{"innodb_tables": 3, "visible_tables": 3}]})
     z = {"schema": "compat_more", "table": "z"}
     assert _get(peer, "mysql_info_schema_table_size", **z, component="data_length") == 20480
     assert _get(peer, "mysql_info_schema_table_version", **z, type="BASE TABLE",

@@ -239,6 +239,17 @@ def test_pg17_checkpointer_and_a_smaller_bgwriter() -> None:
     assert value(series, "pg_stat_archiver_last_archive_age") == 30
 
 
+def test_pg17_standby_checkpointer_as_the_view_has_it() -> None:
+    """postgres_exporter's pg_stat_checkpointer families are the view's columns: num_* do
+    not count restartpoints (dbgauge's checkpoint counts do, as before 17)."""
+    row = json_rows("postgres-17/checkpoints-standby.json", "PostgreSQL 17.")[0]
+    series = translate("postgres_checkpoints", parse_checkpoints(row))
+    assert value(series, "pg_stat_checkpointer_num_requested_total") == row["num_requested"] == 1
+    assert value(series, "pg_stat_checkpointer_num_timed_total") == row["num_timed"]
+    assert value(series, "pg_stat_checkpointer_restartpoints_req_total") == 3
+    assert value(series, "pg_stat_checkpointer_restartpoints_done_total") == 2
+
+
 def replication_facts(local: str) -> PgReplicationFacts:
     return PgReplicationFacts(
         parse_local(json_rows(f"postgres-15/compat-replication_local-{local}.json", PG15)[0]),

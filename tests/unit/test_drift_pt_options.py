@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from dbgauge.checks.drift.discover import dsn_table, parse_pt_dsn, parse_recursion_method
+from dbgauge.checks.drift.discover import dsn_table, parse_recursion_method
 from dbgauge.checks.drift.load import parse_max_load
 from dbgauge.checks.drift.model import ChecksumOptions, DriftError
 from dbgauge.checks.drift.replicate import parse_replicate
 from dbgauge.checks.drift.select import select_tables
+from dbgauge.toolkit.dsn import parse_pt_dsn
 from dbgauge.toolkit.errors import ConfigError
 
 FOUND = {("shop", "orders"): (10, True), ("shop", "items"): (5, True),

@@ -243,7 +243,8 @@ def test_nodes_from_dsns() -> None:
 # (name, short help, default thresholds): the generated text must not drift.
 HEALTH_CHECKS: tuple[tuple[str, str, str | None], ...] = (
     ("replication", "Replication threads running and error-free.", None),
-    ("connection", "Whether the server accepts a connection (down: CRITICAL).", None),
+    ("connection", "Whether the server accepts a connection, and how fast (down: CRITICAL).",
+     "2 and 8 seconds"),
     ("lag", "Replication lag in seconds (heartbeat when configured).", "30 and 120 seconds"),
     ("connections", "Connections in use against the limit: a count (-w 200) or a share "
      "(-w 80%).", "80 and 95 percent"),
@@ -270,6 +271,19 @@ HEALTH_CHECKS: tuple[tuple[str, str, str | None], ...] = (
     ("history-list", "InnoDB history list length (MySQL/MariaDB).",
      "100000 and 1000000 entries"),
     ("group-replication", "Group Replication members online, quorum kept (MySQL 8).", None),
+    # check_postgres' actions (tests/unit/test_check_postgres_actions.py); "none": -w or -c
+    # must be given, as check_postgres asks
+    *((name, health_checks()[name].summary, shown) for name, shown in (
+        ("autovac-freeze", "90 and 95 percent"), ("checkpoint", "none"),
+        ("bloat", "1073741824 and 5368709120 bytes"),
+        ("commitratio", "none"), ("custom-query", "none"), ("database-size", "none"),
+        ("disabled-triggers", "0 and 0 triggers"), ("hitratio", "none"),
+        ("index-size", "none"), ("indexes-size", "none"),
+        ("last-autoanalyze", "86400 and 172800 seconds"),
+        ("last-autovacuum", "86400 and 172800 seconds"),
+        ("prepared-txns", "1 and 30 seconds"), ("relation-size", "none"),
+        ("table-size", "none"), ("total-relation-size", "none"), ("settings-checksum", None),
+        ("wal-files", "10 and 15 files"))),
 )
 
 
@@ -284,12 +298,18 @@ def test_cli_defaults_match_the_checks() -> None:
         text = " ".join(CliRunner().invoke(cli, ["check", name, "--help"]).output.split())
         assert f"check {name} [OPTIONS] {short.rstrip('.')}: see docs/checks.md for" in text
         defaults = check.defaults
+        if check.takes_checksum:
+            assert "-c/-w CHECKSUM: the checksum expected" in text
+            continue
         if defaults is None:
             assert shown is None
             assert "No thresholds: each problem it finds has its own severity." in text
             assert "--warning" not in text and "--critical" not in text
             continue
         assert shown is not None
+        if shown == "none":
+            assert check.needs_thresholds and "no default: give one or both" in text
+            continue
         warning, _, critical, _ = shown.split()
         assert (warning, critical) == (defaults.warning.plain, defaults.critical.plain)
         assert f"Thresholds: --warning/--critical, default {shown}." in text
@@ -501,3 +521,51 @@ def test_a_scheduled_check_says_down_as_configured() -> None:
     with pytest.raises(ConfigError, match="unreachable_state"):
         parse_config("targets:\n  - {name: gone, kind: mysql, dsn: 'mysql://u@h:1/'}\n"
                      "checks:\n  - {check: lag, unreachable_state: warning}\n")
+
+
+def test_a_scheduled_check_ends_by_its_timeout() -> None:
+    """A `checks:` entry's node that accepts TCP and never answers is UNKNOWN once the job's
+    `timeout` passes (as `dbgauge check -t`), not CRITICAL after the target's 20 s connect
+    timeout: a job never hangs on a frozen server. A `checksums:` entry's `max_wait` bounds
+    its pauses and waits (`dbgauge checksum --max-wait`)."""
+    import socket
+
+    from dbgauge.app import checksum_jobs
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)  # the kernel completes the handshake; nothing ever answers
+    port = listener.getsockname()[1]
+    try:
+        config = parse_config(
+            f"targets:\n  - {{name: frozen, kind: postgres, connect_timeout: 20s,\n"
+            f"      dsn: 'postgresql://u:pw@127.0.0.1:{port}/db'}}\n"
+            "checks:\n  - {check: connection, timeout: 0.5s}\n")
+        (job,) = check_jobs(config)
+        states = {s.labels["target"]: s.value for s in job.run()
+                  if s.name == "dbgauge_check_status"}
+    finally:
+        listener.close()
+    assert states == {"frozen": 3.0}
+    config = parse_config(
+        "targets:\n  - {name: a, kind: mysql, dsn: 'mysql://u@h:1/'}\n"
+        "  - {name: b, kind: mysql, dsn: 'mysql://u@h:2/'}\n"
+        "checksums:\n  - {source: a, replicas: [b], max_wait: 2m}\n")
+    (checksum,) = checksum_jobs(config)
+    assert checksum.options.max_pause == checksum.options.wait_timeout == 120.0  # type: ignore[attr-defined]
+    with pytest.raises(ConfigError, match="timeout"):
+        parse_config("targets:\n  - {name: a, kind: mysql, dsn: 'mysql://u@h:1/'}\n"
+                     "checks:\n  - {check: lag, timeout: 0}\n")
+
+
+def test_pool_wording_counts_the_pools_that_queue() -> None:
+    """Two clients waiting in one of two pools read as such, not as "in 2 pool(s)"."""
+    from dbgauge.checks.health.pgbouncer_pools import pool_wait
+    from dbgauge.collectors.pgbouncer_pools import Pool, PoolsFacts
+
+    pools = (Pool("app", "u", {"waiting": 2.0}, {}, maxwait=3.0),
+             Pool("other", "u", {"waiting": 0.0}, {}, maxwait=0.0))
+    measured = pool_wait(PoolsFacts(pools))
+    assert measured.text.startswith("2 client(s) waiting in 1 of 2 pool(s); longest wait 3.0 s")
+    idle = pool_wait(PoolsFacts(pools[1:]))
+    assert idle.text == "no client waiting in 1 pool(s)"

@@ -122,7 +122,13 @@ def test_indexes_foreign_keys_triggers_views_functions() -> None:
            "'touch'::name," in text
     assert "SELECT views_are('app'::name, ARRAY['v']::name[]," in text
     assert "SELECT sequences_are('app'::name, ARRAY['t_id_seq']::name[]," in text
-    assert "pg_get_viewdef(pg_catalog.to_regclass(" in text
+    # the definition is compared as the running server prints it (portable across majors)
+    assert ("SELECT lives_ok('CREATE TEMPORARY VIEW _dbgauge_view_1 AS SELECT 1 AS one'::text, "
+            "'View app.v''s definition as generated should still be valid'::text);") in text
+    assert ("SELECT is(pg_catalog.pg_get_viewdef(pg_catalog.to_regclass(pg_catalog.format("
+            "'%I.%I', 'app', 'v')), true), pg_catalog.pg_get_viewdef(pg_catalog.to_regclass("
+            "'pg_temp._dbgauge_view_1'), true), 'View app.v should be defined as when "
+            "generated'::text);") in text
     assert "SELECT functions_are('app'::name, ARRAY['f', 'touch']::name[]," in text
     assert ("SELECT function_returns('app'::name, 'f'::name, ARRAY['integer', 'text']::name[], "
             "'setof integer'::text,") in text
@@ -138,10 +144,17 @@ def test_extension_objects() -> None:
         functions=(Function("app", "plan", ("integer",), "text", "plan(integer)", "pgtap"),
                    Function("app", "mine", (), "integer", "mine()", None)),
     ))
-    # pgTAP's own objects are left out; another extension's table is listed, not detailed
-    assert "tap_funky" not in text
-    assert "SELECT tables_are('app'::name, ARRAY['t', 'spatial_ref_sys']::name[]," in text
-    assert "columns_are('app'::name, 'spatial_ref_sys'" not in text
+    # extension members are left out: pgTAP's own, and another extension's table, whose
+    # set differs between its versions (pg_stat_statements has a view more on 14+), so
+    # the *_are() functions, which would count them, give way to the user relations' names
+    assert "tap_funky" not in text and "spatial_ref_sys" not in text
+    assert "tables_are(" not in text and "views_are(" not in text
+    line = next(x for x in text.splitlines() if "should have the correct tables" in x)
+    assert line.startswith("SELECT set_eq('SELECT c.relname::text FROM pg_catalog.pg_class c")
+    assert "c.relkind::text = ANY(ARRAY[''r'', ''p''])" in line
+    assert "d.deptype = ''e''" in line and "ARRAY['t']::text[]" in line
+    line = next(x for x in text.splitlines() if "should have the correct views" in x)
+    assert "ARRAY[]::text[]" in line
     # functions_are() would count the extension's functions: signatures are compared instead
     assert "functions_are" not in text
     line = next(x for x in text.splitlines() if x.startswith("SELECT set_eq("))

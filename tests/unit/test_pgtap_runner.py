@@ -73,11 +73,13 @@ def test_discovery(tmp_path: Path) -> None:
     (tmp_path / ".hidden").mkdir()
     for name in ("a.sql", "b/c.pg", "b/d.txt", ".hidden/e.sql", "b/a.SQL"):
         (tmp_path / name).write_text("")
-    found = discover([str(tmp_path)], (".sql", ".pg"))
+    found = discover([str(tmp_path)], (".sql", ".pg"), recurse=True)  # pg_prove -r
     assert [p.relative_to(tmp_path).as_posix() for p in found] == ["a.sql", "b/a.SQL", "b/c.pg"]
+    top = discover([str(tmp_path)], (".sql", ".pg"))  # as pg_prove without -r
+    assert [p.relative_to(tmp_path).as_posix() for p in top] == ["a.sql"]
     # a file named explicitly runs whatever its extension; duplicates run once
     explicit = discover([str(tmp_path / "b/d.txt"), str(tmp_path / "a.sql"), str(tmp_path)],
-                        (".sql",))
+                        (".sql",), recurse=True)
     assert [p.name for p in explicit] == ["d.txt", "a.sql", "a.SQL"]
     with pytest.raises(ConfigError, match="does not exist"):
         discover([str(tmp_path / "missing")], (".sql",))
@@ -252,3 +254,73 @@ def test_junit_file_errors_are_usage_errors(tmp_path: Path) -> None:
         junit.write([result("t/fail.sql", "fail")], tmp_path / "taken")
     junit.write([result("t/fail.sql", "fail")], tmp_path / "out.xml")
     assert ET.parse(tmp_path / "out.xml").getroot().get("tests") == "3"
+
+
+def test_pg_proves_other_options_are_refused_saying_what_to_use() -> None:
+    """Every pg_prove option dbgauge does not take is refused with its own line (exit 2),
+    never click's bare 'no such option'; --nocolor and --count are accepted."""
+    from click.testing import CliRunner
+
+    from dbgauge.cli import cli
+    from dbgauge.cli.pg_prove import REFUSED
+    from tests.helpers.dsns import no_known_secrets
+
+    suite = str(Path(__file__).parents[1] / "fixtures" / "pgtap" / "suites" / "pass.sql")
+    with no_known_secrets():  # another test's secret would mask a piece of the advice
+        _each_refused(suite, REFUSED)
+        ok = CliRunner().invoke(cli, ["pgtap", "run", "--nocolor", "--count", "-D", suite])
+    assert ok.exit_code == 0 and ok.output == suite + "\n"
+
+
+def _each_refused(suite: str, refused: dict[tuple[str, ...], tuple[bool, str]]) -> None:
+    from click.testing import CliRunner
+
+    from dbgauge.cli import cli
+
+    for names, (takes_value, advice) in refused.items():
+        for name in names:
+            args = [name, "x"] if takes_value else [name]
+            result = CliRunner().invoke(cli, ["pgtap", "run", *args, "-D", suite])
+            assert result.exit_code == 2, (name, result.output)
+            assert f"is not taken: {advice}" in result.output, name
+
+
+def _result(name: str, *lines: str) -> FileResult:
+    from datetime import UTC, datetime
+
+    from dbgauge.toolkit.pgtap.tap import parse_tap
+
+    return FileResult(name, parse_tap(lines), lines, "", 0, 0.01, datetime.now(UTC))
+
+
+def test_file_lines_come_in_file_order_and_trap_summarises(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Under -j the files finish in any order: their lines are printed in file order; -v
+    adds every TAP line, -o the comments, -Q nothing per file; --trap's Ctrl-C prints the
+    summary of the files finished so far (exit 1)."""
+    from dbgauge.cli.pgtap import _Shown
+    from dbgauge.toolkit.render.pgtap import Display
+    from dbgauge.toolkit.render.progress import Progress
+
+    tap = ("1..1", "# a comment", "ok 1 - fine")
+    shown = _Shown(Progress("file", quiet=True), ["a.sql", "b.sql", "c.sql"], False, Display())
+    shown.done(2, _result("c.sql", *tap))
+    shown.done(1, _result("b.sql", *tap))
+    assert capsys.readouterr().out == ""  # a.sql is not done: nothing can be printed yet
+    shown.done(0, _result("a.sql", *tap))
+    assert [line.split()[0] for line in capsys.readouterr().out.splitlines()] == [
+        "a.sql", "b.sql", "c.sql"]
+    for display, expect in ((Display(verbose=True), ["a.sql ..", *tap]),
+                            (Display(comments=True), ["# a comment"]),
+                            (Display(summary_only=True), [])):
+        one = _Shown(Progress("file", quiet=True), ["a.sql"], False, display)
+        one.done(0, _result("a.sql", *tap))
+        out = capsys.readouterr().out.splitlines()
+        assert out[:len(expect)] == expect and len(out) == len(expect) + (
+            0 if display.summary_only else 1), (display, out)
+    trapped = _Shown(Progress("file", quiet=True), ["a.sql", "b.sql"], False, Display())
+    trapped.done(0, _result("a.sql", "1..2", "ok 1", "not ok 2"))
+    capsys.readouterr()
+    assert trapped.interrupted() == 1
+    out = capsys.readouterr().out
+    assert "Interrupted: 1 file(s) finished" in out and "Files=1, Tests=2, Failed files=1" in out

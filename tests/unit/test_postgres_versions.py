@@ -80,9 +80,9 @@ def referenced(sql: str) -> set[tuple[str, str]]:
 
 def evaluate(sql: str, views: dict[str, dict[str, Any]], settings: dict[str, str],
              now: dt.datetime) -> dict[str, Any]:
-    """Run a single-row statistics statement (alias.column, EXTRACT(EPOCH FROM now() -
-    alias.column), EXTRACT(EPOCH FROM alias.column), current_setting('x'), each maybe AS
-    name) over one row per view."""
+    """Run a single-row statistics statement (alias.column, the sum of two, EXTRACT(EPOCH
+    FROM now() - alias.column), EXTRACT(EPOCH FROM alias.column), current_setting('x'),
+    each maybe AS name) over one row per view."""
     by_alias = aliases(sql)
     out: dict[str, Any] = {}
     for item in split_top_level(select_list(sql)):
@@ -90,6 +90,9 @@ def evaluate(sql: str, views: dict[str, dict[str, Any]], settings: dict[str, str
         expr = expr or item
         if m := re.fullmatch(r"([a-z])\.([a-z_]+)", expr.strip()):
             out[name.split(".")[-1]] = views[by_alias[m.group(1)]][m.group(2)]
+        elif m := re.fullmatch(r"([a-z])\.([a-z_]+) \+ ([a-z])\.([a-z_]+)", expr.strip()):
+            out[name] = (views[by_alias[m.group(1)]][m.group(2)]
+                         + views[by_alias[m.group(3)]][m.group(4)])
         elif m := re.fullmatch(r"EXTRACT\(EPOCH FROM now\(\) - ([a-z])\.([a-z_]+)\)",
                                expr.strip()):
             when = views[by_alias[m.group(1)]][m.group(2)]

@@ -7,7 +7,7 @@ import io
 
 import pytest
 
-from dbgauge.toolkit.render.progress import Progress, clock_text, parse_progress
+from dbgauge.toolkit.render.progress import Every, Progress, clock_text, parse_progress
 
 
 class Clock:
@@ -66,13 +66,19 @@ def test_quiet_prints_nothing_but_notes() -> None:
     assert out.getvalue() == "dbgauge: a note\n"
 
 
-@pytest.mark.parametrize(("spec", "seconds"), [("time,30", 30.0), ("time,1m30s", 90.0),
-                                               ("time,100ms", 0.1), ("TIME, 5", 5.0)])
-def test_progress_option(spec: str, seconds: float) -> None:
-    assert parse_progress(spec) == seconds
+@pytest.mark.parametrize(("spec", "every"), [
+    ("time,30", Every("time", 30.0)), ("time,1m30s", Every("time", 90.0)),
+    ("time,100ms", Every("time", 0.1)), ("TIME, 5", Every("time", 5.0)),
+    ("percentage,10", Every("percentage", 10.0)), ("percentage,2.5", Every("percentage", 2.5)),
+    ("iterations,5", Every("iterations", 5)),
+])
+def test_progress_option(spec: str, every: Every) -> None:
+    """pt-table-checksum's three --progress types."""
+    assert parse_progress(spec) == every
 
 
-@pytest.mark.parametrize("spec", ["percentage,10", "iterations,5", "time", "time,0", "time,x"])
+@pytest.mark.parametrize("spec", ["percent,10", "iterations,1.5", "time", "time,0", "time,x",
+                                  "percentage,0", "percentage,101", "iterations,0"])
 def test_progress_option_errors(spec: str) -> None:
     with pytest.raises(ValueError, match=r"--progress|not a duration"):
         parse_progress(spec)
@@ -110,3 +116,28 @@ def test_a_name_with_a_newline_stays_on_the_status_line() -> None:
     progress.progress("s.a\nb", 5, 10)
     assert out.getvalue() == ("dbgauge: table 1 of 1 (s.a\\nb): 50% done, 2s elapsed, "
                               "about 2s left\n")
+
+
+def test_percentage_and_iterations_print_as_the_work_advances() -> None:
+    """percentage,25: a line each time another quarter of the work is done, whatever the
+    time; iterations,2: a line every second item finished."""
+    now = [0.0]
+    out = io.StringIO()
+    progress = Progress("table", stream=out, interval=Every("percentage", 25),
+                        clock=lambda: now[0])
+    progress.plan([("a", 10), ("b", 10), ("c", 10), ("d", 10)])
+    progress.progress("a", 5, 10)  # 12.5 %
+    assert out.getvalue() == ""
+    progress.progress("a", 10, 10)  # 25 %
+    progress.progress("b", 4, 10)  # 35 %
+    progress.progress("b", 10, 10)  # 50 %
+    assert [line.split(": ", 1)[1][:23] for line in out.getvalue().splitlines()] == [
+        "table 1 of 4 (a): 25% d", "table 2 of 4 (b): 50% d"]
+    out = io.StringIO()
+    progress = Progress("file", stream=out, interval=Every("iterations", 2), sequential=False,
+                        clock=lambda: now[0])
+    progress.plan([(f"f{i}", 1) for i in range(5)])
+    for i in range(5):
+        progress.progress(f"f{i}", 1, 1)
+    assert [line.split(" (")[0] for line in out.getvalue().splitlines()] == [
+        "dbgauge: file 2 of 5", "dbgauge: file 4 of 5"]

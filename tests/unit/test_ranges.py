@@ -172,7 +172,7 @@ def test_a_time_threshold_may_carry_its_unit() -> None:
     assert parse_range("5m") == Range(0, 300, duration=True) and str(parse_range("5m")) == "300s"
     assert parse_range("@1m:1h30m") == Range(60, 5400, inside=True, duration=True)
     assert parse_range("10m:").plain == "600:" and parse_range("500ms").end == 0.5
-    with pytest.raises(ValueError, match="give a time unit to each of its numbers or to none"):
+    with pytest.raises(ValueError, match="give the same unit to each of its numbers or to none"):
         parse_range("5m:600")
     checks = health_checks()
     lag = checks["lag"].limits("5m", "1h")
@@ -183,3 +183,87 @@ def test_a_time_threshold_may_carry_its_unit() -> None:
     for name in ("connections", "history-list", "archiver"):
         with pytest.raises(ConfigError, match="this check's value is not a time"):
             checks[name].limits("5m", None)
+
+
+@pytest.mark.parametrize(("spec", "seconds"), [
+    ("10s", 10), ("1 minute", 60), ("'1 minute'".strip("'"), 60), ("1d", 86400),
+    ("2 hours", 7200), ("30 sec", 30), ("5 mins", 300), ("1 week", 604800), ("500ms", 0.5),
+])
+def test_check_postgres_times_on_a_check_of_seconds(spec: str, seconds: float) -> None:
+    """check_postgres' time spellings (`--warning='1 minute'`, `-w 1d`) are seconds on a
+    check of seconds, through the one range parser and the check's thresholds."""
+    from dbgauge.checks.health import health_checks
+
+    assert parse_range(spec) == Range(0, seconds, duration=True)
+    for name in ("lag", "last-vacuum", "pgbouncer-pools"):
+        limits = health_checks()[name].limits(spec, spec)
+        assert limits is not None and limits.critical == Range(0, seconds), name
+
+
+@pytest.mark.parametrize(("spec", "size"), [
+    ("10GB", 10 * 1024 ** 3), ("500 kB", 500 * 1024), ("1 TB", 1024 ** 4), ("2MiB", 2 << 20),
+    ("100b", 100), ("7 bytes", 7), ("1.5gb", 1.5 * 1024 ** 3),
+])
+def test_sizes_are_bytes_in_powers_of_1024(spec: str, size: float) -> None:
+    """check_postgres and pg_size_pretty write sizes as 500 kB, 10GB (1024-based)."""
+    assert parse_range(spec) == Range(0, size, size=True)
+    assert parse_range(f"@{spec}:{spec}") == Range(size, size, inside=True, size=True)
+    assert str(parse_range(spec)) == f"{size:.0f}B" and parse_range(spec).plain == f"{size:.0f}"
+
+
+def test_a_size_threshold_only_on_a_check_of_bytes() -> None:
+    """A size on a check of seconds or counts is refused (exit 3); on a check of bytes it
+    is bytes; sizes and times do not mix in one range."""
+    from dbgauge.checks.health.model import Thresholds
+    from dbgauge.toolkit.errors import ConfigError
+
+    with pytest.raises(ValueError, match="the same unit"):
+        parse_range("10GB:1h")
+    sized = Thresholds.above(1.0, 2.0)
+    with pytest.raises(ConfigError, match="this check's value is not a size"):
+        sized.override("10GB", None)
+    sized = Thresholds(Range(end=1.0), Range(end=2.0), bytes=True)
+    got = sized.override("1 kB", "1MB")
+    assert (got.warning, got.critical) == (Range(0, 1024), Range(0, 1024 ** 2))
+    assert got.status(2048.0) is Status.WARNING and got.bytes
+
+
+def test_usage_errors_are_one_unknown_line_exit_3() -> None:
+    """A bare `dbgauge check` is a usage error (UNKNOWN), not click's exit 2 (CRITICAL to a
+    monitor); -c's help says the forms plainly; a unit a check cannot take is refused."""
+    from tests.helpers.dsns import no_known_secrets
+
+    with no_known_secrets():  # another test's secret would mask a piece of the output
+        bare = CliRunner().invoke(cli, ["check"])
+        help_out = CliRunner().invoke(cli, ["check", "lag", "--help"]).output
+        wrong = CliRunner().invoke(cli, ["check", "lag", "-w", "10GB", "--node", "x"])
+    assert bare.exit_code == 3 and bare.output.count("\n") == 1
+    assert bare.output.startswith("CHECK UNKNOWN - no check named")
+    help_text = " ".join(help_out.split())
+    assert "10 alerts above 10, 10: below 10, 10:20 outside 10..20" in help_text
+    assert "'1 minute'" in help_text
+    assert wrong.exit_code == 3 and "not a size" in wrong.output
+
+
+def test_usage_errors_under_format_json_are_json(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--format json` asks for JSON whatever goes wrong: a usage error (an unknown option,
+    a range that does not parse) is the check's JSON document, UNKNOWN with a `usage`
+    finding, exit 3 -- not a plugin line a JSON consumer cannot read."""
+    import json
+    import sys
+
+    from tests.helpers.dsns import no_known_secrets
+
+    for args in (["check", "lag", "--format", "json", "--bogus"],
+                 ["check", "lag", "-w", "abc", "--format=json"],
+                 ["heartbeat", "check", "--format", "json", "--bogus"]):
+        monkeypatch.setattr(sys, "argv", ["dbgauge", *args])  # what the command line said
+        with no_known_secrets():
+            got = CliRunner().invoke(cli, args)
+        assert got.exit_code == 3, (args, got.output)
+        doc = json.loads(got.output)
+        assert doc["status"] == "UNKNOWN" and doc["findings"][0]["kind"] == "usage", doc
+        assert doc["check"] == ("heartbeat" if args[0] == "heartbeat" else "lag")
+    monkeypatch.setattr(sys, "argv", ["dbgauge", "check", "lag", "--bogus"])
+    plain = CliRunner().invoke(cli, ["check", "lag", "--bogus"])
+    assert plain.exit_code == 3 and plain.output.startswith("LAG UNKNOWN - No such option")

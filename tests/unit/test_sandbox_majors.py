@@ -54,13 +54,16 @@ def test_majors_outside_13_to_18_are_refused(major: int) -> None:
 
 
 def test_a_sandbox_keeps_its_major(tmp_path: Path) -> None:
+    assert sb._settled(tmp_path, None, None) == (sb.DEFAULT_BASE_PORT, 15)  # a new one
+    assert sb._settled(tmp_path, None, 17) == (sb.DEFAULT_BASE_PORT, 17)
     (tmp_path / "sandbox.json").write_text(json.dumps({"base_port": 20000, "pg_version": 13}))
     with pytest.raises(SandboxError) as caught:
-        sb._check_same(tmp_path, 20000, 18)
+        sb._settled(tmp_path, 20000, 18)
     assert "runs PostgreSQL 13, not 18: pass --pg-version 13" in str(caught.value)
-    sb._check_same(tmp_path, 20000, 13)
+    assert sb._settled(tmp_path, None, None) == (20000, 13)  # its own
+    assert sb._settled(tmp_path, 20000, 13) == (20000, 13)
     (tmp_path / "sandbox.json").write_text(json.dumps({"base_port": 20000}))
-    sb._check_same(tmp_path, 20000, 15)  # made before the sandbox had a major: 15
+    assert sb._settled(tmp_path, None, None) == (20000, 15)  # made before it had a major
 
 
 def test_copy_leaves_out_what_a_base_backup_does(tmp_path: Path) -> None:

@@ -242,7 +242,8 @@ def test_cli_formats_and_exit_codes(tmp_path: Path) -> None:
     ok = runner.invoke(cli, ["validate", "pgbouncer", good, "--pgbouncer-version", "1.18"])
     assert ok.exit_code == 0, ok.output
     bad = str(PGB / "bad" / "values" / "pgbouncer.ini")
-    res = runner.invoke(cli, ["validate", "pgbouncer", bad, "--format", "json"])
+    res = runner.invoke(cli, ["validate", "pgbouncer", bad, "--format", "json",
+                              "--pgbouncer-version", "1.25"])
     assert res.exit_code == 1
     doc = json.loads(res.output)
     assert doc["counts"]["error"] == 9
@@ -263,3 +264,20 @@ def test_entry_dataclass_is_frozen() -> None:
     e = Entry("k", "v", "s", 1)
     with pytest.raises(AttributeError):
         e.key = "x"  # type: ignore[misc]
+
+
+def test_the_parameter_table_follows_the_version_known_and_says_which() -> None:
+    """--pgbouncer-version, else the live pooler's, else the installed pgbouncer's (1.18 on
+    Debian 12), else the latest known; the result's summary names the table and why."""
+    from dbgauge.checks.pgbouncer.params import LATEST
+    from dbgauge.checks.pgbouncer.run import PgbouncerOptions, chosen_version
+
+    assert chosen_version(PgbouncerOptions(installed=(1, 18)), None) == (
+        (1, 18), "the installed pgbouncer's version")
+    assert chosen_version(PgbouncerOptions(installed=(1, 18)), (1, 21)) == (
+        (1, 21), "the live pooler's version")
+    assert chosen_version(PgbouncerOptions(version=(1, 20), installed=(1, 18)), (1, 21)) == (
+        (1, 20), "--pgbouncer-version")
+    assert chosen_version(PgbouncerOptions(installed=(1, 99)), None)[0] == LATEST
+    assert chosen_version(PgbouncerOptions(), None) == (
+        LATEST, "the latest known; set --pgbouncer-version")

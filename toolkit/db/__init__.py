@@ -9,6 +9,7 @@ from another thread to unblock a query that outlived the scrape deadline.
 from __future__ import annotations
 
 import importlib
+import time
 from collections.abc import Iterable
 
 from dbgauge.toolkit.db.base import Connection, Row, ServerInfo
@@ -65,13 +66,19 @@ def load_drivers(kinds: Iterable[str]) -> None:
 def _open(params: ConnParams, kind: str, connect_timeout: float, query_timeout: float,
           lock_timeout: float, *, client_binding: bool = False,
           application_name: str = "dbgauge") -> Connection:
+    started = time.monotonic()
+    conn: Connection
     if kind == "mysql":
         from dbgauge.toolkit.db.mysql import MySQLConnection
 
-        return MySQLConnection.open(params, connect_timeout, query_timeout, lock_timeout)
-    from dbgauge.toolkit.db.postgres import PostgresConnection
+        conn = MySQLConnection.open(params, connect_timeout, query_timeout, lock_timeout)
+    else:
+        from dbgauge.toolkit.db.postgres import PostgresConnection
 
-    return PostgresConnection.open(params, connect_timeout, query_timeout, lock_timeout,
-                                   pgbouncer=kind == "pgbouncer",
-                                   client_binding=client_binding,
-                                   application_name=application_name)
+        conn = PostgresConnection.open(params, connect_timeout, query_timeout, lock_timeout,
+                                       pgbouncer=kind == "pgbouncer",
+                                       client_binding=client_binding,
+                                       application_name=application_name)
+    # handshake, authentication and the identification query: what a client waits for
+    conn.connect_seconds = time.monotonic() - started
+    return conn

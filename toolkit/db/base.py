@@ -35,6 +35,7 @@ class Connection(Protocol):
 
     server: ServerInfo
     target: Target | None  # what this connection was opened for, if known
+    connect_seconds: float  # how long opening it took (check connection's perfdata)
 
     def query(self, name: str, params: Any = None) -> list[Row]:
         """Run the named statement from sql/<flavor>/ (values bound as %s params)."""

@@ -97,6 +97,7 @@ class MySQLConnection:
         self._params = params
         self.server = server
         self.target: Target | None = None
+        self.connect_seconds = 0.0
         self._closed = False
 
     @classmethod

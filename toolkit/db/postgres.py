@@ -51,6 +51,7 @@ class PostgresConnection:
         self._params = params
         self.server = server
         self.target: Target | None = None
+        self.connect_seconds = 0.0
         self._pgbouncer = pgbouncer
         self._aborted = False
         self._ahead: ReadAhead | None = None  # made on the first read_ahead

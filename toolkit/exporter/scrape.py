@@ -9,10 +9,8 @@ statement is also bounded server-side (max_statement_time / statement_timeout).
 
 At most one scrape per target is in flight (a lock per target): concurrent scrapes of the
 same target (two Prometheus servers, a /probe during a /metrics) wait for it until their own
-deadline instead of opening more connections, so a slow server never sees a pile-up.
-
-A reload replaces the Scraper while scrapes may still use the old one: the old one is
-closed (its pool shut, its dropped runners' connections closed) when its last scrape ends.
+deadline instead of opening more connections, so a slow server never sees a pile-up. The
+fleet's scrape (the pool, the deadline, reloads) is `fleet.Scraper`.
 """
 
 from __future__ import annotations
@@ -24,15 +22,13 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from dbgauge.toolkit.config import Config
-from dbgauge.toolkit.db import Connection, ServerInfo, connect, load_drivers
+from dbgauge.toolkit.db import Connection, ServerInfo, connect
 from dbgauge.toolkit.dialect import Dialect, ScrapeStats
-from dbgauge.toolkit.errors import AuthError, ConfigError, DbgaugeError, Incomplete
+from dbgauge.toolkit.errors import AuthError, DbgaugeError, Incomplete
 from dbgauge.toolkit.exporter.series import SampleOut, SeriesMemo
 from dbgauge.toolkit.metrics import AnyCollector, MetricSpec, Sample
 from dbgauge.toolkit.redact import redact
-from dbgauge.toolkit.registry import Registry
-from dbgauge.toolkit.targets import FanOut, Target, Unfinished
+from dbgauge.toolkit.targets import Target
 
 log = logging.getLogger("dbgauge.scrape")
 Labels = tuple[tuple[str, str], ...]
@@ -71,7 +67,7 @@ class TargetResult:
 _SECONDS = re.compile(r"\d+(\.\d+)?\s?s\b")  # "in 2.7s": a stall is logged once, not per scrape
 
 
-def _labels(base: Labels, extra: Mapping[str, str] | None = None) -> Labels:
+def labels_of(base: Labels, extra: Mapping[str, str] | None = None) -> Labels:
     """`base` (sorted) with `extra` merged in, sorted by name (the renderer relies on it)."""
     if not extra:
         return base
@@ -91,8 +87,8 @@ class TargetRunner:
         self._collectors = collectors
         self._dialects = tuple(dialects)
         self.peer_up: tuple[MetricSpec, ...] = tuple(d.up for d in self._dialects)
-        self._base_labels: Labels = _labels((), {**cfg.labels, "target": cfg.name})
-        self._peer_labels: Labels = _labels((), cfg.labels)
+        self._base_labels: Labels = labels_of((), {**cfg.labels, "target": cfg.name})
+        self._peer_labels: Labels = labels_of((), cfg.labels)
         # what our samples and each dialect's resolve to (series.py): _own_out, _peer_out
         self._own = SeriesMemo()
         self._constant = {d.name: d.target_labels(cfg) for d in self._dialects}
@@ -332,7 +328,7 @@ class TargetRunner:
 
         def resolve(sample: Sample) -> tuple[Labels, MetricSpec | None]:
             labels, spec = dialect.resolve(sample, constant)
-            return _labels(self._peer_labels, labels), spec
+            return labels_of(self._peer_labels, labels), spec
 
         self._resolved[dialect.name].extend(out, samples, resolve)
 
@@ -342,7 +338,7 @@ class TargetRunner:
         labels (`target` and its extra labels), once per series as `_peer_out`."""
         def resolve(sample: Sample) -> tuple[Labels, MetricSpec | None]:
             collector.validate_sample(sample)
-            return _labels(self._base_labels, sample.labels), None
+            return labels_of(self._base_labels, sample.labels), None
 
         self._own.extend(out, samples, resolve)
 
@@ -368,133 +364,3 @@ class TargetRunner:
         conn, self._conn = self._conn, None
         if conn is not None:
             conn.close()
-
-
-# Scrape threads, however many targets: a stalled one holds a thread until the deadline,
-# and 2,000 of them waking at once kept two cores busy seconds past it (TargetRunner.rank).
-MAX_SCRAPE_WORKERS = 128
-
-# Runners end at the deadline by themselves (connects and statements are bounded by it);
-# the pool waits this much longer before calling a target's scrape overdue and aborting it.
-_OVERDUE_AFTER = 0.2
-
-
-class Scraper:
-    """All targets of one config; scrapes them concurrently under a deadline."""
-
-    def __init__(self, config: Config, registry: Registry,
-                 previous: Scraper | None = None) -> None:
-        self.config = config
-        self.registry = registry
-        self.runners: dict[str, TargetRunner] = {}
-        load_drivers(t.kind for t in config.all_targets())
-        for target in config.all_targets():
-            old = previous.runners.get(target.name) if previous else None
-            # Keep a runner (and its connection) across reloads when its config is equal.
-            self.runners[target.name] = old if old is not None and old.cfg == target \
-                else TargetRunner(target, registry.for_target(target),
-                                  registry.dialects_for(target))
-        self._pool = FanOut[TargetRunner, TargetResult](
-            min(MAX_SCRAPE_WORKERS, max(4, 2 * len(self.runners))), "scrape")
-        self._state = threading.Lock()
-        self._users = 0
-        self._retired: set[int] | None = None  # ids of runners kept by the next Scraper
-
-    def acquire(self) -> None:
-        """A scrape starts using this Scraper (see close)."""
-        with self._state:
-            self._users += 1
-
-    def release(self) -> None:
-        with self._state:
-            self._users -= 1
-            last = self._users == 0 and self._retired is not None
-        if last:
-            self._close_now()
-
-    def collector_names(self, names: Sequence[str]) -> list[str]:
-        """The collectors the targets `names` run: what collect[] and --collect may name."""
-        return sorted({c.name for n in names for c in self.runners[n].collectors})
-
-    def scrape(self, names: Sequence[str], deadline: float,
-               only: set[str] | None = None) -> list[TargetResult]:
-        started = time.monotonic()
-        runners = [self.runners[n] for n in names]
-        queue = sorted(range(len(runners)), key=lambda i: runners[i].rank)
-        queued = self._pool.map([runners[i] for i in queue], lambda r: r.scrape(deadline, only),
-                                deadline_in=max(0.0, deadline - time.monotonic())
-                                + _OVERDUE_AFTER)
-        outcomes: list[TargetResult | Exception] = [*queued]
-        for i, outcome in zip(queue, queued, strict=True):  # back in the order asked
-            outcomes[i] = outcome
-        results: list[TargetResult] = []
-        for runner, outcome in zip(runners, outcomes, strict=True):
-            if isinstance(outcome, TargetResult):
-                results.append(outcome)
-                continue
-            if isinstance(outcome, Unfinished):
-                runner.abort_overdue()
-                error = "scrape deadline exceeded"
-            else:
-                error = redact(str(outcome))
-            log.warning("target %s did not answer in time: %s", runner.cfg.name, error,
-                        extra={"target": runner.cfg.name})
-            results.append(TargetResult(
-                runner.cfg.name, runner.cfg.kind, _labels((), {**runner.cfg.labels,
-                                                               "target": runner.cfg.name}),
-                False, time.monotonic() - started, error=error, peer_up=runner.peer_up))
-        return results
-
-    def interrupt(self) -> None:
-        """Abort every scrape in flight (the daemon is stopping)."""
-        for runner in self.runners.values():
-            runner.interrupt()
-
-    def close(self, keep: Iterable[TargetRunner] = ()) -> None:
-        """Close runners not carried over into a new Scraper (`keep`), and the pool: now,
-        or when the last scrape still using this Scraper ends (a reload mid-scrape)."""
-        with self._state:
-            self._retired = {id(r) for r in keep}
-            now = self._users == 0
-        if now:
-            self._close_now()
-
-    def _close_now(self) -> None:
-        kept = self._retired or set()
-        for runner in self.runners.values():
-            if id(runner) not in kept:
-                runner.close()
-        self._pool.close()
-
-
-def scrape_once(config: Config, registry: Registry, names: Sequence[str], timeout: float,
-                only: set[str] | None = None) -> list[TargetResult]:
-    """One scrape of the targets `names` within `timeout` seconds, by a Scraper made for it
-    and closed after (`dbgauge collect`). ConfigError when `only` names a collector none
-    of them runs: a typo must not turn into a scrape that collected nothing and said OK."""
-    deadline = time.monotonic() + timeout
-    scraper = Scraper(config, registry)
-    try:
-        if only:
-            _check_only(scraper, registry, names, only)
-        return scraper.scrape(names, deadline, only)
-    finally:
-        scraper.close()
-
-
-def _check_only(scraper: Scraper, registry: Registry, names: Sequence[str],
-                only: set[str]) -> None:
-    """ConfigError naming each collector in `only` that the targets `names` do not run
-    (no such collector, or one off for them) and the ones they do."""
-    valid = scraper.collector_names(names)
-    kinds = {scraper.runners[n].cfg.kind for n in names}
-
-    def why(name: str) -> str:
-        if any(name in registry.names(kind) for kind in kinds):
-            return f"{name} (off for this target: turn it on in its collectors: list)"
-        return f"{name} (no such collector)"
-
-    missing = [why(n) for n in sorted(only - set(valid))]
-    if missing:
-        raise ConfigError(f"--collect {', '.join(missing)}; the collectors "
-                          f"{', '.join(names)} runs are {', '.join(valid)}")

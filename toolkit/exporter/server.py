@@ -33,7 +33,7 @@ from dbgauge.toolkit import __version__
 from dbgauge.toolkit.config import parse_listen
 from dbgauge.toolkit.errors import ConfigError
 from dbgauge.toolkit.exporter.connections import Connections
-from dbgauge.toolkit.exporter.scrape import Scraper
+from dbgauge.toolkit.exporter.fleet import Scraper
 from dbgauge.toolkit.exporter.state import Exporter
 from dbgauge.toolkit.exporter.wiring import Wiring
 from dbgauge.toolkit.logs import setup_logging

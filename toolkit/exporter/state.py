@@ -10,7 +10,8 @@ from typing import Any, Protocol
 
 from dbgauge.toolkit.config import Config
 from dbgauge.toolkit.errors import DbgaugeError
-from dbgauge.toolkit.exporter.scrape import Scraper, TargetResult
+from dbgauge.toolkit.exporter.fleet import Scraper
+from dbgauge.toolkit.exporter.scrape import TargetResult
 from dbgauge.toolkit.exporter.status import StatusCache
 from dbgauge.toolkit.exporter.transient import TransientTargets
 from dbgauge.toolkit.exporter.webconfig import load_web_config

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections import OrderedDict
 
 from dbgauge.toolkit.config import Config, TargetConfig
-from dbgauge.toolkit.exporter.scrape import Scraper
+from dbgauge.toolkit.exporter.fleet import Scraper
 from dbgauge.toolkit.peers.probe import ProbeSource, address
 from dbgauge.toolkit.registry import Registry
 

@@ -3,6 +3,7 @@ psql and its variables; checked (`plan_run`) before anything runs."""
 
 from __future__ import annotations
 
+import random
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -33,9 +34,11 @@ def normalise_extensions(values: Sequence[str]) -> tuple[str, ...]:
     return exts or DEFAULT_EXTENSIONS
 
 
-def discover(paths: Sequence[str], extensions: Sequence[str]) -> list[Path]:
+def discover(paths: Sequence[str], extensions: Sequence[str], recurse: bool = False
+             ) -> list[Path]:
     """Files named on the command line run whatever their extension; directories are
-    searched recursively (hidden ones skipped) for the extensions, in sorted order."""
+    searched for the extensions, in sorted order: the files directly in them, and with
+    `recurse` (pg_prove's -r) those of their subdirectories too (hidden ones skipped)."""
     found: list[Path] = []
     seen: set[Path] = set()
     exts = tuple(e.lower() for e in extensions)
@@ -45,7 +48,7 @@ def discover(paths: Sequence[str], extensions: Sequence[str]) -> list[Path]:
             candidates = [path]
         elif path.is_dir():
             candidates = sorted(
-                p for p in path.rglob("*")
+                p for p in (path.rglob("*") if recurse else path.glob("*"))
                 if p.is_file() and p.suffix.lower() in exts
                 and not any(part.startswith(".") for part in p.relative_to(path).parts)
             )
@@ -59,6 +62,7 @@ def discover(paths: Sequence[str], extensions: Sequence[str]) -> list[Path]:
     if not found:
         raise ConfigError(f"no test files ({', '.join(exts)}) under "
                           + ", ".join(repr(p) for p in paths)
+                          + ("" if recurse else " (not searching subdirectories: -r)")
                           + "; use --ext to pick other extensions")
     return found
 
@@ -74,15 +78,21 @@ class RunPlan:
 def plan_run(dsn: str, paths: Sequence[str], *, extensions: Sequence[str] = (),
              runtests: Runtests | None = None, variables: Sequence[str] = (),
              psets: Sequence[str] = (), timeout: float | None = None,
-             psql: str | None = None) -> RunPlan:
+             psql: str | None = None, recurse: bool = False, order: str = "file"
+             ) -> RunPlan:
     """The files under `paths` (or one runtests() session), psql and its --set/--pset
     variables: every usage error (no psql, a bad DSN, nothing to run, a bad variable) is
-    a ConfigError raised here, before anything runs."""
+    a ConfigError raised here, before anything runs. `order`: `file` (as given and found),
+    `shuffle` or `reverse` (pg_prove's --shuffle, --reverse)."""
     psql_bin = find_psql(psql)
     psql_target(dsn)  # a bad DSN is a usage error before anything runs
     if runtests is None and not paths:
         raise ConfigError("nothing to run: give test files or directories, or --runtests")
-    found = discover(paths, normalise_extensions(extensions)) if paths else []
+    found = discover(paths, normalise_extensions(extensions), recurse) if paths else []
+    if order == "shuffle":
+        random.shuffle(found)
+    elif order == "reverse":
+        found.reverse()
     jobs = [Job(str(p), p) for p in found]
     if not jobs and runtests is not None:
         jobs = [Job(runtests.call_text, None)]

@@ -3,7 +3,9 @@ summary. Pure functions returning text; the CLI prints them."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from dbgauge.toolkit.pgtap.psql import ServerFacts
 from dbgauge.toolkit.pgtap.runner import FileResult
@@ -73,6 +75,35 @@ def file_line(result: FileResult, width: int) -> str:
         lines.append("    hint: pgTAP is not created in this database; add --install-pgtap "
                      "or CREATE EXTENSION pgtap")
     return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class Display:
+    """What is printed per file, as pg_prove's flags say: `verbose` (-v) every TAP line,
+    `comments` (-o) the comments and diagnostics, `timer` (--timer) the time each file
+    ended, `summary_only` (-Q) nothing per file."""
+
+    verbose: bool = False
+    comments: bool = False
+    timer: bool = False
+    summary_only: bool = False
+
+
+def file_block(result: FileResult, width: int, display: Display = Display()) -> str | None:
+    """A file's lines as `display` asks (None with -Q): -v its TAP lines before its
+    verdict line, as prove prints them; -o its comment lines; --timer `[HH:MM:SS]` first."""
+    if display.summary_only:
+        return None
+    head = file_line(result, width)
+    if display.timer:
+        ended = result.started.timestamp() + result.elapsed
+        head = f"[{time.strftime('%H:%M:%S', time.localtime(ended))}] {head}"
+    if display.verbose:
+        return "\n".join([f"{result.name} ..", *result.lines, head])
+    if display.comments:
+        notes = [ln for ln in result.lines if ln.lstrip().startswith("#")]
+        return "\n".join([*notes, head])
+    return head
 
 
 def summary(results: Sequence[FileResult], wall: float, parallel: int,

@@ -2,9 +2,10 @@
 
 On a terminal: one line redrawn in place, `table 3 of 12 shop.orders [#####    ] 45%
 ETA 2m10s`. Elsewhere (a log file, a pipe, cron): a status line every `interval`
-seconds, as pt-table-checksum's `--progress time,30` prints, since a redrawn line would
-only fill a log with carriage returns. `quiet` turns both off. `note` clears the bar
-before printing a line, so bar and notes never mix.
+seconds, as pt-table-checksum's `--progress time,30` prints (or, as its `percentage,N`
+and `iterations,N`, every N percent of the work or every N items finished: `Every`),
+since a redrawn line would only fill a log with carriage returns. `quiet` turns both off.
+`note` clears the bar before printing a line, so bar and notes never mix.
 
 The ETA is the elapsed time scaled by what is left: items are weighted by their size
 (a table's estimated rows, 1 per test file).
@@ -17,6 +18,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import TextIO
 
 from dbgauge.toolkit.render.text import one_line
@@ -24,18 +26,42 @@ from dbgauge.toolkit.render.text import one_line
 DEFAULT_INTERVAL = 30.0  # pt-table-checksum's --progress time,30
 
 
-def parse_progress(spec: str) -> float:
-    """pt's `--progress time,N` (N seconds, or a duration such as 1m) -> N seconds."""
+@dataclass(frozen=True)
+class Every:
+    """When a status line is printed off a terminal, as pt's --progress says it: every
+    `n` seconds (`time`), every `n` percent of the work (`percentage`) or every `n`
+    items finished (`iterations`: tables, files)."""
+
+    kind: str  # time | percentage | iterations
+    n: float
+
+
+_KINDS = ("time", "percentage", "iterations")
+
+
+def parse_progress(spec: str) -> Every:
+    """pt's `--progress time,N` (N seconds, or a duration such as 1m), `percentage,N`
+    (N percent, 0 < N <= 100) or `iterations,N` (a whole N)."""
     from dbgauge.toolkit.units import parse_duration
 
-    kind, _, value = spec.partition(",")
-    if kind.strip().lower() != "time" or not value.strip():
-        raise ValueError(f"--progress {spec!r}: use time,N (a status line every N seconds "
-                         "when not on a terminal), e.g. time,30")
-    seconds = float(parse_duration(value.strip()))
-    if seconds <= 0:
-        raise ValueError(f"--progress {spec!r}: the interval must be more than 0")
-    return seconds
+    kind, _, value = (p.strip() for p in spec.partition(","))
+    kind = kind.lower()
+    if kind not in _KINDS or not value:
+        raise ValueError(f"--progress {spec!r}: use time,N (every N seconds), percentage,N "
+                         "(every N percent) or iterations,N (every N tables or files), "
+                         "as pt-table-checksum's --progress, e.g. time,30")
+    if kind == "time":
+        n = float(parse_duration(value))
+    else:
+        try:
+            n = float(value) if kind == "percentage" else int(value)
+        except ValueError:
+            raise ValueError(f"--progress {spec!r}: {value!r} is not a "
+                             f"{'number' if kind == 'percentage' else 'whole number'}") from None
+    if not 0 < n <= (100 if kind == "percentage" else float("inf")):
+        raise ValueError(f"--progress {spec!r}: N must be more than 0"
+                         + (" and at most 100" if kind == "percentage" else ""))
+    return Every(kind, n)
 
 
 def clock_text(seconds: float) -> str:
@@ -52,13 +78,18 @@ class Progress:
     """Progress over a planned sequence of items (tables or files) drawn on `stream`."""
 
     def __init__(self, unit: str = "table", *, stream: TextIO | None = None,
-                 interval: float | None = DEFAULT_INTERVAL, quiet: bool = False,
+                 interval: float | Every | None = DEFAULT_INTERVAL, quiet: bool = False,
                  sequential: bool = True, prefix: str = "dbgauge: ",
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.stream = stream if stream is not None else sys.stderr
         self.tty = self.stream.isatty()
         self.unit = unit
-        self.interval = interval
+        self.every = interval if isinstance(interval, Every) else None
+        # time,N: the status line's period (and a wait's); the other kinds also print a
+        # line after DEFAULT_INTERVAL of no progress, so a wait is never silent
+        self.interval = interval if not isinstance(interval, Every) else (
+            interval.n if interval.kind == "time" else DEFAULT_INTERVAL)
+        self._mark = 0.0  # percentage/iterations: where the last line was printed
         self.quiet = quiet
         self.sequential = sequential  # items run one after another (a checksum's tables)
         self.prefix = prefix
@@ -154,17 +185,32 @@ class Progress:
             self.drawn = True
             return
         now = self.clock()
-        if self.interval is None or now - self._last_status < self.interval:
+        if not self._due(now):
             return
         self._last_status = now
         ahead = "" if eta is None else f", about {clock_text(eta)} left"
         still = now - self._last_progress
-        if still >= self.interval:
+        if self.interval is not None and still >= self.interval:
             ahead = f", waiting: no progress for {clock_text(still)}"
         self.stream.write(f"{self.prefix}{self.unit} {n} of {m} ({one_line(self._current)}): "
                           f"{share:.0%} done, {clock_text(now - self._started)} "
                           f"elapsed{ahead}\n")
         self.stream.flush()
+
+    def _due(self, now: float) -> bool:
+        """Whether a status line is due off a terminal: by time, or by the work done
+        (percentage, iterations) -- and by time while nothing moves."""
+        if self.interval is None:
+            return False
+        timely = now - self._last_status >= self.interval
+        if self.every is None or self.every.kind == "time":
+            return timely
+        done = (self.fraction() * 100 if self.every.kind == "percentage"
+                else sum(1 for d in self._done.values() if d >= 1.0))
+        if done - self._mark >= self.every.n:
+            self._mark = done - done % self.every.n
+            return True
+        return timely and now - self._last_progress >= self.interval
 
     def note(self, text: str) -> None:
         """A line of its own (the bar is cleared first)."""

@@ -32,6 +32,7 @@ from dbgauge.toolkit.sandbox.model import (
     ADMIN_USER,
     APP_DATABASE,
     DAEMON_LISTEN,
+    DAEMON_OFFSET,
     DEFAULT_BASE_PORT,
     DEFAULT_DIR,
     DRIFT_DATABASE,
@@ -74,15 +75,16 @@ __all__ = [
 
 
 def _check_base_port(base_port: int) -> None:
-    if not 1 <= base_port <= 65535 - max(PORT_OFFSETS.values()):
+    if not 1 <= base_port <= 65535 - DAEMON_OFFSET:
         raise SandboxError(
-            f"--base-port {base_port} is out of range: ports are base + 3306..6432, so use "
-            f"1..{65535 - max(PORT_OFFSETS.values())} (default {DEFAULT_BASE_PORT})"
+            f"--base-port {base_port} is out of range: ports are base + 3306..6432 and the "
+            f"daemon's base + {DAEMON_OFFSET}, so use 1..{65535 - DAEMON_OFFSET} (default "
+            f"{DEFAULT_BASE_PORT})"
         )
 
 
-def up(directory: Path = DEFAULT_DIR, base_port: int = DEFAULT_BASE_PORT,
-       say: Callable[[str], None] | None = None, pg_version: int = DEFAULT_PG_VERSION,
+def up(directory: Path = DEFAULT_DIR, base_port: int | None = None,
+       say: Callable[[str], None] | None = None, pg_version: int | None = None,
        *, mariadb: bool = True) -> Path:
     """Create/start whatever is missing or stopped, verify replication; return dbgauge.yaml.
 
@@ -90,14 +92,14 @@ def up(directory: Path = DEFAULT_DIR, base_port: int = DEFAULT_BASE_PORT,
     members alone (a PostgreSQL-only sandbox, as the matrix tests use). A member that
     diverged from its primary (a promoted standby, a replica with errant transactions, a
     lost slot, ...) is rebuilt from it; `say` is told which and why (default: a log
-    warning).
+    warning). `base_port` and `pg_version` None: the existing sandbox's, else the defaults.
     """
-    pg = check_binaries(pg_version)
-    _check_base_port(base_port)
+    if base_port is not None:
+        _check_base_port(base_port)
     root = prepare_dir(Path(directory))
     with locked(root):
-        if (root / "sandbox.json").exists():
-            _check_same(root, base_port, pg_version)
+        base_port, pg_version = _settled(root, base_port, pg_version)
+        pg = check_binaries(pg_version)
         sandbox = Sandbox(root, base_port, load_secrets(root, create=True), say, pg)
         sandbox.check_paths()
         sandbox.write_state()
@@ -106,22 +108,26 @@ def up(directory: Path = DEFAULT_DIR, base_port: int = DEFAULT_BASE_PORT,
         return sandbox.write_config()
 
 
-def _check_same(root: Path, base_port: int, pg_version: int) -> None:
-    """A sandbox keeps the ports and the PostgreSQL major it was made with."""
+def _settled(root: Path, base_port: int | None, pg_version: int | None) -> tuple[int, int]:
+    """The ports and PostgreSQL major of the sandbox in `root`: the ones it was made with
+    (a different one asked for is an error), the asked ones, or the defaults."""
+    if not (root / "sandbox.json").exists():
+        return (DEFAULT_BASE_PORT if base_port is None else base_port,
+                DEFAULT_PG_VERSION if pg_version is None else pg_version)
     doc = read_state_json(root)
-    previous = int(doc["base_port"])
-    if previous != base_port:
+    previous, major = int(doc["base_port"]), pg_version_of(doc)
+    if base_port is not None and previous != base_port:
         raise SandboxError(
             f"the sandbox in {root} was created with --base-port {previous}: pass "
             f"--base-port {previous}, or `down` it and remove {root} to change ports"
         )
-    major = pg_version_of(doc)
-    if major != pg_version:
+    if pg_version is not None and major != pg_version:
         raise SandboxError(
             f"the sandbox in {root} runs PostgreSQL {major}, not {pg_version}: pass "
             f"--pg-version {major}, or `down` it and remove {root} (or use another --dir) "
             "to change majors"
         )
+    return previous, major
 
 
 def down(directory: Path = DEFAULT_DIR) -> list[str]:
@@ -138,12 +144,17 @@ def down(directory: Path = DEFAULT_DIR) -> list[str]:
     return stopped
 
 
-def reset(directory: Path = DEFAULT_DIR, base_port: int = DEFAULT_BASE_PORT,
-          say: Callable[[str], None] | None = None,
-          pg_version: int = DEFAULT_PG_VERSION) -> Path:
+def reset(directory: Path = DEFAULT_DIR, base_port: int | None = None,
+          say: Callable[[str], None] | None = None, pg_version: int | None = None) -> Path:
     """Stop the sandbox, discard every instance's data and build it afresh (the generated
-    passwords stay); files of others in the directory (a demo's serve.log) are kept."""
+    passwords stay; the ports and the PostgreSQL major too unless `base_port` and
+    `pg_version` say otherwise); files of others in the directory (a demo's serve.log) are
+    kept."""
     root = Path(directory).resolve()
+    if (root / "sandbox.json").exists():
+        doc = read_state_json(root)
+        base_port = int(doc["base_port"]) if base_port is None else base_port
+        pg_version = pg_version_of(doc) if pg_version is None else pg_version
     down(root)
     if root.is_dir():
         with locked(root):

@@ -28,7 +28,16 @@ PORT_OFFSETS: Mapping[str, int] = MappingProxyType(
         "pg-subscriber": 5434,
     }
 )
-DAEMON_LISTEN = "127.0.0.1:9860"
+DAEMON_LISTEN = "127.0.0.1:9860"  # the demo's exporter, at the default base port
+DAEMON_OFFSET = 7000  # any other base: the generated config's daemon listens on base + 7000
+
+
+def daemon_listen(base_port: int) -> str:
+    """Where the generated config's daemon listens: dbgauge's 9860 for the default sandbox
+    (the demo's URL), base + 7000 for any other, so two sandboxes' daemons never meet."""
+    if base_port == DEFAULT_BASE_PORT:
+        return DAEMON_LISTEN
+    return f"127.0.0.1:{base_port + DAEMON_OFFSET}"
 
 ADMIN_USER = "sandbox_admin"
 REPL_USER = "repl"

@@ -376,7 +376,8 @@ class Postgres:
         if name == PRIMARY:
             with contextlib.closing(local_conn(self.sb, name)) as conn:
                 rows = run_sql(conn, "sandbox_streaming_standbys")
-            return f"primary, {rows[0]['standbys'] if rows else 0} standby streaming"
+            standbys, logical = (rows[0]["standbys"], rows[0]["logical"]) if rows else (0, 0)
+            return f"primary, {standbys} standby streaming, {logical} logical walsender"
         if name == SUBSCRIBER:
             worker = "running" if self.apply_worker_running() else "not running"
             return f"subscribed to pg-primary ({SUBSCRIPTION}: apply worker {worker})"

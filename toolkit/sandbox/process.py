@@ -202,7 +202,7 @@ def write_public(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
-def _traversal_blocker(path: Path, user: str) -> Path | None:
+def traversal_blocker(path: Path, user: str) -> Path | None:
     """First directory on `path` that `user` cannot search, or None if all are fine."""
     entry = pwd.getpwnam(user)
     groups = set(os.getgrouplist(user, entry.pw_gid))
@@ -230,7 +230,7 @@ def prepare_dir(directory: Path) -> Path:
         part.chmod(0o755)
     if is_root():
         for user in ("postgres", "mysql"):
-            blocker = _traversal_blocker(root, user)
+            blocker = traversal_blocker(root, user)
             if blocker is not None:
                 raise SandboxError(
                     f"{root} is not traversable by the {user!r} OS user ({blocker} lacks the x "

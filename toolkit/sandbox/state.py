@@ -23,7 +23,6 @@ from dbgauge.toolkit.sandbox.layout import Layout
 from dbgauge.toolkit.sandbox.model import (
     ADMIN_USER,
     APP_DATABASE,
-    DAEMON_LISTEN,
     INSTANCES,
     PGBOUNCER_ADMIN,
     PORT_OFFSETS,
@@ -33,6 +32,7 @@ from dbgauge.toolkit.sandbox.model import (
     PgBouncerAccess,
     PostgresAccess,
     SandboxState,
+    daemon_listen,
     kind,
 )
 from dbgauge.toolkit.sandbox.process import write_private, write_public
@@ -150,7 +150,7 @@ def write_config(st: SandboxState) -> Path:
     lines = [
         "# Written by `dbgauge sandbox up`: targets for the local sandbox.",
         "daemon:",
-        f"  listen: {DAEMON_LISTEN}",
+        f"  listen: {daemon_listen(st.base_port)}",
         "targets:",
     ]
     for name in INSTANCES:

@@ -1,0 +1,72 @@
+"""What the user narrowed a check over objects to, as check_postgres' options say it:
+`--include` / `--exclude` (and custom-query's statement, settings-checksum's
+expected checksums).
+
+The filters follow check_postgres' `skip_item` exactly, so a command line moved from
+check_postgres checks the same objects: each may be given several times and as
+comma-separated lists; `~word` is a regular expression (searched, not anchored), a word
+ending in `.` names a schema; exclusion is applied first and inclusion brings back what it
+matches. With only --include, only what it matches is checked; with both, an object that
+neither matches is kept (check_postgres' rule, kept as is). Pure, and imports nothing of
+the checks (`model` names it for its types).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from dbgauge.toolkit.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class Scope:
+    """The user's narrowing of one check run: object filters and a custom query."""
+
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    query: str = ""  # custom-query's statement
+    # settings-checksum's -w/-c: the checksum expected ("" or "0": none, only say it)
+    warning: str = ""
+    critical: str = ""
+
+    def __post_init__(self) -> None:
+        for word in words(self.include) + words(self.exclude):
+            if word.startswith("~"):
+                try:
+                    re.compile(word[1:].removesuffix("."))
+                except re.error as exc:
+                    raise ConfigError(f"--include/--exclude {word!r}: not a regular "
+                                      f"expression: {exc}") from None
+
+    @property
+    def filtered(self) -> bool:
+        return bool(self.include or self.exclude)
+
+    def skips(self, name: str, schema: str = "") -> bool:
+        """Whether check_postgres' `skip_item(name, schema)` would skip this object."""
+        stat = 0
+        if self.exclude:
+            stat = 1 + (2 if _matches(words(self.exclude), name, schema) else 0)
+        if self.include:
+            stat += 4 + (8 if _matches(words(self.include), name, schema) else 0)
+        return stat in (3, 4, 7)
+
+
+def words(given: Iterable[str]) -> list[str]:
+    """check_postgres' lists: repeatable options, each comma-separated."""
+    return [w for item in given for w in re.split(r"\s*,\s*", item) if w]
+
+
+def _matches(patterns: Sequence[str], name: str, schema: str) -> bool:
+    for word in patterns:
+        target = name
+        if word.endswith("."):
+            word, target = word[:-1], schema
+        if word.startswith("~"):
+            if re.search(word[1:], target):
+                return True
+        elif word == target:
+            return True
+    return False

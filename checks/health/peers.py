@@ -1,0 +1,101 @@
+"""check_postgres' actions (2.25.0, all 60) and what dbgauge offers for each: the
+table in docs/checks.md is made from this and the check registry (`docs`), and a unit
+test holds every named check to the registry and every PostgreSQL/PgBouncer check to a
+row here (or to DBGAUGE_ONLY), so neither side can drift unseen. Data only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Action:
+    """One check_postgres action: the dbgauge check(s) doing its job ("" none), whether
+    fully ("yes"), in part ("partly") or not ("no"), and what differs or why not."""
+
+    action: str
+    checks: tuple[str, ...]
+    provided: str
+    note: str = ""
+
+
+def _a(action: str, checks: str, provided: str, note: str = "") -> Action:
+    return Action(action, tuple(checks.split()), provided, note)
+
+
+CHECK_POSTGRES: tuple[Action, ...] = (
+    _a("archive_ready", "archiver", "yes", "reads pg_stat_archiver; a failing "
+       "archive_command is CRITICAL (check_postgres looks in pg_xlog on PostgreSQL 10+)"),
+    _a("autovac_freeze", "autovac-freeze", "yes", "same defaults 90%/95%"),
+    _a("backends", "connections", "partly", "share of max_connections; counts and `-10` "
+       "slots-left forms differ"),
+    _a("bloat", "bloat", "partly", "check_postgres' estimate; sizes only (no `20%` or "
+       "`and`/`or` forms); a table the role may not read is UNKNOWN, not \"not bloated\""),
+    _a("checkpoint", "checkpoint", "yes", "over the connection (pg_control_checkpoint), "
+       "no --datadir on the server's host"),
+    _a("cluster_id", "", "no", "split-brain compares system identifiers across nodes"),
+    _a("commitratio", "commitratio", "yes", "`-w 90%` alerts below 90, as there"),
+    _a("connection", "connection", "yes"),
+    _a("custom_query", "custom-query", "yes", "ranges instead of --valtype/--reverse "
+       "(`42:` alerts below 42); valtype string not provided; runs read-only"),
+    _a("database_size", "database-size", "yes"),
+    _a("dbstats", "", "no", "Cacti output: the exporter's pg_stat_database metrics"),
+    _a("disabled_triggers", "disabled-triggers", "yes", "alerts above the level: "
+       "check_postgres' `-w 1` is `-w 0`"),
+    _a("disk_space", "", "no", "needs the server's file system: node_exporter's job"),
+    _a("fsm_pages", "", "no", "obsolete: the free space map has no settings since 8.4"),
+    _a("fsm_relations", "", "no", "obsolete: the free space map has no settings since 8.4"),
+    _a("hitratio", "hitratio", "yes", "`-w 90%` alerts below 90, as there"),
+    _a("hot_standby_delay", "lag", "yes", "0 on an idle primary (no false alarm)"),
+    _a("index_size", "index-size", "yes"),
+    _a("indexes_size", "indexes-size", "yes"),
+    _a("last_analyze", "last-analyze", "yes", "user tables (catalogs are left out)"),
+    _a("last_autoanalyze", "last-autoanalyze", "yes"),
+    _a("last_autovacuum", "last-autovacuum", "yes"),
+    _a("last_vacuum", "last-vacuum", "yes", "user tables (catalogs are left out)"),
+    _a("listener", "", "no", "LISTEN/NOTIFY channels: rarely paged on"),
+    _a("locks", "locks", "partly", "dbgauge judges the oldest lock wait; lock counts per "
+       "mode are not provided"),
+    _a("logfile", "", "no", "needs the server's file system and log settings"),
+    _a("new_version_bc", "", "no", "obsolete: version checks against a web site"),
+    _a("new_version_box", "", "no", "obsolete: version checks against a web site"),
+    _a("new_version_cp", "", "no", "obsolete: version checks against a web site"),
+    _a("new_version_pg", "", "no", "obsolete: version checks against a web site"),
+    _a("new_version_tnm", "", "no", "obsolete: version checks against a web site"),
+    _a("pgagent_jobs", "", "no", "pgAgent is not installed by the supported set-ups"),
+    _a("pgb_pool_cl_active", "", "no", "exporter metric dbgauge_pgbouncer_* only"),
+    _a("pgb_pool_cl_waiting", "pgbouncer-pools", "partly", "judges the longest wait"),
+    _a("pgb_pool_maxwait", "pgbouncer-pools", "yes"),
+    _a("pgb_pool_sv_active", "", "no", "exporter metric only"),
+    _a("pgb_pool_sv_idle", "", "no", "exporter metric only"),
+    _a("pgb_pool_sv_login", "", "no", "exporter metric only"),
+    _a("pgb_pool_sv_tested", "", "no", "exporter metric only"),
+    _a("pgb_pool_sv_used", "", "no", "exporter metric only"),
+    _a("pgbouncer_backends", "connections", "yes"),
+    _a("pgbouncer_checksum", "", "no", "`dbgauge validate pgbouncer` checks the settings"),
+    _a("prepared_txns", "prepared-txns", "yes", "same defaults 1 s / 30 s"),
+    _a("query_runtime", "custom-query", "partly", "a query's result, not its run time"),
+    _a("query_time", "query-time", "yes"),
+    _a("relation_size", "relation-size", "yes"),
+    _a("replicate_row", "", "no", "not yet: dbgauge's heartbeat (`lag`) measures the same "
+       "path without writing user tables"),
+    _a("replication_slots", "replication", "partly", "inactive slots are findings; "
+       "retained bytes are no threshold yet"),
+    _a("same_schema", "", "no", "not yet"),
+    _a("sequence", "sequence", "yes", "cycling sequences left out"),
+    _a("settings_checksum", "settings-checksum", "yes", "settings the session sets count as "
+       "`(session)`: the checksum differs from check_postgres' (take a new baseline)"),
+    _a("slony_status", "", "no", "obsolete: Slony is replaced by logical replication"),
+    _a("table_size", "table-size", "yes"),
+    _a("timesync", "", "no", "clock sync is the host's (chrony, node_exporter) job"),
+    _a("total_relation_size", "total-relation-size", "yes"),
+    _a("txn_idle", "txn-idle", "yes"),
+    _a("txn_time", "txn-time", "yes"),
+    _a("txn_wraparound", "txn-wraparound", "yes"),
+    _a("version", "connection", "partly", "says the version; no version match"),
+    _a("wal_files", "wal-files", "yes", "pg_ls_waldir (pg_monitor), no superuser"),
+)
+
+# dbgauge checks of PostgreSQL or PgBouncer with no check_postgres action
+DBGAUGE_ONLY = frozenset({"uptime"})

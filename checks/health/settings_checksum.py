@@ -1,0 +1,59 @@
+"""check settings-checksum: whether the server's settings are still the ones they were
+(check_postgres' settings_checksum): the MD5 of every visible setting and its value, one
+`name value` line each in name order, held against the checksum given with `-w` or `-c`
+(`-c 0`, or neither: UNKNOWN, printing the checksum to take as the baseline, as
+check_postgres does). `--include`/`--exclude` pick the settings.
+
+A setting the checking session itself sets (application_name, dbgauge's statement and
+lock timeouts) counts as `(session)`, so the checksum does not depend on the client:
+it differs from check_postgres' (which includes its own session's values) -- take a
+new baseline when switching. It depends on the role (a superuser sees more settings).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import TYPE_CHECKING
+
+from dbgauge.checks.health.filters import Scope
+from dbgauge.checks.health.model import HealthCheck, NodeOutcome, cannot_tell
+from dbgauge.toolkit.result import Finding, Status
+
+if TYPE_CHECKING:
+    from dbgauge.toolkit.db import Connection
+    from dbgauge.toolkit.targets import Target
+
+
+def settings_checksum(rows: list[tuple[str, str]]) -> str:
+    """check_postgres' checksum: MD5 hex of `name value\\n` per setting, in the given order."""
+    return hashlib.md5("".join(f"{n} {v}\n" for n, v in rows).encode(),
+                       usedforsecurity=False).hexdigest()
+
+
+def _read(node: Target, conn: Connection, scope: Scope) -> NodeOutcome:
+    from dbgauge.toolkit.db.values import text
+
+    rows = [(text(r.get("name")), text(r.get("setting"))) for r in conn.query("check_settings")]
+    rows = [(n, v) for n, v in rows if not scope.skips(n)]
+    if not rows:
+        return cannot_tell(node, "no-matching-setting", "no setting matched --include/--exclude")
+    got = settings_checksum(rows)
+    note = f"checksum {got} ({len(rows)} settings)"
+    for level, expected in ((Status.CRITICAL, scope.critical), (Status.WARNING, scope.warning)):
+        if expected not in ("", "0") and expected != got:
+            return NodeOutcome(node.name, (Finding(level, node.name, "settings-changed",
+                                                   f"{note}, expected {expected}"),), note=note)
+    if scope.critical not in ("", "0") or scope.warning not in ("", "0"):
+        return NodeOutcome(node.name, note=note)
+    return NodeOutcome(node.name, (Finding(Status.UNKNOWN, node.name, "settings-checksum",
+                                           f"{note}: give it as -c or -w to watch it"),),
+                       note=note)
+
+
+CHECK = HealthCheck(
+    name="settings-checksum",
+    summary="Whether the settings' checksum is still the one given: -c CHECKSUM (PostgreSQL).",
+    measures="MD5 of every visible setting and its value (-c/-w: the expected checksum)",
+    kinds=frozenset({"postgres"}), metric="",
+    read=lambda node, conn: _read(node, conn, Scope()), scoped=_read, filters="setting",
+    takes_checksum=True)
