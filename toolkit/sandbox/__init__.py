@@ -94,6 +94,7 @@ def up(directory: Path = DEFAULT_DIR, base_port: int | None = None,
     lost slot, ...) is rebuilt from it; `say` is told which and why (default: a log
     warning). `base_port` and `pg_version` None: the existing sandbox's, else the defaults.
     """
+    check_binaries(pg_version if pg_version is not None else _recorded_major(Path(directory)))
     if base_port is not None:
         _check_base_port(base_port)
     root = prepare_dir(Path(directory))
@@ -106,6 +107,12 @@ def up(directory: Path = DEFAULT_DIR, base_port: int | None = None,
         sandbox.check_ports()
         build(sandbox, root, mariadb=mariadb)
         return sandbox.write_config()
+
+
+def _recorded_major(root: Path) -> int:
+    """The PostgreSQL major of the sandbox in `root`, else the default."""
+    return pg_version_of(read_state_json(root)) if (root / "sandbox.json").is_file() \
+        else DEFAULT_PG_VERSION
 
 
 def _settled(root: Path, base_port: int | None, pg_version: int | None) -> tuple[int, int]:
