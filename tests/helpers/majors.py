@@ -19,6 +19,14 @@ FAMILY_MAJORS: dict[str, tuple[int, int]] = {
     P + "table_last_index_scan_age_seconds": (16, 18),  # .last_idx_scan
     **{P + f"table_{f}_seconds_total": (18, 18)  # .total_vacuum_time, ...
        for f in ("vacuum", "autovacuum", "analyze", "autoanalyze")},
+    **{P + f"io_{f}": (16, 18) for f in (  # pg_stat_io (the postgres_io collector)
+        "reads_total", "writes_total", "writebacks_total", "extends_total", "hits_total",
+        "evictions_total", "reuses_total", "fsyncs_total", "read_bytes_total",
+        "write_bytes_total", "extend_bytes_total", "read_seconds_total", "write_seconds_total",
+        "writeback_seconds_total", "extend_seconds_total", "fsync_seconds_total")},
+    P + "reserved_connections": (16, 18),  # the reserved_connections setting
+    **{P + f"restartpoints_{f}_total": (17, 18)  # pg_stat_checkpointer.restartpoints_*
+       for f in ("timed", "requested", "done")},
     P + "buffers_backend_total": (13, 16),  # left pg_stat_bgwriter in 17 (for pg_stat_io)
     P + "buffers_backend_fsync_total": (13, 16),
 }
