@@ -14,11 +14,19 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # the tests mostly wait on servers, so three overlap well on two cores.
 TEST_WORKERS ?= 3
 
-.PHONY: help deps venv lint unit integration test demo demo-stop down bench docs clean
+# `make test-matrix PG=N`: every integration test file that reaches a PostgreSQL member (or
+# PgBouncer, or pgTAP), with the sandbox's PostgreSQL on major N (13-18); the matrix
+# battery (test_matrix_pg*.py, run by `make test` on its own sandboxes) is left out.
+PG ?= 15
+PG_TESTS = $(filter-out tests/integration/test_matrix_%,$(shell grep -l -E \
+  'pg-primary|pg-standby|pg-subscriber|pgbouncer|pgtap|postgres' tests/integration/test_*.py))
+
+.PHONY: help deps venv lint unit integration test test-matrix demo demo-stop down bench docs clean
 
 help:
 	@echo "make demo   install what is missing, start the sandbox and the exporter"
 	@echo "make test   install what is missing, run linters and every test"
+	@echo "make test-matrix PG=N  the PostgreSQL integration tests on PostgreSQL N (13-18)"
 	@echo "make bench  compare with the peers: exporters, pt-table-checksum, pg_prove"
 	@echo "make down   stop the demo exporter and the sandbox"
 
@@ -48,6 +56,9 @@ test: deps venv lint
 	@$(BIN)/python -c "from tests.helpers.ports import BASE_PORT as b, SANDBOX_DIR as d; \
 	print(f'test sandboxes: base port {b} (+10 per worker), {d}* (from this checkout path; DBGAUGE_TEST_BASE_PORT moves them)')"
 	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadfile
+
+test-matrix: deps venv
+	DBGAUGE_TEST_PG_VERSION=$(PG) $(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadfile $(PG_TESTS)
 
 docs: venv
 	$(BIN)/dbgauge collectors --readme README.md --compat-docs docs/compat.md

@@ -20,7 +20,7 @@ from dbgauge.toolkit.sandbox.model import INSTANCES
 from tests.helpers import REPO
 from tests.helpers.daemon import Daemon
 from tests.helpers.drift import SBR_USER
-from tests.helpers.ports import BASE_PORT, SANDBOX_DIR, claim, claimed_by
+from tests.helpers.ports import BASE_PORT, PG_VERSION, SANDBOX_DIR, claim, claimed_by
 from tests.helpers.servers import Sandbox, mariadb_account
 
 # Fixtures that start real servers (the sandbox) or a daemon: a test using one, directly or
@@ -52,7 +52,7 @@ def sandbox() -> Iterator[Sandbox]:
                     f"the checkout {other}: stop it (dbgauge sandbox down --dir "
                     f"{SANDBOX_DIR}), or give this run DBGAUGE_TEST_BASE_PORT", pytrace=False)
     try:
-        config = sb.up(SANDBOX_DIR, BASE_PORT)
+        config = sb.up(SANDBOX_DIR, BASE_PORT, pg_version=PG_VERSION)
     except sb.SandboxError as exc:
         pytest.fail(f"the real-server sandbox could not start: {exc}", pytrace=False)
     claim(SANDBOX_DIR, REPO)

@@ -13,7 +13,8 @@ from dbgauge.toolkit.result import Status
 
 @click.group("sandbox", short_help="Start/stop local real servers for demos and tests.")
 def sandbox_group() -> None:
-    """Local real servers (MariaDB, PostgreSQL 15, PgBouncer) on 127.0.0.1 for demos and tests.
+    """Local real servers (MariaDB, PostgreSQL 15 or --pg-version 13-18, PgBouncer) on
+    127.0.0.1 for demos and tests.
 
     \b
     Ports are BASE+3306/3307 (MariaDB primary/replica), BASE+5432/5433/5434 (PostgreSQL
@@ -35,15 +36,27 @@ BASE_PORT_OPTION = click.option(
          "20000].")
 
 
+PG_VERSION_OPTION = click.option(
+    "--pg-version", default=None, type=click.IntRange(13, 18),
+    help="The PostgreSQL major of pg-primary, pg-standby and pg-subscriber: 15 is Debian's, "
+         "13, 14, 16, 17 and 18 the builds deploy/install-deps fetches [default: the "
+         "sandbox's own, else 15].")
+
+
 @sandbox_group.command("up", short_help="Start or create the sandbox (idempotent).")
 @DIR_OPTION
 @BASE_PORT_OPTION
-def sandbox_up(directory: Path, base_port: int | None) -> None:
+@PG_VERSION_OPTION
+@click.option("--postgres-only", is_flag=True,
+              help="Start only PostgreSQL and PgBouncer, not the MariaDB members.")
+def sandbox_up(directory: Path, base_port: int | None, pg_version: int | None,
+               postgres_only: bool) -> None:
     """Start (or create) the sandbox; idempotent. Prints the dbgauge config it writes."""
     from dbgauge.toolkit import sandbox
 
     try:
-        path = sandbox.up(directory, base_port, say=_say)
+        path = sandbox.up(directory, base_port, say=_say, pg_version=pg_version,
+                          mariadb=not postgres_only)
     except DbgaugeError as exc:
         die(exc)
     click.echo(f"sandbox is up; dbgauge config: {path}")
@@ -56,13 +69,14 @@ def _say(message: str) -> None:
 @sandbox_group.command("reset", short_help="Wipe the sandbox's data and start afresh.")
 @DIR_OPTION
 @BASE_PORT_OPTION
-def sandbox_reset(directory: Path, base_port: int | None) -> None:
+@PG_VERSION_OPTION
+def sandbox_reset(directory: Path, base_port: int | None, pg_version: int | None) -> None:
     """Stop the sandbox, discard every server's data and create it again (its data is
     disposable; the generated passwords are kept)."""
     from dbgauge.toolkit import sandbox
 
     try:
-        path = sandbox.reset(directory, base_port, say=_say)
+        path = sandbox.reset(directory, base_port, say=_say, pg_version=pg_version)
     except DbgaugeError as exc:
         die(exc)
     click.echo(f"sandbox was reset and is up; dbgauge config: {path}")

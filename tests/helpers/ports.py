@@ -31,13 +31,18 @@ def checkout_base(checkout: Path) -> int:
 
 WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
 WORKER_INDEX = int(WORKER[2:]) if WORKER.startswith("gw") and WORKER[2:].isdigit() else 0
-BASE_PORT = int(os.environ.get("DBGAUGE_TEST_BASE_PORT") or checkout_base(REPO)) \
-    + 10 * WORKER_INDEX
-# The base port is part of the default directory: a sandbox keeps the ports it was made with.
+ROOT_PORT = int(os.environ.get("DBGAUGE_TEST_BASE_PORT") or checkout_base(REPO))
+BASE_PORT = ROOT_PORT + 10 * WORKER_INDEX
+# The PostgreSQL major of the sandbox's pg-* members: 15 (Debian's) unless `make test-matrix
+# PG=N` says otherwise; a test reads it from `sandbox.state.pg_version`.
+PG_VERSION = int(os.environ.get("DBGAUGE_TEST_PG_VERSION", "15"))
+_MAJOR = "" if PG_VERSION == 15 else f"-pg{PG_VERSION}"
+# The base port and the major are part of the default directory: a sandbox keeps the ports
+# and the major it was made with.
 SANDBOX_DIR = Path(
-    f"{os.environ['DBGAUGE_TEST_SANDBOX_DIR']}{f'-{WORKER}' if WORKER else ''}"
+    f"{os.environ['DBGAUGE_TEST_SANDBOX_DIR']}{_MAJOR}{f'-{WORKER}' if WORKER else ''}"
     if os.environ.get("DBGAUGE_TEST_SANDBOX_DIR")
-    else f"/tmp/dbgauge-test-{os.getuid()}-{BASE_PORT}")
+    else f"/tmp/dbgauge-test-{os.getuid()}-{BASE_PORT}{_MAJOR}")
 
 
 def claimed_by(directory: Path, checkout: Path, running: bool) -> str | None:

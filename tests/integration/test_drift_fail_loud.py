@@ -18,7 +18,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import closing, contextmanager
+from contextlib import closing, contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -315,13 +315,15 @@ def frozen(sandbox: Sandbox, name: str) -> Iterator[None]:
     children = [int(p.name) for p in Path("/proc").iterdir() if p.name.isdigit()
                 and _ppid(p) == pid]
     pids = [pid, *children]
-    for one in pids:
-        os.kill(one, signal.SIGSTOP)
     try:
+        for one in pids:
+            with suppress(ProcessLookupError):  # a backend that ended since it was listed
+                os.kill(one, signal.SIGSTOP)
         yield
     finally:
         for one in pids:
-            os.kill(one, signal.SIGCONT)
+            with suppress(ProcessLookupError):
+                os.kill(one, signal.SIGCONT)
 
 
 def _ppid(proc: Path) -> int | None:

@@ -29,6 +29,7 @@ from dbgauge.toolkit.render.prometheus import build_families, negotiate, render
 from tests.helpers import DBGAUGE, REPO, Metrics, parse_metrics, value, wait_for
 from tests.helpers.daemon import Daemon, config_file, target_entry
 from tests.helpers.exposition import reference
+from tests.helpers.ports import PG_VERSION
 from tests.helpers.servers import Sandbox
 
 pytestmark = pytest.mark.integration
@@ -58,7 +59,7 @@ def test_healthy_sandbox_all_targets_up(daemon: Daemon) -> None:
     assert value(m, "dbgauge_target_info", target="mariadb-primary", flavor="mariadb") == 1.0
     pg_info = [dict(ls) for (n, ls) in m if n == "dbgauge_target_info"
                and ("target", "pg-primary") in ls]
-    assert len(pg_info) == 1 and pg_info[0]["version"].startswith("15.")
+    assert len(pg_info) == 1 and pg_info[0]["version"].startswith(f"{PG_VERSION}.")
     assert pg_info[0]["flavor"] == "postgres"
     # Uptime counts whole seconds: a sandbox started this second reads 0 until the next one
     wait_for(lambda: (value(daemon.metrics(), "dbgauge_mysql_uptime_seconds",

@@ -20,7 +20,9 @@ pytestmark = pytest.mark.integration
 
 def up(sandbox: Sandbox) -> subprocess.CompletedProcess[str]:
     proc = subprocess.run([*DBGAUGE, "sandbox", "up", "--dir", str(sandbox.directory),
-                           "--base-port", str(BASE_PORT)], capture_output=True, text=True,
+                           "--base-port", str(BASE_PORT),
+                           "--pg-version", str(sandbox.state.pg_version)],
+                          capture_output=True, text=True,
                           timeout=300, cwd=REPO, check=False)
     assert proc.returncode == 0, proc.stderr
     return proc

@@ -35,8 +35,7 @@ def test_version() -> None:
 
 def test_missing_server_binary_names_the_package_and_exits_2(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(binaries, "REQUIREMENTS",
-                        ((tmp_path / "no-such-mariadbd", "mariadb-server"),))
+    monkeypatch.setattr(binaries, "MARIADBD", tmp_path / "no-such-mariadbd")
     result = CliRunner().invoke(cli, ["sandbox", "up", "--dir", str(tmp_path / "sb")])
     assert result.exit_code == 2, result.output
     assert "mariadb-server" in result.output

@@ -2,8 +2,9 @@
 
 dbgauge's tests check database behaviour against real servers, never mocks (CONTRIBUTING.md:
 no mocks, no skips). `up` builds and starts, on 127.0.0.1 only and from the locally
-installed Debian binaries, a MariaDB primary + GTID replica, a PostgreSQL 15 primary +
-streaming standby + logical subscriber and PgBouncer in front of the primary. Everything
+installed binaries, a MariaDB primary + GTID replica, a PostgreSQL primary + streaming
+standby + logical subscriber (15 from Debian, or another major from 13 to 18: `binaries`)
+and PgBouncer in front of the primary. Everything
 (data, sockets, pid files, logs, passwords) lives in one directory, so sandboxes with
 different base ports can coexist, and `down` stops exactly the processes it started and
 nothing else. `dbgauge sandbox` is the command line over this API.
@@ -23,7 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from dbgauge.toolkit.errors import MissingBinaryError, SandboxError
-from dbgauge.toolkit.sandbox.binaries import check_binaries
+from dbgauge.toolkit.sandbox.binaries import DEFAULT_PG_VERSION, PG_VERSIONS, check_binaries
 from dbgauge.toolkit.sandbox.core import Sandbox
 from dbgauge.toolkit.sandbox.engines import SETUP_ERRORS, build, describe, start
 from dbgauge.toolkit.sandbox.layout import Layout
@@ -55,11 +56,17 @@ from dbgauge.toolkit.sandbox.model import (
 )
 from dbgauge.toolkit.sandbox.postgres import Postgres
 from dbgauge.toolkit.sandbox.process import locked, port_in_use, prepare_dir
-from dbgauge.toolkit.sandbox.state import load_secrets, load_state, read_state_json
+from dbgauge.toolkit.sandbox.state import (
+    load_secrets,
+    load_state,
+    pg_version_of,
+    read_state_json,
+)
 
 __all__ = [
     "ADMIN_USER", "APP_DATABASE", "DAEMON_LISTEN", "DEFAULT_BASE_PORT", "DEFAULT_DIR",
-    "DRIFT_DATABASE", "INSTANCES", "MONITOR_USER", "PGBOUNCER_ADMIN", "PORT_OFFSETS",
+    "DEFAULT_PG_VERSION", "DRIFT_DATABASE", "INSTANCES", "MONITOR_USER", "PGBOUNCER_ADMIN",
+    "PG_VERSIONS", "PORT_OFFSETS",
     "PUBLICATION", "REPL_USER", "STANDBY_SLOT", "SUBSCRIPTION", "TINY_POOL_DATABASE",
     "TINY_POOL_SIZE", "InstanceInfo", "InstanceStatus", "MariaDBAccess", "MissingBinaryError",
     "PgBouncerAccess", "PostgresAccess", "SandboxError", "SandboxState", "down", "load_state",
@@ -77,34 +84,57 @@ def _check_base_port(base_port: int) -> None:
 
 
 def up(directory: Path = DEFAULT_DIR, base_port: int | None = None,
-       say: Callable[[str], None] | None = None) -> Path:
+       say: Callable[[str], None] | None = None, pg_version: int | None = None,
+       *, mariadb: bool = True) -> Path:
     """Create/start whatever is missing or stopped, verify replication; return dbgauge.yaml.
 
-    A member that diverged from its primary (a promoted standby, a replica with errant
-    transactions, a lost slot, ...) is rebuilt from it; `say` is told which and why
-    (default: a log warning). `base_port` None: the existing sandbox's, else the default.
+    The pg-* members run PostgreSQL `pg_version`; `mariadb=False` leaves the MariaDB
+    members alone (a PostgreSQL-only sandbox, as the matrix tests use). A member that
+    diverged from its primary (a promoted standby, a replica with errant transactions, a
+    lost slot, ...) is rebuilt from it; `say` is told which and why (default: a log
+    warning). `base_port` and `pg_version` None: the existing sandbox's, else the defaults.
     """
-    check_binaries()
+    check_binaries(pg_version if pg_version is not None else _recorded_major(Path(directory)))
     if base_port is not None:
         _check_base_port(base_port)
     root = prepare_dir(Path(directory))
     with locked(root):
-        if (root / "sandbox.json").exists():
-            previous = int(read_state_json(root)["base_port"])
-            base_port = previous if base_port is None else base_port
-            if previous != base_port:
-                raise SandboxError(
-                    f"the sandbox in {root} was created with --base-port {previous}: pass "
-                    f"--base-port {previous}, or `down` it and remove {root} to change ports"
-                )
-        if base_port is None:  # a new sandbox
-            base_port = DEFAULT_BASE_PORT
-        sandbox = Sandbox(root, base_port, load_secrets(root, create=True), say)
+        base_port, pg_version = _settled(root, base_port, pg_version)
+        pg = check_binaries(pg_version)
+        sandbox = Sandbox(root, base_port, load_secrets(root, create=True), say, pg)
         sandbox.check_paths()
         sandbox.write_state()
         sandbox.check_ports()
-        build(sandbox, root)
+        build(sandbox, root, mariadb=mariadb)
         return sandbox.write_config()
+
+
+def _recorded_major(root: Path) -> int:
+    """The PostgreSQL major of the sandbox in `root`, else the default."""
+    return pg_version_of(read_state_json(root)) if (root / "sandbox.json").is_file() \
+        else DEFAULT_PG_VERSION
+
+
+def _settled(root: Path, base_port: int | None, pg_version: int | None) -> tuple[int, int]:
+    """The ports and PostgreSQL major of the sandbox in `root`: the ones it was made with
+    (a different one asked for is an error), the asked ones, or the defaults."""
+    if not (root / "sandbox.json").exists():
+        return (DEFAULT_BASE_PORT if base_port is None else base_port,
+                DEFAULT_PG_VERSION if pg_version is None else pg_version)
+    doc = read_state_json(root)
+    previous, major = int(doc["base_port"]), pg_version_of(doc)
+    if base_port is not None and previous != base_port:
+        raise SandboxError(
+            f"the sandbox in {root} was created with --base-port {previous}: pass "
+            f"--base-port {previous}, or `down` it and remove {root} to change ports"
+        )
+    if pg_version is not None and major != pg_version:
+        raise SandboxError(
+            f"the sandbox in {root} runs PostgreSQL {major}, not {pg_version}: pass "
+            f"--pg-version {major}, or `down` it and remove {root} (or use another --dir) "
+            "to change majors"
+        )
+    return previous, major
 
 
 def down(directory: Path = DEFAULT_DIR) -> list[str]:
@@ -122,13 +152,16 @@ def down(directory: Path = DEFAULT_DIR) -> list[str]:
 
 
 def reset(directory: Path = DEFAULT_DIR, base_port: int | None = None,
-          say: Callable[[str], None] | None = None) -> Path:
+          say: Callable[[str], None] | None = None, pg_version: int | None = None) -> Path:
     """Stop the sandbox, discard every instance's data and build it afresh (the generated
-    passwords stay; the ports too unless `base_port` says otherwise); files of others in
-    the directory (a demo's serve.log) are kept."""
+    passwords stay; the ports and the PostgreSQL major too unless `base_port` and
+    `pg_version` say otherwise); files of others in the directory (a demo's serve.log) are
+    kept."""
     root = Path(directory).resolve()
-    if base_port is None and (root / "sandbox.json").exists():
-        base_port = int(read_state_json(root)["base_port"])
+    if (root / "sandbox.json").exists():
+        doc = read_state_json(root)
+        base_port = int(doc["base_port"]) if base_port is None else base_port
+        pg_version = pg_version_of(doc) if pg_version is None else pg_version
     down(root)
     if root.is_dir():
         with locked(root):
@@ -136,7 +169,7 @@ def reset(directory: Path = DEFAULT_DIR, base_port: int | None = None,
                 shutil.rmtree(Layout(root).home(name), ignore_errors=True)
             for leftover in ("sandbox.json", "dbgauge.yaml"):
                 (root / leftover).unlink(missing_ok=True)
-    return up(root, base_port, say)
+    return up(root, base_port, say, pg_version)
 
 
 def status(directory: Path = DEFAULT_DIR) -> list[InstanceStatus]:
@@ -195,7 +228,8 @@ def stop_instance(directory: Path, name: str) -> None:
 
 
 def rebuild_instance(directory: Path, name: str) -> None:
-    """Re-clone pg-standby from pg-primary with pg_basebackup and wait until it streams.
+    """Re-clone pg-standby from pg-primary (pg_basebackup, or the backup API where the
+    major has no pg_basebackup) and wait until it streams.
 
     For tests that break the standby on purpose (e.g. promote it with pg_promote() to
     create two primaries): its data directory is discarded, and its replication slot on

@@ -17,12 +17,14 @@ from typing import Any
 
 from dbgauge.toolkit.db import Connection, Row
 from dbgauge.toolkit.errors import ConnectError, DbgaugeError, QueryError, SandboxError
+from dbgauge.toolkit.sandbox.binaries import DEFAULT_PG_VERSION, PgBinaries, pg_binaries
 from dbgauge.toolkit.sandbox.layout import Layout, service_user
 from dbgauge.toolkit.sandbox.model import INSTANCES, PORT_OFFSETS, SandboxState, kind
 from dbgauge.toolkit.sandbox.process import chown, port_in_use, tail
 from dbgauge.toolkit.sandbox.state import (
     build_state,
     load_secrets,
+    pg_version_of,
     read_state_json,
     socket_path,
     write_config,
@@ -54,11 +56,14 @@ class Sandbox:
     """One sandbox directory with its ports and passwords: where each part lives."""
 
     def __init__(self, root: Path, base_port: int, passwords: Mapping[str, str],
-                 say: Callable[[str], None] | None = None) -> None:
+                 say: Callable[[str], None] | None = None,
+                 pg: PgBinaries | None = None) -> None:
         self.layout = Layout(root)
         self.root = root
         self.base_port = base_port
         self.pw = passwords
+        # The PostgreSQL major its pg-* members run, and where its programs are.
+        self.pg = pg or pg_binaries(DEFAULT_PG_VERSION)
         # How a repair is announced ("pg-standby was promoted: rebuilding it"): the CLI
         # prints it; by default it is logged.
         self.say: Callable[[str], None] = say or log.warning
@@ -67,7 +72,8 @@ class Sandbox:
     def open(cls, root: Path) -> Sandbox:
         """The sandbox `up` made in `root` (SandboxError if there is none)."""
         state = read_state_json(root)
-        return cls(root, int(state["base_port"]), load_secrets(root, create=False))
+        return cls(root, int(state["base_port"]), load_secrets(root, create=False),
+                   pg=pg_binaries(pg_version_of(state)))
 
     def port(self, name: str) -> int:
         return self.base_port + PORT_OFFSETS[name]
@@ -76,7 +82,7 @@ class Sandbox:
         return socket_path(self.layout, name, self.port(name))
 
     def state(self) -> SandboxState:
-        return build_state(self.root, self.base_port, self.pw)
+        return build_state(self.root, self.base_port, self.pw, self.pg.major)
 
     def write_state(self) -> None:
         write_state(self.state())

@@ -45,9 +45,10 @@ def _up_postgres(sb: Sandbox) -> None:
     PgBouncer(sb).up()  # in front of pg-primary, so after it
 
 
-def build(sb: Sandbox, root: Path) -> None:
-    """Create/start whatever is missing, MariaDB and PostgreSQL/PgBouncer side by side
-    (they are independent); every failure is reported, one alone as it was raised."""
+def build(sb: Sandbox, root: Path, *, mariadb: bool = True) -> None:
+    """Create/start whatever is missing, MariaDB (unless not wanted) and
+    PostgreSQL/PgBouncer side by side (they are independent); every failure is reported,
+    one alone as it was raised."""
 
     def guarded(step: tuple[Callable[[Sandbox], None], str]) -> None:
         work, what = step
@@ -56,7 +57,10 @@ def build(sb: Sandbox, root: Path) -> None:
         except SETUP_ERRORS as exc:
             raise SandboxError(redact(f"setting up {what} in {root} failed: {exc}")) from exc
 
-    steps = [(lambda s: MariaDB(s).up(), "MariaDB"), (_up_postgres, "PostgreSQL/PgBouncer")]
+    steps: list[tuple[Callable[[Sandbox], None], str]] = [
+        (_up_postgres, f"PostgreSQL {sb.pg.major}/PgBouncer")]
+    if mariadb:
+        steps.insert(0, (lambda s: MariaDB(s).up(), "MariaDB"))
     outcomes = fan_out(steps, guarded, max_workers=2, name="sandbox")
     errors = [exc for exc in outcomes if isinstance(exc, Exception)]
     if errors:

@@ -128,6 +128,7 @@ class SandboxState:
     dbgauge_password: str
     dbgauge_password_file: Path
     config_path: Path
+    pg_version: int = 15  # the PostgreSQL major of pg-primary, pg-standby, pg-subscriber
 
     def instance(self, name: str) -> InstanceInfo:
         try:

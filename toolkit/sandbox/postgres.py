@@ -1,7 +1,9 @@
-"""The sandbox's PostgreSQL 15 instances: primary, streaming standby, logical subscriber.
+"""The sandbox's PostgreSQL instances: primary, streaming standby, logical subscriber.
 
+They run one major (15, Debian's, by default; `binaries` finds the programs of each).
 `initdb` makes pg-primary and pg-subscriber, `pg_basebackup` clones pg-standby from the
-primary through its physical slot, and `pg_ctl` starts each one. Our settings go in a
+primary through its physical slot (where the major has none, `postgres_backup` copies the
+primary's data directory inside the backup API), and `pg_ctl` starts each one. Our settings go in a
 marked block at the end of postgresql.conf (rewritten before every start), which is
 config, not SQL, so it is written here. What is created inside the servers lives in
 `postgres_setup`.
@@ -19,9 +21,9 @@ import shutil
 from pathlib import Path
 
 from dbgauge.toolkit.errors import SandboxError
-from dbgauge.toolkit.sandbox.binaries import PG_BIN
 from dbgauge.toolkit.sandbox.core import Sandbox, run_sql
 from dbgauge.toolkit.sandbox.model import DRIFT_DATABASE, REPL_USER, STANDBY_SLOT, SUBSCRIPTION
+from dbgauge.toolkit.sandbox.postgres_backup import clone_standby
 from dbgauge.toolkit.sandbox.postgres_setup import (
     PRIMARY,
     STANDBY,
@@ -122,7 +124,7 @@ class Postgres:
         shutil.rmtree(tmp, ignore_errors=True)
         run(
             [
-                str(PG_BIN / "initdb"),
+                str(self.sb.pg.tool("initdb")),
                 "-D",
                 str(tmp),
                 "-U",
@@ -136,7 +138,7 @@ class Postgres:
             ],
             f"initdb for {name}",
             postgres_user=True,
-            env=pg_env(),
+            env=self.sb.pg.env(pg_env()),
             cwd=home,
         )
         self.write_conf(name, tmp)
@@ -147,13 +149,18 @@ class Postgres:
         home = self.layout.home(STANDBY)
         tmp = home / "data.init"
         shutil.rmtree(tmp, ignore_errors=True)
+        if not self.sb.pg.has("pg_basebackup"):
+            clone_standby(self.sb, tmp)
+            self.write_conf(STANDBY, tmp)
+            tmp.rename(self.layout.datadir(STANDBY))
+            return
         conninfo = (
             f"host=127.0.0.1 port={self.sb.port(PRIMARY)} user={REPL_USER} "
             "application_name=pg-standby"
         )
         run(
             [
-                str(PG_BIN / "pg_basebackup"),
+                str(self.sb.pg.tool("pg_basebackup")),
                 "-D",
                 str(tmp),
                 "-d",
@@ -169,7 +176,7 @@ class Postgres:
             ],
             "pg_basebackup for pg-standby",
             postgres_user=True,
-            env=pg_env(self.sb.pw["pg-repl"]),
+            env=self.sb.pg.env(pg_env(self.sb.pw["pg-repl"])),
             cwd=home,
         )
         self.write_conf(STANDBY, tmp)
@@ -181,7 +188,7 @@ class Postgres:
         try:
             run(
                 [
-                    str(PG_BIN / "pg_ctl"),
+                    str(self.sb.pg.tool("pg_ctl")),
                     "-D",
                     str(datadir),
                     "-l",
@@ -193,7 +200,7 @@ class Postgres:
                 ],
                 f"pg_ctl start for {name}",
                 postgres_user=True,
-                env=pg_env(),
+                env=self.sb.pg.env(pg_env()),
                 cwd=self.layout.home(name),
             )
         except SandboxError as exc:

@@ -18,6 +18,7 @@ from typing import Any
 
 from dbgauge.toolkit.errors import SandboxError
 from dbgauge.toolkit.redact import register_secret
+from dbgauge.toolkit.sandbox.binaries import DEFAULT_PG_VERSION
 from dbgauge.toolkit.sandbox.layout import Layout
 from dbgauge.toolkit.sandbox.model import (
     ADMIN_USER,
@@ -76,8 +77,9 @@ def socket_path(layout: Layout, name: str, port: int) -> Path:
     return layout.home(name) / f".s.PGSQL.{port}"
 
 
-def build_state(root: Path, base_port: int, pw: Mapping[str, str]) -> SandboxState:
-    """The state of a sandbox in `root` with this base port and these passwords."""
+def build_state(root: Path, base_port: int, pw: Mapping[str, str],
+                pg_version: int) -> SandboxState:
+    """The state of a sandbox in `root` with this base port, passwords and PostgreSQL."""
     layout = Layout(root)
     instances = {
         name: InstanceInfo(
@@ -99,6 +101,7 @@ def build_state(root: Path, base_port: int, pw: Mapping[str, str]) -> SandboxSta
         dbgauge_password=pw["dbgauge"],
         dbgauge_password_file=root / "secrets" / "dbgauge.password",
         config_path=root / "dbgauge.yaml",
+        pg_version=pg_version,
     )
 
 
@@ -106,6 +109,7 @@ def write_state(st: SandboxState) -> None:
     """DIR/sandbox.json (0600: it holds the passwords), read back by `load_state`."""
     doc = {
         "base_port": st.base_port,
+        "pg_version": st.pg_version,
         "dir": str(st.directory),
         "config": str(st.config_path),
         "instances": {
@@ -176,6 +180,11 @@ def read_state_json(root: Path) -> dict[str, Any]:
     return doc
 
 
+def pg_version_of(doc: Mapping[str, Any]) -> int:
+    """The PostgreSQL major a sandbox.json records (15 for one made before it did)."""
+    return int(doc.get("pg_version", DEFAULT_PG_VERSION))
+
+
 def load_state(directory: Path) -> SandboxState:
     """Read DIR/sandbox.json (written by `up`) into a SandboxState."""
     root = Path(directory).resolve()
@@ -207,6 +216,7 @@ def load_state(directory: Path) -> SandboxState:
             dbgauge_password=doc["dbgauge_password"],
             dbgauge_password_file=Path(doc["dbgauge_password_file"]),
             config_path=Path(doc["config"]),
+            pg_version=pg_version_of(doc),
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise SandboxError(

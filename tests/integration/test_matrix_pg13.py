@@ -1,0 +1,15 @@
+"""The PostgreSQL matrix battery on PostgreSQL 13, on a sandbox of its own
+(tests/helpers/matrix_battery.py), with issue 29's findings as regression cases."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.helpers.matrix_battery import Battery
+from tests.helpers.matrix_findings import Findings
+
+pytestmark = pytest.mark.integration
+
+
+class TestPostgres13(Findings, Battery):
+    major = 13
