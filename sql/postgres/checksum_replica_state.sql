@@ -1,7 +1,10 @@
--- dbgauge checksum (checks/drift/), PostgreSQL 13+, on a replica: is it a physical standby
+-- dbgauge checksum (checks/drift/), PostgreSQL 13, on a replica: is it a physical standby
 -- (and is its WAL receiver streaming), or a logical subscriber (how many subscriptions in
 -- this database, how many of them enabled with a running apply worker). The catalog and
 -- statistics views read here need no privilege beyond CONNECT.
+-- PostgreSQL 13: pg_subscription's oid is not readable without superuser (14 grants it
+-- to every role), so a subscription's statistics are found by its name (subname is
+-- unique within a database; a namesake in another database would be taken too).
 SELECT pg_is_in_recovery() AS in_recovery,
        (SELECT status FROM pg_stat_wal_receiver) AS wal_receiver,
        (SELECT count(*) FROM pg_subscription s JOIN pg_database d ON d.oid = s.subdbid
@@ -9,7 +12,7 @@ SELECT pg_is_in_recovery() AS in_recovery,
        (SELECT count(*) FROM pg_subscription s JOIN pg_database d ON d.oid = s.subdbid
          WHERE d.datname = current_database() AND NOT s.subenabled) AS disabled,
        (SELECT count(*) FROM pg_stat_subscription st
-          JOIN pg_subscription s ON s.oid = st.subid
+          JOIN pg_subscription s ON s.subname = st.subname
           JOIN pg_database d ON d.oid = s.subdbid
          WHERE d.datname = current_database() AND st.relid IS NULL AND st.pid IS NOT NULL)
          AS apply_workers

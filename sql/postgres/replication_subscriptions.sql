@@ -1,5 +1,5 @@
 -- Collector postgres_replication: the connected database's logical-replication
--- subscriptions (this server as a subscriber), PostgreSQL 13+. One row per subscription,
+-- subscriptions (this server as a subscriber), PostgreSQL 13. One row per subscription,
 -- with its apply worker's pg_stat_subscription row (relid IS NULL; table-sync workers have
 -- one each) when a worker runs. The publisher's walsender reports its WAL end
 -- (latest_end_lsn, at latest_end_time) whenever it has sent everything it had: so data
@@ -8,6 +8,9 @@
 -- so an idle publisher (keepalives every wal_sender_timeout / 2) shows no lag. Both NULL
 -- while no worker runs. subconninfo, the one column normal roles may not read, is not
 -- selected.
+-- PostgreSQL 13: pg_subscription's oid is not readable without superuser (14 grants it
+-- to every role), so a subscription's statistics are found by its name (subname is
+-- unique within a database; a namesake in another database would be taken too).
 SELECT s.subname,
        s.subenabled AS enabled,
        st.pid IS NOT NULL AS worker_running,
@@ -20,5 +23,5 @@ SELECT s.subname,
        END AS lag_seconds
 FROM pg_subscription s
 JOIN pg_database d ON d.oid = s.subdbid AND d.datname = current_database()
-LEFT JOIN pg_stat_subscription st ON st.subid = s.oid AND st.relid IS NULL
+LEFT JOIN pg_stat_subscription st ON st.subname = s.subname AND st.relid IS NULL
 ORDER BY s.subname

@@ -86,6 +86,14 @@ def test_a_setting_named_like_a_summary_part_gets_value_appended() -> None:
     assert spec.name == P + "settings_tcp_keepalives_count_value"
     assert setting_spec(Setting("commit_siblings", 5, "", "", "integer", 5)).name \
         == P + "settings_commit_siblings"
+    # PostgreSQL 17's wal_summary_keep_time: promtool's lint refuses a metric type as a
+    # word of a name ("should not include type 'summary'"); summarize_wal is no such word
+    spec = setting_spec(Setting("wal_summary_keep_time", 36000.0, "seconds", "min",
+                                "integer", 600))
+    assert spec.name == P + "settings_wal_summaries_keep_time_seconds"
+    assert "wal_summary_keep_time" in spec.help
+    assert setting_spec(Setting("summarize_wal", 0, "", "", "bool", 0)).name \
+        == P + "settings_summarize_wal"
 
 
 def test_every_setting_by_default_and_curated_keeps_the_allow_list() -> None:

@@ -1,0 +1,15 @@
+-- dbgauge checksum (checks/drift/), PostgreSQL 14+, on a replica: is it a physical standby
+-- (and is its WAL receiver streaming), or a logical subscriber (how many subscriptions in
+-- this database, how many of them enabled with a running apply worker). The catalog and
+-- statistics views read here need no privilege beyond CONNECT.
+SELECT pg_is_in_recovery() AS in_recovery,
+       (SELECT status FROM pg_stat_wal_receiver) AS wal_receiver,
+       (SELECT count(*) FROM pg_subscription s JOIN pg_database d ON d.oid = s.subdbid
+         WHERE d.datname = current_database()) AS subscriptions,
+       (SELECT count(*) FROM pg_subscription s JOIN pg_database d ON d.oid = s.subdbid
+         WHERE d.datname = current_database() AND NOT s.subenabled) AS disabled,
+       (SELECT count(*) FROM pg_stat_subscription st
+          JOIN pg_subscription s ON s.oid = st.subid
+          JOIN pg_database d ON d.oid = s.subdbid
+         WHERE d.datname = current_database() AND st.relid IS NULL AND st.pid IS NOT NULL)
+         AS apply_workers
