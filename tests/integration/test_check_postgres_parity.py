@@ -143,7 +143,9 @@ def test_states_agree_with_check_postgres(sandbox: Sandbox) -> None:
         conn.execute("CREATE TABLE IF NOT EXISTS public.cpp_never (i int)")
         conn.execute("CREATE OR REPLACE FUNCTION public.cpp_noop() RETURNS trigger "
                      "LANGUAGE plpgsql AS $$BEGIN RETURN NEW; END$$")
-        conn.execute("CREATE OR REPLACE TRIGGER cpp_off BEFORE INSERT ON public.cpp_trig "
+        # (CREATE OR REPLACE TRIGGER is 14+)
+        conn.execute("DROP TRIGGER IF EXISTS cpp_off ON public.cpp_trig")
+        conn.execute("CREATE TRIGGER cpp_off BEFORE INSERT ON public.cpp_trig "
                      "FOR EACH ROW EXECUTE FUNCTION public.cpp_noop()")
         conn.execute("ALTER TABLE public.cpp_trig DISABLE TRIGGER cpp_off")
         for table in ("cpp_bloat", "cpp_hidden"):  # 9 rows in 10 deleted, pages kept

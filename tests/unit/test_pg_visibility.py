@@ -26,6 +26,11 @@ def test_the_grant_line() -> None:
     assert pg_denied_hint("42501", denied, "watcher") == '; GRANT pg_monitor TO "watcher"'
     assert pg_denied_hint("42501", "permission denied for table orders", "watcher") == ""
     assert pg_denied_hint("42P01", denied, "watcher") == ""
+    # PostgreSQL 13's wording (captured from 13.23 as a role without pg_read_all_settings:
+    # SELECT current_setting('shared_preload_libraries'))
+    old = ('must be superuser or a member of pg_read_all_settings to examine '
+           '"shared_preload_libraries"')
+    assert pg_denied_hint("42501", old, "watcher") == '; GRANT pg_monitor TO "watcher"'
 
 
 def test_sessions_the_role_cannot_see_are_no_connection_count() -> None:

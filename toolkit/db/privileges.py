@@ -103,7 +103,9 @@ PG_READ_ALL_SETTINGS = "pg_read_all_settings"
 PG_MONITOR = "pg_monitor"
 # What a PostgreSQL "permission denied" names, when pg_monitor grants it (a function of
 # the server's, a superuser-only setting); a user table's denial is not ours to fix.
-_PG_MONITOR_FIXES = ("function pg_", "privileges of pg_read_all", "pg_monitor")
+# ("member of pg_read_all...": 13's wording of 15's "privileges of pg_read_all...")
+_PG_MONITOR_FIXES = ("function pg_", "privileges of pg_read_all", "member of pg_read_all",
+                     "pg_monitor")
 
 
 def pg_grant(user: str, role: str = PG_MONITOR) -> str:
