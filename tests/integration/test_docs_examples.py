@@ -9,8 +9,10 @@ for, stopped with SIGINT)."""
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
+import urllib.request
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
@@ -19,9 +21,9 @@ from pathlib import Path
 import pytest
 
 from dbgauge.toolkit.sandbox.model import ADMIN_USER, MONITOR_USER
-from tests.helpers import DBGAUGE, wait_for
+from tests.helpers import DBGAUGE, free_port, wait_for
 from tests.helpers.docs import Run, all_examples, generic
-from tests.helpers.servers import Sandbox, caught_up, execute, one
+from tests.helpers.servers import Sandbox, caught_up, execute, one, pg_admin
 
 pytestmark = pytest.mark.integration
 
@@ -65,6 +67,82 @@ def _checksum(sandbox: Sandbox, _tmp: Path) -> Run:
                                      "DROP TABLE IF EXISTS app.docs_orders"))
 
 
+def _scrape(port: int, piece: str) -> Callable[[str], bool]:
+    """Ready once the daemon's /metrics holds `piece`."""
+    def ready(_out: str) -> bool:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
+                return piece in r.read().decode()
+        except OSError:
+            return False
+    return ready
+
+
+def _serve_config(sandbox: Sandbox, tmp: Path) -> Run:
+    """The sandbox's config on a port of its own (the session's daemon has the config's)."""
+    port = free_port()
+    config = tmp / "dbgauge.yaml"
+    config.write_text(re.sub(r"listen: \S+", f"listen: 127.0.0.1:{port}",
+                             sandbox.config.read_text()))
+    return Run(["serve", "--config", str(config), "--compat", "mysqld_exporter,postgres_exporter"],
+               ready=_scrape(port, "mysql_up{"))
+
+
+def _serve_postgres_exporter(sandbox: Sandbox, tmp: Path) -> Run:
+    run = generic("DATA_SOURCE_NAME=postgresql://exporter@db1:5432/postgres?sslmode=require "
+                  "dbgauge serve --web.listen-address=:9187 --extend.query-path=/etc/queries.yaml",
+                  sandbox, tmp)
+    port = free_port()
+    queries = tmp / "queries.yaml"  # postgres_exporter's format
+    queries.write_text('pg_docs:\n  query: "SELECT 1 AS one"\n  metrics:\n'
+                       '    - one:\n        usage: "GAUGE"\n        description: "One."\n')
+    args = [f"--web.listen-address=127.0.0.1:{port}" if a.startswith("--web.") else
+            f"--extend.query-path={queries}" if a.startswith("--extend.") else a
+            for a in run.args]
+    return replace(run, args=args, ready=_scrape(port, "pg_docs_one{"))
+
+
+def _serve_mysqld_exporter(sandbox: Sandbox, _tmp: Path) -> Run:
+    port = free_port()
+    return Run(["serve", f"--mysqld.address=127.0.0.1:{sandbox.state.port('mariadb-primary')}",
+                f"--mysqld.username={MONITOR_USER}", "--collect.binlog_size",
+                "--no-collect.info_schema.innodb_cmp", f"--web.listen-address=127.0.0.1:{port}"],
+               {"MYSQLD_EXPORTER_PASSWORD": sandbox.state.dbgauge_password},
+               ready=_scrape(port, "mysql_binlog_files"))
+
+
+def _pgtap_set(sandbox: Sandbox, tmp: Path) -> Run:
+    run = generic("dbgauge pgtap run test/schema.sql test/api.pg --set tenant=acme", sandbox, tmp)
+    (tmp / "test" / "api.pg").write_text("SELECT plan(1);\nSELECT is(:'tenant'::text, 'acme');\n"
+                                         "SELECT * FROM finish();\n")
+    return replace(run, says="Result: PASS")
+
+
+def _pg_checksum(sandbox: Sandbox, tmp: Path) -> Run:
+    """A table on the primary, replayed on the standby, readable by the monitoring role."""
+    with pg_admin(sandbox, "pg-primary") as conn:
+        conn.execute("DROP TABLE IF EXISTS public.docs_orders")
+        conn.execute("CREATE TABLE public.docs_orders (id int PRIMARY KEY, v int)")
+        conn.execute("INSERT INTO public.docs_orders SELECT g, g FROM generate_series(1, 500) g")
+        conn.execute(f"GRANT SELECT ON public.docs_orders TO {MONITOR_USER}")
+
+    def replayed() -> bool:
+        with pg_admin(sandbox, "pg-standby") as conn:
+            there = conn.execute("SELECT to_regclass('public.docs_orders')").fetchone()
+            return bool(there and there[0]) and conn.execute(
+                "SELECT count(*) FROM public.docs_orders").fetchone() == (500,)
+
+    wait_for(lambda: replayed() or None, timeout=30, what="docs_orders on the standby")
+
+    def drop() -> None:
+        with pg_admin(sandbox, "pg-primary") as conn:
+            conn.execute("DROP TABLE IF EXISTS public.docs_orders")
+
+    run = generic("dbgauge checksum --source postgresql://dbgauge@pg1/app --replica "
+                  "postgresql://dbgauge@pg2/app --format json", sandbox, tmp)
+    return replace(run, says='"status": "ok"', after=drop)
+
+
 # docs example (as extracted) -> its rendering on the sandbox, where the generic one
 # (tests/helpers/docs.py) does not do
 RENDER: dict[str, Callable[[Sandbox, Path], Run]] = {
@@ -84,20 +162,23 @@ RENDER: dict[str, Callable[[Sandbox, Path], Run]] = {
     "dbgauge checksum --source h=db1,u=checksum,p=... --replica h=db2 --tables shop.orders "
     "--chunk-size 1000": _checksum,
     "dbgauge --help": lambda _s, _t: Run(["--help"], says="Usage: dbgauge"),
+    "dbgauge serve --config /etc/dbgauge/dbgauge.yaml --compat mysqld_exporter,postgres_exporter":
+        _serve_config,
+    "'DATA_SOURCE_NAME=postgresql://exporter@db1:5432/postgres?sslmode=require' dbgauge serve "
+    "--web.listen-address=:9187 --extend.query-path=/etc/queries.yaml": _serve_postgres_exporter,
+    "MYSQLD_EXPORTER_PASSWORD=... dbgauge serve --mysqld.address=db1:3306 "
+    "--mysqld.username=exporter --collect.binlog_size --no-collect.info_schema.innodb_cmp":
+        _serve_mysqld_exporter,
+    "dbgauge pgtap run test/schema.sql test/api.pg --set tenant=acme": _pgtap_set,
+    "dbgauge checksum --source postgresql://dbgauge@pg1/app --replica postgresql://dbgauge@pg2/app "
+    "--format json": _pg_checksum,
     "dbgauge collect --config dbgauge.yaml db1 --compat mysqld_exporter --compat-only":
         lambda sb, t: generic("dbgauge collect --config dbgauge.yaml mariadb-primary --compat "
                               "mysqld_exporter --compat-only", sb, t),
 }
 
 # examples that need what the sandbox does not have, and why
-NOT_RUN = {
-    "dbgauge check lag --node mysql://dbgauge@db2:3306/ --heartbeat-table percona.heartbeat":
-        "needs a pt-heartbeat writer (tests/integration/test_heartbeat_cli.py runs one)",
-    "dbgauge check lag --config dbgauge.yaml -w 10 -c 60":
-        "the sandbox config reads MariaDB lag from the heartbeat its daemon writes",
-}
-LONG = ("the exporter daemon: its peer-dialect options and --compat are run against the "
-        "sandbox by tests/integration/test_peer_startup.py and test_compat_*.py")
+NOT_RUN: dict[str, str] = {}
 SHOP = "needs the docs' shop tables and a DSN table the sandbox does not have"
 NOT_RUN |= {
     "dbgauge checksum --config dbgauge.yaml --source orders-primary --replica orders-replica":
@@ -111,16 +192,6 @@ NOT_RUN |= {
     "dbgauge checksum --source mysql://dbgauge@db1:3306/ --replica mysql://dbgauge@db2:3306/ "
     "--password-file pw.txt --method direct --tables shop.orders,shop.items --print-repair":
         SHOP,
-    "dbgauge checksum --source postgresql://dbgauge@pg1/app --replica postgresql://dbgauge@pg2/app "
-    "--format json": "the sandbox's app database has no user table: nothing compared exits 2",
-}
-NOT_RUN |= {
-    "MYSQLD_EXPORTER_PASSWORD=... dbgauge serve --mysqld.address=db1:3306 "
-    "--mysqld.username=exporter --collect.binlog_size --no-collect.info_schema.innodb_cmp": LONG,
-    "dbgauge serve --config /etc/dbgauge/dbgauge.yaml --compat mysqld_exporter,postgres_exporter":
-        LONG,
-    "'DATA_SOURCE_NAME=postgresql://exporter@db1:5432/postgres?sslmode=require' dbgauge serve "
-    "--web.listen-address=:9187 --extend.query-path=/etc/queries.yaml": LONG,
 }
 
 
@@ -144,6 +215,13 @@ READY: dict[str, Callable[[Sandbox], Callable[[str], bool]]] = {
         lambda _sb: lambda out: "s [" in out,
     "dbgauge status --config dbgauge.yaml --watch 5": lambda _sb: lambda out: "pg-primary" in out,
 }
+# the daemons of the docs, each waited for until its /metrics shows what the docs promise
+SERVE = ("dbgauge serve --config /etc/dbgauge/dbgauge.yaml --compat "
+         "mysqld_exporter,postgres_exporter",
+         "'DATA_SOURCE_NAME=postgresql://exporter@db1:5432/postgres?sslmode=require' dbgauge serve "
+         "--web.listen-address=:9187 --extend.query-path=/etc/queries.yaml",
+         "MYSQLD_EXPORTER_PASSWORD=... dbgauge serve --mysqld.address=db1:3306 "
+         "--mysqld.username=exporter --collect.binlog_size --no-collect.info_schema.innodb_cmp")
 # exit codes other than 0 the docs promise on the sandbox: uptime alerts below an hour
 EXPECT = {"dbgauge check uptime --config dbgauge.yaml -w 3600: -c 600:": {0, 1, 2},
           # docs/validate.md: on MariaDB the live check stops with exit 2
@@ -193,6 +271,17 @@ def _stop(proc: subprocess.Popen[str], cwd: Path) -> subprocess.CompletedProcess
                                        (cwd / "stderr").read_text())
 
 
+def _came_up(run: Run, tmp: Path) -> bool:
+    """Whether a long-running example reached its state within a minute."""
+    assert run.ready is not None
+    try:
+        wait_for(lambda: run.ready((tmp / "stdout").read_text())  # type: ignore[misc]
+                 or None, timeout=60, what="ready")
+    except AssertionError:
+        return False
+    return True
+
+
 @pytest.fixture(scope="module")
 def outcomes(sandbox: Sandbox, tmp_path_factory: pytest.TempPathFactory
              ) -> Iterator[dict[str, Outcome]]:
@@ -208,12 +297,13 @@ def outcomes(sandbox: Sandbox, tmp_path_factory: pytest.TempPathFactory
             result[example] = Outcome(None, None, f"cannot render: {exc!r}")
     daemons: dict[str, subprocess.Popen[str]] = {}
     try:
-        for example in sorted(READY, key=lambda e: "heartbeat update" not in e):
-            run, tmp = renders[example]
-            daemons[example] = _start(run, tmp)
-            wait_for(lambda r=run, t=tmp: r.ready((t / "stdout").read_text())  # type: ignore
-                     or None, timeout=60, what=f"{example} ready")
-        plain = {e: r for e, r in renders.items() if e not in READY}
+        for example in sorted(READY.keys() | SERVE, key=lambda e: "heartbeat update" not in e):
+            if example in renders:
+                daemons[example] = _start(*renders[example])
+                if not _came_up(*renders[example]):
+                    result[example] = Outcome(None, _stop(daemons.pop(example),
+                                                          renders[example][1]), "not ready")
+        plain = {e: r for e, r in renders.items() if r[0].ready is None}
         alone = {e for e in plain if "pgtap" in e}  # CREATE EXTENSION pgtap: one at a time
         with ThreadPoolExecutor(4) as pool:
             done = {e: pool.submit(_run, e, *r) for e, r in plain.items() if e not in alone}
@@ -235,7 +325,7 @@ def test_every_docs_example_is_run_or_says_why_not() -> None:
 @pytest.mark.parametrize("example", [e for e in all_examples() if e not in NOT_RUN])
 def test_docs_example_runs_on_the_sandbox(outcomes: dict[str, Outcome], example: str) -> None:
     outcome = outcomes[example]
-    assert outcome.run is not None and outcome.proc is not None, outcome.error
+    assert outcome.run is not None and outcome.proc is not None, (outcome.error, outcome.proc)
     run, proc = outcome.run, outcome.proc
     assert proc.returncode in EXPECT.get(example, {run.exit}), (example, run.args,
                                                                 proc.stdout, proc.stderr)
