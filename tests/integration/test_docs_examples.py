@@ -24,6 +24,7 @@ from dbgauge.toolkit.sandbox.model import ADMIN_USER, MONITOR_USER
 from tests.helpers import DBGAUGE, free_port, wait_for
 from tests.helpers.docs import Run, all_examples, generic
 from tests.helpers.servers import Sandbox, caught_up, execute, one, pg_admin
+from tests.helpers.servers import run as admin_run
 
 pytestmark = pytest.mark.integration
 
@@ -143,6 +144,68 @@ def _pg_checksum(sandbox: Sandbox, tmp: Path) -> Run:
     return replace(run, says='"status": "ok"', after=drop)
 
 
+def _shop(sandbox: Sandbox) -> Callable[[], None]:
+    """drift.md's shop tables on the MariaDB pair and a pt DSN table naming the replica
+    (rendered into dbgauge's schema, where the monitoring account may write); the undo."""
+    port = sandbox.state.port("mariadb-replica")
+    execute(sandbox, "mariadb-primary", "CREATE DATABASE IF NOT EXISTS shop",
+            "CREATE TABLE IF NOT EXISTS shop.orders (id INT PRIMARY KEY, v INT)",
+            "INSERT IGNORE INTO shop.orders SELECT seq, seq FROM app.seq_1_to_1500",
+            "CREATE TABLE IF NOT EXISTS shop.items (id INT PRIMARY KEY, order_id INT)",
+            "INSERT IGNORE INTO shop.items SELECT seq, seq DIV 3 FROM app.seq_1_to_1500",
+            "CREATE TABLE IF NOT EXISTS dbgauge.dsns (id INT PRIMARY KEY, parent_id INT, "
+            "dsn VARCHAR(255) NOT NULL)")
+    admin_run(sandbox, "mariadb-primary", ("REPLACE INTO dbgauge.dsns VALUES (1, NULL, %s)",
+                                           (f"h=127.0.0.1,P={port}",)))
+    caught_up(sandbox)
+
+    def undo() -> None:
+        execute(sandbox, "mariadb-primary", "DROP DATABASE IF EXISTS shop",
+                "DROP TABLE IF EXISTS dbgauge.dsns")
+        if one(sandbox, "mariadb-primary", "SELECT COUNT(*) FROM information_schema.tables "
+               "WHERE table_schema = 'dbgauge' AND table_name = 'checksums'")[0]:
+            execute(sandbox, "mariadb-primary", "DELETE FROM dbgauge.checksums WHERE db = 'shop'")
+    return undo
+
+
+def _drift(example: str) -> Callable[[Sandbox, Path], Run]:
+    def render(sandbox: Sandbox, tmp: Path) -> Run:
+        return replace(generic(example, sandbox, tmp), after=_shop(sandbox), says="shop.orders")
+    return render
+
+
+def _check_only(sandbox: Sandbox, tmp: Path) -> Run:
+    """What a replicated run left in a replicate table of its own (chunks walked: a table
+    the whole-table pre-check finds equal leaves no chunk rows), then read back."""
+    undo = _shop(sandbox)
+    subprocess.run([*DBGAUGE, "checksum", "--source", sandbox.admin_dsn("mariadb-primary"),
+                    "--replica", sandbox.admin_dsn("mariadb-replica"), "--tables", "shop.*",
+                    "--replicate", "dbgauge.docs_checksums", "--whole-table-time", "0"],
+                   check=True, capture_output=True, timeout=60)
+    caught_up(sandbox)
+    run = generic("dbgauge checksum --source mysql://dbgauge@db1/ --password-file pw "
+                  "--recursion-method dsn=D=percona,t=dsns --replicate percona.docs_checksums "
+                  "--replicate-check-only", sandbox, tmp)
+
+    def after() -> None:
+        undo()
+        execute(sandbox, "mariadb-primary", "DROP TABLE IF EXISTS dbgauge.docs_checksums")
+    return replace(run, says="shop.orders", after=after)
+
+
+def _drift_checking_account(sandbox: Sandbox, tmp: Path) -> Run:
+    """The sandbox's config with the checking account of drift.md's grants (the sandbox's
+    admin) on the MariaDB targets: the replicated method sets binlog_format."""
+    config = tmp / "dbgauge.yaml"
+    config.write_text(sandbox.config.read_text()
+                      .replace(f"mysql://{MONITOR_USER}@",
+                               f"mysql://{sandbox.state.mariadb.admin_user}@")
+                      .replace("password_file: ", "password_env: DOCS_PW\n    # was "))
+    return Run(["checksum", "--config", str(config), "--source", "mariadb-primary",
+                "--replica", "mariadb-replica"], {"DOCS_PW": sandbox.state.mariadb.admin_password},
+               says="shop.orders", after=_shop(sandbox))
+
+
 # docs example (as extracted) -> its rendering on the sandbox, where the generic one
 # (tests/helpers/docs.py) does not do
 RENDER: dict[str, Callable[[Sandbox, Path], Run]] = {
@@ -172,6 +235,15 @@ RENDER: dict[str, Callable[[Sandbox, Path], Run]] = {
     "dbgauge pgtap run test/schema.sql test/api.pg --set tenant=acme": _pgtap_set,
     "dbgauge checksum --source postgresql://dbgauge@pg1/app --replica postgresql://dbgauge@pg2/app "
     "--format json": _pg_checksum,
+    "dbgauge checksum --config dbgauge.yaml --source orders-primary --replica orders-replica":
+        _drift_checking_account,
+    "dbgauge checksum --source mysql://dbgauge@db1/ --password-file pw --recursion-method "
+    "dsn=D=percona,t=dsns --replicate percona.checksums --replicate-check-only": _check_only,
+    "dbgauge checksum --source mysql://dbgauge@db1:3306/ --replica mysql://dbgauge@db2:3306/ "
+    "--password-file pw.txt --method direct --tables shop.orders,shop.items --print-repair":
+        _drift("dbgauge checksum --source mysql://dbgauge@db1:3306/ --replica "
+               "mysql://dbgauge@db2:3306/ --password-file pw.txt --method direct --tables "
+               "shop.orders,shop.items --print-repair"),
     "dbgauge collect --config dbgauge.yaml db1 --compat mysqld_exporter --compat-only":
         lambda sb, t: generic("dbgauge collect --config dbgauge.yaml mariadb-primary --compat "
                               "mysqld_exporter --compat-only", sb, t),
@@ -179,19 +251,10 @@ RENDER: dict[str, Callable[[Sandbox, Path], Run]] = {
 
 # examples that need what the sandbox does not have, and why
 NOT_RUN: dict[str, str] = {}
-SHOP = "needs the docs' shop tables and a DSN table the sandbox does not have"
 NOT_RUN |= {
-    "dbgauge checksum --config dbgauge.yaml --source orders-primary --replica orders-replica":
-        "the replicated method needs SESSION_VARIABLES_ADMIN, which the sandbox's monitoring "
-        "account (the config's) lacks",
-    "dbgauge checksum --source mysql://dbgauge@db1/ --password-file pw --recursion-method "
-    "dsn=D=percona,t=dsns --replicate percona.checksums --replicate-check-only": SHOP,
     "dbgauge checksum --source mysql://dbgauge@db1/ --password-file pw --tables 'shop.*' "
     "--replicate percona.checksums --max-load Threads_running=50,Threads_connected=800":
         "finds replicas by SHOW SLAVE HOSTS: the sandbox's replica sets no report_host",
-    "dbgauge checksum --source mysql://dbgauge@db1:3306/ --replica mysql://dbgauge@db2:3306/ "
-    "--password-file pw.txt --method direct --tables shop.orders,shop.items --print-repair":
-        SHOP,
 }
 
 
@@ -304,7 +367,8 @@ def outcomes(sandbox: Sandbox, tmp_path_factory: pytest.TempPathFactory
                     result[example] = Outcome(None, _stop(daemons.pop(example),
                                                           renders[example][1]), "not ready")
         plain = {e: r for e, r in renders.items() if r[0].ready is None}
-        alone = {e for e in plain if "pgtap" in e}  # CREATE EXTENSION pgtap: one at a time
+        # CREATE EXTENSION pgtap, the replicate table: one at a time, in order
+        alone = {e for e in plain if "pgtap" in e or "checksum" in e}
         with ThreadPoolExecutor(4) as pool:
             done = {e: pool.submit(_run, e, *r) for e, r in plain.items() if e not in alone}
             result |= {e: _run(e, *plain[e]) for e in sorted(alone)}
