@@ -61,7 +61,8 @@ def check_only(source: Target, replicas: Sequence[Target], options: ChecksumOpti
     found = {key: (0, True) for summary in by_replica.values() for key in summary}
     if not found:
         raise DriftError(f"{replicate} on the replicas holds no checksums: run a replicated "
-                         "checksum first")
+                         "checksum first (on MariaDB, a table CHECKSUM TABLE found equal "
+                         "whole leaves no chunk rows: --whole-table-time 0 keeps them)")
     wanted = select_tables(found, options, names[0], lambda n: "",
                            where=f"in {replicate} on the replicas")
     results = []
