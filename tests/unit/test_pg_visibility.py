@@ -31,6 +31,9 @@ def test_the_grant_line() -> None:
     old = ('must be superuser or a member of pg_read_all_settings to examine '
            '"shared_preload_libraries"')
     assert pg_denied_hint("42501", old, "watcher") == '; GRANT pg_monitor TO "watcher"'
+    # and 18's (18.4, the same statement)
+    new = 'permission denied to examine "shared_preload_libraries"'
+    assert pg_denied_hint("42501", new, "watcher") == '; GRANT pg_monitor TO "watcher"'
 
 
 def test_sessions_the_role_cannot_see_are_no_connection_count() -> None:

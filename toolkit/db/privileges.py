@@ -103,9 +103,10 @@ PG_READ_ALL_SETTINGS = "pg_read_all_settings"
 PG_MONITOR = "pg_monitor"
 # What a PostgreSQL "permission denied" names, when pg_monitor grants it (a function of
 # the server's, a superuser-only setting); a user table's denial is not ours to fix.
-# ("member of pg_read_all...": 13's wording of 15's "privileges of pg_read_all...")
+# ("member of pg_read_all...": 13's wording of 15's "privileges of pg_read_all..."; 18 says
+# only "permission denied to examine" a setting, which pg_read_all_settings lets it read)
 _PG_MONITOR_FIXES = ("function pg_", "privileges of pg_read_all", "member of pg_read_all",
-                     "pg_monitor")
+                     "permission denied to examine", "pg_monitor")
 
 
 def pg_grant(user: str, role: str = PG_MONITOR) -> str:
