@@ -34,6 +34,7 @@ from pydantic import (
     StrictBool,
     StrictInt,
     StrictStr,
+    model_validator,
 )
 
 from dbgauge.toolkit.config import _line_of, parse_yaml_model
@@ -191,6 +192,24 @@ class _ColumnModel(_Model):
     description: StrictStr = ""
     metric_mapping: dict[StrictStr, float] | None = None
     pg_version: StrictStr | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _comma_in_description(cls, data: object) -> object:
+        """`{usage: GAUGE, description: Disk space, in bytes}` (postgres_exporter's own
+        example file): in a YAML flow mapping the comma ends the description and makes
+        `in bytes` a key without a value, which the Go exporter ignores. Such keys are put
+        back into the description, as its author meant; a key with a value stays an
+        error."""
+        if not isinstance(data, dict) or not isinstance(data.get("description"), str):
+            return data
+        cut = [k for k, v in data.items()
+               if v is None and isinstance(k, str) and k not in cls.model_fields]
+        if not cut:
+            return data
+        kept = {k: v for k, v in data.items() if k not in cut}
+        kept["description"] = ", ".join([data["description"], *cut])
+        return kept
 
 
 class _QueryModel(_Model):

@@ -448,3 +448,21 @@ def test_the_readme_histogram_example_is_a_valid_file() -> None:
                              "README.md").queries
     assert [(c.name, c.usage) for c in query.columns] == [
         ("application_name", "LABEL"), ("seconds", "HISTOGRAM")]
+
+
+def test_a_comma_in_an_unquoted_description_is_put_back() -> None:
+    """postgres_exporter's own example file writes `{usage: GAUGE, description: Total disk
+    space used by this index, in bytes}`: YAML ends the description at the comma and makes
+    `in bytes` a key without a value (the Go exporter ignores it). dbgauge reads the
+    description as meant -- the whole upstream file loads -- while a key with a value is
+    still refused."""
+    got = parse_queries("pg_a:\n  query: x\n  metrics:\n"
+                        "    - b: {usage: GAUGE, description: Disk space, in bytes, or so}\n",
+                        "q.yaml")
+    assert got.queries[0].columns[0].description == "Disk space, in bytes, or so"
+    upstream = (Path(__file__).parent.parent / "fixtures" / "postgres-tables"
+                / "upstream_queries.yaml")
+    assert parse_queries(upstream.read_text(), str(upstream)).queries
+    with pytest.raises(ConfigError, match="colour"):
+        parse_queries("pg_a:\n  query: x\n  metrics:\n"
+                      "    - b: {usage: GAUGE, description: D, colour: red}\n", "q.yaml")
