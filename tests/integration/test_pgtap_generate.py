@@ -187,18 +187,19 @@ def test_extension_members_are_left_out(db: Database, snapshot_file: Path) -> No
 
 def test_a_view_printed_by_another_major_passes(db: Database, snapshot_file: Path,
                                                 tmp_path: Path) -> None:
-    """The file as PostgreSQL 16 would have written it: 16 prints the view without the
-    table prefixes 15 (and 13) print; both pass here, and a changed view still fails."""
+    """The file as another major would have written it: 16 prints the view without the
+    table prefixes 15 (and 13) print; both pass here, and a changed view still fails. (On
+    16+, under `make test-matrix`, the file holds 16's text and 13's is the other.)"""
     text = snapshot_file.read_text()
-    ours = json_rows("postgres-13/viewdef-big_orders.json", "PostgreSQL 13.")[0]["definition"]
-    theirs = json_rows("postgres-16/viewdef-big_orders.json", "PostgreSQL 16.")[0][
-        "definition"]
-    assert ours != theirs and "orders.order_id" in ours and "orders." not in theirs
-    body = ours.strip().removesuffix(";").replace("'", "''")
-    assert text.count(body) == 1  # 15 prints it as 13 does
-    from16 = tmp_path / "from16.sql"
-    from16.write_text(text.replace(body, theirs.strip().removesuffix(";").replace("'", "''")))
-    assert "SELECT order_id,\n    line," in from16.read_text()
+    old = json_rows("postgres-13/viewdef-big_orders.json", "PostgreSQL 13.")[0]["definition"]
+    new = json_rows("postgres-16/viewdef-big_orders.json", "PostgreSQL 16.")[0]["definition"]
+    assert old != new and "orders.order_id" in old and "orders." not in new
+    old_body, new_body = (d.strip().removesuffix(";").replace("'", "''") for d in (old, new))
+    assert text.count(old_body) + text.count(new_body) == 1  # as this server prints it
+    body, theirs = (old_body, new_body) if old_body in text else (new_body, old_body)
+    from16 = tmp_path / "from_another_major.sql"
+    from16.write_text(text.replace(body, theirs))
+    assert theirs in from16.read_text()
     run = cli(db.dsn, "run", str(from16))
     assert run.returncode == 0, run.stdout + run.stderr
     db.sql("CREATE OR REPLACE VIEW shop.big_orders AS SELECT * FROM shop.orders "
