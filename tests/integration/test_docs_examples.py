@@ -141,7 +141,10 @@ def _pg_checksum(sandbox: Sandbox, tmp: Path) -> Run:
 
     run = generic("dbgauge checksum --source postgresql://dbgauge@pg1/app --replica "
                   "postgresql://dbgauge@pg2/app --format json", sandbox, tmp)
-    return replace(run, says='"status": "ok"', after=drop)
+    # the sandbox's app database also holds what other tests on this worker left (a table
+    # the monitoring role may not read is unchecked, exit 2): the example's own table only
+    return replace(run, args=[*run.args, "--tables", "public.docs_orders"],
+                   says='"status": "ok"', after=drop)
 
 
 def _shop(sandbox: Sandbox) -> Callable[[], None]:
