@@ -105,7 +105,13 @@ def unmoved(sandbox: Sandbox) -> Iterator[None]:
     after = {name: positions(sandbox, name) for name in names}
     assert own_writes(sandbox, "mariadb-replica") == own
     if after["mariadb-primary"] == before["mariadb-primary"]:
-        assert after == before
+        # no GTID moved on either server: no transaction was logged. (A fresh-clone run saw
+        # the replica's binlog grow by 368 bytes with both GTIDs unchanged: events that are
+        # no transaction, such as the Binlog_checkpoint events MariaDB writes a moment
+        # after earlier commits became durable; not identified further.)
+        gtids = ("current_pos", "binlog_pos")
+        assert {n: {k: after[n][k] for k in gtids} for n in names} == \
+            {n: {k: before[n][k] for k in gtids} for n in names}
         return
     replica = run(sandbox, "mariadb-replica", "SELECT @@GLOBAL.gtid_binlog_state AS s")[0]["s"]
     primary = run(sandbox, "mariadb-primary", "SELECT @@GLOBAL.gtid_binlog_state AS s")[0]["s"]
