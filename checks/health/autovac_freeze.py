@@ -35,5 +35,5 @@ CHECK = HealthCheck(
     summary="Transaction-ID age, percent of autovacuum_freeze_max_age (PostgreSQL).",
     measures="transaction-ID age of each database, percent of autovacuum_freeze_max_age",
     kinds=frozenset({"postgres"}), metric="freeze_max_age_percent",
-    read=lambda node, conn: _read(node, conn, Scope()), scoped=_read, filters="database",
+    scoped=_read, filters="database",
     defaults=Thresholds.above(90.0, 95.0, Share()), unit="percent", finding="autovac-freeze")

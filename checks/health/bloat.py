@@ -72,5 +72,5 @@ CHECK = HealthCheck(
     measures="estimated wasted bytes of each table and index (check_postgres' estimate; "
              "the largest is judged)",
     kinds=frozenset({"postgres"}), metric="wasted_bytes",
-    read=lambda node, conn: _read(node, conn, Scope()), scoped=_read, filters="relation",
+    scoped=_read, filters="relation",
     defaults=Thresholds.above(GB, 5 * GB), unit="bytes", finding="bloat")

@@ -61,6 +61,6 @@ CHECK = HealthCheck(
     summary="A read-only query's `result` column against the ranges (PostgreSQL, MySQL).",
     measures="the column `result` of the --query (the largest row's)",
     kinds=frozenset({"postgres", "mysql"}), metric="result",
-    read=lambda node, conn: _read(node, conn, Scope()), scoped=_read, takes_query=True,
+    scoped=_read, takes_query=True,
     defaults=Thresholds(NEVER, NEVER, seconds=True, bytes=True), unit="the query's unit",
     finding="custom-query", needs_thresholds=True)

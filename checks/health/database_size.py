@@ -48,6 +48,6 @@ CHECK = HealthCheck(
     summary="Size of each database, bytes or with a unit: -w 10GB (PostgreSQL).",
     measures="the size of each database (the largest is judged)",
     kinds=frozenset({"postgres"}), metric="database_size_bytes",
-    read=lambda node, conn: _read(node, conn, Scope()), scoped=_read, filters="database",
+    scoped=_read, filters="database",
     defaults=Thresholds(NEVER, NEVER), unit="bytes", finding="database-size",
     needs_thresholds=True)

@@ -53,7 +53,6 @@ def _check(what: str) -> HealthCheck:
         measures=f"seconds since autovacuum last {_past(what.removeprefix('auto'))} the table it "
                  f"visited longest ago",
         kinds=frozenset({"postgres"}), metric=f"{what}_age_seconds",
-        read=lambda node, conn: _read(what, node, conn, Scope()),
         scoped=lambda node, conn, scope: _read(what, node, conn, scope), filters="relation",
         defaults=Thresholds.above(DAY, 2 * DAY), unit="seconds", finding=f"{what}-age")
 

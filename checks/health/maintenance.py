@@ -72,7 +72,6 @@ def _check(what: str) -> HealthCheck:
         summary=f"Seconds since the least recently {verb} table (PostgreSQL).",
         measures=f"seconds since the least recently {verb} table was {verb}",
         kinds=frozenset({"postgres"}), metric=f"{what}_age_seconds",
-        read=lambda node, conn: _read(what, node, conn, Scope()),
         scoped=lambda node, conn, scope: _read(what, node, conn, scope), filters="relation",
         defaults=Thresholds.above(DAY, 2 * DAY), unit="seconds", finding=f"{what}-age")
 

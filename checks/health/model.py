@@ -10,12 +10,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
+from dbgauge.checks.health.filters import Scope
 from dbgauge.toolkit.errors import CheckFailed, ConfigError
 from dbgauge.toolkit.ranges import Range, check_percent, parse_range
 from dbgauge.toolkit.result import Finding, Status, perf_label, worst
 
 if TYPE_CHECKING:
-    from dbgauge.checks.health.filters import Scope
     from dbgauge.toolkit.db import Connection
     from dbgauge.toolkit.targets import Target
 
@@ -224,7 +224,7 @@ class HealthCheck:
     measures: str  # what it measures, in the docs table
     kinds: frozenset[str]  # the target kinds it applies to
     metric: str  # the perfdata it thresholds (its unit comes from the suffix)
-    read: Read
+    read: Read | None = None  # None for a check over objects: `scoped` reads, every object
     defaults: Thresholds | None = None  # None: no -w/-c, each problem has its own severity
     unit: str = ""  # of the defaults, as --help says them: "30 and 120 seconds"
     finding: str = ""  # the kind of the finding when a threshold is crossed
@@ -239,6 +239,8 @@ class HealthCheck:
     needs_thresholds: bool = False  # no defaults: -w or -c must be given (check_postgres)
 
     def __post_init__(self) -> None:
+        if (self.read is None) == (self.scoped is None):
+            raise ValueError(f"check {self.name}: give read, or scoped for a check over objects")
         if self.defaults is not None and not (self.unit and self.finding):
             raise ValueError(f"check {self.name}: thresholds need a unit and a finding kind")
         if self.defaults is not None and self.unit == "seconds" and not self.defaults.seconds:
@@ -252,7 +254,11 @@ class HealthCheck:
                  scope: Scope | None = None) -> NodeOutcome:
         """Read one node and judge it (`limits`: the defaults unless given; `scope`:
         the user's filters, for a check over objects)."""
-        got = self.scoped(node, conn, scope) if self.scoped and scope else self.read(node, conn)
+        if self.scoped is not None:  # no filters given: every object
+            got = self.scoped(node, conn, scope if scope is not None else Scope())
+        else:
+            assert self.read is not None  # __post_init__: one of the two
+            got = self.read(node, conn)
         return self.judge(node, got, limits)
 
     def judge(self, node: Target, got: Measured | NodeOutcome,

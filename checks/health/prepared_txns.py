@@ -35,5 +35,5 @@ CHECK = HealthCheck(
     summary="Age of the oldest prepared transaction, seconds (PostgreSQL).",
     measures="seconds since the oldest prepared (two-phase) transaction was prepared",
     kinds=frozenset({"postgres"}), metric="prepared_age_seconds",
-    read=lambda node, conn: _read(node, conn, Scope()), scoped=_read, filters="database",
+    scoped=_read, filters="database",
     defaults=Thresholds.above(1.0, 30.0), unit="seconds", finding="prepared-txn")

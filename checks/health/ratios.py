@@ -44,7 +44,6 @@ def _check(name: str, column: str, what: str) -> HealthCheck:
         name=name, summary=f"The lowest {what} of the databases, percent (PostgreSQL).",
         measures=f"each database's {what} in percent (the lowest is judged)",
         kinds=frozenset({"postgres"}), metric=column,
-        read=lambda node, conn: _read(column, node, conn, Scope()),
         scoped=lambda node, conn, scope: _read(column, node, conn, scope),
         filters="database",
         defaults=Thresholds(NEVER, NEVER, Share(), lower_is_worse=True), unit="percent",

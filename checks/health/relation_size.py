@@ -61,7 +61,6 @@ def _check(name: str) -> HealthCheck:
         summary=f"The largest {measures}: bytes or with a unit, -w 10GB (PostgreSQL).",
         measures=measures + " (the largest is judged)",
         kinds=frozenset({"postgres"}), metric="size_bytes",
-        read=lambda node, conn: _read(name, node, conn, Scope()),
         scoped=lambda node, conn, scope: _read(name, node, conn, scope),
         filters="relation", defaults=Thresholds(NEVER, NEVER), unit="bytes",
         finding=name, needs_thresholds=True)

@@ -78,6 +78,6 @@ def _read(node: Target, conn: Connection, scope: Scope) -> Measured | NodeOutcom
 CHECK = HealthCheck(
     name="sequence", summary="The sequence nearest its end, percent used (PostgreSQL).",
     measures="the sequence nearest its end, percent used", kinds=frozenset({"postgres"}),
-    metric="sequence_used_percent", read=lambda node, conn: _read(node, conn, Scope()),
-    scoped=_read, filters="sequence", defaults=Thresholds.above(85.0, 95.0, Share()),
+    metric="sequence_used_percent", scoped=_read,
+    filters="sequence", defaults=Thresholds.above(85.0, 95.0, Share()),
     unit="percent", finding="sequence-exhaustion")

@@ -55,5 +55,5 @@ CHECK = HealthCheck(
     summary="Whether the settings' checksum is still the one given: -c CHECKSUM (PostgreSQL).",
     measures="MD5 of every visible setting and its value (-c/-w: the expected checksum)",
     kinds=frozenset({"postgres"}), metric="",
-    read=lambda node, conn: _read(node, conn, Scope()), scoped=_read, filters="setting",
+    scoped=_read, filters="setting",
     takes_checksum=True)
