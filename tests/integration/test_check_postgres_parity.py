@@ -167,6 +167,16 @@ def test_states_agree_with_check_postgres(sandbox: Sandbox) -> None:
         for _ in range(3):  # a commit ratio below 100% in every database it is read in
             conn.execute("BEGIN")
             conn.execute("ROLLBACK")
+
+        def rollbacks_counted() -> bool | None:
+            # the backend flushes its statistics a moment later (at most 1 s on 15+);
+            # on a fresh sandbox nothing else has rolled back yet
+            conn.execute("SELECT pg_stat_clear_snapshot()")
+            row = conn.execute("SELECT xact_rollback > 0 FROM pg_stat_database "
+                               "WHERE datname = current_database()").fetchone()
+            return True if row and row[0] else None
+
+        wait_for(rollbacks_counted, what="the rollbacks in pg_stat_database")
         try:
             datadir = str(Layout(sandbox.directory.resolve()).datadir("pg-primary"))
             cases = _cases(datadir)
