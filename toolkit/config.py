@@ -122,6 +122,9 @@ class TargetConfig(_Model):
     heartbeat: HeartbeatConfig | None = None
     # Peer exporters' names to speak for this target; None: daemon.compat's of this kind.
     compat: list[str] | None = None
+    # Peer families (names, or `prefix_*`) this target does not serve: what a peer's
+    # --disable-default-metrics leaves out of collectors that also give what it keeps.
+    compat_exclude: list[str] = Field(default_factory=list, max_length=100)
 
     @field_validator("dsn")
     @classmethod
@@ -131,6 +134,15 @@ class TargetConfig(_Model):
             return pt_as_mysql(value) if is_pt_dsn(value) else value  # one spelling
         except ConfigError as exc:
             raise ValueError(str(exc)) from None
+
+    @field_validator("compat_exclude")
+    @classmethod
+    def _family_patterns(cls, value: list[str]) -> list[str]:
+        for pattern in value:
+            if not re.fullmatch(r"[a-zA-Z_:][a-zA-Z0-9_:]{0,200}\*?", pattern):
+                raise ValueError(f"compat_exclude: {pattern[:60]!r} is not a metric name, "
+                                 "or a prefix ending in * (pg_stat_archiver_*)")
+        return value
 
     @field_validator("labels")
     @classmethod
@@ -184,7 +196,7 @@ class TargetConfig(_Model):
             lock_timeout=self.lock_timeout,
             heartbeat=None if self.heartbeat is None else self.heartbeat.heartbeat(),
             compat=tuple(compat if self.compat is None else self.compat),
-            compat_only=compat_only)
+            compat_only=compat_only, compat_exclude=tuple(self.compat_exclude))
 
 
 def check_compat(names: Sequence[str], dialects: Mapping[str, str],

@@ -228,7 +228,7 @@ def parse_dsn(dsn: str) -> ConnParams:
     return _parse_mysql(dsn, shown)
 
 
-MYSQL_PARAMETERS = ("read_default_file", "ssl_ca", "unix_socket")
+MYSQL_PARAMETERS = ("read_default_file", "ssl_ca", "unix_socket", "log_slow_filter")
 
 
 def _parse_mysql(dsn: str, shown: str) -> ConnParams:
@@ -279,6 +279,7 @@ def _parse_mysql(dsn: str, shown: str) -> ConnParams:
         raise ConfigError(f"DSN {shown!r}: port {port_text[:20]!r} from the option file is not a "
                           "TCP port")
     ssl_ca = options.get("ssl_ca") or cnf.get("ssl_ca")
+    session = _slow_filter(options.get("log_slow_filter", ""), shown)
     return ConnParams(
         family="mysql",
         host=host or "localhost",
@@ -286,9 +287,18 @@ def _parse_mysql(dsn: str, shown: str) -> ConnParams:
         user=user,
         dbname=dbname or cnf.get("database") or None,
         password=password,
-        options=(("ssl_ca", ssl_ca),) if ssl_ca else (),
+        options=(*((("ssl_ca", ssl_ca),) if ssl_ca else ()),
+                 *((("log_slow_filter", session),) if session else ())),
         fallback_password=cnf.get("password") if password is None else None,
     )
+
+
+def _slow_filter(value: str, shown: str) -> str:
+    """A mysql:// DSN's log_slow_filter (set on each session), checked: filter names."""
+    if not re.fullmatch(r"[a-z_]{0,40}(,[a-z_]{1,40}){0,20}", value):
+        raise ConfigError(f"DSN {shown!r}: log_slow_filter {value[:40]!r} is not a list of "
+                          "MariaDB slow-log filter names (tmp_table_on_disk,filesort_on_disk)")
+    return value
 
 
 _LIBPQ_FIELDS = ("host", "port", "user", "dbname", "password")

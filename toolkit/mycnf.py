@@ -330,14 +330,15 @@ def is_port(text: str) -> bool:
 
 
 def client_dsn(settings: Mapping[str, str], host: str, port: str, socket: str = "") -> str:
-    """The mysql:// DSN of a client section's user, password and ssl_ca at `host:port`
+    """The mysql:// DSN of a client section's user, password, ssl_ca (and the session's
+    log_slow_filter a peer flag adds) at `host:port`
     (or at `socket`); the caller checked the port."""
     auth = quote(settings.get("user", ""), safe="")
     if settings.get("password"):
         auth += ":" + quote(settings["password"], safe="")
     params = [("unix_socket", socket)] if socket else []
-    if settings.get("ssl_ca"):
-        params.append(("ssl_ca", settings["ssl_ca"]))
+    params += [(key, settings[key]) for key in ("ssl_ca", "log_slow_filter")
+               if settings.get(key)]
     query = "&".join(f"{k}={quote(v, safe='/')}" for k, v in params)
     return f"mysql://{auth}@{_host(host)}:{port}/" + (f"?{query}" if query else "")
 

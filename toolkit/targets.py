@@ -80,6 +80,13 @@ class Target:
     compat: tuple[str, ...] = ()
     # Only the peers' names for what a dialect of this target translates (`--compat-only`).
     compat_only: bool = False
+    # Peer families not served here (names, or prefixes ending in *).
+    compat_exclude: tuple[str, ...] = ()
+
+    def excludes_family(self, name: str) -> bool:
+        """Whether the peer family `name` is left out here (`compat_exclude`)."""
+        return any(name.startswith(p[:-1]) if p.endswith("*") else name == p
+                   for p in self.compat_exclude)
 
     @property
     def reads_heartbeat(self) -> bool:

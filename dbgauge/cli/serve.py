@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -39,6 +39,13 @@ def _switches(_ctx: click.Context, _param: click.Parameter,
         raise click.UsageError(str(exc)) from None
 
 
+def _dumpmaps(_ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if value:
+        raise click.UsageError("--dumpmaps (postgres_exporter's) is not taken: `dbgauge "
+                               "collectors` lists the collectors, and `dbgauge collectors "
+                               "--compat-docs FILE` writes every peer family's dbgauge name")
+
+
 @click.command(short_help="Run the Prometheus exporter daemon.",
                context_settings={"ignore_unknown_options": True})
 @CONFIG_OPTION
@@ -69,20 +76,52 @@ def _switches(_ctx: click.Context, _param: click.Parameter,
 @click.option("--config.file", "auth_file", metavar="FILE",
               help="postgres_exporter's postgres_exporter.yml: its auth_modules are "
                    "/probe's for PostgreSQL addresses.")
+@click.option("--disable-default-metrics/--no-disable-default-metrics",
+              "disable_default_metrics", default=None,
+              help="postgres_exporter's: leave out its built-in queries' families "
+                   "(pg_stat_database, pg_stat_activity, pg_locks, pg_stat_replication, "
+                   "pg_replication_slots).")
+@click.option("--disable-settings-metrics/--no-disable-settings-metrics",
+              "disable_settings_metrics", default=None,
+              help="postgres_exporter's: leave out pg_settings_*.")
+@click.option("--constantLabels", "constant_labels", metavar="NAME=VALUE,...",
+              help="postgres_exporter's: labels added to the series of its targets.")
+@click.option("--exclude-databases", "exclude_databases", metavar="DB,...",
+              help="postgres_exporter's: databases --auto-discover-databases leaves out.")
+@click.option("--include-databases", "include_databases", metavar="DB,...",
+              help="postgres_exporter's: the only databases --auto-discover-databases reads "
+                   "(besides the DSN's).")
+@click.option("--metric-prefix", "metric_prefix", metavar="pg",
+              help="postgres_exporter's; only its default, pg, is taken.")
+@click.option("--dumpmaps", is_flag=True, expose_value=False, callback=_dumpmaps,
+              help="postgres_exporter's: refused; `dbgauge collectors` and docs/compat.md "
+                   "list what is collected and under which names.")
+@click.option("--exporter.lock_wait_timeout", "lock_wait_timeout", metavar="SECONDS",
+              help="mysqld_exporter's: the mysql target's lock_timeout (2 s by default).")
+@click.option("--exporter.log_slow_filter/--no-exporter.log_slow_filter", "log_slow_filter",
+              default=None, help="mysqld_exporter's: keep dbgauge's statements out of the "
+                                 "slow log (MariaDB, Percona Server).")
+@click.option("--tls.insecure-skip-verify/--no-tls.insecure-skip-verify",
+              "tls_insecure_skip_verify", default=None,
+              help="mysqld_exporter's: taken where no ssl-ca is set (TLS is then unverified "
+                   "already); refused with ssl-ca.")
+@click.option("--timeout-offset", "timeout_offset", metavar="SECONDS",
+              help="mysqld_exporter's: daemon.scrape_timeout_offset (seconds taken off "
+                   "Prometheus' scrape timeout).")
+@click.option("--web.systemd-socket", "systemd_socket", is_flag=True,
+              help="Listen on the socket a systemd .socket unit passes, instead of --listen.")
 @click.option("--log.level", "log_level", metavar="LEVEL",
               help="The Go exporters' debug, info, warn or error (overrides daemon.log_level).")
 @click.option("--log.format", "log_format", metavar="FORMAT",
               help="The Go exporters' logfmt or json (overrides daemon.log_format).")
+@click.version_option(package_name="dbgauge", message="dbgauge, version %(version)s")
 @COMPAT_OPTION
 @COMPAT_ONLY_OPTION
 @click.argument("switches", nargs=-1, type=click.UNPROCESSED, callback=_switches,
                 metavar="[--[no-]collect.NAME | --[no-]collector.NAME]...")
 def serve(config_path: str | None, listen: str | None, web_config_file: str | None,
-          telemetry_path: str | None, my_cnf: str | None, mysqld_address: str | None,
-          mysqld_username: str | None, query_path: str | None, auto_discover: bool | None,
-          auth_file: str | None, log_level: str | None, log_format: str | None,
-          compat: tuple[str, ...] | None, compat_only: bool,
-          switches: Mapping[str, Switches]) -> None:
+          systemd_socket: bool, compat: tuple[str, ...] | None, compat_only: bool,
+          switches: Mapping[str, Switches], **peer: Any) -> None:
     """Run the Prometheus exporter daemon (/metrics, /probe, /healthz).
 
     \b
@@ -114,8 +153,7 @@ def serve(config_path: str | None, listen: str | None, web_config_file: str | No
     from dbgauge.toolkit.exporter.wiring import with_compat, with_peers
     from dbgauge.toolkit.peers.env import PeerFlags, read_startup
 
-    flags = PeerFlags(my_cnf, mysqld_address, mysqld_username, telemetry_path, query_path,
-                      auto_discover, auth_file, log_level, log_format, switches)
+    flags = PeerFlags(switches=switches, **peer)
     try:
         startup = read_startup(flags, os.environ)
         wiring = app.wiring()
@@ -124,7 +162,7 @@ def serve(config_path: str | None, listen: str | None, web_config_file: str | No
         if compat is not None or compat_only:
             wiring = with_compat(wiring, compat, compat_only)
         code = run(wiring, config_path, listen, web_config_path=web_config_file,
-                   telemetry_path=startup.telemetry_path)
+                   telemetry_path=startup.telemetry_path, systemd_socket=systemd_socket)
     except DbgaugeError as exc:
         die(exc)
     logging.shutdown()  # the daemon has stopped cleanly: what is left is the log and streams

@@ -78,6 +78,7 @@ def test_data_source_uri_user_and_password_file_reloaded_on_sighup(
            "DATA_SOURCE_USER": "dbgauge", "DATA_SOURCE_PASS_FILE": str(secret)}
     d = start(daemons, tmp_path / "log", args=("--web.telemetry-path", "/pgmetrics"), env=env)
     assert d.get("/metrics")[0] == 404  # moved, as the peer moves it
+    assert '<a href="/pgmetrics">' in d.get("/")[1]  # and the status page links there
     m = d.metrics("/pgmetrics")
     assert value(m, "dbgauge_up", target="postgres") == 0.0
     assert value(m, "pg_up") == 0.0

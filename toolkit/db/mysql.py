@@ -146,6 +146,7 @@ class MySQLConnection:
             rows = self.execute_sql("SELECT VERSION() AS version")
             self.server = server_info(str(rows[0]["version"]))
             self._apply_timeouts(query_timeout, lock_timeout)
+            self._apply_slow_filter(params.option("log_slow_filter"))
         except Exception:
             self.close()
             raise
@@ -163,6 +164,20 @@ class MySQLConnection:
                 "SET SESSION max_execution_time = %s, lock_wait_timeout = %s",
                 (int(query_timeout * 1000), lock),
             )
+
+    def _apply_slow_filter(self, value: str | None) -> None:
+        """The DSN's log_slow_filter (mysqld_exporter's --exporter.log_slow_filter): keeps
+        dbgauge's statements out of the slow log on MariaDB and Percona Server. Oracle
+        MySQL has no such variable: said plainly, as a setting to drop."""
+        if not value:
+            return
+        try:
+            self.execute_sql("SET SESSION log_slow_filter = %s", (value,))
+        except QueryError as exc:
+            raise QueryError(f"{self._params.address}: SET log_slow_filter failed ({exc}): "
+                             "only MariaDB and Percona Server have it; drop "
+                             "--exporter.log_slow_filter (log_slow_filter= in the DSN)"
+                             ) from None
 
     def query(self, name: str, params: Any = None) -> list[Row]:
         return self.execute_sql(load_sql(self.server.flavor, name, self.server.version), params)

@@ -93,6 +93,7 @@ class TargetRunner:
         self._own = SeriesMemo()
         self._constant = {d.name: d.target_labels(cfg) for d in self._dialects}
         self._resolved = {d.name: SeriesMemo() for d in self._dialects}
+        self._exclusions: dict[str, bool] = {}  # compat_exclude, by family name
         # --compat-only: collectors a dialect translates make the peer's samples only
         self._peer_only = frozenset(c for d in self._dialects for c in d.translate) \
             if cfg.compat_only else frozenset()
@@ -325,12 +326,21 @@ class TargetRunner:
         """A dialect's samples, checked against its families, with the target's extra
         labels and the constant ones their families declare (once per series: series.py)."""
         constant = self._constant[dialect.name]
+        if self.cfg.compat_exclude:
+            samples = [s for s in samples if not self._excluded(s.name)]
 
         def resolve(sample: Sample) -> tuple[Labels, MetricSpec | None]:
             labels, spec = dialect.resolve(sample, constant)
             return labels_of(self._peer_labels, labels), spec
 
         self._resolved[dialect.name].extend(out, samples, resolve)
+
+    def _excluded(self, name: str) -> bool:
+        """`compat_exclude`'s answer for a family name, remembered per name."""
+        known = self._exclusions.get(name)
+        if known is None:
+            known = self._exclusions[name] = self.cfg.excludes_family(name)
+        return known
 
     def _own_out(self, collector: AnyCollector, samples: Iterable[Sample],
                  out: list[SampleOut]) -> None:

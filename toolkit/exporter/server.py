@@ -34,6 +34,7 @@ from dbgauge.toolkit.config import parse_listen
 from dbgauge.toolkit.errors import ConfigError
 from dbgauge.toolkit.exporter.connections import Connections
 from dbgauge.toolkit.exporter.fleet import Scraper
+from dbgauge.toolkit.exporter.listener import systemd_listener
 from dbgauge.toolkit.exporter.state import Exporter
 from dbgauge.toolkit.exporter.wiring import Wiring
 from dbgauge.toolkit.logs import setup_logging
@@ -44,6 +45,7 @@ from dbgauge.toolkit.render.prometheus import encode
 
 log = logging.getLogger("dbgauge.serve")
 TIMEOUT_HEADER = "X-Prometheus-Scrape-Timeout-Seconds"
+RELOAD_PATH = "/-/reload"
 IDLE_TIMEOUT = 120.0  # a keep-alive connection idle this long is closed
 AUTH_LOG_INTERVAL = 60.0  # failed logins are summed up in one log line per interval
 STOP_GRACE = 0.3  # on SIGTERM, scrapes in flight get this long, then are cut short
@@ -112,6 +114,17 @@ class Handler(BaseHTTPRequestHandler):
         with self.server.in_flight():
             self._route()
 
+    def do_POST(self) -> None:
+        """Only /-/reload takes POST (or PUT), as Prometheus' and mysqld_exporter's."""
+        with self.server.in_flight():
+            if urlsplit(self.path).path == RELOAD_PATH:
+                self._route()
+            else:
+                self._send(405, b"method not allowed: only /-/reload takes POST\n",
+                           headers=(("Allow", "GET, HEAD"),))
+
+    do_PUT = do_POST
+
     def _authorized(self, path: str) -> bool:
         if path == "/healthz":
             return True
@@ -143,11 +156,26 @@ class Handler(BaseHTTPRequestHandler):
                 self._send(200, b"ok\n")
             elif url.path in ("/", "/status.json"):
                 self._status(exporter, url.path)
+            elif url.path == RELOAD_PATH:
+                self._reload(exporter)
             else:
                 self._send(404, f"not found: try /, /status.json, {metrics_path}, "
                                 "/probe?target=NAME or /healthz\n".encode())
         except (BrokenPipeError, ConnectionResetError, ssl.SSLError, TimeoutError):
             self.close_connection = True
+
+    def _reload(self, exporter: Exporter) -> None:
+        """What SIGHUP does (mysqld_exporter's /-/reload re-reads its my.cnf; this re-reads
+        the config, the peers' files and the web config), answered when done: 200 `ok`,
+        or 500 when the new files were refused and the running config kept (the log says
+        why). Any method, as mysqld_exporter; basic auth applies."""
+        with self.server.reloading:
+            ok = exporter.reload()
+        if ok:
+            self._send(200, b"ok\n")
+        else:
+            self._send(500, b"reload failed, the previous config is kept: see the log and "
+                            b"dbgauge_config_last_reload_successful\n")
 
     def _status(self, exporter: Exporter, path: str) -> None:
         doc = redact_data(exporter.status())
@@ -156,7 +184,8 @@ class Handler(BaseHTTPRequestHandler):
             return
         page = status_page(doc, exporter.config.daemon.status_refresh,
                            [(name, runner.cfg.kind, [c.name for c in runner.collectors])
-                            for name, runner in exporter.scraper.runners.items()])
+                            for name, runner in exporter.scraper.runners.items()],
+                           self.server.telemetry_path)
         self._send(200, page.encode(), "text/html; charset=utf-8")
 
     def _probe(self, exporter: Exporter, query: dict[str, list[str]]) -> None:
@@ -247,7 +276,7 @@ class DaemonServer(HTTPServer):
     request_queue_size = LISTEN_BACKLOG
 
     def __init__(self, address: tuple[str, int], exporter: Exporter,
-                 telemetry_path: str = "/metrics") -> None:
+                 telemetry_path: str = "/metrics", sock: socket.socket | None = None) -> None:
         self.exporter = exporter
         self.telemetry_path = telemetry_path  # where /metrics is served (--web.telemetry-path)
         daemon = exporter.config.daemon
@@ -256,14 +285,22 @@ class DaemonServer(HTTPServer):
             idle_timeout=IDLE_TIMEOUT, max_connections=_max_connections(),
             tls=lambda: self.exporter.web.ssl_context(), allowed=self._allowed_peer)
         self.stopping = threading.Event()
+        self.reloading = threading.Lock()  # one /-/reload at a time
         self._busy = 0
         self._idle = threading.Condition()
         self._auth_failures = 0
         self._auth_logged = 0.0
         self._auth_lock = threading.Lock()
-        if ":" in address[0]:
-            self.address_family = socket.AF_INET6
-        super().__init__(address, Handler)  # type: ignore[arg-type]  # takes a head too
+        if sock is not None:  # systemd's, bound and listening already
+            self.address_family = sock.family
+            super().__init__(address, Handler, bind_and_activate=False)  # type: ignore[arg-type]
+            self.socket.close()
+            self.socket = sock
+            self.server_address = sock.getsockname()[:2]
+        else:
+            if ":" in address[0]:
+                self.address_family = socket.AF_INET6
+            super().__init__(address, Handler)  # type: ignore[arg-type]  # takes a head too
         self.connections.start()
 
     def process_request(self, request: socket.socket,  # type: ignore[override]
@@ -362,11 +399,27 @@ def _tune_gc() -> None:
     gc.set_threshold(*GC_THRESHOLD)
 
 
+def _listen(exporter: Exporter, listen: str | None, telemetry_path: str,
+            systemd_socket: bool) -> DaemonServer:
+    """The server on `listen` (else daemon.listen), or on systemd's socket."""
+    try:
+        host, port = parse_listen(listen or exporter.config.daemon.listen)
+    except ValueError as exc:
+        raise ConfigError(str(exc), path="--listen") from None
+    try:
+        sock = systemd_listener() if systemd_socket else None
+        return DaemonServer((host, port), exporter, telemetry_path, sock)
+    except OSError as exc:
+        raise ConfigError(f"cannot listen on {host}:{port}: {exc.strerror}",
+                          path="daemon.listen") from None
+
+
 def serve(wiring: Wiring, config_path: str | None, listen: str | None = None,
           ready: threading.Event | None = None, web_config_path: str | None = None,
-          telemetry_path: str = "/metrics") -> int:
-    """Run the daemon until SIGTERM/SIGINT; SIGHUP reloads the config and web config.
-    `telemetry_path` is where /metrics is served (the Go exporters' --web.telemetry-path).
+          telemetry_path: str = "/metrics", systemd_socket: bool = False) -> int:
+    """Run the daemon until SIGTERM/SIGINT; SIGHUP (or /-/reload) reloads the config and
+    web config. `telemetry_path` is where /metrics is served (the Go exporters'
+    --web.telemetry-path); `systemd_socket`: listen on the socket systemd passed.
 
     The listener is bound before heartbeat writers and scheduled jobs start. On SIGTERM
     the listener closes at once; scrapes in flight get STOP_GRACE to finish, then are cut
@@ -376,17 +429,12 @@ def serve(wiring: Wiring, config_path: str | None, listen: str | None = None,
     setup_logging(config.daemon.log_format, config.daemon.log_level)
     for note in wiring.notes:
         log.warning("%s", note)
-    try:
-        host, port = parse_listen(listen or config.daemon.listen)
-    except ValueError as exc:
-        raise ConfigError(str(exc), path="--listen") from None
     exporter = Exporter(config, wiring, config_path, web_config_path)
     try:
-        server = DaemonServer((host, port), exporter, telemetry_path)
-    except OSError as exc:
+        server = _listen(exporter, listen, telemetry_path, systemd_socket)
+    except ConfigError:
         exporter.close()
-        raise ConfigError(f"cannot listen on {host}:{port}: {exc.strerror}",
-                          path="daemon.listen") from None
+        raise
     exporter.start()
     _tune_gc()
     stopping = server.stopping
@@ -405,9 +453,10 @@ def serve(wiring: Wiring, config_path: str | None, listen: str | None = None,
         signal.signal(signal.SIGTERM, stop)
         signal.signal(signal.SIGINT, stop)
         signal.signal(signal.SIGHUP, reload)
-    log.info("dbgauge %s listening on %s://%s:%d/ with %d targets%s", __version__,
-             exporter.web.scheme, host, server.server_address[1], len(config.targets),
-             ", basic auth on" if exporter.web.users else "")
+    host, port = server.server_address[:2]
+    log.info("dbgauge %s listening on %s://%s:%d/%s with %d targets%s", __version__,
+             exporter.web.scheme, host, port, " (systemd's socket)" if systemd_socket else "",
+             len(config.targets), ", basic auth on" if exporter.web.users else "")
     if ready is not None:
         ready.set()
     try:

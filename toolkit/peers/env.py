@@ -5,13 +5,17 @@ postgres_exporter: `DATA_SOURCE_NAME` (a comma-separated list of DSNs: URIs or l
 key=value strings), else `DATA_SOURCE_URI` (`host:port/db?params`, no user) with
 `DATA_SOURCE_USER` and `DATA_SOURCE_PASS`; each of the last three also as `..._FILE` (the
 file wins over the variable, its text trimmed). `--extend.query-path`,
-`--auto-discover-databases` and `--web.telemetry-path`, or their `PG_EXPORTER_*`
+`--auto-discover-databases` with `--exclude-databases`/`--include-databases`,
+`--disable-default-metrics`, `--disable-settings-metrics`, `--constantLabels`,
+`--metric-prefix` (`pg` only) and `--web.telemetry-path`, or their `PG_EXPORTER_*`
 variables (the flag wins); `--config.file` (postgres_exporter.yml: the `auth_modules`
 /probe uses); `--[no-]collector.NAME`.
 
 mysqld_exporter: `--config.my-cnf`, `--mysqld.address` (host:port or unix:///path,
 localhost:3306 by default), `--mysqld.username` and `MYSQLD_EXPORTER_PASSWORD`, which fill
-what the my.cnf's [client] leaves out; `--[no-]collect.NAME`. Up to 0.14 (Debian's), its
+what the my.cnf's [client] leaves out; `--exporter.lock_wait_timeout`,
+`--exporter.log_slow_filter`, `--timeout-offset`, `--tls.insecure-skip-verify`;
+`--[no-]collect.NAME`. Up to 0.14 (Debian's), its
 `DATA_SOURCE_NAME` held one Go MySQL DSN (`user:password@(host:3306)/`,
 `user@unix(/run/mysqld/mysqld.sock)/`), which won over the my.cnf: such a value is
 mysqld_exporter's, not postgres_exporter's (a libpq DSN never has that shape).
@@ -36,7 +40,7 @@ from dbgauge.toolkit.redact import register_secret
 MYSQLD_PASSWORD_ENV = "MYSQLD_EXPORTER_PASSWORD"
 DEFAULT_MYSQLD_ADDRESS = "localhost:3306"
 # Paths the daemon serves itself: --web.telemetry-path cannot take one.
-OWN_PATHS = ("/probe", "/healthz", "/status.json")
+OWN_PATHS = ("/probe", "/healthz", "/status.json", "/-/reload")
 _PATH = re.compile(r"/[A-Za-z0-9._~!$&'()*+,;=:@%/-]{0,200}")
 _TRUE = ("1", "t", "true")  # Go's strconv.ParseBool, which kingpin reads variables with
 _FALSE = ("0", "f", "false")
@@ -70,6 +74,11 @@ class PostgresStartup:
     auto_discover: bool = False
     auth_file: Path | None = None  # --config.file: auth_modules for /probe
     switches: Switches | None = None
+    disable_default: bool = False  # --disable-default-metrics
+    disable_settings: bool = False  # --disable-settings-metrics
+    labels: Mapping[str, str] = field(default_factory=dict)  # --constantLabels
+    exclude_databases: tuple[str, ...] = ()  # with --auto-discover-databases only
+    include_databases: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -87,6 +96,9 @@ class MysqlStartup:
     # mysqld_exporter 0.14's DATA_SOURCE_NAME (a Go DSN): the `mysql` target's
     # user, password, host, port or socket, instead of [client]'s
     dsn: Mapping[str, str] | None = field(default=None, repr=False)
+    lock_wait_timeout: float | None = None  # --exporter.lock_wait_timeout
+    log_slow_filter: bool = False  # --exporter.log_slow_filter
+    skip_verify: bool = False  # --tls.insecure-skip-verify
 
 
 @dataclass(frozen=True)
@@ -98,10 +110,12 @@ class PeerStartup:
     telemetry_path: str = "/metrics"
     log_level: str | None = None  # dbgauge's names: debug, info, warning, error
     log_format: str | None = None  # text or json
+    timeout_offset: float | None = None  # mysqld_exporter's --timeout-offset
+    notes: tuple[str, ...] = ()  # flags accepted that change nothing, and why
 
     def warnings(self) -> list[str]:
         """What was asked that dbgauge does not do (logged once the daemon logs)."""
-        out: list[str] = []
+        out = list(self.notes)
         for peer in (self.mysql, self.postgres):
             if peer is not None and peer.switches is not None:
                 out += peer.switches.warnings()
@@ -124,6 +138,18 @@ class PeerFlags:
     log_level: str | None = None
     log_format: str | None = None
     switches: Mapping[str, Switches] | None = None
+    # postgres_exporter's
+    disable_default_metrics: bool | None = None
+    disable_settings_metrics: bool | None = None
+    constant_labels: str | None = None
+    exclude_databases: str | None = None
+    include_databases: str | None = None
+    metric_prefix: str | None = None
+    # mysqld_exporter's
+    lock_wait_timeout: str | None = None
+    log_slow_filter: bool | None = None
+    timeout_offset: str | None = None
+    tls_insecure_skip_verify: bool | None = None
 
 
 def read_startup(flags: PeerFlags, env: Mapping[str, str]) -> PeerStartup:
@@ -137,13 +163,16 @@ def read_startup(flags: PeerFlags, env: Mapping[str, str]) -> PeerStartup:
     telemetry = flags.telemetry_path
     if telemetry is None and postgres is not None:
         telemetry = env.get("PG_EXPORTER_WEB_TELEMETRY_PATH") or None
+    mysql = _mysql(flags, env, switches["mysqld_exporter"], go_dsn)
     return PeerStartup(
-        mysql=_mysql(flags, env, switches["mysqld_exporter"], go_dsn), postgres=postgres,
+        mysql=mysql, postgres=postgres,
         telemetry_path=telemetry_path(telemetry) if telemetry is not None else "/metrics",
         log_level=_choice("--log.level", flags.log_level, {
             "debug": "debug", "info": "info", "warn": "warning", "error": "error"}),
         log_format=_choice("--log.format", flags.log_format, {"logfmt": "text",
-                                                              "json": "json"}))
+                                                              "json": "json"}),
+        timeout_offset=_seconds("--timeout-offset", flags.timeout_offset, 0.0, 60.0),
+        notes=_notes(flags, env, postgres))
 
 
 def telemetry_path(value: str) -> str:
@@ -196,6 +225,11 @@ def _postgres(flags: PeerFlags, env: Mapping[str, str],
     if not (dsns or uri or auth):
         given = [f for f, v in (("--extend.query-path", flags.query_path),
                                 ("--auto-discover-databases", flags.auto_discover),
+                                ("--disable-default-metrics", flags.disable_default_metrics),
+                                ("--disable-settings-metrics", flags.disable_settings_metrics),
+                                ("--constantLabels", flags.constant_labels),
+                                ("--exclude-databases", flags.exclude_databases),
+                                ("--include-databases", flags.include_databases),
                                 ("--collector.*", switches or None)) if v is not None]
         if given:
             raise ConfigError(f"{given[0]} applies to the postgres targets DATA_SOURCE_NAME "
@@ -208,7 +242,85 @@ def _postgres(flags: PeerFlags, env: Mapping[str, str],
     query_path = flags.query_path
     if query_path is None:
         query_path = _env(env, "PG_EXPORTER_EXTEND_QUERY_PATH")
-    return PostgresStartup(dsns, uri, user, password, query_path, discover, auth, switches)
+    return PostgresStartup(
+        dsns, uri, user, password, query_path, discover, auth, switches,
+        disable_default=_flag_or_env(flags.disable_default_metrics, env,
+                                     "PG_EXPORTER_DISABLE_DEFAULT_METRICS"),
+        disable_settings=_flag_or_env(flags.disable_settings_metrics, env,
+                                      "PG_EXPORTER_DISABLE_SETTINGS_METRICS"),
+        labels=constant_labels(_given(flags.constant_labels, env,
+                                      "PG_EXPORTER_CONSTANT_LABELS") or ""),
+        exclude_databases=_names(_given(flags.exclude_databases, env,
+                                        "PG_EXPORTER_EXCLUDE_DATABASES")),
+        include_databases=_names(_given(flags.include_databases, env,
+                                        "PG_EXPORTER_INCLUDE_DATABASES")))
+
+
+def _given(flag: str | None, env: Mapping[str, str], var: str) -> str | None:
+    """A postgres_exporter string flag or, when not given, its variable."""
+    return flag if flag is not None else _env(env, var)
+
+
+def _flag_or_env(flag: bool | None, env: Mapping[str, str], var: str) -> bool:
+    return flag if flag is not None else _bool_env(env, var)
+
+
+def _names(value: str | None) -> tuple[str, ...]:
+    """--exclude-databases / --include-databases: comma-separated database names."""
+    return tuple(n.strip() for n in (value or "").split(",") if n.strip())
+
+
+def constant_labels(value: str) -> dict[str, str]:
+    """--constantLabels: `name=value` pairs separated by commas, spaces around each
+    trimmed, as postgres_exporter reads them; a pair without exactly one `=` or with an
+    empty side is refused (the peer logs it and drops it, which hides the typo)."""
+    labels: dict[str, str] = {}
+    for part in (p.strip() for p in value.split(",") if p.strip()):
+        pair = [x.strip() for x in part.split("=")]
+        if len(pair) != 2 or not all(pair):
+            raise ConfigError(f"--constantLabels: {part[:60]!r} is not name=value (pairs are "
+                              "separated by commas: env=prod,dc=eu1)")
+        labels[pair[0]] = pair[1]
+    return labels
+
+
+def _metric_prefix(flags: PeerFlags, env: Mapping[str, str]) -> None:
+    """--metric-prefix: only postgres_exporter's default `pg` is taken. With any other
+    prefix the peer also renames the views its built-in queries read (`xx_stat_database`),
+    so its own built-in families fail; dbgauge refuses it rather than guess."""
+    prefix = _given(flags.metric_prefix, env, "PG_EXPORTER_METRIC_PREFIX")
+    if prefix is not None and prefix != "pg":
+        raise ConfigError(f"--metric-prefix {prefix[:20]!r}: only pg is supported (the peer's "
+                          "built-in queries fail with any other prefix); rename series with "
+                          "Prometheus' metric_relabel_configs instead")
+
+
+def _seconds(flag: str, value: str | None, low: float, high: float) -> float | None:
+    """A number of seconds a Go flag takes (`2`, `0.25`), between `low` and `high`."""
+    if value is None:
+        return None
+    try:
+        seconds = float(value) if len(value) <= 20 else float("nan")
+    except ValueError:
+        seconds = float("nan")
+    if not low <= seconds <= high:  # NaN fails too
+        raise ConfigError(f"{flag} {value[:20]!r}: a number of seconds from {low:g} to "
+                          f"{high:g}")
+    return seconds
+
+
+def _notes(flags: PeerFlags, env: Mapping[str, str],
+           postgres: PostgresStartup | None) -> tuple[str, ...]:
+    """What was asked that changes nothing here, as the peer would ignore it too."""
+    _metric_prefix(flags, env)
+    out: list[str] = []
+    if postgres is not None and not postgres.auto_discover:
+        out += [f"{flag} applies with --auto-discover-databases only (as for "
+                "postgres_exporter): ignored"
+                for flag, given in (("--exclude-databases", postgres.exclude_databases),
+                                    ("--include-databases", postgres.include_databases))
+                if given]
+    return tuple(out)
 
 
 def _split_dsns(value: str) -> tuple[str, ...]:
@@ -235,16 +347,25 @@ def _mysql(flags: PeerFlags, env: Mapping[str, str], switches: Switches,
     alone makes no target: it fills in a password only)."""
     if flags.my_cnf is None and flags.mysqld_address is None and flags.mysqld_username is None \
             and go_dsn is None:
-        if switches:
-            raise ConfigError("--collect.* applies to the mysql target --config.my-cnf or "
+        given = [f for f, v in (("--collect.*", bool(switches)),
+                                ("--exporter.lock_wait_timeout", flags.lock_wait_timeout),
+                                ("--exporter.log_slow_filter", flags.log_slow_filter),
+                                ("--tls.insecure-skip-verify", flags.tls_insecure_skip_verify))
+                 if v]
+        if given:
+            raise ConfigError(f"{given[0]} applies to the mysql target --config.my-cnf or "
                               "--mysqld.address make: give one (for --config's targets, "
-                              "list collectors:)")
+                              "list collectors:, set lock_timeout)")
         return None
     host, port, socket = mysqld_address(flags.mysqld_address or DEFAULT_MYSQLD_ADDRESS)
     password = _env(env, MYSQLD_PASSWORD_ENV)
     register_secret(password)
     return MysqlStartup(Path(flags.my_cnf) if flags.my_cnf is not None else None, host, port,
-                        socket, flags.mysqld_username or None, password, switches, go_dsn)
+                        socket, flags.mysqld_username or None, password, switches, go_dsn,
+                        lock_wait_timeout=_seconds("--exporter.lock_wait_timeout",
+                                                   flags.lock_wait_timeout, 1, 31536000),
+                        log_slow_filter=bool(flags.log_slow_filter),
+                        skip_verify=bool(flags.tls_insecure_skip_verify))
 
 
 _GO_DSN = re.compile(r"(?:(?P<auth>.*)@)?(?P<net>[a-z]*)(?:\((?P<addr>[^()]*)\))?")

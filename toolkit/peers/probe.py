@@ -33,9 +33,9 @@ from dbgauge.toolkit.peers.targets import (
     Entry,
     Parse,
     dialect,
-    extras,
+    mysql_extras,
     mysql_sections,
-    postgres_options,
+    postgres_extras,
 )
 from dbgauge.toolkit.redact import redact, redact_dsn, register_secret
 from dbgauge.toolkit.targets import dsn_name
@@ -212,10 +212,10 @@ def probe_source(startup: PeerStartup, defaults: Defaults, parse: Parse,
         mysql=mysql_sections(my) if my is not None else None,
         postgres=read_auth_modules(pg.auth_file)
         if pg is not None and pg.auth_file is not None else None,
-        mysql_extra=extras(my.switches, defaults("mysql"), dialect("mysqld_exporter", compat))
+        mysql_extra=mysql_extras(my, defaults("mysql"), dialect("mysqld_exporter", compat))
         if my is not None else {},
-        postgres_extra=extras(pg.switches, defaults("postgres"),
-                              dialect("postgres_exporter", compat), postgres_options(pg))
+        postgres_extra=postgres_extras(pg, defaults("postgres"),
+                                       dialect("postgres_exporter", compat))
         if pg is not None else {},
         parse=parse)
     if source.mysql is None and source.postgres is None:

@@ -123,21 +123,60 @@ def _checked(dsn: str, what: str) -> str:
 
 
 def postgres_options(pg: PostgresStartup) -> dict[str, dict[str, object]]:
-    """collector_options of --extend.query-path and --auto-discover-databases."""
+    """collector_options of --extend.query-path and --auto-discover-databases (with
+    --exclude-databases; --include-databases is per DSN, `postgres_entry`)."""
     options: dict[str, dict[str, object]] = {}
     if pg.query_path:
         options["postgres_queries"] = {"file": pg.query_path}
     if pg.auto_discover:
         for name, values in env.AUTO_DISCOVER_DATABASES.items():
             options.setdefault(name, {}).update(values)
+            if pg.exclude_databases:
+                options[name]["exclude_databases"] = ",".join(pg.exclude_databases)
     return options
+
+
+# What --disable-default-metrics leaves out: the collectors of postgres_exporter's
+# built-in queries (pg_stat_database, pg_stat_activity, pg_locks, pg_stat_replication,
+# pg_replication_slots). Its collector package's families stay, as for the peer: database
+# sizes, pg_static (postgres_server) and bgwriter/archiver (postgres_checkpoints).
+BUILT_IN = ("postgres_database", "postgres_locks", "postgres_replication")
+# ... and the built-in families of the collectors that stay (Debian's 0.11).
+BUILT_IN_FAMILIES = ("pg_static", "pg_stat_archiver_*")
+
+
+def postgres_extras(pg: PostgresStartup, defaults: list[str], compat: str | None) -> Entry:
+    """What every postgres target of these spellings gets (DATA_SOURCE_*'s and /probe's)."""
+    more = extras(pg.switches, defaults, compat, postgres_options(pg))
+    dropped = (*(BUILT_IN if pg.disable_default else ()),
+               *(("postgres_settings",) if pg.disable_settings else ()))
+    if dropped:
+        more["collectors"] = [c for c in more.get("collectors", defaults) if c not in dropped]
+    if pg.disable_default:
+        more["compat_exclude"] = list(BUILT_IN_FAMILIES)
+    if pg.labels:
+        more["labels"] = dict(pg.labels)
+    return more
+
+
+def postgres_entry(pg: PostgresStartup, dsn: str, more: Entry) -> Entry:
+    """`more` for one DSN: --include-databases names the discovered databases to read,
+    the DSN's own always among them (as postgres_exporter reads it)."""
+    if not (pg.auto_discover and pg.include_databases):
+        return more
+    own = parse_dsn(dsn).dbname or ""
+    names = ",".join(dict.fromkeys(n for n in (own, *pg.include_databases) if n))
+    options = {k: dict(v) for k, v in more.get("collector_options", {}).items()}
+    for name in env.AUTO_DISCOVER_DATABASES:
+        options.setdefault(name, {})["databases"] = names
+    return {**more, "collector_options": options}
 
 
 def postgres_entries(pg: PostgresStartup, defaults: list[str],
                      compat: str | None) -> list[Entry]:
-    more = extras(pg.switches, defaults, compat, postgres_options(pg))
+    more = postgres_extras(pg, defaults, compat)
     return [{"name": POSTGRES_TARGET if i == 1 else f"{POSTGRES_TARGET}-{i}",
-             "kind": "postgres", "dsn": dsn, **more}
+             "kind": "postgres", "dsn": dsn, **postgres_entry(pg, dsn, more)}
             for i, dsn in enumerate(postgres_dsns(pg), start=1)]
 
 
@@ -161,7 +200,34 @@ def mysql_sections(my: MysqlStartup) -> dict[str, dict[str, str]]:
         if value and not client.get(key):
             client[key] = value
     children = {name: {**client, **s} for name, s in sections.items() if name != "client"}
-    return {"client": client, **children}
+    return mysql_session({"client": client, **children}, my)
+
+
+# mysqld_exporter's --exporter.log_slow_filter: only statements that write temporary
+# tables or sort on disk reach the slow log (MariaDB, Percona Server).
+LOG_SLOW_FILTER = "tmp_table_on_disk,filesort_on_disk"
+
+
+def mysql_session(sections: dict[str, dict[str, str]], my: MysqlStartup
+                  ) -> dict[str, dict[str, str]]:
+    """`sections` with what mysqld_exporter's session flags add to each connection.
+    --tls.insecure-skip-verify is taken where it changes nothing (without ssl-ca dbgauge's
+    TLS is unverified already); with ssl-ca it is refused, not silently ignored."""
+    if my.skip_verify and any(s.get("ssl_ca") for s in sections.values()):
+        raise ConfigError("--tls.insecure-skip-verify: dbgauge always verifies the server's "
+                          "certificate against ssl-ca; drop the flag, or fix the certificate "
+                          "(or drop ssl-ca: TLS is then used, unverified, when offered)")
+    if not my.log_slow_filter:
+        return sections
+    return {n: {**s, "log_slow_filter": LOG_SLOW_FILTER} for n, s in sections.items()}
+
+
+def mysql_extras(my: MysqlStartup, defaults: list[str], compat: str | None) -> Entry:
+    """What the mysql target (and /probe's) of these spellings gets besides its DSN."""
+    more = extras(my.switches, defaults, compat)
+    if my.lock_wait_timeout is not None:
+        more["lock_timeout"] = my.lock_wait_timeout
+    return more
 
 
 def mysql_entry(sections: Mapping[str, Mapping[str, str]], more: Entry,
@@ -205,11 +271,12 @@ def peer_entries(startup: PeerStartup, defaults: Defaults,
     out: list[tuple[str, list[Entry]]] = []
     my = startup.mysql
     if my is not None:
-        more = extras(my.switches, defaults("mysql"), dialect("mysqld_exporter", compat))
+        more = mysql_extras(my, defaults("mysql"), dialect("mysqld_exporter", compat))
         where = str(my.my_cnf) if my.my_cnf is not None else "--mysqld.*"
         if my.dsn is not None:  # mysqld_exporter 0.14's DATA_SOURCE_NAME wins over the my.cnf
             where = "DATA_SOURCE_NAME"
-        sections = {"client": my.dsn} if my.dsn is not None else mysql_sections(my)
+        sections = mysql_session({"client": dict(my.dsn)}, my) if my.dsn is not None \
+            else mysql_sections(my)
         entry = mysql_entry(sections, more, where)
         out.append((where, [entry] if entry is not None else []))
     pg = startup.postgres
@@ -248,9 +315,11 @@ def with_targets(config: Config | None, made: list[TargetConfig], source: str | 
 
 
 def daemon_overrides(config: Config, startup: PeerStartup) -> Config:
-    """`config` with --log.level and --log.format applied."""
+    """`config` with --log.level, --log.format and --timeout-offset applied."""
     update = {k: v for k, v in (("log_level", startup.log_level),
-                                ("log_format", startup.log_format)) if v is not None}
+                                ("log_format", startup.log_format),
+                                ("scrape_timeout_offset", startup.timeout_offset))
+              if v is not None}
     if not update:
         return config
     return config.model_copy(update={"daemon": config.daemon.model_copy(update=update)})

@@ -74,10 +74,11 @@ def _tree(tree: Mapping[str, Any], nodes: Mapping[str, Mapping[str, Any]]) -> st
 
 
 def status_page(doc: Mapping[str, Any], refresh: float,
-                targets: Sequence[tuple[str, str, Sequence[str]]]) -> str:
+                targets: Sequence[tuple[str, str, Sequence[str]]],
+                metrics_path: str = "/metrics") -> str:
     """The status document as a page that reloads itself every `refresh` seconds, with
-    links to /metrics, /status.json, /healthz and each target's /probe (`targets`: name,
-    kind, collector names)."""
+    links to the metrics (`metrics_path`: --web.telemetry-path moves them), /status.json,
+    /healthz and each target's /probe (`targets`: name, kind, collector names)."""
     nodes = nodes_by_name(doc)
     sections = "".join(
         f'<section class="cluster" data-cluster="{_e(t["node"])}"><h2>{_e(t["node"])}</h2>'
@@ -101,6 +102,7 @@ def status_page(doc: Mapping[str, Any], refresh: float,
         f'</h1><p class="meta">{len(nodes)} node(s), read <time id="taken-at">'
         f'{_e(doc["taken_at"])}</time>; this page reloads every {refresh:.0f} s</p></header>'
         f"<main>{sections}</main>"
-        f'<footer><p><a href="/metrics">/metrics</a> · <a href="/status.json">/status.json'
+        f'<footer><p><a href="{_e(metrics_path)}">{_e(metrics_path)}</a> · '
+        f'<a href="/status.json">/status.json'
         f'</a> · <a href="/healthz">/healthz</a> · dbgauge {_e(__version__)}</p>'
         f"<p>Probe one target: {probes}</p></footer></body></html>")
