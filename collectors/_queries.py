@@ -63,6 +63,7 @@ class QueryRows:
     query: CustomQuery
     rows: tuple[Mapping[str, object], ...] = ()
     error: str | None = None
+    database: str = ""  # of another database than the DSN's (postgres_queries' `databases`)
 
 
 @dataclass(frozen=True)
@@ -73,6 +74,8 @@ class QueriesFacts:
     results: tuple[QueryRows, ...] = ()
     version: Version = ()
     server: str | None = None
+    # postgres_queries over several databases: each one's name and why it was not read
+    databases: tuple[tuple[str, str | None], ...] = ()
 
 
 @dataclass
@@ -120,34 +123,38 @@ def server_label(conn: Connection) -> str | None:
 
 
 def read_queries(conn: Connection, path: str, max_rows: int, state: QueriesState,
-                 server: str | None) -> QueriesFacts:
-    """Run every query of the file at `path` that applies to this server."""
+                 server: str | None, database: str = "") -> QueriesFacts:
+    """Run every query of the file at `path` that applies to this server; `database`:
+    this is another database than the DSN's, where a `master: true` query does not run
+    (postgres_exporter runs those on the DSN's database only)."""
     results: list[QueryRows] = []
     now = time.monotonic()
     where = conn.target.name if conn.target is not None else conn.server.flavor
+    where += f" (database {database})" if database else ""
     for query in current_file(path, state).queries:
-        if query.runonserver is not None and not query.runonserver.matches(
-                conn.server.version):
+        if (query.runonserver is not None and not query.runonserver.matches(
+                conn.server.version)) or (database and query.master):
             continue
-        cached = state.cache.get(query.name)
+        key = f"{database}\0{query.name}"
+        cached = state.cache.get(key)
         if cached is not None and now - cached[0] <= query.cache_seconds:
-            results.append(QueryRows(query, cached[1]))
+            results.append(QueryRows(query, cached[1], database=database))
             continue
         try:
             rows = tuple(conn.query_read_only(query.sql, max_rows))
         except QueryError as exc:
-            if conn.closed:
+            if conn.closed and not database:
                 raise  # the connection is gone: the target is down, not the query
-            error = f"query {query.name}: {exc}"
-            if state.last_errors.get(query.name) != error:
+            error = f"query {query.name}{f' in database {database}' if database else ''}: {exc}"
+            if state.last_errors.get(key) != error:
                 log.warning("custom %s failed on %s", error, where)
-            state.last_errors[query.name] = error
-            results.append(QueryRows(query, error=error))
+            state.last_errors[key] = error
+            results.append(QueryRows(query, error=error, database=database))
             continue
-        state.last_errors.pop(query.name, None)
+        state.last_errors.pop(key, None)
         if query.cache_seconds > 0:
-            state.cache[query.name] = (now, rows)
-        results.append(QueryRows(query, rows))
+            state.cache[key] = (now, rows)
+        results.append(QueryRows(query, rows, database=database))
     return QueriesFacts(tuple(results), conn.server.version, server)
 
 
@@ -254,19 +261,40 @@ def queries_samples(facts: QueriesFacts, success: MetricSpec) -> Iterator[Sample
     failed, so the collector is reported failed while the other queries' samples stand."""
     families: dict[str, MetricSpec] = {}
     errors: list[str] = []
+    failed: dict[str, bool] = {}  # by query, in file order: any of its results failed
+    seen: set[tuple[str, tuple[tuple[str, str], ...]]] = set()  # across databases
     for result in facts.results:
         samples, error = ([], result.error) if result.error is not None else \
             query_samples(result, facts.version, facts.server)
+        if facts.databases and samples:
+            samples, error = _unseen(result, samples, seen)
         for sample in samples:
             assert sample.spec is not None
             if families.setdefault(sample.name, sample.spec) == sample.spec:
                 yield sample
-        yield Sample(success.name, 0.0 if error else 1.0, {"query": result.query.name})
+        failed[result.query.name] = failed.get(result.query.name, False) or bool(error)
         if error:
             errors.append(str(error))
+    for name, bad in failed.items():
+        yield Sample(success.name, 0.0 if bad else 1.0, {"query": name})
     if errors:
         raise Incomplete(f"{len(errors)} of {len(facts.results)} custom queries failed; "
                          f"first: {errors[0]}")
+
+
+def _unseen(result: QueryRows, samples: list[Sample],
+            seen: set[tuple[str, tuple[tuple[str, str], ...]]]) -> tuple[list[Sample], str | None]:
+    """A query's samples from one of several databases, or none and why when a series is
+    one another database's rows already made (its rows need a label that tells the
+    databases apart: `current_database() AS datname`, as postgres_exporter's examples)."""
+    keys = [(s.name, tuple(sorted(s.labels.items()))) for s in samples]
+    for key in keys:
+        if key in seen:
+            where = f" in database {result.database}" if result.database else ""
+            return [], (f"query {result.query.name}{where} returned a series another database "
+                        f"gave too ({key[0]}): select current_database() as a LABEL column")
+    seen.update(keys)
+    return samples, None
 
 
 # ------------------------------------------------------------------ the collector

@@ -24,6 +24,7 @@ from tests.helpers.daemon import Daemon
 from tests.helpers.peers import (
     POSTGRES_EXPORTER,
     POSTGRES_NOT_PRODUCED,
+    compare,
     get,
     monitoring_dsn,
     my_cnf,
@@ -179,3 +180,42 @@ def test_reload_endpoint_rereads_the_my_cnf(sandbox: Sandbox, tmp_path: Path,
     assert value(d.metrics(), "dbgauge_config_last_reload_successful") == 0.0
     assert d.get("/-/reload")[0] == 500  # any method, as mysqld_exporter
     assert post(d, "/metrics")[0] == 405
+
+
+QUERIES = """\
+pg_dbgauge_tables:
+  query: "SELECT current_database() AS datname, count(*) AS tables FROM pg_class
+    WHERE relkind = 'r'"
+  metrics:
+    - datname: {usage: LABEL, description: "database"}
+    - tables: {usage: GAUGE, description: "relations of kind r"}
+pg_dbgauge_once:
+  query: "SELECT current_database() AS datname, 1 AS here"
+  master: true
+  metrics:
+    - datname: {usage: LABEL, description: "database"}
+    - here: {usage: GAUGE, description: "1"}
+"""
+
+
+def test_queries_on_every_database_as_postgres_exporter(
+        sandbox: Sandbox, tmp_path: Path, daemons: list[Daemon]) -> None:
+    """--auto-discover-databases with a queries.yaml: each query runs on every database
+    (the one marked master: true on the DSN's only), the same series as Debian's
+    postgres_exporter 0.11 given the same file and flags."""
+    queries = tmp_path / "queries.yaml"
+    queries.write_text(QUERIES)
+    flags = (f"--extend.query-path={queries}", "--auto-discover-databases")
+    env = {"DATA_SOURCE_NAME": monitoring_dsn(sandbox, "pg-primary")}
+    names = ("pg_dbgauge_tables_tables", "pg_dbgauge_once_here")
+    d = start(daemons, tmp_path / "log", *flags, env=env)
+    with postgres_exporter(sandbox, "pg-primary", flags=flags) as peer_exporter:
+        before = parse(peer_exporter.scrape())
+        ours = parse(d.get("/metrics")[1], drop_labels=("target",))
+        after = parse(peer_exporter.scrape())
+    assert compare(before, ours, after, names) == []
+    per_database = {dict(labels)["datname"] for _, labels in ours[names[0]].samples}
+    assert per_database == {"app", "postgres", "drift"}
+    assert [dict(labels)["datname"] for _, labels in ours[names[1]].samples] == ["app"]
+    assert value(parse_metrics(d.get("/metrics")[1]),
+                 "dbgauge_postgres_custom_query_database_success", database="drift") == 1.0

@@ -247,11 +247,36 @@ def test_a_broken_query_leaves_the_others() -> None:
     with pytest.raises(Incomplete, match="2 of 3 custom queries failed; first: query pg_demo "
                                          "returned two rows"):
         got.extend(queries_samples(facts, success))  # what came before the raise stands
+    # one success series per query (0 when any of its runs failed), after the samples
     assert [(s.name, s.value, dict(s.labels)) for s in got] == [
+        ("pg_other_one", 1.0, {}),
         (success.name, 0.0, {"query": "pg_demo"}),
         (success.name, 0.0, {"query": "pg_other"}),
+    ]
+
+
+def test_a_series_two_databases_give_is_kept_once_and_said() -> None:
+    """postgres_queries over several databases: a query whose rows do not tell the
+    databases apart fails in the second one, whose rows are dropped; a query that labels
+    them passes everywhere."""
+    other = parse_queries(GOOD, "q.yaml").queries[1]
+    demo = _demo().query
+    facts = QueriesFacts((QueryRows(other, ({"one": 1},)),
+                          QueryRows(demo, ({"a": "app", "c": 1},)),
+                          QueryRows(other, ({"one": 2},), database="drift"),
+                          QueryRows(demo, ({"a": "drift", "c": 2},), database="drift")),
+                         (15,), None, (("app", None), ("drift", None)))
+    success = success_spec("postgres")
+    got: list[Sample] = []
+    with pytest.raises(Incomplete, match="query pg_other in database drift returned a series "
+                                         "another database gave too"):
+        got.extend(queries_samples(facts, success))
+    assert [(s.name, s.value, dict(s.labels)) for s in got] == [
         ("pg_other_one", 1.0, {}),
-        (success.name, 1.0, {"query": "pg_other"}),
+        ("pg_demo_c", 1.0, {"a": "app"}),
+        ("pg_demo_c", 2.0, {"a": "drift"}),
+        (success.name, 0.0, {"query": "pg_other"}),
+        (success.name, 1.0, {"query": "pg_demo"}),
     ]
 
 

@@ -46,10 +46,10 @@ _TRUE = ("1", "t", "true")  # Go's strconv.ParseBool, which kingpin reads variab
 _FALSE = ("0", "f", "false")
 
 # --auto-discover-databases (postgres_exporter): the collector_options it sets on the
-# postgres targets the peer's spellings make and on /probe's: the per-table collectors read
-# every connectable database (collectors/postgres_tables.py, `databases: all`).
+# postgres targets the peer's spellings make and on /probe's: the per-table collector and
+# the queries.yaml read every connectable database (`databases: all`).
 AUTO_DISCOVER_DATABASES: Mapping[str, Mapping[str, object]] = {
-    "postgres_tables": {"databases": "all"}}
+    "postgres_tables": {"databases": "all"}, "postgres_queries": {"databases": "all"}}
 
 
 @dataclass(frozen=True)
