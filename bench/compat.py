@@ -1,7 +1,8 @@
 """What `--compat` costs a scrape: dbgauge without it, with it, and with `--compat-only`
 (the peer's default families alone: the same families as the peer), beside the peer with
 its defaults (mysqld_exporter 0.14 for a mysql target, postgres_exporter 0.11 for a
-postgres target).
+postgres target, Debian's pgbouncer_exporter 1.7 without its SHOW STATS collector for a
+pgbouncer target: whole, it does not start on PgBouncer 1.8 or later).
 
 Each runs as its own process against the same sandbox target (one dbgauge per config, as
 bench/scrape.py runs them), scraped alternately: latency per scrape, CPU per scrape (the
@@ -34,10 +35,43 @@ from scrape import (
     postgres_collectors,
 )
 
+# Debian's pgbouncer_exporter 1.7 dies on any PgBouncer since 1.8 (its SHOW STATS
+# collector reads total_requests, which 1.8 removed): run as the compat test runs it, with
+# that one collector replaced by one that collects nothing. It then does less work than
+# dbgauge, which reads SHOW STATS too.
+WITHOUT_STATS = """
+import sys
+import prometheus_pgbouncer_exporter.cli as cli
+
+class NoStats:
+    def __init__(self, *args, **kwargs):
+        pass
+
+    def collect(self):
+        return iter(())
+
+cli.StatsCollector = NoStats
+sys.argv[0] = "prometheus-pgbouncer-exporter"
+cli.main()
+"""
+
+
+def _pgbouncer_peer(entry: Target, port: int) -> tuple[str, Spec]:
+    return "pgbouncer_exporter", Spec(
+        "pgbouncer_exporter 1.7 (no SHOW STATS)", entry.name, port,
+        ["/usr/bin/python3", "-c", WITHOUT_STATS, "--host", "127.0.0.1", "--port", str(port),
+         "--pgbouncer-host", entry.host, "--pgbouncer-port", str(entry.port),
+         "--pgbouncer-user", entry.user], "/metrics",
+        lambda body: has_sample(body, r"pgbouncer_used_clients(\{.*\})? \S+"),
+        "pgbouncer_used_clients present (it has no up metric)",
+        lambda _body: "POOLS, DATABASES, LISTS", {"PGPASSWORD": entry.password})
+
 
 def _peer(entry: Target, kind: str, tmp: Path) -> tuple[str, Spec]:
     """The dialect and the peer with its defaults, for a target of `kind`."""
     port = free_port()
+    if kind == "pgbouncer":
+        return _pgbouncer_peer(entry, port)
     if kind == "mysql":
         cnf = tmp / "my.cnf"
         cnf.write_text(f"[client]\nuser={entry.user}\npassword={entry.password}\n"
@@ -63,8 +97,9 @@ def specs(directory: Path, target: str, tmp: Path) -> list[Spec]:
         raise BenchError(f"no target {target} in {directory}/dbgauge.yaml")
     entry = targets[target]
     kind = entry.entry["kind"]
-    if kind not in ("mysql", "postgres"):
-        raise BenchError(f"{target} is a {kind} target: pick a mysql or postgres one")
+    if kind not in ("mysql", "postgres", "pgbouncer"):
+        raise BenchError(f"{target} is a {kind} target: pick a mysql, postgres or "
+                         "pgbouncer one")
     dialect, peer = _peer(entry, kind, tmp)
     plain = dbgauge_spec(entry, config.get("daemon", {}), tmp, free_port())
     out = [plain]
@@ -72,6 +107,13 @@ def specs(directory: Path, target: str, tmp: Path) -> list[Spec]:
         spec = dbgauge_spec(entry, config.get("daemon", {}), tmp, free_port())
         spec.name = "dbgauge " + " ".join(extra)
         spec.argv = [*spec.argv, *extra]
+        out.append(spec)
+    if kind == "pgbouncer":  # the SHOWs the stubbed peer runs, and no more
+        spec = dbgauge_spec(entry, config.get("daemon", {}), tmp, free_port())
+        spec.name = f"dbgauge --compat {dialect} --compat-only, no SHOW STATS"
+        spec.argv = [*spec.argv, "--compat", dialect, "--compat-only"]
+        spec.path = "/metrics?" + "&".join(f"collect[]=pgbouncer_{c}"
+                                           for c in ("pools", "databases", "lists"))
         out.append(spec)
     return [*out, peer]
 

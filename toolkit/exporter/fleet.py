@@ -17,6 +17,7 @@ from dbgauge.toolkit.config import Config
 from dbgauge.toolkit.db import load_drivers
 from dbgauge.toolkit.errors import ConfigError
 from dbgauge.toolkit.exporter.scrape import TargetResult, TargetRunner, labels_of
+from dbgauge.toolkit.exporter.watchdog import WATCHDOG
 from dbgauge.toolkit.redact import redact
 from dbgauge.toolkit.registry import Registry
 from dbgauge.toolkit.targets import FanOut, Unfinished
@@ -38,18 +39,15 @@ def _alone(runner: TargetRunner, deadline: float,
     """One target (a /probe) scraped in the request's own thread, not the shared pool: a
     /metrics over thousands of stalled targets holds every pool thread until its deadline,
     and a /probe queued behind them missed its own. The request threads are bounded
-    (daemon.max_requests); a timer aborts a scrape overdue past its deadline, as the pool
-    does."""
-    watchdog = threading.Timer(max(0.0, deadline - time.monotonic()) + _OVERDUE_AFTER,
-                               runner.abort_overdue)
-    watchdog.daemon = True
-    watchdog.start()
+    (daemon.max_requests); the watchdog aborts a scrape overdue past its deadline, as the
+    pool does."""
+    token = WATCHDOG.arm(deadline + _OVERDUE_AFTER, runner.abort_overdue)
     try:
         return runner.scrape(deadline, only)
     except Exception as exc:  # as the pool hands back: reported as the target down
         return exc
     finally:
-        watchdog.cancel()
+        WATCHDOG.disarm(token)
 
 
 class Scraper:

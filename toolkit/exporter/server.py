@@ -103,9 +103,16 @@ class Handler(BaseHTTPRequestHandler):
         if self.server.stopping.is_set():
             self.close_connection = True
             self.send_header("Connection", "close")
-        self.end_headers()
+        if self.request_version == "HTTP/0.9" or not hasattr(self, "_headers_buffer"):
+            self.end_headers()
+            if self.command != "HEAD":
+                self.wfile.write(body)
+            return
+        # end_headers() and the body in one send: two cost a syscall and a TCP segment each
+        self._headers_buffer.append(b"\r\n")
         if self.command != "HEAD":
-            self.wfile.write(body)
+            self._headers_buffer.append(body)
+        self.flush_headers()
 
     def do_HEAD(self) -> None:
         self.do_GET()
