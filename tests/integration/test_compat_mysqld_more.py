@@ -238,7 +238,10 @@ def test_a_missing_performance_schema_grant_costs_its_families_not_the_collector
     ps_only = {"mysql_statements", "mysql_perf_schema_waits", "mysql_perf_schema_file_events",
                "mysql_perf_schema_file_instances", "mysql_perf_schema_index_io_waits",
                "mysql_perf_schema_table_lock_waits"}
-    assert {name for name, ok in success.items() if not ok} == ps_only | {"mysql_tables"}
+    # the schemas it was not granted hide their tables from the sizes and AUTO_INCREMENT
+    assert {name for name, ok in success.items() if not ok} == ps_only | {
+        "mysql_tables", "mysql_auto_increment"}
+    assert families["dbgauge_mysql_auto_increment_tables_hidden"].samples
     for gone in ("dbgauge_mysql_table_io_waits_total", "dbgauge_mysql_table_io_truncated",
                  "dbgauge_mysql_wait_events_total", "dbgauge_mysql_statements_calls_total",
                  "dbgauge_mysql_performance_schema_enabled", "mysql_perf_schema_events_waits_total",
@@ -273,7 +276,9 @@ def test_a_missing_process_grant_costs_the_innodb_metrics_not_the_status(
     assert {name for name, ok in success.items() if not ok} == {
         "mysql_innodb", "mysql_innodb_cmp", "mysql_innodb_cmpmem", "mysql_engine_innodb_status",
         "mysql_processlist",  # the processlist would show its own threads only: not counted
-        "mysql_tables"}  # whether tables are hidden from its sizes takes PROCESS to tell
+        "mysql_tables",  # whether tables are hidden from its sizes takes PROCESS to tell
+        "mysql_auto_increment"}  # and from its columns
+    assert "dbgauge_mysql_auto_increment_tables_hidden" not in families
     assert "dbgauge_mysql_processlist_threads" not in families
     assert "mysql_info_schema_processlist_threads" not in families
     assert families["dbgauge_mysql_innodb_buffer_pool_pages"].samples

@@ -65,6 +65,7 @@ NEEDS = {
     "mysql_replication": {"slave", "process"},
     "mysql_statements": {"ps"},
     "mysql_tables": {"ps", "process", "select"},  # PROCESS: to tell whether tables are hidden
+    "mysql_auto_increment": {"process", "select"},  # the same hidden tables, their columns
     "mysql_perf_schema_file_events": {"ps"},
     "mysql_perf_schema_file_instances": {"ps"},
     "mysql_perf_schema_index_io_waits": {"ps"},
@@ -73,7 +74,8 @@ NEEDS = {
 }
 # Collectors whose failure keeps what the role could see (status variables, table sizes;
 # read_only and the channels without the replica count, asserted below).
-PARTIAL = frozenset({"mysql_replication", "mysql_innodb", "mysql_tables"})
+PARTIAL = frozenset({"mysql_replication", "mysql_innodb", "mysql_tables",
+                     "mysql_auto_increment"})
 
 
 def _user(kind: str) -> str:
@@ -200,6 +202,8 @@ def test_each_collector_is_right_or_fails_naming_the_grant(
                 assert "are not in information_schema.TABLES" in failed["mysql_tables"]
             else:
                 assert hidden == 0, (kind, node, hidden)
+            # and so are their AUTO_INCREMENT columns
+            assert _sum(samples, "dbgauge_mysql_auto_increment_tables_hidden") == hidden
             replicas = _sum(samples, "dbgauge_mysql_connected_replicas")
             if "mysql_replication" in failed:
                 assert replicas is None, (kind, node)  # never "0 replicas" it cannot see

@@ -13,7 +13,7 @@ from dbgauge.app import registry
 from dbgauge.collectors.mysql_engine_innodb_status import parse_engine_status
 from dbgauge.collectors.mysql_processlist import MySQLProcesslist
 from dbgauge.collectors.mysql_replication import read_flags
-from dbgauge.toolkit.errors import QueryError
+from dbgauge.toolkit.errors import Incomplete, QueryError
 from tests.helpers import as_dict, value
 from tests.helpers.captured import FixtureConnection, body, tsv_rows
 
@@ -123,7 +123,11 @@ def test_auto_increment_headroom_and_a_type_without_maximum() -> None:
     rows = tsv_rows("mariadb-10.11/auto_increment_columns.tsv")
     rows.append({"table_schema": "app", "table_name": "d", "column_name": "id",
                  "auto_increment": "5", "max_value": None})  # a DECIMAL column: no maximum
-    m = _collect("mysql_auto_increment", {"auto_increment_columns": rows})
+    m = _collect("mysql_auto_increment", {"auto_increment_columns": rows,
+                                          "tables_hidden": [{"innodb_tables": 9,
+                                                             "visible_tables": 9}]})
+    assert value(m, "dbgauge_mysql_auto_increment_tables_hidden") == 0
+    assert value(m, "dbgauge_mysql_auto_increment_truncated") == 0
     tiny = {"schema": "compat_more", "table": "tiny", "column": "id"}
     assert value(m, "dbgauge_mysql_auto_increment_next_value", **tiny) == 4
     assert value(m, "dbgauge_mysql_auto_increment_max_value", **tiny) == 127
@@ -131,6 +135,25 @@ def test_auto_increment_headroom_and_a_type_without_maximum() -> None:
     decimal = {"schema": "app", "table": "d", "column": "id"}
     assert value(m, "dbgauge_mysql_auto_increment_used_ratio", **decimal) is None
     assert value(m, "dbgauge_mysql_auto_increment_max_value", **decimal) is None
+
+
+def test_auto_increment_columns_of_hidden_tables_are_said_not_passed_over() -> None:
+    """A table the account cannot see could hold a column at its maximum: counted, the
+    list called truncated, and the collector failed naming the grant, its rows kept."""
+    collector = registry()["mysql_auto_increment"]
+    rows = tsv_rows("mariadb-10.11/auto_increment_columns.tsv")
+    conn = FixtureConnection(*MARIADB, {"auto_increment_columns": rows, "tables_hidden": [
+        {"innodb_tables": 12, "visible_tables": 9}]})
+    facts = collector.read(conn)  # type: ignore[arg-type]
+    got = []
+    with pytest.raises(Incomplete, match=r"3 InnoDB table.* AUTO_INCREMENT columns are not "
+                                         r"checked: GRANT SELECT ON"):
+        got.extend(collector.samples(facts))
+    m = as_dict("mysql_auto_increment", got)
+    assert value(m, "dbgauge_mysql_auto_increment_tables_hidden") == 3
+    assert value(m, "dbgauge_mysql_auto_increment_truncated") == 1
+    assert value(m, "dbgauge_mysql_auto_increment_next_value", schema="compat_more",
+                 table="tiny", column="id") == 4
 
 
 PROCESS_HELD = {"process_probe": [{"page_sizes": 5}]}  # INNODB_CMP answered: PROCESS held
