@@ -219,3 +219,19 @@ def test_queries_on_every_database_as_postgres_exporter(
     assert [dict(labels)["datname"] for _, labels in ours[names[1]].samples] == ["app"]
     assert value(parse_metrics(d.get("/metrics")[1]),
                  "dbgauge_postgres_custom_query_database_success", database="drift") == 1.0
+
+
+def test_the_peers_opt_in_collectors_switched_on(sandbox: Sandbox, tmp_path: Path,
+                                                 daemons: list[Daemon]) -> None:
+    """A unit file's --collect.perf_schema.eventswaits and --collect.auto_increment.columns
+    run dbgauge's opt-in collectors behind them: the peer's families are there."""
+    cnf = my_cnf(sandbox, "mariadb-primary", tmp_path / "my.cnf")
+    d = start(daemons, tmp_path / "log", "--config.my-cnf", str(cnf),
+              "--collect.perf_schema.eventswaits", "--collect.auto_increment.columns")
+    m = d.metrics()
+    assert value(m, "dbgauge_collector_success", collector="mysql_perf_schema_waits") == 1.0
+    assert value(m, "dbgauge_collector_success", collector="mysql_auto_increment") == 1.0
+    names = {name for name, _ in m}
+    assert "mysql_perf_schema_events_waits_total" in names
+    assert "mysql_info_schema_auto_increment_column" in names
+    assert "has no equivalent" not in d.log_text()

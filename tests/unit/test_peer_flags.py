@@ -207,3 +207,20 @@ def test_dumpmaps_is_refused_and_version_answers() -> None:
     assert "Traceback" not in result.output
     version = runner.invoke(cli, ["serve", "--version"])
     assert version.exit_code == 0 and version.output.startswith("dbgauge, version ")
+
+
+def test_switch_tables_agree_with_the_dialects() -> None:
+    """Every peer collector a dialect says a dbgauge collector gives (its self metrics'
+    names) is switched by the flag table to that collector, and the other way round for
+    every collector that exists: one mapping, not two that drift."""
+    from dbgauge.collectors.dialects.mysqld_exporter import SCRAPERS
+    from dbgauge.collectors.dialects.postgres_exporter import PEER_COLLECTORS
+    from dbgauge.toolkit.peers.collectors import MYSQLD_EXPORTER, POSTGRES_EXPORTER
+
+    for table, dialect in ((MYSQLD_EXPORTER, SCRAPERS), (POSTGRES_EXPORTER, PEER_COLLECTORS)):
+        known = {c.name for c in app.registry().for_kind(table.kind)}
+        for ours, peers in dialect.items():
+            for peer in peers:
+                assert ours in table.collectors.get(peer, ()), (table.peer, peer, ours)
+        for peer, ours_all in table.collectors.items():
+            assert set(ours_all) <= known, (table.peer, peer, ours_all)

@@ -377,16 +377,35 @@ def test_bad_switches_are_refused(args: list[str], says: str) -> None:
 
 def test_switches_without_an_equivalent_warn_and_keep_the_unit_file_working() -> None:
     w = wiring(PeerFlags(mysqld_address="db1:3306", mysqld_username="u", switches=switched(
-        "--collect.info_schema.innodb_cmp", "--no-collect.perf_schema.tablelocks",
+        "--collect.info_schema.userstats", "--no-collect.info_schema.tablestats",
         "--collect.info_schema.processlist.min_time=5", "--collect.heartbeat")))
     notes = "\n".join(w.notes)
-    assert "--collect.info_schema.innodb_cmp: dbgauge has no equivalent" in notes
-    assert "tablelocks" not in notes  # switched off, and dbgauge does not collect it either
+    assert "--collect.info_schema.userstats: dbgauge has no equivalent" in notes
+    assert "tablestats" not in notes  # switched off, and dbgauge does not collect it either
     assert "--collect.info_schema.processlist.min_time changes nothing" in notes
     assert "run pt-heartbeat with --utc" in notes
     target = w.load_config(None).target("mysql")
     assert target.heartbeat is not None and target.heartbeat.table == "heartbeat.heartbeat"
     assert target.collectors is None
+
+
+def test_the_peers_opt_in_collectors_turn_on_dbgauges() -> None:
+    """mysqld_exporter's --collect.perf_schema.* and --collect.auto_increment.columns are
+    off by default there as their dbgauge collectors are here: switched on, they run."""
+    flags = PeerFlags(mysqld_address="db1:3306", mysqld_username="u", switches=switched(
+        "--collect.perf_schema.eventswaits", "--collect.auto_increment.columns",
+        "--collect.engine_innodb_status", "--no-collect.perf_schema.tablelocks"))
+    w = wiring(flags)
+    running = w.load_config(None).target("mysql").collectors
+    assert running is not None
+    assert running[:len(defaults("mysql"))] == tuple(defaults("mysql"))
+    assert running[len(defaults("mysql")):] == ("mysql_perf_schema_waits",
+                                                "mysql_auto_increment",
+                                                "mysql_engine_innodb_status")
+    assert not w.notes
+    on = load(PeerFlags(switches=switched("--collector.stat_progress_vacuum")),
+              {"DATA_SOURCE_NAME": "postgresql://u@h/db"}).target("postgres").collectors
+    assert on is None or "postgres_vacuum_progress" in on
 
 
 def test_switches_need_their_peers_target() -> None:

@@ -12,9 +12,11 @@ What a switch does on the targets the peer's spellings make:
   is switched off (dbgauge's `mysql_innodb` also gives what `--collect.engine_innodb_status`
   does: `--no-collect.global_status` alone leaves it on). A peer collector mapped to none is
   simply not collected: nothing to turn off.
-- `--...NAME` keeps its dbgauge collectors on (every dbgauge collector is on by default); a
-  peer collector dbgauge has no equivalent of is accepted with a warning, so the unit file
-  still starts, and the warning says the data is not there.
+- `--...NAME` keeps its dbgauge collectors on, and turns on those that are opt-in in
+  dbgauge too (the peer's own opt-in ones: `--collect.perf_schema.eventswaits` runs
+  `mysql_perf_schema_waits`); a peer collector dbgauge has no equivalent of is accepted
+  with a warning, so the unit file still starts, and the warning says the data is not
+  there.
 - A name the peer does not have is an error, as it is for the peer.
 
 Value flags with an equivalent are mapped (the statement digests' top-N limit, the
@@ -59,24 +61,29 @@ MYSQLD_EXPORTER = PeerCollectors(
         "info_schema.processlist": ("mysql_processlist",),
         "info_schema.tables": ("mysql_tables",),
         "info_schema.innodb_metrics": ("mysql_innodb",),
-        "engine_innodb_status": ("mysql_innodb",),
+        "engine_innodb_status": ("mysql_innodb", "mysql_engine_innodb_status"),
         "info_schema.query_response_time": ("mariadb_query_response_time",),
+        "info_schema.innodb_cmp": ("mysql_innodb_cmp",),
+        "info_schema.innodb_cmpmem": ("mysql_innodb_cmpmem",),
         "binlog_size": ("mysql_binlog",),
         "heartbeat": ("mysql_heartbeat",),
         "perf_schema.eventsstatements": ("mysql_statements",),
+        "perf_schema.eventswaits": ("mysql_perf_schema_waits",),
+        "perf_schema.file_events": ("mysql_perf_schema_file_events",),
+        "perf_schema.file_instances": ("mysql_perf_schema_file_instances",),
+        "perf_schema.indexiowaits": ("mysql_perf_schema_index_io_waits",),
+        "perf_schema.tablelocks": ("mysql_perf_schema_table_lock_waits",),
         "perf_schema.tableiowaits": ("mysql_tables",),
         "perf_schema.replication_group_members": ("mysql_group_replication",),
         "perf_schema.replication_group_member_stats": ("mysql_group_replication",),
+        "auto_increment.columns": ("mysql_auto_increment",),
         **{name: () for name in (
-            "auto_increment.columns", "engine_tokudb_status", "info_schema.clientstats",
-            "info_schema.innodb_cmp", "info_schema.innodb_cmpmem",
+            "engine_tokudb_status", "info_schema.clientstats",
             "info_schema.innodb_tablespaces", "info_schema.replica_host",
             "info_schema.rocksdb_perf_context", "info_schema.schemastats",
             "info_schema.tablestats", "info_schema.userstats", "mysql.user",
-            "perf_schema.eventsstatementssum", "perf_schema.eventswaits",
-            "perf_schema.file_events", "perf_schema.file_instances", "perf_schema.indexiowaits",
-            "perf_schema.memory_events", "perf_schema.replication_applier_status_by_worker",
-            "perf_schema.tablelocks", "sys.user_summary")},
+            "perf_schema.eventsstatementssum", "perf_schema.memory_events",
+            "perf_schema.replication_applier_status_by_worker", "sys.user_summary")},
     },
     values=frozenset({
         "heartbeat.database", "heartbeat.table", "info_schema.processlist.min_time",
@@ -112,10 +119,12 @@ POSTGRES_EXPORTER = PeerCollectors(
         "wal": ("postgres_checkpoints",),
         "stat_statements": ("postgres_statements",),
         "stat_user_tables": ("postgres_tables",),
+        "statio_user_tables": ("postgres_tables",),
+        "roles": ("postgres_server",),
+        "stat_progress_vacuum": ("postgres_vacuum_progress",),
         **{name: () for name in (
-            "buffercache_summary", "process_idle", "roles", "stat_activity_autovacuum",
-            "stat_progress_vacuum", "statio_user_indexes", "statio_user_tables",
-            "xlog_location")},
+            "buffercache_summary", "process_idle", "stat_activity_autovacuum",
+            "statio_user_indexes", "xlog_location")},
     },
     values=frozenset({"stat_statements.query_length", "stat_statements.limit",
                       "stat_statements.exclude_databases", "stat_statements.exclude_users"}),
@@ -157,18 +166,22 @@ class Switches:
         return out
 
     def collectors(self, defaults: Sequence[str]) -> list[str] | None:
-        """The dbgauge collectors to run (of `defaults`, the kind's): those a peer
-        collector maps to are dropped when every peer collector mapping to them was
-        switched off. None: nothing switched off, the defaults hold."""
+        """The dbgauge collectors to run (`defaults`: the kind's): those a peer collector
+        maps to are dropped when every peer collector mapping to them was switched off,
+        and an opt-in one (not in `defaults`, as the peer's own `--collect.perf_schema.*`)
+        is added when a peer collector mapping to it is switched on. None: nothing
+        changed, the defaults hold."""
         off = {name for name, state in self.states.items() if not state}
         sources: dict[str, list[str]] = {}
         for peer_name, ours in self.table.collectors.items():
             for name in ours:
                 sources.setdefault(name, []).append(peer_name)
         dropped = {name for name, peers in sources.items() if all(p in off for p in peers)}
-        if not dropped & set(defaults):
+        added = [name for peer_name, state in self.states.items() if state
+                 for name in self.table.collectors.get(peer_name, ()) if name not in defaults]
+        if not dropped & set(defaults) and not added:
             return None
-        return [name for name in defaults if name not in dropped]
+        return [*(name for name in defaults if name not in dropped), *dict.fromkeys(added)]
 
     def options(self) -> dict[str, dict[str, object]]:
         """collector_options from the value flags dbgauge has an equivalent of."""
