@@ -228,15 +228,15 @@ def parse_dsn(dsn: str) -> ConnParams:
     return _parse_mysql(dsn, shown)
 
 
-MYSQL_PARAMETERS = ("read_default_file", "ssl_ca", "unix_socket")
+MYSQL_PARAMETERS = ("read_default_file", "read_default_group", "ssl_ca", "unix_socket")
 
 
 def _parse_mysql(dsn: str, shown: str) -> ConnParams:
     """A MySQL-family DSN; what it leaves out (user, password, host or socket, port,
     database, ssl-ca) comes from the client option files, as for the mysql client:
-    `read_default_file=` names the one file to read (--defaults-file), else the global
-    files and ~/.my.cnf. A password from a file is only a fallback: --password-file and
-    --password-env win over it."""
+    `read_default_file=` names the one file to read, else the global files and ~/.my.cnf;
+    `read_default_group=` a group read beside [client] (check_mysql's -g). A password from
+    a file is only a fallback: --password-file and --password-env win over it."""
     try:
         parts = urlsplit(dsn)
         if "@" in parts.path or "@" in parts.fragment or ("@" in dsn and "@" not in parts.netloc):
@@ -258,10 +258,12 @@ def _parse_mysql(dsn: str, shown: str) -> ConnParams:
     password = unquote(parts.password) if parts.password is not None else None
     dbname = unquote(parts.path.lstrip("/")) or None
     cnf: dict[str, str] = {}
-    if "read_default_file" in options or not (user and host and password is not None):
+    if {"read_default_file", "read_default_group"} & set(options) or not (
+            user and host and password is not None):
         from dbgauge.toolkit.clientcnf import client_settings
 
-        cnf = client_settings(options.get("read_default_file"))
+        cnf = client_settings(options.get("read_default_file"),
+                              options.get("read_default_group") or None)
     socket = options.get("unix_socket", "")
     if not socket and not host:  # the option files' host, or their socket for localhost
         host = cnf.get("host", "")
