@@ -15,7 +15,13 @@ from pathlib import Path
 
 from dbgauge.toolkit.errors import ConfigError
 from dbgauge.toolkit.files import read_text
-from dbgauge.toolkit.mycnf import CnfDirective, CnfFile, client_options, flatten_mycnf
+from dbgauge.toolkit.mycnf import (
+    CLIENT_GROUPS,
+    CnfDirective,
+    CnfFile,
+    client_options,
+    flatten_mycnf,
+)
 
 MAX_OPTION_FILE_BYTES = 1 << 20
 
@@ -77,9 +83,12 @@ def load_option_file(path: str, skip_unreadable: bool = True) -> CnfFile:
     return flatten_mycnf(text, path, resolve)
 
 
-def client_settings(defaults_file: str | None = None) -> dict[str, str]:
+def client_settings(defaults_file: str | None = None, group: str | None = None
+                    ) -> dict[str, str]:
     """user, password, host, port, socket, database, ssl_ca from the client's option
-    files (a later file wins). A bad line in a file read is a ConfigError naming it."""
+    files (a later file wins), in the client's groups and `group` (--defaults-group,
+    check_mysql's -g: read as the C client reads MYSQL_READ_DEFAULT_GROUP, beside
+    [client]). A bad line in a file read is a ConfigError naming it."""
     if defaults_file is not None:
         paths = [Path(defaults_file).expanduser()]
     else:
@@ -95,5 +104,5 @@ def client_settings(defaults_file: str | None = None) -> dict[str, str]:
         fatal = next((p for p in cnf.problems if p.fatal), None)
         if fatal is not None:
             raise ConfigError(f"{fatal.message}", source=fatal.source, line=fatal.line)
-        settings.update(client_options(cnf))
+        settings.update(client_options(cnf, (*CLIENT_GROUPS, *((group,) if group else ()))))
     return settings

@@ -228,15 +228,16 @@ def parse_dsn(dsn: str) -> ConnParams:
     return _parse_mysql(dsn, shown)
 
 
-MYSQL_PARAMETERS = ("read_default_file", "ssl_ca", "unix_socket", "log_slow_filter")
+MYSQL_PARAMETERS = ("read_default_file", "read_default_group", "ssl_ca", "unix_socket",
+                    "log_slow_filter")
 
 
 def _parse_mysql(dsn: str, shown: str) -> ConnParams:
     """A MySQL-family DSN; what it leaves out (user, password, host or socket, port,
     database, ssl-ca) comes from the client option files, as for the mysql client:
-    `read_default_file=` names the one file to read (--defaults-file), else the global
-    files and ~/.my.cnf. A password from a file is only a fallback: --password-file and
-    --password-env win over it."""
+    `read_default_file=` names the one file to read, else the global files and ~/.my.cnf;
+    `read_default_group=` a group read beside [client] (check_mysql's -g). A password from
+    a file is only a fallback: --password-file and --password-env win over it."""
     try:
         parts = urlsplit(dsn)
         if "@" in parts.path or "@" in parts.fragment or ("@" in dsn and "@" not in parts.netloc):
@@ -258,10 +259,12 @@ def _parse_mysql(dsn: str, shown: str) -> ConnParams:
     password = unquote(parts.password) if parts.password is not None else None
     dbname = unquote(parts.path.lstrip("/")) or None
     cnf: dict[str, str] = {}
-    if "read_default_file" in options or not (user and host and password is not None):
+    if {"read_default_file", "read_default_group"} & set(options) or not (
+            user and host and password is not None):
         from dbgauge.toolkit.clientcnf import client_settings
 
-        cnf = client_settings(options.get("read_default_file"))
+        cnf = client_settings(options.get("read_default_file"),
+                              options.get("read_default_group") or None)
     socket = options.get("unix_socket", "")
     if not socket and not host:  # the option files' host, or their socket for localhost
         host = cnf.get("host", "")
@@ -278,8 +281,6 @@ def _parse_mysql(dsn: str, shown: str) -> ConnParams:
                       or not 0 < int(port_text) < 65536):
         raise ConfigError(f"DSN {shown!r}: port {port_text[:20]!r} from the option file is not a "
                           "TCP port")
-    ssl_ca = options.get("ssl_ca") or cnf.get("ssl_ca")
-    session = _slow_filter(options.get("log_slow_filter", ""), shown)
     return ConnParams(
         family="mysql",
         host=host or "localhost",
@@ -287,18 +288,22 @@ def _parse_mysql(dsn: str, shown: str) -> ConnParams:
         user=user,
         dbname=dbname or cnf.get("database") or None,
         password=password,
-        options=(*((("ssl_ca", ssl_ca),) if ssl_ca else ()),
-                 *((("log_slow_filter", session),) if session else ())),
+        options=_connection_options(options, cnf, shown),
         fallback_password=cnf.get("password") if password is None else None,
     )
 
 
-def _slow_filter(value: str, shown: str) -> str:
-    """A mysql:// DSN's log_slow_filter (set on each session), checked: filter names."""
-    if not re.fullmatch(r"[a-z_]{0,40}(,[a-z_]{1,40}){0,20}", value):
-        raise ConfigError(f"DSN {shown!r}: log_slow_filter {value[:40]!r} is not a list of "
+def _connection_options(options: dict[str, str], cnf: dict[str, str], shown: str
+                        ) -> tuple[tuple[str, str], ...]:
+    """What a connection needs beyond the address: ssl_ca (the DSN's, else the option
+    files'), and the log_slow_filter each session sets, checked: filter names."""
+    ssl_ca = options.get("ssl_ca") or cnf.get("ssl_ca")
+    session = options.get("log_slow_filter", "")
+    if not re.fullmatch(r"[a-z_]{0,40}(,[a-z_]{1,40}){0,20}", session):
+        raise ConfigError(f"DSN {shown!r}: log_slow_filter {session[:40]!r} is not a list of "
                           "MariaDB slow-log filter names (tmp_table_on_disk,filesort_on_disk)")
-    return value
+    return (*((("ssl_ca", ssl_ca),) if ssl_ca else ()),
+            *((("log_slow_filter", session),) if session else ()))
 
 
 _LIBPQ_FIELDS = ("host", "port", "user", "dbname", "password")

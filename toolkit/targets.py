@@ -137,20 +137,23 @@ def split_named(spec: str) -> tuple[str | None, str]:
     return None, spec
 
 
-def with_defaults_file(dsn: str, defaults_file: str | None) -> str:
-    """A mysql:// DSN reading `defaults_file` (--defaults-file) unless it names its own
-    read_default_file; other DSNs unchanged."""
-    if defaults_file is None or dsn.split("://", 1)[0].lower() not in ("mysql", "mariadb") \
-            or "read_default_file=" in dsn:
+def with_defaults_file(dsn: str, defaults_file: str | None, group: str | None = None) -> str:
+    """A mysql:// DSN reading `defaults_file` (--defaults-file) and the option group
+    `group` (--defaults-group) unless it names its own; other DSNs unchanged."""
+    if dsn.split("://", 1)[0].lower() not in ("mysql", "mariadb"):
         return dsn
-    return f"{dsn}{'&' if '?' in dsn else '?'}read_default_file={quote(defaults_file, safe='/')}"
+    for key, value in (("read_default_file", defaults_file), ("read_default_group", group)):
+        if value is not None and f"{key}=" not in dsn:
+            dsn = f"{dsn}{'&' if '?' in dsn else '?'}{key}={quote(value, safe='/')}"
+    return dsn
 
 
 def target_from_dsn(spec: str, *, password_file: Path | None = None,
                     password_env: str | None = None,
                     heartbeat_table: str | None = None,
                     defaults_file: str | None = None,
-                    heartbeat_source: int | None = None) -> Target:
+                    heartbeat_source: int | None = None,
+                    defaults_group: str | None = None) -> Target:
     """'[NAME=]DSN' from the command line -> Target (named by its address without NAME).
 
     The kind follows the scheme (a postgresql:// DSN to the database `pgbouncer` is
@@ -164,7 +167,7 @@ def target_from_dsn(spec: str, *, password_file: Path | None = None,
     name, dsn = split_named(spec)
     if is_pt_dsn(dsn):  # one spelling downstream: the mysql:// DSN it means
         dsn = pt_as_mysql(dsn)
-    dsn = with_defaults_file(dsn, defaults_file)
+    dsn = with_defaults_file(dsn, defaults_file, defaults_group)
     params = parse_dsn(dsn)
     heartbeat = None
     if heartbeat_table is not None and params.kind == "mysql":
@@ -209,18 +212,20 @@ def needs_config(names: Sequence[str], dsns: Sequence[str]) -> bool:
 def select(names: Sequence[str], dsns: Sequence[str],
            configured: Sequence[Target] | None, *, password_file: Path | None = None,
            password_env: str | None = None, heartbeat_table: str | None = None,
-           defaults_file: str | None = None, heartbeat_source: int | None = None
-           ) -> Selection:
+           defaults_file: str | None = None, heartbeat_source: int | None = None,
+           defaults_group: str | None = None) -> Selection:
     """The servers of a command line: the --target names among `configured` (every
     configured target when none is named), then the --node DSNs. Named ones (DSNs and
     --target names) are the Selection's `named`. With `defaults_file` (--defaults-file)
-    and nothing else, the one MySQL server that file describes."""
+    (or `defaults_group`, --defaults-group) and nothing else, the one MySQL server the
+    option files describe."""
     wanted = split_names(names)
-    if defaults_file is not None and not dsns and not wanted and configured is None:
+    if (defaults_file or defaults_group) is not None and not dsns and not wanted \
+            and configured is None:
         dsns = ["mysql://"]
     nodes = [target_from_dsn(d, password_file=password_file, password_env=password_env,
                              heartbeat_table=heartbeat_table, defaults_file=defaults_file,
-                             heartbeat_source=heartbeat_source)
+                             heartbeat_source=heartbeat_source, defaults_group=defaults_group)
              for d in dsns]
     named = {n.name for n in nodes} | set(wanted)
     if wanted or not nodes:

@@ -1,7 +1,9 @@
 """check custom-query: a query of the operator's, whose column `result` is held against
-the ranges (check_postgres' custom_query, check_pgsql's -q). Each row's result is
-judged, the worst counts; a second column, if any, is perfdata under its own name per
-row (check_postgres' "value inside the performance data"). Thresholds may be counts,
+the ranges (check_postgres' custom_query, check_mysql_query). Each row's result is
+judged, the worst counts; another column, if any, is perfdata under its own name per
+row (check_postgres' "value inside the performance data"). A query without a column
+named `result` is judged by its first column, as check_mysql_query and check_pgsql's -q
+read it, so their queries move over unchanged. Thresholds may be counts,
 times (-w 5m) or sizes (-w 10GB), as check_postgres' valtype integer/time/size; there is
 no default (give -w or -c). A result that is not a number is UNKNOWN.
 
@@ -36,19 +38,18 @@ def _read(node: Target, conn: Connection, scope: Scope) -> Measured | NodeOutcom
     rows = conn.query_read_only(scope.query, MAX_ROWS)
     if not rows:
         raise CheckFailed("the query returned no row: nothing to judge")
-    if "result" not in rows[0]:
-        raise CheckFailed(f"the query has no column named result (columns: "
-                          f"{', '.join(rows[0])})")
+    # the plugins' reading: no column `result`, the first column is it
+    result = "result" if "result" in rows[0] else next(iter(rows[0]), "result")
     values = []
     for row in rows:
-        value = number(row.get("result"))
+        value = number(row.get(result))
         if value is None or not math.isfinite(value):
-            raise CheckFailed(f"result {text(row.get('result'))!r} is not a number")
+            raise CheckFailed(f"{result} {text(row.get(result))!r} is not a number")
         values.append(value)
     extra: list[tuple[str, float]] = []
     for row in rows:
         for column, cell in row.items():
-            got = number(cell) if column != "result" else None
+            got = number(cell) if column != result else None
             if got is not None:
                 extra.append((column, got))
     top = max(values)
@@ -59,7 +60,8 @@ def _read(node: Target, conn: Connection, scope: Scope) -> Measured | NodeOutcom
 CHECK = HealthCheck(
     name="custom-query",
     summary="A read-only query's `result` column against the ranges (PostgreSQL, MySQL).",
-    measures="the column `result` of the --query (the largest row's)",
+    measures="the column `result` of the --query (else its first column; the largest "
+             "row's)",
     kinds=frozenset({"postgres", "mysql"}), metric="result",
     scoped=_read, takes_query=True,
     defaults=Thresholds(NEVER, NEVER, seconds=True, bytes=True), unit="the query's unit",

@@ -7,8 +7,9 @@ check_postgres checks the same objects: each may be given several times and as
 comma-separated lists; `~word` is a regular expression (searched, not anchored), a word
 ending in `.` names a schema; exclusion is applied first and inclusion brings back what it
 matches. With only --include, only what it matches is checked; with both, an object that
-neither matches is kept (check_postgres' rule, kept as is). Pure, and imports nothing of
-the checks (`model` names it for its types).
+neither matches is kept (check_postgres' rule, kept as is). The monitoring plugins'
+options a check's read needs travel here too (check_pgsql's -q with -W/-C, check_mysql's
+-S and -n). Pure, and imports nothing of the checks (`model` names it for its types).
 """
 
 from __future__ import annotations
@@ -18,18 +19,26 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from dbgauge.toolkit.errors import ConfigError
+from dbgauge.toolkit.ranges import Range
 
 
 @dataclass(frozen=True)
 class Scope:
-    """The user's narrowing of one check run: object filters and a custom query."""
+    """The user's narrowing of one check run: object filters, a custom query, and the
+    monitoring plugins' options a read needs."""
 
     include: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
-    query: str = ""  # custom-query's statement
+    query: str = ""  # custom-query's statement; connection's -q (check_pgsql)
     # settings-checksum's -w/-c: the checksum expected ("" or "0": none, only say it)
     warning: str = ""
     critical: str = ""
+    # connection's -W/-C: ranges of the -q query's value, and its name in the text
+    query_warning: Range | None = None
+    query_critical: Range | None = None
+    query_name: str = ""
+    replica: bool = False  # lag -S: a node that is no replica is a WARNING (check_mysql -S)
+    ignore_auth: bool = False  # connection -n: a refused password is OK (check_mysql -n)
 
     def __post_init__(self) -> None:
         for word in words(self.include) + words(self.exclude):

@@ -13,6 +13,8 @@ receiver), UNKNOWN when no receiver streams or the role cannot see it. PostgreSQ
 the worst lag of the physical standbys streaming from it, as it sees them (a standby silent
 longer than wal_receiver_status_interval lags by that silence at least, once it misses
 WAL); a logical subscriber's walsender is not a standby (check lag on the subscriber).
+A node that replicates from nothing has no lag (OK), unless -S/--replica (check_mysql's
+-S) says it must be a replica: then it is a WARNING, as check_mysql's "No slaves defined".
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from dbgauge.checks.health.filters import Scope
 from dbgauge.checks.health.model import (
     HealthCheck,
     Measured,
@@ -152,21 +155,35 @@ def primary_lag(node: Target, facts: PgReplicationFacts) -> Measured | NodeOutco
                                        f"{worst.lag_seconds:.2f} s (seen from the primary)")
 
 
-def _read(node: Target, conn: Connection) -> Measured | NodeOutcome:
+def _read(node: Target, conn: Connection, scope: Scope) -> Measured | NodeOutcome:
     if node.kind == "mysql":
         from dbgauge.collectors.mysql_replication import read_channels
 
-        return mysql_lag(node, conn, read_channels(conn))
+        channels = read_channels(conn)
+        if scope.replica and not channels:
+            return _no_replica(node, "no replication channel (SHOW SLAVE STATUS is empty)")
+        return mysql_lag(node, conn, channels)
     from dbgauge.collectors.postgres_replication import read_local, read_replication
 
     local = read_local(conn)
+    if scope.replica and not local.in_recovery:
+        return _no_replica(node, "not a standby (not in recovery)")
     if local.in_recovery or not (local.standbys or local.standbys_hidden):
         return standby_lag(node, local)
     return primary_lag(node, read_replication(conn, local))
 
 
+def _no_replica(node: Target, why: str) -> NodeOutcome:
+    """-S on a node that replicates from nothing: WARNING, as check_mysql -S says "No
+    slaves defined" (without -S such a node is OK: it has no lag)."""
+    return NodeOutcome(node.name, (Finding(Status.WARNING, node.name, "not-a-replica",
+                                           f"{why}, and -S/--replica says it is one"),),
+                       note="not a replica")
+
+
 CHECK = HealthCheck(
     name="lag", summary="Replication lag in seconds (heartbeat when configured).",
     measures="replication lag, seconds", kinds=frozenset({"mysql", "postgres"}),
-    metric="lag_seconds", read=_read, defaults=Thresholds.above(30.0, 120.0),
-    unit="seconds", finding="lag", takes_heartbeat_table=True)
+    metric="lag_seconds", scoped=_read, plugin_options=frozenset({"replica"}),
+    defaults=Thresholds.above(30.0, 120.0), unit="seconds", finding="lag",
+    takes_heartbeat_table=True)

@@ -207,6 +207,11 @@ class Measured:
     findings: tuple[Finding, ...] = ()  # problems beyond the threshold (a failing command)
 
 
+# The monitoring plugins' options a check may take (`HealthCheck.plugin_options`), each
+# carried to its read by the Scope: check_pgsql's -q with -W/-C on the query's value
+# (`query`), check_mysql's -S (`replica`) and -n (`ignore-auth`).
+PLUGIN_OPTIONS = frozenset({"query", "replica", "ignore-auth"})
+
 Read = Callable[["Target", "Connection"], "Measured | NodeOutcome"]
 ScopedRead = Callable[["Target", "Connection", "Scope"], "Measured | NodeOutcome"]
 
@@ -230,15 +235,22 @@ class HealthCheck:
     finding: str = ""  # the kind of the finding when a threshold is crossed
     requires: str = ""  # a version its kinds need, in the docs table ("MySQL 8")
     takes_heartbeat_table: bool = False  # its command takes --heartbeat-table (lag)
-    # a check over objects: read with the user's Scope; `filters` names what
-    # --include/--exclude match ("database", "relation"), "" for none
+    # a check over objects, or one taking options its read needs: read with the user's
+    # Scope; `filters` names what --include/--exclude match ("database"), "" for none
     scoped: ScopedRead | None = None
     filters: str = ""
     takes_query: bool = False  # its command takes --query (custom-query)
+    # its command takes the monitoring plugins' options of these names (`PLUGIN_OPTIONS`)
+    plugin_options: frozenset[str] = frozenset()
     takes_checksum: bool = False  # -w/-c are checksums, not ranges (settings-checksum)
     needs_thresholds: bool = False  # no defaults: -w or -c must be given (check_postgres)
 
     def __post_init__(self) -> None:
+        if not self.plugin_options <= PLUGIN_OPTIONS:
+            raise ValueError(f"check {self.name}: unknown plugin options "
+                             f"{sorted(self.plugin_options - PLUGIN_OPTIONS)}")
+        if self.plugin_options and self.scoped is None:
+            raise ValueError(f"check {self.name}: plugin options reach a scoped read only")
         if (self.read is None) == (self.scoped is None):
             raise ValueError(f"check {self.name}: give read, or scoped for a check over objects")
         if self.defaults is not None and not (self.unit and self.finding):

@@ -10,7 +10,7 @@ from dataclasses import replace
 
 from dbgauge.checks.health.model import HealthCheck, NodeOutcome, Thresholds
 from dbgauge.checks.health.scope import Scope
-from dbgauge.checks.nodes import Failed, applicable, each_node
+from dbgauge.checks.nodes import AUTH_FAILED, Failed, applicable, each_node
 from dbgauge.toolkit.errors import ConfigError
 from dbgauge.toolkit.result import CheckResult, Finding, Status, plugin_result
 from dbgauge.toolkit.targets import Deadline, Selection
@@ -38,7 +38,8 @@ def run_health(check: HealthCheck, nodes: Selection,
         limits.validate(check.name)
     runnable, misfits = applicable(check.name, check.kinds, nodes)
     chosen = limits
-    outcomes = [got if isinstance(got, NodeOutcome) else _failed(got)
+    refused_ok = scope is not None and scope.ignore_auth
+    outcomes = [got if isinstance(got, NodeOutcome) else _failed(got, refused_ok)
                 for got in each_node(runnable, lambda n, c: check.evaluate(n, c, chosen, scope),
                                      deadline=deadline, down=down)]
     outcomes += [NodeOutcome(f.node, (f,)) for f in misfits]
@@ -51,7 +52,12 @@ def run_health(check: HealthCheck, nodes: Selection,
     return summarize(check.name, outcomes)
 
 
-def _failed(failed: Failed) -> NodeOutcome:
+def _failed(failed: Failed, refused_ok: bool = False) -> NodeOutcome:
+    """A node that could not be checked; with `refused_ok` (connection -n, check_mysql's
+    --ignore-auth) a refused password is OK: the server answered, which is all -n asks."""
+    if refused_ok and failed.finding.kind == AUTH_FAILED:
+        return NodeOutcome(failed.finding.node, note="the server answered (its password "
+                                                     "refusal ignored: -n/--ignore-auth)")
     return NodeOutcome(failed.finding.node, (failed.finding,), note=failed.finding.detail)
 
 

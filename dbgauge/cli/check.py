@@ -9,15 +9,16 @@ import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
 from dbgauge.checks.health import HealthCheck, health_checks
 from dbgauge.cli.base import RESULT_EXIT, exit_now, finish, positive_duration, seconds
+from dbgauge.cli.check_options import check_scope, health_options
 from dbgauge.toolkit import DEFAULT_HEARTBEAT_TABLE, ENV_CONFIG
 from dbgauge.toolkit.errors import DbgaugeError
-from dbgauge.toolkit.ranges import Range, parse_range
+from dbgauge.toolkit.ranges import Range
 from dbgauge.toolkit.redact import redact_args
 from dbgauge.toolkit.result import CheckResult, Finding, Status, plugin_result
 from dbgauge.toolkit.targets import Deadline
@@ -78,21 +79,6 @@ def usage_error(name: str, message: str, *, help_hint: bool = True) -> None:
         click.echo(render_plugin_json(plugin_result(name, [finding], message)), nl=False)
         return
     click.echo(f"{name.upper()} UNKNOWN - {message}" + (" (see --help)" if help_hint else ""))
-
-
-class RangeType(click.ParamType):  # type: ignore[type-arg]  # generic only from click 8.3
-    """A monitoring-plugin threshold range: 10, 10:, ~:10, 10:20, @10:20."""
-
-    name = "range"
-
-    def convert(self, value: object, param: click.Parameter | None,
-                ctx: click.Context | None) -> Range:
-        if isinstance(value, Range):
-            return value
-        try:
-            return parse_range(str(value))
-        except ValueError as exc:
-            self.fail(str(exc), param, ctx)
 
 
 # One output at a time: the result, or the timeout's UNKNOWN line, never both.
@@ -219,11 +205,16 @@ def _check_nodes_options(f: click.decorators.FC) -> click.decorators.FC:
         click.option("--password-file", type=click.Path(dir_okay=False, path_type=Path),
                      metavar="FILE", help="File holding the password of --node DSNs that "
                                           "carry none."),
-        click.option("--defaults-file", metavar="FILE", expose_value=False,
+        click.option("-f", "--defaults-file", metavar="FILE", expose_value=False,
                      callback=lambda ctx, _p, v: ctx.meta.__setitem__("defaults_file", v),
                      help="MySQL option file for mysql:// --node DSNs, read instead of "
                           "/etc/my.cnf and ~/.my.cnf ([client] settings; alone: the one "
-                          "server it describes)."),
+                          "server it describes; check_mysql's -f)."),
+        click.option("-g", "--defaults-group", metavar="GROUP", expose_value=False,
+                     callback=lambda ctx, _p, v: ctx.meta.__setitem__("defaults_group", v),
+                     help="Also read the option files' [GROUP] for mysql:// --node DSNs, "
+                          "beside [client] (check_mysql's -g; alone: the one server they "
+                          "describe)."),
         click.option("--node", "node_dsns", multiple=True, metavar="[NAME=]DSN",
                      help="A server to check (repeatable), e.g. replica=mysql://u@db2:3306/."),
         click.option("--target", "--targets", "targets", multiple=True, metavar="NAME[,NAME]",
@@ -273,6 +264,7 @@ def _selection(config_path: str | None, targets: tuple[str, ...],
     return select(targets, node_dsns, configured, password_file=password_file,
                   password_env=password_env, heartbeat_table=heartbeat_table,
                   defaults_file=click.get_current_context().meta.get("defaults_file"),
+                  defaults_group=click.get_current_context().meta.get("defaults_group"),
                   heartbeat_source=heartbeat_source)
 
 
@@ -317,28 +309,22 @@ def check_split_brain_cmd(config_path: str | None, targets: tuple[str, ...],
     _check_emit(result, fmt, verbosity=verbosity)
 
 
-_Decorator = Callable[[Callable[..., None]], Callable[..., None]]
-
-
 def _health_command(check: HealthCheck) -> click.Command:
     """`dbgauge check NAME` for one health check of the registry: its help and options
-    are made from the check's declaration."""
+    are made from the check's declaration (`check_options`)."""
     def command(config_path: str | None, targets: tuple[str, ...],
                 node_dsns: tuple[str, ...], password_file: Path | None,
                 password_env: str | None, fmt: str, timeout: float, verbosity: int,
                 down: Status, warning: Range | None = None, critical: Range | None = None,
                 heartbeat_table: str | None = None, source_server_id: int | None = None,
-                include: tuple[str, ...] = (), exclude: tuple[str, ...] = (),
-                query: str = "", dbnames: tuple[str, ...] = ()) -> None:
+                dbnames: tuple[str, ...] = (), **options: Any) -> None:
         from dbgauge.checks.health.run import run_health
-        from dbgauge.checks.health.scope import Scope, per_database
+        from dbgauge.checks.health.scope import per_database
 
         given = warning is not None or critical is not None
         try:
             limits = check.limits(warning, critical) if given else None
-            scope = Scope(include, exclude, query, *(
-                (str(warning or ""), str(critical or "")) if check.takes_checksum else ())
-            ) if check.scoped else None
+            scope = check_scope(check, {**options, "warning": warning, "critical": critical})
         except DbgaugeError as exc:  # a threshold the check cannot mean: exit 3
             _check_failed(check.name, exc, fmt)
 
@@ -357,7 +343,7 @@ def _health_command(check: HealthCheck) -> click.Command:
         _check_emit(result, fmt, chosen.perf(check.metric) if chosen else None, verbosity)
 
     command.__doc__ = _health_help(check)
-    for option in _health_options(check):
+    for option in health_options(check):
         command = option(command)
     return click.command(check.name, short_help=check.summary)(
         _plugin_options(_check_nodes_options(command)))
@@ -384,64 +370,3 @@ def _health_help(check: HealthCheck) -> str:
                if defaults and defaults.bytes else "")
             + f"Example: dbgauge check {check.name} --config dbgauge.yaml --target NAME"
             + (" --warning W --critical C" if defaults else ""))
-
-
-def _default(check: HealthCheck, level: Range) -> str:
-    return "no default" if check.needs_thresholds else f"default {level}"
-
-
-def _health_options(check: HealthCheck) -> list[_Decorator]:
-    """The options beyond every check's: thresholds, and the heartbeat table of lag."""
-    options: list[_Decorator] = []
-    if check.defaults is not None:
-        options += [
-            click.option("-c", "--critical", type=RangeType(), metavar="RANGE",
-                         help="CRITICAL when the value is outside RANGE: 10 alerts above "
-                              "10, 10: below 10, 10:20 outside 10..20, @10:20 inside it "
-                              f"({_default(check, check.defaults.critical)})."),
-            click.option("-w", "--warning", type=RangeType(), metavar="RANGE",
-                         help="WARNING when the value is outside RANGE, written as for "
-                              f"--critical ({_default(check, check.defaults.warning)})."),
-        ]
-    if check.takes_checksum:
-        options += [
-            click.option("-c", "--critical", metavar="CHECKSUM",
-                         help="CRITICAL when the settings' checksum is not CHECKSUM (0: only "
-                              "print it, UNKNOWN)."),
-            click.option("-w", "--warning", metavar="CHECKSUM",
-                         help="WARNING when the settings' checksum is not CHECKSUM.")]
-    options += _scope_options(check)
-    if check.takes_heartbeat_table:
-        options.append(click.option(
-            "--heartbeat-table", metavar="SCHEMA.TABLE",
-            help="Read lag from this heartbeat table on --node servers (configured targets "
-                 "use their heartbeat settings)."))
-        options.append(click.option(
-            "--master-server-id", "source_server_id", type=click.IntRange(0), metavar="ID",
-            help="With --heartbeat-table: measure the row of this server_id "
-                 "(pt-heartbeat's --master-server-id; default: the newest row not written "
-                 "by the replica itself)."))
-    return options
-
-
-def _scope_options(check: HealthCheck) -> list[_Decorator]:
-    """check_postgres' --include/--exclude for a check over objects, --query for
-    custom-query."""
-    options: list[_Decorator] = []
-    if check.filters:
-        options += [click.option(
-            f"--{word}", f"{word}", multiple=True, metavar="NAMES",
-            help=f"{word.capitalize()} {check.filters}s by name, as check_postgres: "
-                 "comma-separated, repeatable, ~REGEX, SCHEMA. for a schema; exclusion "
-                 "first, inclusion brings back.") for word in ("exclude", "include")]
-    if "postgres" in check.kinds:
-        options.append(click.option(
-            "--dbname", "dbnames", multiple=True, metavar="NAMES",
-            help="Check PostgreSQL nodes once per database named (comma-separated, "
-                 "repeatable), as check_postgres' --dbname: each is a node NODE/DATABASE."))
-    if check.takes_query:
-        options.append(click.option(
-            "--query", required=True, metavar="SQL",
-            help="A read-only query whose column `result` (a number) is held against "
-                 "the ranges; run in a read-only transaction, at most 1000 rows."))
-    return options

@@ -54,7 +54,8 @@ def test_includes_are_followed(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("dsn", "says"), [
     ("mysql://u@h/?ssl_mode=REQUIRED&foo=1", "unknown parameters foo, ssl_mode: a mysql:// DSN "
-                                             "takes read_default_file, ssl_ca, unix_socket"),
+                                             "takes read_default_file, read_default_group, "
+                                             "ssl_ca, unix_socket"),
     ("mysql://u@h/?read_default_file=/nonexistent/my.cnf", "cannot read option file"),
     ("mysql://h/", r"names no user: add user@ before the host, or user= under \[client\]"),
 ])

@@ -1,0 +1,150 @@
+"""The options of a health check's command beyond every check's, made from its declaration
+(`HealthCheck`): thresholds, filters, custom-query's --query, lag's heartbeat table, and
+the monitoring plugins' options a check takes (`plugin_options`: check_pgsql's -q/-W/-C,
+check_mysql's -S and -n), with the `Scope` that carries them to its read."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+from dbgauge.checks.health import HealthCheck
+from dbgauge.checks.health.filters import Scope
+from dbgauge.toolkit.ranges import Range, parse_range
+
+Decorator = Callable[[Callable[..., None]], Callable[..., None]]
+
+
+class RangeType(click.ParamType):  # type: ignore[type-arg]  # generic only from click 8.3
+    """A monitoring-plugin threshold range: 10, 10:, ~:10, 10:20, @10:20."""
+
+    name = "range"
+
+    def convert(self, value: object, param: click.Parameter | None,
+                ctx: click.Context | None) -> Range:
+        if isinstance(value, Range):
+            return value
+        try:
+            return parse_range(str(value))
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
+
+
+def check_scope(check: HealthCheck, options: dict[str, Any]) -> Scope | None:
+    """The Scope of one run from the command's options (None: the check reads without
+    one); a range -W/-C cannot mean is a ConfigError (exit 3) before any node is read."""
+    if check.scoped is None:
+        return None
+    warning, critical = options.get("warning"), options.get("critical")
+    scope = Scope(options.get("include", ()), options.get("exclude", ()),
+                  options.get("query", ""),
+                  *((str(warning or ""), str(critical or "")) if check.takes_checksum
+                    else ("", "")),
+                  query_warning=options.get("query_warning"),
+                  query_critical=options.get("query_critical"),
+                  query_name=options.get("query_name") or "",
+                  replica=bool(options.get("replica")),
+                  ignore_auth=bool(options.get("ignore_auth")))
+    if "query" in check.plugin_options:
+        from dbgauge.checks.health.connection import query_limits
+
+        if (scope.query_warning or scope.query_critical) and not scope.query.strip():
+            from dbgauge.toolkit.errors import ConfigError
+
+            raise ConfigError("-W/-C judge the value of a query: give it with -q/--query")
+        query_limits(scope.query_warning, scope.query_critical)
+    return scope
+
+
+def _default(check: HealthCheck, level: Range) -> str:
+    return "no default" if check.needs_thresholds else f"default {level}"
+
+
+def health_options(check: HealthCheck) -> list[Decorator]:
+    """The options beyond every check's: thresholds, and the heartbeat table of lag."""
+    options: list[Decorator] = []
+    if check.defaults is not None:
+        options += [
+            click.option("-c", "--critical", type=RangeType(), metavar="RANGE",
+                         help="CRITICAL when the value is outside RANGE: 10 alerts above "
+                              "10, 10: below 10, 10:20 outside 10..20, @10:20 inside it "
+                              f"({_default(check, check.defaults.critical)})."),
+            click.option("-w", "--warning", type=RangeType(), metavar="RANGE",
+                         help="WARNING when the value is outside RANGE, written as for "
+                              f"--critical ({_default(check, check.defaults.warning)})."),
+        ]
+    if check.takes_checksum:
+        options += [
+            click.option("-c", "--critical", metavar="CHECKSUM",
+                         help="CRITICAL when the settings' checksum is not CHECKSUM (0: only "
+                              "print it, UNKNOWN)."),
+            click.option("-w", "--warning", metavar="CHECKSUM",
+                         help="WARNING when the settings' checksum is not CHECKSUM.")]
+    options += _scope_options(check) + _plugin_options(check)
+    if check.takes_heartbeat_table:
+        options.append(click.option(
+            "--heartbeat-table", metavar="SCHEMA.TABLE",
+            help="Read lag from this heartbeat table on --node servers (configured targets "
+                 "use their heartbeat settings)."))
+        options.append(click.option(
+            "--master-server-id", "source_server_id", type=click.IntRange(0), metavar="ID",
+            help="With --heartbeat-table: measure the row of this server_id "
+                 "(pt-heartbeat's --master-server-id; default: the newest row not written "
+                 "by the replica itself)."))
+    return options
+
+
+def _scope_options(check: HealthCheck) -> list[Decorator]:
+    """check_postgres' --include/--exclude for a check over objects, --query for
+    custom-query."""
+    options: list[Decorator] = []
+    if check.filters:
+        options += [click.option(
+            f"--{word}", f"{word}", multiple=True, metavar="NAMES",
+            help=f"{word.capitalize()} {check.filters}s by name, as check_postgres: "
+                 "comma-separated, repeatable, ~REGEX, SCHEMA. for a schema; exclusion "
+                 "first, inclusion brings back.") for word in ("exclude", "include")]
+    if "postgres" in check.kinds:
+        options.append(click.option(
+            "--dbname", "dbnames", multiple=True, metavar="NAMES",
+            help="Check PostgreSQL nodes once per database named (comma-separated, "
+                 "repeatable), as check_postgres' --dbname: each is a node NODE/DATABASE."))
+    if check.takes_query:
+        options.append(click.option(
+            "-q", "--query", required=True, metavar="SQL",
+            help="A read-only query whose column `result` (a number; without one, its "
+                 "first column, as check_mysql_query reads it) is held against the ranges; "
+                 "run in a read-only transaction, at most 1000 rows."))
+    return options
+
+
+def _plugin_options(check: HealthCheck) -> list[Decorator]:
+    """The monitoring plugins' options the check declares, spelled as the plugin does."""
+    options: list[Decorator] = []
+    if "query" in check.plugin_options:
+        options += [
+            click.option("-q", "--query", default="", metavar="SQL",
+                         help="Also run this read-only query; its value (first column of "
+                              "the first row) is judged against -W/-C and is perfdata "
+                              "`query` (check_pgsql's -q)."),
+            click.option("-W", "--query-warning", type=RangeType(), metavar="RANGE",
+                         help="WARNING when the -q value is outside RANGE (check_pgsql's "
+                              "-W; no default)."),
+            click.option("-C", "--query-critical", type=RangeType(), metavar="RANGE",
+                         help="CRITICAL when the -q value is outside RANGE (check_pgsql's "
+                              "-C; no default)."),
+            click.option("--queryname", "query_name", metavar="NAME",
+                         help="The query's name in the text, instead of `the query`."),
+        ]
+    if "ignore-auth" in check.plugin_options:
+        options.append(click.option(
+            "-n", "--ignore-auth", is_flag=True,
+            help="A refused password is OK: the server answered (check_mysql's -n)."))
+    if "replica" in check.plugin_options:
+        options.append(click.option(
+            "-S", "--replica", is_flag=True,
+            help="Each node must be a replica: one replicating from nothing is a WARNING "
+                 "(check_mysql's -S; without it such a node is OK, having no lag)."))
+    return options
