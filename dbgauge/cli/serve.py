@@ -39,6 +39,17 @@ def _switches(_ctx: click.Context, _param: click.Parameter,
         raise click.UsageError(str(exc)) from None
 
 
+def _one_listen(_ctx: click.Context, _param: click.Parameter,
+                value: tuple[str, ...]) -> str | None:
+    """The Go exporters repeat --web.listen-address for several addresses; dbgauge
+    listens on one, and says so rather than keep the last silently."""
+    if len(value) > 1:
+        raise click.UsageError(f"--listen/--web.listen-address given {len(value)} times: "
+                               "dbgauge listens on one address ([::]:PORT takes IPv4 and "
+                               "IPv6 alike)")
+    return value[0] if value else None
+
+
 def _dumpmaps(_ctx: click.Context, _param: click.Parameter, value: bool) -> None:
     if value:
         raise click.UsageError("--dumpmaps (postgres_exporter's) is not taken: `dbgauge "
@@ -50,7 +61,8 @@ def _dumpmaps(_ctx: click.Context, _param: click.Parameter, value: bool) -> None
                context_settings={"ignore_unknown_options": True})
 @CONFIG_OPTION
 @click.option("--listen", "--web.listen-address", "listen", metavar="HOST:PORT",
-              help="Override daemon.listen (e.g. :9860).")
+              multiple=True, callback=_one_listen,
+              help="Override daemon.listen (e.g. :9860; [::]:9860 takes IPv4 too).")
 @click.option("--web.config.file", "web_config_file", metavar="FILE",
               help="TLS and basic auth, in the Prometheus exporter-toolkit web-config "
                    "format (overrides daemon.web_config_file).")

@@ -224,3 +224,9 @@ def test_switch_tables_agree_with_the_dialects() -> None:
                 assert ours in table.collectors.get(peer, ()), (table.peer, peer, ours)
         for peer, ours_all in table.collectors.items():
             assert set(ours_all) <= known, (table.peer, peer, ours_all)
+
+
+def test_a_second_listen_address_is_refused_not_dropped() -> None:
+    result = CliRunner().invoke(cli, ["serve", "--web.listen-address", ":9187",
+                                      "--web.listen-address", "[::1]:9187"])
+    assert result.exit_code == 2 and "given 2 times" in result.output
