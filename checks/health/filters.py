@@ -22,7 +22,8 @@ from dbgauge.toolkit.errors import ConfigError
 
 @dataclass(frozen=True)
 class Scope:
-    """The user's narrowing of one check run: object filters and a custom query."""
+    """The user's narrowing of one check run: object filters, a custom query, and what a
+    check reads itself (-w/-c of a check with `OwnThresholds`, its own options)."""
 
     include: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
@@ -30,6 +31,8 @@ class Scope:
     # settings-checksum's -w/-c: the checksum expected ("" or "0": none, only say it)
     warning: str = ""
     critical: str = ""
+    # a check's own options (`HealthCheck.options`: custom-query's --valtype), by name
+    options: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         for word in words(self.include) + words(self.exclude):
@@ -39,6 +42,10 @@ class Scope:
                 except re.error as exc:
                     raise ConfigError(f"--include/--exclude {word!r}: not a regular "
                                       f"expression: {exc}") from None
+
+    def option(self, name: str) -> str:
+        """The value of the check's own option `name` ("" when not given)."""
+        return dict(self.options).get(name, "")
 
     @property
     def filtered(self) -> bool:

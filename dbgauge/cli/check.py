@@ -15,9 +15,10 @@ import click
 
 from dbgauge.checks.health import HealthCheck, health_checks
 from dbgauge.cli.base import RESULT_EXIT, exit_now, finish, positive_duration, seconds
+from dbgauge.cli.check_options import OPTION_PREFIX, health_help, health_options
 from dbgauge.toolkit import DEFAULT_HEARTBEAT_TABLE, ENV_CONFIG
 from dbgauge.toolkit.errors import DbgaugeError
-from dbgauge.toolkit.ranges import Range, parse_range
+from dbgauge.toolkit.ranges import Range
 from dbgauge.toolkit.redact import redact_args
 from dbgauge.toolkit.result import CheckResult, Finding, Status, plugin_result
 from dbgauge.toolkit.targets import Deadline
@@ -78,21 +79,6 @@ def usage_error(name: str, message: str, *, help_hint: bool = True) -> None:
         click.echo(render_plugin_json(plugin_result(name, [finding], message)), nl=False)
         return
     click.echo(f"{name.upper()} UNKNOWN - {message}" + (" (see --help)" if help_hint else ""))
-
-
-class RangeType(click.ParamType):  # type: ignore[type-arg]  # generic only from click 8.3
-    """A monitoring-plugin threshold range: 10, 10:, ~:10, 10:20, @10:20."""
-
-    name = "range"
-
-    def convert(self, value: object, param: click.Parameter | None,
-                ctx: click.Context | None) -> Range:
-        if isinstance(value, Range):
-            return value
-        try:
-            return parse_range(str(value))
-        except ValueError as exc:
-            self.fail(str(exc), param, ctx)
 
 
 # One output at a time: the result, or the timeout's UNKNOWN line, never both.
@@ -317,9 +303,6 @@ def check_split_brain_cmd(config_path: str | None, targets: tuple[str, ...],
     _check_emit(result, fmt, verbosity=verbosity)
 
 
-_Decorator = Callable[[Callable[..., None]], Callable[..., None]]
-
-
 def _health_command(check: HealthCheck) -> click.Command:
     """`dbgauge check NAME` for one health check of the registry: its help and options
     are made from the check's declaration."""
@@ -329,16 +312,20 @@ def _health_command(check: HealthCheck) -> click.Command:
                 down: Status, warning: Range | None = None, critical: Range | None = None,
                 heartbeat_table: str | None = None, source_server_id: int | None = None,
                 include: tuple[str, ...] = (), exclude: tuple[str, ...] = (),
-                query: str = "", dbnames: tuple[str, ...] = ()) -> None:
+                query: str = "", dbnames: tuple[str, ...] = (),
+                **own: str | bool | None) -> None:
         from dbgauge.checks.health.run import run_health
         from dbgauge.checks.health.scope import Scope, per_database
 
-        given = warning is not None or critical is not None
+        as_written = check.takes_checksum or check.own_thresholds is not None
+        given = (warning is not None or critical is not None) and not as_written
         try:
             limits = check.limits(warning, critical) if given else None
             scope = Scope(include, exclude, query, *(
-                (str(warning or ""), str(critical or "")) if check.takes_checksum else ())
-            ) if check.scoped else None
+                (str(warning or ""), str(critical or "")) if as_written else ("", "")),
+                _own_options(check, own)) if check.scoped or check.across else None
+            if scope is not None and check.own_thresholds is not None:
+                check.own_thresholds.check(scope)
         except DbgaugeError as exc:  # a threshold the check cannot mean: exit 3
             _check_failed(check.name, exc, fmt)
 
@@ -353,95 +340,21 @@ def _health_command(check: HealthCheck) -> click.Command:
             result = _bounded(check.name, fmt, timeout, verbosity, work)
         except DbgaugeError as exc:
             _check_failed(check.name, exc, fmt)
-        chosen = limits or check.defaults
+        chosen = None if check.own_thresholds else limits or check.defaults
         _check_emit(result, fmt, chosen.perf(check.metric) if chosen else None, verbosity)
 
-    command.__doc__ = _health_help(check)
-    for option in _health_options(check):
+    command.__doc__ = health_help(check)
+    for option in health_options(check):
         command = option(command)
     return click.command(check.name, short_help=check.summary)(
         _plugin_options(_check_nodes_options(command)))
 
 
-def _health_help(check: HealthCheck) -> str:
-    defaults = check.defaults
-    share = defaults.share if defaults else None
-    return (f"{check.summary.rstrip('.')}: see docs/checks.md for what is measured on each "
-            "kind of server.\n\n\b\n"
-            + ("-c/-w CHECKSUM: the checksum expected (check_postgres' settings_checksum)."
-               "\n" if check.takes_checksum else
-               "Thresholds: --warning/--critical, no default: give one or both (as "
-               "check_postgres).\n" if defaults and check.needs_thresholds else
-               f"Thresholds: --warning/--critical, default {defaults.warning.plain} and "
-               f"{defaults.critical.plain} {check.unit}.\n" if defaults else
-               "No thresholds: each problem it finds has its own severity.\n")
-            + (f"A bare number is a count of {share.count} (as check_postgres reads it), "
-               f"N% a share of the limit (0 to 100).\n" if share and share.count else
-               "A threshold is a percentage, 0 to 100 (N or N%).\n" if share else
-               "Seconds, or a time with its unit (10s, 5m, 1h30m, 1d, '1 minute').\n"
-               if defaults and defaults.seconds else
-               "Bytes, or a size with its unit (500 kB, 10GB).\n"
-               if defaults and defaults.bytes else "")
-            + f"Example: dbgauge check {check.name} --config dbgauge.yaml --target NAME"
-            + (" --warning W --critical C" if defaults else ""))
-
-
-def _default(check: HealthCheck, level: Range) -> str:
-    return "no default" if check.needs_thresholds else f"default {level}"
-
-
-def _health_options(check: HealthCheck) -> list[_Decorator]:
-    """The options beyond every check's: thresholds, and the heartbeat table of lag."""
-    options: list[_Decorator] = []
-    if check.defaults is not None:
-        options += [
-            click.option("-c", "--critical", type=RangeType(), metavar="RANGE",
-                         help="CRITICAL when the value is outside RANGE: 10 alerts above "
-                              "10, 10: below 10, 10:20 outside 10..20, @10:20 inside it "
-                              f"({_default(check, check.defaults.critical)})."),
-            click.option("-w", "--warning", type=RangeType(), metavar="RANGE",
-                         help="WARNING when the value is outside RANGE, written as for "
-                              f"--critical ({_default(check, check.defaults.warning)})."),
-        ]
-    if check.takes_checksum:
-        options += [
-            click.option("-c", "--critical", metavar="CHECKSUM",
-                         help="CRITICAL when the settings' checksum is not CHECKSUM (0: only "
-                              "print it, UNKNOWN)."),
-            click.option("-w", "--warning", metavar="CHECKSUM",
-                         help="WARNING when the settings' checksum is not CHECKSUM.")]
-    options += _scope_options(check)
-    if check.takes_heartbeat_table:
-        options.append(click.option(
-            "--heartbeat-table", metavar="SCHEMA.TABLE",
-            help="Read lag from this heartbeat table on --node servers (configured targets "
-                 "use their heartbeat settings)."))
-        options.append(click.option(
-            "--master-server-id", "source_server_id", type=click.IntRange(0), metavar="ID",
-            help="With --heartbeat-table: measure the row of this server_id "
-                 "(pt-heartbeat's --master-server-id; default: the newest row not written "
-                 "by the replica itself)."))
-    return options
-
-
-def _scope_options(check: HealthCheck) -> list[_Decorator]:
-    """check_postgres' --include/--exclude for a check over objects, --query for
-    custom-query."""
-    options: list[_Decorator] = []
-    if check.filters:
-        options += [click.option(
-            f"--{word}", f"{word}", multiple=True, metavar="NAMES",
-            help=f"{word.capitalize()} {check.filters}s by name, as check_postgres: "
-                 "comma-separated, repeatable, ~REGEX, SCHEMA. for a schema; exclusion "
-                 "first, inclusion brings back.") for word in ("exclude", "include")]
-    if "postgres" in check.kinds:
-        options.append(click.option(
-            "--dbname", "dbnames", multiple=True, metavar="NAMES",
-            help="Check PostgreSQL nodes once per database named (comma-separated, "
-                 "repeatable), as check_postgres' --dbname: each is a node NODE/DATABASE."))
-    if check.takes_query:
-        options.append(click.option(
-            "--query", required=True, metavar="SQL",
-            help="A read-only query whose column `result` (a number) is held against "
-                 "the ranges; run in a read-only transaction, at most 1000 rows."))
-    return options
+def _own_options(check: HealthCheck, given: dict[str, str | bool | None]
+                 ) -> tuple[tuple[str, str], ...]:
+    """A check's own options as the Scope carries them (a switch: "1" or "")."""
+    out = []
+    for option in check.options:
+        value = given.get(OPTION_PREFIX + option.name.replace("-", "_"))
+        out.append((option.name, "1" if value is True else str(value or "")))
+    return tuple(out)
