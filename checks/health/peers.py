@@ -85,7 +85,9 @@ CHECK_POSTGRES: tuple[Action, ...] = (
        "check_postgres stops at -w"),
     _a("replication_slots", "replication", "partly", "inactive slots are findings; "
        "retained bytes are no threshold yet"),
-    _a("same_schema", "", "no", "not yet"),
+    _a("same_schema", "same-schema", "partly", "two or more databases (`--dbname a,b`, "
+       "`--target`, `--node`), `--filter` as there; no `--suffix` snapshots over time; "
+       "owners, permissions and column positions not compared; no superuser needed"),
     _a("sequence", "sequence", "yes", "cycling sequences left out"),
     _a("settings_checksum", "settings-checksum", "yes", "settings the session sets count as "
        "`(session)`: the checksum differs from check_postgres' (take a new baseline)"),

@@ -282,7 +282,7 @@ HEALTH_CHECKS: tuple[tuple[str, str, str | None], ...] = (
         ("last-autoanalyze", "86400 and 172800 seconds"),
         ("last-autovacuum", "86400 and 172800 seconds"),
         ("prepared-txns", "1 and 30 seconds"), ("relation-size", "none"),
-        ("replicate-row", "none"),
+        ("replicate-row", "none"), ("same-schema", None),
         ("table-size", "none"), ("total-relation-size", "none"), ("settings-checksum", None),
         ("wal-files", "10 and 15 files"))),
 )
