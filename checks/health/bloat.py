@@ -104,6 +104,14 @@ def _check_levels(scope: Scope) -> None:
     levels(scope)
 
 
+def _perf(scope: Scope) -> dict[str, tuple[str | None, str | None]]:
+    """Sizes alone as the perfdata warn/crit of wasted_bytes (a percentage or a join has
+    no place there)."""
+    sizes = [f"{lv.size:.0f}" if lv.size is not None and lv.percent is None else None
+             for lv in levels(scope)]
+    return {"wasted_bytes": (sizes[0], sizes[1])}
+
+
 @dataclass(frozen=True)
 class _Relation:
     item: Item
@@ -190,4 +198,4 @@ CHECK = HealthCheck(
         "check_postgres' forms: wasted bytes (100 M, 1GB; bare: bytes), a bloat "
         "percentage (150%: pages against the pages the rows should fill), or both "
         "joined by and/or ('1 G and 150%'); alerts at or above it; default 1 GB and 5 GB",
-        _check_levels))
+        _check_levels, perf=_perf))

@@ -65,7 +65,9 @@ def numeric_limits(scope: Scope) -> Thresholds:
     try:
         limits = base.override(scope.warning or None, scope.critical or None)
     except ConfigError as exc:
-        raise ConfigError(f"{exc} (--valtype {valtype})" if valtype else str(exc)) from None
+        raise ConfigError(f"{exc} (--valtype {valtype})" if valtype else
+                          f"{exc} (a string to compare the result with: --valtype string)"
+                          ) from None
     if scope.option("reverse"):
         limits = replace(limits, warning=_reversed(limits.warning, "--warning")
                          if scope.warning else limits.warning,
@@ -80,6 +82,11 @@ def _check(scope: Scope) -> None:
                           "give --warning or --critical")
     if scope.option("valtype") != "string":
         numeric_limits(scope)
+
+
+def _perf(scope: Scope) -> dict[str, tuple[str | None, str | None]]:
+    """The ranges as perfdata warn/crit of `result` (a string has none)."""
+    return {} if scope.option("valtype") == "string" else numeric_limits(scope).perf("result")
 
 
 def string_state(result: str, scope: Scope) -> tuple[Status, str]:
@@ -156,7 +163,7 @@ CHECK = HealthCheck(
         "RANGE|STRING",
         "a range of the --valtype's unit (10, 10:, ~:10, @10:20; 5m with --valtype time, "
         "10GB with size), or with --valtype string the string the result must not equal; "
-        "no default: give one or both", _check, needed=True),
+        "no default: give one or both", _check, needed=True, perf=_perf),
     options=(CheckOption("valtype", "TYPE", "What `result` is (check_postgres' --valtype): "
                          "integer (default), time (seconds), size (bytes), or string "
                          "(compared with -w/-c).", choices=VALTYPES),

@@ -219,6 +219,8 @@ class OwnThresholds:
     help: str  # what -w/-c take, for --help
     check: Callable[[Scope], None]
     needed: bool = False
+    # the perfdata warn/crit the user's -w/-c become, by metric (none when no range says them)
+    perf: Callable[[Scope], dict[str, tuple[str | None, str | None]]] | None = None
 
 
 @dataclass(frozen=True)

@@ -340,8 +340,11 @@ def _health_command(check: HealthCheck) -> click.Command:
             result = _bounded(check.name, fmt, timeout, verbosity, work)
         except DbgaugeError as exc:
             _check_failed(check.name, exc, fmt)
-        chosen = None if check.own_thresholds else limits or check.defaults
-        _check_emit(result, fmt, chosen.perf(check.metric) if chosen else None, verbosity)
+        own_limits = check.own_thresholds
+        chosen = None if own_limits else limits or check.defaults
+        perf = (chosen.perf(check.metric) if chosen else
+                own_limits.perf(scope) if own_limits and own_limits.perf and scope else None)
+        _check_emit(result, fmt, perf, verbosity)
 
     command.__doc__ = health_help(check)
     for option in health_options(check):

@@ -212,3 +212,16 @@ def test_replicate_row_refuses_check_postgres_user_table_form() -> None:
                    scope=Scope(options=(("repinfo", "orders,id,3,rep,a,b"),)))
     with pytest.raises(ConfigError, match="give --warning or --critical"):
         run_health(check, nodes)
+
+
+def test_own_thresholds_as_perfdata() -> None:
+    """Graphs keep their threshold lines: a range or a size goes into perfdata's warn/crit,
+    a string, a percentage or a join does not (no number says it)."""
+    bloat = health_checks()["bloat"].own_thresholds
+    query = health_checks()["custom-query"].own_thresholds
+    assert bloat is not None and bloat.perf is not None
+    assert query is not None and query.perf is not None
+    assert bloat.perf(Scope(warning="100 M", critical="1 G and 50%")) == {
+        "wasted_bytes": ("104857600", None)}
+    assert query.perf(Scope(warning="5", critical="6")) == {"result": ("5", "6")}
+    assert query.perf(Scope(critical="down", options=(("valtype", "string"),))) == {}
