@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Callable
 
 import click
@@ -36,8 +37,9 @@ def health_help(check: HealthCheck) -> str:
             "kind of server.\n\n\b\n"
             + ("-c/-w CHECKSUM: the checksum expected (check_postgres' settings_checksum)."
                "\n" if check.takes_checksum else
-               f"Thresholds: --warning/--critical {check.own_thresholds.metavar}, "
-               f"{check.own_thresholds.help}.\n" if check.own_thresholds else
+               textwrap.fill(f"Thresholds: --warning/--critical "
+                             f"{check.own_thresholds.metavar}, {check.own_thresholds.help}.",
+                             78) + "\n" if check.own_thresholds else
                "Thresholds: --warning/--critical, no default: give one or both (as "
                "check_postgres).\n" if defaults and check.needs_thresholds else
                f"Thresholds: --warning/--critical, default {defaults.warning.plain} and "
@@ -124,6 +126,6 @@ def _scope_options(check: HealthCheck) -> list[Decorator]:
     if check.takes_query:
         options.append(click.option(
             "--query", required=True, metavar="SQL",
-            help="A read-only query whose column `result` (a number) is held against "
-                 "the ranges; run in a read-only transaction, at most 1000 rows."))
+            help="A read-only query whose column `result` is held against -w/-c "
+                 "(see --valtype); run in a read-only transaction, at most 1000 rows."))
     return options
