@@ -154,3 +154,18 @@ def check_percent(rng: Range, spec: object) -> None:
     """A range of percentages must lie within 0..100 (its open ends aside)."""
     if any(math.isfinite(v) and not 0 <= v <= 100 for v in (rng.start, rng.end)):
         raise ValueError(f"{spec!r} is not a percentage: a share of a limit is 0 to 100")
+
+
+_PEER_SIZE = re.compile(r"^\s*(\d{1,20}(?:\.\d{1,20})?)\s*(?:([bkmgtpe])[a-z]*)?\s*$",
+                        re.IGNORECASE)
+
+
+def peer_size(text: str) -> float:
+    """check_postgres' size (its `size_in_bytes`): a number and an optional unit word of
+    which the first letter counts (`100 M`, `1 G`, `500kB`, `2 gigabytes`; bare: bytes),
+    powers of 1024. ValueError for anything else."""
+    m = _PEER_SIZE.match(text)
+    if m is None:
+        raise ValueError(f"{text!r} is not a size (100 M, 1GB, 500 kB; a bare number is bytes)")
+    unit = (m.group(2) or "b").lower()
+    return float(m.group(1)) * 1024.0 ** (0 if unit == "b" else _SIZE_POWER[unit])

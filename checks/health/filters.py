@@ -24,7 +24,8 @@ from dbgauge.toolkit.ranges import Range
 
 @dataclass(frozen=True)
 class Scope:
-    """The user's narrowing of one check run: object filters, a custom query, and the
+    """The user's narrowing of one check run: object filters, a custom query, what a check
+    reads itself (-w/-c of a check with `OwnThresholds`, its own options), and the
     monitoring plugins' options a read needs."""
 
     include: tuple[str, ...] = ()
@@ -33,6 +34,8 @@ class Scope:
     # settings-checksum's -w/-c: the checksum expected ("" or "0": none, only say it)
     warning: str = ""
     critical: str = ""
+    # a check's own options (`HealthCheck.options`: custom-query's --valtype), by name
+    options: tuple[tuple[str, str], ...] = ()
     # connection's -W/-C: ranges of the -q query's value, and its name in the text
     query_warning: Range | None = None
     query_critical: Range | None = None
@@ -48,6 +51,10 @@ class Scope:
                 except re.error as exc:
                     raise ConfigError(f"--include/--exclude {word!r}: not a regular "
                                       f"expression: {exc}") from None
+
+    def option(self, name: str) -> str:
+        """The value of the check's own option `name` ("" when not given)."""
+        return dict(self.options).get(name, "")
 
     @property
     def filtered(self) -> bool:

@@ -17,7 +17,7 @@ from dbgauge.toolkit.result import Finding, Status, perf_label, worst
 
 if TYPE_CHECKING:
     from dbgauge.toolkit.db import Connection
-    from dbgauge.toolkit.targets import Target
+    from dbgauge.toolkit.targets import Deadline, Target
 
 
 @dataclass(frozen=True)
@@ -211,9 +211,40 @@ class Measured:
 # carried to its read by the Scope: check_pgsql's -q with -W/-C on the query's value
 # (`query`), check_mysql's -S (`replica`) and -n (`ignore-auth`).
 PLUGIN_OPTIONS = frozenset({"query", "replica", "ignore-auth"})
+@dataclass(frozen=True)
+class OwnThresholds:
+    """-w/-c that a check reads itself, as the user wrote them (`Scope.warning`,
+    `Scope.critical`): check_postgres' forms no range can say (bloat's `1 G and 150%`,
+    custom-query's --valtype string). `check(scope)` raises ConfigError for what the
+    check cannot mean, before any server is read (exit 3); `needed`: -w or -c must be
+    given."""
+
+    metavar: str
+    help: str  # what -w/-c take, for --help
+    check: Callable[[Scope], None]
+    needed: bool = False
+    # the perfdata warn/crit the user's -w/-c become, by metric (none when no range says them)
+    perf: Callable[[Scope], dict[str, tuple[str | None, str | None]]] | None = None
+
+
+@dataclass(frozen=True)
+class CheckOption:
+    """An option only one check takes (custom-query's --valtype): its value reaches the
+    read in `Scope.option(name)`."""
+
+    name: str  # the long option without its dashes
+    metavar: str
+    help: str
+    choices: tuple[str, ...] = ()
+    flag: bool = False  # a switch: "1" when given, "" when not
+
 
 Read = Callable[["Target", "Connection"], "Measured | NodeOutcome"]
 ScopedRead = Callable[["Target", "Connection", "Scope"], "Measured | NodeOutcome"]
+# a check across nodes (which one is the primary, what the others saw): the nodes of its
+# kinds, the thresholds, the user's scope, the run's deadline and the state of a node down
+Across = Callable[["Sequence[Target]", "Thresholds | None", "Scope", "Deadline | None",
+                   Status], "Sequence[NodeOutcome]"]
 
 
 @dataclass(frozen=True, eq=False)  # a check is itself: compared by identity
@@ -244,6 +275,10 @@ class HealthCheck:
     plugin_options: frozenset[str] = frozenset()
     takes_checksum: bool = False  # -w/-c are checksums, not ranges (settings-checksum)
     needs_thresholds: bool = False  # no defaults: -w or -c must be given (check_postgres)
+    # a check that compares nodes (replicate-row, same-schema): run once over them all
+    across: Across | None = None
+    own_thresholds: OwnThresholds | None = None  # -w/-c read by the check from its Scope
+    options: tuple[CheckOption, ...] = ()  # options of this check alone
 
     def __post_init__(self) -> None:
         if not self.plugin_options <= PLUGIN_OPTIONS:
@@ -251,8 +286,9 @@ class HealthCheck:
                              f"{sorted(self.plugin_options - PLUGIN_OPTIONS)}")
         if self.plugin_options and self.scoped is None:
             raise ValueError(f"check {self.name}: plugin options reach a scoped read only")
-        if (self.read is None) == (self.scoped is None):
-            raise ValueError(f"check {self.name}: give read, or scoped for a check over objects")
+        if sum(f is not None for f in (self.read, self.scoped, self.across)) != 1:
+            raise ValueError(f"check {self.name}: give read, scoped for a check over "
+                             "objects, or across for one comparing nodes")
         if self.defaults is not None and not (self.unit and self.finding):
             raise ValueError(f"check {self.name}: thresholds need a unit and a finding kind")
         if self.defaults is not None and self.unit == "seconds" and not self.defaults.seconds:
@@ -269,7 +305,8 @@ class HealthCheck:
         if self.scoped is not None:  # no filters given: every object
             got = self.scoped(node, conn, scope if scope is not None else Scope())
         else:
-            assert self.read is not None  # __post_init__: one of the two
+            if self.read is None:
+                raise TypeError(f"check {self.name} runs across nodes, not on one")
             got = self.read(node, conn)
         return self.judge(node, got, limits)
 

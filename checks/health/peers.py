@@ -30,15 +30,17 @@ CHECK_POSTGRES: tuple[Action, ...] = (
     _a("autovac_freeze", "autovac-freeze", "yes", "same defaults 90%/95%"),
     _a("backends", "connections", "partly", "share of max_connections; counts and `-10` "
        "slots-left forms differ"),
-    _a("bloat", "bloat", "partly", "check_postgres' estimate; sizes only (no `20%` or "
-       "`and`/`or` forms); a table the role may not read is UNKNOWN, not \"not bloated\""),
+    _a("bloat", "bloat", "yes", "check_postgres' estimate and forms (`100 M`, `150%`, "
+       "`'1 G and 150%'`, `or`); every relation judged (no top-10 or small-relation "
+       "cut-off); a table the role may not read is UNKNOWN, not \"not bloated\""),
     _a("checkpoint", "checkpoint", "yes", "over the connection (pg_control_checkpoint), "
        "no --datadir on the server's host"),
     _a("cluster_id", "", "no", "split-brain compares system identifiers across nodes"),
     _a("commitratio", "commitratio", "yes", "`-w 90%` alerts below 90, as there"),
     _a("connection", "connection", "yes"),
-    _a("custom_query", "custom-query", "yes", "ranges instead of --valtype/--reverse "
-       "(`42:` alerts below 42); valtype string not provided; runs read-only"),
+    _a("custom_query", "custom-query", "yes", "--valtype integer/time/size are ranges of "
+       "that unit, string compares as there, --reverse; alerts above a number's level "
+       "(check_postgres: at it); runs read-only, on MySQL too"),
     _a("database_size", "database-size", "yes"),
     _a("dbstats", "", "no", "Cacti output: the exporter's pg_stat_database metrics"),
     _a("disabled_triggers", "disabled-triggers", "yes", "alerts above the level: "
@@ -78,11 +80,14 @@ CHECK_POSTGRES: tuple[Action, ...] = (
     _a("query_runtime", "custom-query", "partly", "a query's result, not its run time"),
     _a("query_time", "query-time", "yes"),
     _a("relation_size", "relation-size", "yes"),
-    _a("replicate_row", "", "no", "not yet: dbgauge's heartbeat (`lag`) measures the same "
-       "path without writing user tables"),
+    _a("replicate_row", "replicate-row", "yes", "writes a token to dbgauge's own "
+       "heartbeat table, never a user table (--repinfo is refused); waits for -c where "
+       "check_postgres stops at -w"),
     _a("replication_slots", "replication", "partly", "inactive slots are findings; "
        "retained bytes are no threshold yet"),
-    _a("same_schema", "", "no", "not yet"),
+    _a("same_schema", "same-schema", "partly", "two or more databases (`--dbname a,b`, "
+       "`--target`, `--node`), `--filter` as there; no `--suffix` snapshots over time; "
+       "owners, permissions and column positions not compared; no superuser needed"),
     _a("sequence", "sequence", "yes", "cycling sequences left out"),
     _a("settings_checksum", "settings-checksum", "yes", "settings the session sets count as "
        "`(session)`: the checksum differs from check_postgres' (take a new baseline)"),

@@ -26,7 +26,9 @@ def run_health(check: HealthCheck, nodes: Selection,
     down is `down` (CRITICAL unless asked otherwise); a node without a result by
     `deadline` is UNKNOWN, named, and the others' results are kept.
     """
-    if limits is None and check.needs_thresholds:
+    if check.own_thresholds is not None:  # -w/-c as written, in the scope
+        check.own_thresholds.check(scope or Scope())
+    elif limits is None and check.needs_thresholds:
         raise ConfigError(f"check {check.name} has no default thresholds (as check_postgres): "
                           "give --warning or --critical")
     if limits is None:
@@ -39,9 +41,14 @@ def run_health(check: HealthCheck, nodes: Selection,
     runnable, misfits = applicable(check.name, check.kinds, nodes)
     chosen = limits
     refused_ok = scope is not None and scope.ignore_auth
-    outcomes = [got if isinstance(got, NodeOutcome) else _failed(got, refused_ok)
-                for got in each_node(runnable, lambda n, c: check.evaluate(n, c, chosen, scope),
-                                     deadline=deadline, down=down)]
+    if check.across is not None:  # one run comparing the nodes
+        outcomes = list(check.across(runnable, chosen, scope or Scope(), deadline, down)
+                        ) if runnable else []
+    else:
+        outcomes = [got if isinstance(got, NodeOutcome) else _failed(got, refused_ok)
+                    for got in each_node(runnable,
+                                         lambda n, c: check.evaluate(n, c, chosen, scope),
+                                         deadline=deadline, down=down)]
     outcomes += [NodeOutcome(f.node, (f,)) for f in misfits]
     if not outcomes:
         kinds = ", ".join(sorted(check.kinds))

@@ -15,7 +15,7 @@ import click
 
 from dbgauge.checks.health import HealthCheck, health_checks
 from dbgauge.cli.base import RESULT_EXIT, exit_now, finish, positive_duration, seconds
-from dbgauge.cli.check_options import check_scope, health_options
+from dbgauge.cli.check_options import check_scope, health_help, health_options
 from dbgauge.toolkit import DEFAULT_HEARTBEAT_TABLE, ENV_CONFIG
 from dbgauge.toolkit.errors import DbgaugeError
 from dbgauge.toolkit.ranges import Range
@@ -321,7 +321,8 @@ def _health_command(check: HealthCheck) -> click.Command:
         from dbgauge.checks.health.run import run_health
         from dbgauge.checks.health.scope import per_database
 
-        given = warning is not None or critical is not None
+        as_written = check.takes_checksum or check.own_thresholds is not None
+        given = (warning is not None or critical is not None) and not as_written
         try:
             limits = check.limits(warning, critical) if given else None
             scope = check_scope(check, {**options, "warning": warning, "critical": critical})
@@ -339,34 +340,14 @@ def _health_command(check: HealthCheck) -> click.Command:
             result = _bounded(check.name, fmt, timeout, verbosity, work)
         except DbgaugeError as exc:
             _check_failed(check.name, exc, fmt)
-        chosen = limits or check.defaults
-        _check_emit(result, fmt, chosen.perf(check.metric) if chosen else None, verbosity)
+        own_limits = check.own_thresholds
+        chosen = None if own_limits else limits or check.defaults
+        perf = (chosen.perf(check.metric) if chosen else
+                own_limits.perf(scope) if own_limits and own_limits.perf and scope else None)
+        _check_emit(result, fmt, perf, verbosity)
 
-    command.__doc__ = _health_help(check)
+    command.__doc__ = health_help(check)
     for option in health_options(check):
         command = option(command)
     return click.command(check.name, short_help=check.summary)(
         _plugin_options(_check_nodes_options(command)))
-
-
-def _health_help(check: HealthCheck) -> str:
-    defaults = check.defaults
-    share = defaults.share if defaults else None
-    return (f"{check.summary.rstrip('.')}: see docs/checks.md for what is measured on each "
-            "kind of server.\n\n\b\n"
-            + ("-c/-w CHECKSUM: the checksum expected (check_postgres' settings_checksum)."
-               "\n" if check.takes_checksum else
-               "Thresholds: --warning/--critical, no default: give one or both (as "
-               "check_postgres).\n" if defaults and check.needs_thresholds else
-               f"Thresholds: --warning/--critical, default {defaults.warning.plain} and "
-               f"{defaults.critical.plain} {check.unit}.\n" if defaults else
-               "No thresholds: each problem it finds has its own severity.\n")
-            + (f"A bare number is a count of {share.count} (as check_postgres reads it), "
-               f"N% a share of the limit (0 to 100).\n" if share and share.count else
-               "A threshold is a percentage, 0 to 100 (N or N%).\n" if share else
-               "Seconds, or a time with its unit (10s, 5m, 1h30m, 1d, '1 minute').\n"
-               if defaults and defaults.seconds else
-               "Bytes, or a size with its unit (500 kB, 10GB).\n"
-               if defaults and defaults.bytes else "")
-            + f"Example: dbgauge check {check.name} --config dbgauge.yaml --target NAME"
-            + (" --warning W --critical C" if defaults else ""))

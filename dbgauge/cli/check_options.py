@@ -1,10 +1,13 @@
-"""The options of a health check's command beyond every check's, made from its declaration
-(`HealthCheck`): thresholds, filters, custom-query's --query, lag's heartbeat table, and
-the monitoring plugins' options a check takes (`plugin_options`: check_pgsql's -q/-W/-C,
-check_mysql's -S and -n), with the `Scope` that carries them to its read."""
+"""The options and help of `dbgauge check NAME` beyond every check's, made from its
+declaration (`HealthCheck`): thresholds (ranges, or as written for a check reading its
+own), filters, custom-query's --query, a check's own options (--valtype), lag's heartbeat
+table, and the monitoring plugins' options a check takes (`plugin_options`:
+check_pgsql's -q/-W/-C, check_mysql's -S and -n), with the `Scope` that carries them to
+its read."""
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Callable
 from typing import Any
 
@@ -15,6 +18,7 @@ from dbgauge.checks.health.filters import Scope
 from dbgauge.toolkit.ranges import Range, parse_range
 
 Decorator = Callable[[Callable[..., None]], Callable[..., None]]
+OPTION_PREFIX = "opt_"  # a check's own option reaches the command as opt_NAME
 
 
 class RangeType(click.ParamType):  # type: ignore[type-arg]  # generic only from click 8.3
@@ -34,19 +38,23 @@ class RangeType(click.ParamType):  # type: ignore[type-arg]  # generic only from
 
 def check_scope(check: HealthCheck, options: dict[str, Any]) -> Scope | None:
     """The Scope of one run from the command's options (None: the check reads without
-    one); a range -W/-C cannot mean is a ConfigError (exit 3) before any node is read."""
-    if check.scoped is None:
+    one); what the check cannot mean (a range -W/-C cannot, its own -w/-c) is a
+    ConfigError (exit 3) before any node is read."""
+    if check.scoped is None and check.across is None:
         return None
     warning, critical = options.get("warning"), options.get("critical")
+    as_written = check.takes_checksum or check.own_thresholds is not None
     scope = Scope(options.get("include", ()), options.get("exclude", ()),
                   options.get("query", ""),
-                  *((str(warning or ""), str(critical or "")) if check.takes_checksum
-                    else ("", "")),
+                  *((str(warning or ""), str(critical or "")) if as_written else ("", "")),
+                  own_options(check, options),
                   query_warning=options.get("query_warning"),
                   query_critical=options.get("query_critical"),
                   query_name=options.get("query_name") or "",
                   replica=bool(options.get("replica")),
                   ignore_auth=bool(options.get("ignore_auth")))
+    if check.own_thresholds is not None:
+        check.own_thresholds.check(scope)
     if "query" in check.plugin_options:
         from dbgauge.checks.health.connection import query_limits
 
@@ -58,6 +66,42 @@ def check_scope(check: HealthCheck, options: dict[str, Any]) -> Scope | None:
     return scope
 
 
+def own_options(check: HealthCheck, given: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+    """A check's own options as the Scope carries them (a switch: "1" or "")."""
+    out = []
+    for option in check.options:
+        value = given.get(OPTION_PREFIX + option.name.replace("-", "_"))
+        out.append((option.name, "1" if value is True else str(value or "")))
+    return tuple(out)
+
+
+def health_help(check: HealthCheck) -> str:
+    defaults = check.defaults
+    share = defaults.share if defaults else None
+    return (f"{check.summary.rstrip('.')}: see docs/checks.md for what is measured on each "
+            "kind of server.\n\n\b\n"
+            + ("-c/-w CHECKSUM: the checksum expected (check_postgres' settings_checksum)."
+               "\n" if check.takes_checksum else
+               textwrap.fill(f"Thresholds: --warning/--critical "
+                             f"{check.own_thresholds.metavar}, {check.own_thresholds.help}.",
+                             78) + "\n" if check.own_thresholds else
+               "Thresholds: --warning/--critical, no default: give one or both (as "
+               "check_postgres).\n" if defaults and check.needs_thresholds else
+               f"Thresholds: --warning/--critical, default {defaults.warning.plain} and "
+               f"{defaults.critical.plain} {check.unit}.\n" if defaults else
+               "No thresholds: each problem it finds has its own severity.\n")
+            + ("" if check.own_thresholds else
+               f"A bare number is a count of {share.count} (as check_postgres reads it), "
+               f"N% a share of the limit (0 to 100).\n" if share and share.count else
+               "A threshold is a percentage, 0 to 100 (N or N%).\n" if share else
+               "Seconds, or a time with its unit (10s, 5m, 1h30m, 1d, '1 minute').\n"
+               if defaults and defaults.seconds else
+               "Bytes, or a size with its unit (500 kB, 10GB).\n"
+               if defaults and defaults.bytes else "")
+            + f"Example: dbgauge check {check.name} --config dbgauge.yaml --target NAME"
+            + (" --warning W --critical C" if defaults else ""))
+
+
 def _default(check: HealthCheck, level: Range) -> str:
     return "no default" if check.needs_thresholds else f"default {level}"
 
@@ -65,7 +109,14 @@ def _default(check: HealthCheck, level: Range) -> str:
 def health_options(check: HealthCheck) -> list[Decorator]:
     """The options beyond every check's: thresholds, and the heartbeat table of lag."""
     options: list[Decorator] = []
-    if check.defaults is not None:
+    own = check.own_thresholds
+    if own is not None:
+        options += [
+            click.option("-c", "--critical", metavar=own.metavar,
+                         help=f"CRITICAL at this level: {own.help}."),
+            click.option("-w", "--warning", metavar=own.metavar,
+                         help="WARNING at this level, written as for --critical.")]
+    elif check.defaults is not None:
         options += [
             click.option("-c", "--critical", type=RangeType(), metavar="RANGE",
                          help="CRITICAL when the value is outside RANGE: 10 alerts above "
@@ -83,6 +134,12 @@ def health_options(check: HealthCheck) -> list[Decorator]:
             click.option("-w", "--warning", metavar="CHECKSUM",
                          help="WARNING when the settings' checksum is not CHECKSUM.")]
     options += _scope_options(check) + _plugin_options(check)
+    options += [click.option(f"--{o.name}", f"{OPTION_PREFIX}{o.name.replace('-', '_')}",
+                             is_flag=True, help=o.help) if o.flag else
+                click.option(f"--{o.name}", f"{OPTION_PREFIX}{o.name.replace('-', '_')}",
+                             metavar=o.metavar, help=o.help,
+                             type=click.Choice(o.choices) if o.choices else None)
+                for o in check.options]
     if check.takes_heartbeat_table:
         options.append(click.option(
             "--heartbeat-table", metavar="SCHEMA.TABLE",
@@ -114,9 +171,9 @@ def _scope_options(check: HealthCheck) -> list[Decorator]:
     if check.takes_query:
         options.append(click.option(
             "-q", "--query", required=True, metavar="SQL",
-            help="A read-only query whose column `result` (a number; without one, its "
-                 "first column, as check_mysql_query reads it) is held against the ranges; "
-                 "run in a read-only transaction, at most 1000 rows."))
+            help="A read-only query whose column `result` (without one, its first "
+                 "column, as check_mysql_query reads it) is held against -w/-c (see "
+                 "--valtype); run in a read-only transaction, at most 1000 rows."))
     return options
 
 

@@ -48,6 +48,12 @@ WITH constants AS (
 )
 SELECT schemaname, tablename, readable, iname,
        CASE WHEN relpages < otta THEN 0 ELSE bs * (relpages - otta) END::float8 AS wasted_bytes,
-       CASE WHEN ipages < iotta THEN 0 ELSE bs * (ipages - iotta) END::float8 AS index_wasted_bytes
+       CASE WHEN ipages < iotta THEN 0 ELSE bs * (ipages - iotta) END::float8 AS index_wasted_bytes,
+       -- check_postgres' bloat ratio (tbloat, ibloat: pages against the pages the rows
+       -- should fill, to one decimal; 0.0 when either is 0 or they are equal), x100
+       100 * round(CASE WHEN otta = 0 OR relpages = 0 OR relpages = otta THEN 0.0
+                        ELSE relpages / otta::numeric END, 1)::float8 AS bloat_percent,
+       100 * round(CASE WHEN iotta = 0 OR ipages = 0 OR ipages = iotta THEN 0.0
+                        ELSE ipages / iotta::numeric END, 1)::float8 AS index_bloat_percent
 FROM sml
 ORDER BY schemaname, tablename, iname

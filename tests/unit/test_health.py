@@ -282,6 +282,7 @@ HEALTH_CHECKS: tuple[tuple[str, str, str | None], ...] = (
         ("last-autoanalyze", "86400 and 172800 seconds"),
         ("last-autovacuum", "86400 and 172800 seconds"),
         ("prepared-txns", "1 and 30 seconds"), ("relation-size", "none"),
+        ("replicate-row", "none"), ("same-schema", None),
         ("table-size", "none"), ("total-relation-size", "none"), ("settings-checksum", None),
         ("wal-files", "10 and 15 files"))),
 )
@@ -300,6 +301,11 @@ def test_cli_defaults_match_the_checks() -> None:
         defaults = check.defaults
         if check.takes_checksum:
             assert "-c/-w CHECKSUM: the checksum expected" in text
+            continue
+        if check.own_thresholds is not None:  # check_postgres' forms, read by the check
+            own = check.own_thresholds
+            assert f"Thresholds: --warning/--critical {own.metavar}, {own.help}." in text
+            assert ("no default" in own.help) == (shown == "none")
             continue
         if defaults is None:
             assert shown is None
