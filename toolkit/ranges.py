@@ -103,6 +103,9 @@ def parse_range(spec: str | float) -> Range:
     if isinstance(spec, int | float):
         spec = _num(float(spec))
     text = spec.strip()
+    if "=" in text:
+        raise ValueError(f"{spec!r} is not a range: it is check_postgres' lock spec "
+                         "(total=N;waiting=N;MODE=N), which `dbgauge check lock-count` takes")
     if _LEFT.match(text):  # check_postgres' `-10`: 10 or fewer left
         return Range(-math.inf, _number(text[1:], spec), inside=True, left=True)
     inside = text.startswith("@")

@@ -1,6 +1,6 @@
 """What the user narrowed a check over objects to, as check_postgres' options say it:
-`--include` / `--exclude` (and custom-query's statement, settings-checksum's
-expected checksums).
+`--include` / `--exclude`, `--includeuser` / `--excludeuser` (and custom-query's
+statement, settings-checksum's expected checksums, lock-count's lock specs).
 
 The filters follow check_postgres' `skip_item` exactly, so a command line moved from
 check_postgres checks the same objects: each may be given several times and as
@@ -27,9 +27,13 @@ class Scope:
     include: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
     query: str = ""  # custom-query's statement
-    # settings-checksum's -w/-c: the checksum expected ("" or "0": none, only say it)
+    # -w/-c that are not ranges: settings-checksum's expected checksum ("" or "0": none,
+    # only say it), lock-count's lock specs
     warning: str = ""
     critical: str = ""
+    # --includeuser / --excludeuser: user names, exactly (check_postgres' $USERWHERECLAUSE)
+    include_user: tuple[str, ...] = ()
+    exclude_user: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         for word in words(self.include) + words(self.exclude):
@@ -43,6 +47,18 @@ class Scope:
     @property
     def filtered(self) -> bool:
         return bool(self.include or self.exclude)
+
+    @property
+    def users_filtered(self) -> bool:
+        return bool(self.include_user or self.exclude_user)
+
+    def skips_user(self, user: str) -> bool:
+        """Whether check_postgres' --includeuser/--excludeuser leave this user's object
+        out: names match exactly, and --includeuser, when given, wins over
+        --excludeuser (which is then not read)."""
+        if self.include_user:
+            return user not in words(self.include_user)
+        return user in words(self.exclude_user)
 
     def skips(self, name: str, schema: str = "") -> bool:
         """Whether check_postgres' `skip_item(name, schema)` would skip this object."""

@@ -251,8 +251,15 @@ class HealthCheck:
     # --include/--exclude match ("database", "relation"), "" for none
     scoped: ScopedRead | None = None
     filters: str = ""
+    # what --includeuser/--excludeuser match ("session user"), "" for none
+    user_filters: str = ""
     takes_query: bool = False  # its command takes --query (custom-query)
     takes_checksum: bool = False  # -w/-c are checksums, not ranges (settings-checksum)
+    takes_lock_spec: bool = False  # -w/-c are check_postgres' lock specs (lock-count)
+    # the perfdata warn/crit of a check whose -w/-c are text, read from the Scope
+    # (ConfigError for text it cannot mean)
+    perf_thresholds: Callable[[Scope], Mapping[str, tuple[str | None, str | None]]] | None \
+        = None
     needs_thresholds: bool = False  # no defaults: -w or -c must be given (check_postgres)
     # read in a session without dbgauge's timeouts: it reads the session's own settings
     plain_session: bool = False

@@ -329,16 +329,22 @@ def _health_command(check: HealthCheck) -> click.Command:
                 down: Status, warning: Range | None = None, critical: Range | None = None,
                 heartbeat_table: str | None = None, source_server_id: int | None = None,
                 include: tuple[str, ...] = (), exclude: tuple[str, ...] = (),
-                query: str = "", dbnames: tuple[str, ...] = ()) -> None:
+                query: str = "", dbnames: tuple[str, ...] = (),
+                include_user: tuple[str, ...] = (), exclude_user: tuple[str, ...] = ()
+                ) -> None:
         from dbgauge.checks.health.run import run_health
         from dbgauge.checks.health.scope import Scope, per_database
 
         given = warning is not None or critical is not None
+        text = check.takes_checksum or check.takes_lock_spec
         try:
             limits = check.limits(warning, critical) if given else None
             scope = Scope(include, exclude, query, *(
-                (str(warning or ""), str(critical or "")) if check.takes_checksum else ())
+                (str(warning or ""), str(critical or "")) if text else ("", "")),
+                include_user=include_user, exclude_user=exclude_user
             ) if check.scoped else None
+            perf = dict(check.perf_thresholds(scope)) \
+                if check.perf_thresholds and scope else None
         except DbgaugeError as exc:  # a threshold the check cannot mean: exit 3
             _check_failed(check.name, exc, fmt)
 
@@ -354,7 +360,7 @@ def _health_command(check: HealthCheck) -> click.Command:
         except DbgaugeError as exc:
             _check_failed(check.name, exc, fmt)
         chosen = limits or check.defaults
-        _check_emit(result, fmt, chosen.perf(check.metric) if chosen else None, verbosity)
+        _check_emit(result, fmt, chosen.perf(check.metric) if chosen else perf, verbosity)
 
     command.__doc__ = _health_help(check)
     for option in _health_options(check):
@@ -370,6 +376,9 @@ def _health_help(check: HealthCheck) -> str:
             "kind of server.\n\n\b\n"
             + ("-c/-w CHECKSUM: the checksum expected (check_postgres' settings_checksum)."
                "\n" if check.takes_checksum else
+               "-c/-w LOCKS: check_postgres' lock spec, N (the total) or 'total=N;waiting=N;"
+               "MODE=N', alerting at N or more; default total=100 and total=150.\n"
+               if check.takes_lock_spec else
                "Thresholds: --warning/--critical, no default: give one or both (as "
                "check_postgres).\n" if defaults and check.needs_thresholds else
                f"Thresholds: --warning/--critical, default {defaults.warning.plain} and "
@@ -410,6 +419,12 @@ def _health_options(check: HealthCheck) -> list[_Decorator]:
                               "print it, UNKNOWN)."),
             click.option("-w", "--warning", metavar="CHECKSUM",
                          help="WARNING when the settings' checksum is not CHECKSUM.")]
+    if check.takes_lock_spec:
+        options += [click.option(f"-{level[0]}", f"--{level}", metavar="LOCKS", help=(
+            f"{level.upper()} at this many locks or more: N (the total) or 'total=N;"
+            "waiting=N;MODE=N' (MODE: exclusive, accessexclusive, rowexclusive...), as "
+            f"check_postgres' locks (default {default}).")) for level, default in
+            (("critical", "total=150"), ("warning", "total=100"))]
     options += _scope_options(check)
     if check.takes_heartbeat_table:
         options.append(click.option(
@@ -434,6 +449,12 @@ def _scope_options(check: HealthCheck) -> list[_Decorator]:
             help=f"{word.capitalize()} {check.filters}s by name, as check_postgres: "
                  "comma-separated, repeatable, ~REGEX, SCHEMA. for a schema; exclusion "
                  "first, inclusion brings back.") for word in ("exclude", "include")]
+    if check.user_filters:
+        options += [click.option(
+            f"--{word}user", f"{word}_user", multiple=True, metavar="USERS",
+            help=f"{word.capitalize()} by {check.user_filters}, as check_postgres: exact "
+                 "names, comma-separated, repeatable; --includeuser wins over --excludeuser."
+        ) for word in ("exclude", "include")]
     if "postgres" in check.kinds:
         options.append(click.option(
             "--dbname", "dbnames", multiple=True, metavar="NAMES",

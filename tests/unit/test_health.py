@@ -290,6 +290,7 @@ HEALTH_CHECKS: tuple[tuple[str, str, str | None], ...] = (
         ("index-size", "none"), ("indexes-size", "none"),
         ("last-autoanalyze", "86400 and 172800 seconds"),
         ("last-autovacuum", "86400 and 172800 seconds"),
+        ("lock-count", None),
         ("prepared-txns", "1 and 30 seconds"), ("relation-size", "none"),
         ("table-size", "none"), ("total-relation-size", "none"), ("settings-checksum", None),
         ("wal-files", "10 and 15 files"))),
@@ -309,6 +310,10 @@ def test_cli_defaults_match_the_checks() -> None:
         defaults = check.defaults
         if check.takes_checksum:
             assert "-c/-w CHECKSUM: the checksum expected" in text
+            continue
+        if check.takes_lock_spec:
+            assert "-c/-w LOCKS: check_postgres' lock spec" in text
+            assert "(default total=150)" in text and "(default total=100)" in text
             continue
         if defaults is None:
             assert shown is None
