@@ -47,6 +47,12 @@ class Share:
     def reads(self, given: Range, option: str) -> Range:
         """The user's range as this check reads it; ConfigError (exit 3) for a range it
         cannot mean."""
+        if given.left:
+            if not self.left_metric:
+                raise ConfigError(f"{option} {given}: a negative threshold (N or fewer "
+                                  "left) is check_postgres' backends form: only `dbgauge "
+                                  "check connections` takes it")
+            return given
         if given.percent or not self.count:
             try:
                 check_percent(given, given.plain)
