@@ -197,3 +197,12 @@ def test_sequence_judges_the_exact_share_above_the_level() -> None:
         Status.OK, Status.OK, Status.WARNING]
     early = health_checks()["sequence"].limits("84.5", None)
     assert early is not None and early.status(84.6) is Status.WARNING
+
+
+def test_lock_count_is_scheduled_with_check_postgres_defaults_only() -> None:
+    from dbgauge.checks.schedule import scheduled_health, validate_check_job
+
+    checks = {"lock-count": scheduled_health(health_checks()["lock-count"])}
+    validate_check_job(checks, "lock-count", None, None)
+    with pytest.raises(ValueError, match="its lock spec is taken on the command line only"):
+        validate_check_job(checks, "lock-count", "total=5", None)
