@@ -49,6 +49,13 @@ class Scope:
         return bool(self.include or self.exclude)
 
     @property
+    def given(self) -> str:
+        """The filters given, as a message names them ("" none)."""
+        return " and ".join(name for name, on in (
+            ("--include/--exclude", self.filtered),
+            ("--includeuser/--excludeuser", self.users_filtered)) if on)
+
+    @property
     def users_filtered(self) -> bool:
         return bool(self.include_user or self.exclude_user)
 

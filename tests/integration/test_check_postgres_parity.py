@@ -276,6 +276,17 @@ def _session_cases(admin: str) -> list[Case]:
                        (*ours_mine, "-w", "1", "-c", "1h"), "WARNING"),
                   Case(action, (f"--excludeuser={admin},nosuchuser", "-w", "1", "-c", "1h"),
                        check, (*others, "-w", "1", "-c", "1h"), "OK")]
+    # owners: the databases and relations of a user (cpp_l1 holds a row: 8 kB)
+    cases += [Case("database_size", (*mine, "-w", "1kB"), "database-size",
+                   (*ours_mine, "-w", "1kB"), "WARNING"),
+              Case("relation_size", (*mine, "-c", "1kB"), "relation-size",
+                   (*ours_mine, "-c", "1kB"), "CRITICAL"),
+              Case("relation_size", (*mine, "-w", "1GB"), "relation-size",
+                   (*ours_mine, "-w", "1GB"), "OK"),
+              # nothing left to judge: check_postgres says OK, dbgauge that it could not tell
+              Case("database_size", ("--includeuser=nosuchuser", "-w", "1kB"),
+                   "database-size", ("--includeuser", "nosuchuser", "-w", "1kB"), "UNKNOWN",
+                   theirs_state="OK")]
     db, ours_db = ("--dbname=cpp_seq",), ("--dbname", "cpp_seq")
     skip = (*db, "--skipcycled")
     cases += [  # 84.6 %: check_postgres rounds it to 85 and alerts at 85; dbgauge does not
@@ -324,6 +335,7 @@ def _sessions_held(sandbox: Sandbox) -> Iterator[None]:
         for i in range(120):
             holder.execute(sql.SQL("CREATE TABLE IF NOT EXISTS {} (i int)").format(
                 sql.Identifier(f"cpp_l{i}")))
+        holder.execute("INSERT INTO cpp_l1 VALUES (1)")
         holder.commit()
         holder.execute("LOCK TABLE cpp_l0 IN EXCLUSIVE MODE")
         for i in range(1, 120):
@@ -360,8 +372,9 @@ def _ignore_errors(work: Callable[[], object]) -> None:
 
 def test_locks_sessions_and_sequences_agree_with_check_postgres(sandbox: Sandbox) -> None:
     """lock-count (lock specs, >=, the defaults), connections (counts, %, slots left),
-    the user filters of txn_idle/txn_time/query_time, sequence (rounding, cycling) and a
-    level given alone, beside check_postgres on the same conditions."""
+    --includeuser/--excludeuser (sessions' users, databases' and relations' owners),
+    sequence (rounding, cycling) and a level given alone, beside check_postgres on the
+    same conditions."""
     port = sandbox.state.port("pg-primary")
     database = sandbox.state.postgres.database
     env = {**os.environ, "PGPASSWORD": sandbox.state.dbgauge_password, "PGBINDIR": PGBINDIR,

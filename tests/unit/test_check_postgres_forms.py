@@ -206,3 +206,26 @@ def test_lock_count_is_scheduled_with_check_postgres_defaults_only() -> None:
     validate_check_job(checks, "lock-count", None, None)
     with pytest.raises(ValueError, match="its lock spec is taken on the command line only"):
         validate_check_job(checks, "lock-count", "total=5", None)
+
+
+def test_owner_filters_keep_the_objects_of_the_users_named() -> None:
+    from dbgauge.checks.health.scope import Item, kept, worst_item
+
+    items = [Item("app", 9.0, owner="sandbox_admin"), Item("crm", 5.0, owner="crm_owner"),
+             Item("postgres", 7.0, owner="postgres")]
+    only = Scope(include_user=("crm_owner,postgres",))
+    assert [i.label for i in kept(items, only)] == ["crm", "postgres"]
+    assert [i.label for i in kept(items, Scope(exclude_user=("postgres",)))] == ["app", "crm"]
+    none = worst_item(NODE, items, Scope(include_user=("nosuch",)), metric="m",
+                      what="database")
+    assert not isinstance(none, float)
+    assert none.findings[0].severity is Status.UNKNOWN  # type: ignore[union-attr]
+    assert "matched --includeuser/--excludeuser (3 database in all)" in none.note  # type: ignore[union-attr]
+    # the checks whose check_postgres actions take them, and what they match there
+    users = {name: c.user_filters for name, c in health_checks().items() if c.user_filters}
+    assert users == {
+        **dict.fromkeys(("query-time", "txn-idle", "txn-time"), "session user"),
+        **dict.fromkeys(("database-size", "hitratio", "commitratio"), "database owner"),
+        **dict.fromkeys(("relation-size", "index-size", "table-size", "indexes-size",
+                         "total-relation-size", "last-vacuum", "last-analyze",
+                         "last-autovacuum", "last-autoanalyze"), "relation owner")}
