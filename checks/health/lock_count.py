@@ -132,4 +132,4 @@ CHECK = HealthCheck(
     summary="Locks held and awaited: total, waiting, per mode (check_postgres' locks).",
     measures="locks held and awaited (total, waiting, per mode), as check_postgres' locks",
     kinds=frozenset({"postgres"}), metric="", scoped=_read, filters="database",
-    takes_lock_spec=True, perf_thresholds=perf_thresholds)
+    takes_lock_spec=True, text_defaults=DEFAULTS, perf_thresholds=perf_thresholds)

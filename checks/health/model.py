@@ -262,6 +262,7 @@ class HealthCheck:
     takes_query: bool = False  # its command takes --query (custom-query)
     takes_checksum: bool = False  # -w/-c are checksums, not ranges (settings-checksum)
     takes_lock_spec: bool = False  # -w/-c are check_postgres' lock specs (lock-count)
+    text_defaults: tuple[str, ...] = ()  # (warning, critical) of such -w/-c, as written
     # the perfdata warn/crit of a check whose -w/-c are text, read from the Scope
     # (ConfigError for text it cannot mean)
     perf_thresholds: Callable[[Scope], Mapping[str, tuple[str | None, str | None]]] | None \

@@ -377,7 +377,7 @@ def _health_help(check: HealthCheck) -> str:
             + ("-c/-w CHECKSUM: the checksum expected (check_postgres' settings_checksum)."
                "\n" if check.takes_checksum else
                "-c/-w LOCKS: check_postgres' lock spec, N (the total) or 'total=N;waiting=N;"
-               "MODE=N', alerting at N or more; default total=100 and total=150.\n"
+               f"MODE=N', alerting at N or more; default {' and '.join(check.text_defaults)}.\n"
                if check.takes_lock_spec else
                "Thresholds: --warning/--critical, no default: give one or both (as "
                "check_postgres).\n" if defaults and check.needs_thresholds else
@@ -424,7 +424,7 @@ def _health_options(check: HealthCheck) -> list[_Decorator]:
             f"{level.upper()} at this many locks or more: N (the total) or 'total=N;"
             "waiting=N;MODE=N' (MODE: exclusive, accessexclusive, rowexclusive...), as "
             f"check_postgres' locks (default {default}).")) for level, default in
-            (("critical", "total=150"), ("warning", "total=100"))]
+            zip(("warning", "critical"), check.text_defaults, strict=True)][::-1]
     options += _scope_options(check)
     if check.takes_heartbeat_table:
         options.append(click.option(
