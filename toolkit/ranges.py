@@ -13,8 +13,8 @@ number means for a check -- a count, or already a percentage -- is the check's t
 (`checks.health.model.Share`). `-N` alone is check_postgres' backends form "N or fewer
 left" (`Range.left`: alerts at a remaining count up to N, `@~:N`), for the check that
 says what is left (connections); any other check refuses it. Pure: parsed and rendered
-here so that a check, its
-perfdata and the daemon's `checks:` entries agree on what a threshold means.
+here so that a check, its perfdata and the daemon's `checks:` entries agree on what a
+threshold means.
 """
 
 from __future__ import annotations

@@ -23,6 +23,12 @@ if TYPE_CHECKING:
 NEVER = Range(start=-math.inf)  # a level that is not set: it never alerts
 
 
+def _not_left(given: Range, option: str) -> ConfigError:
+    return ConfigError(f"{option} {given}: a negative threshold (N or fewer left) is "
+                       "check_postgres' backends form: only `dbgauge check connections` "
+                       "takes it")
+
+
 @dataclass(frozen=True)
 class Share:
     """A check whose value is a share of a limit, in percent, and what its thresholds mean.
@@ -49,9 +55,7 @@ class Share:
         cannot mean."""
         if given.left:
             if not self.left_metric:
-                raise ConfigError(f"{option} {given}: a negative threshold (N or fewer "
-                                  "left) is check_postgres' backends form: only `dbgauge "
-                                  "check connections` takes it")
+                raise _not_left(given, option)
             return given
         if given.percent or not self.count:
             try:
@@ -170,9 +174,7 @@ class Thresholds:
         if self.share is not None:
             return self.share.reads(rng, option)
         if rng.left:
-            raise ConfigError(f"{option} {rng}: a negative threshold (N or fewer left) is "
-                              "check_postgres' backends form: only `dbgauge check "
-                              "connections` takes it")
+            raise _not_left(rng, option)
         if rng.percent:
             raise ConfigError(f"{option} {rng}: this check's value is not a share of a "
                               f"limit: give it without %")

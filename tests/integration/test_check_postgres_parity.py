@@ -5,7 +5,10 @@ Conditions are made once (a disabled trigger, a table analyzed by autovacuum's a
 the levels either side of what both tools just measured), then every pair of commands
 runs in parallel: a few seconds for the whole module. Levels are never set at the value
 itself: check_postgres alerts at `>=` a level, monitoring-plugin ranges (dbgauge) above
-it -- a documented difference that only shows on equality.
+it -- a documented difference that only shows on equality (lock-count keeps check_postgres'
+`>=`). A second set of conditions is held open while its pairs run: locks held and
+awaited, client sessions, a transaction idle and a statement waiting, sequences in a
+database of their own (`_sessions_held`).
 """
 
 from __future__ import annotations
