@@ -90,16 +90,16 @@ class Failed:
 
 
 def each_node(nodes: Sequence[Target], work: Callable[[Target, Connection], _R], *,
-              deadline: Deadline | None = None, down: Status = Status.CRITICAL
-              ) -> list[_R | Failed]:
+              deadline: Deadline | None = None, down: Status = Status.CRITICAL,
+              session_timeouts: bool = True) -> list[_R | Failed]:
     """`work` on every node with its own connection, opened in parallel and closed after
     the work; the results in node order, a node that failed as `Failed` (a server that
     is down with the state `down`; one without a result by `deadline` as `no-answer`,
-    the others' results kept)."""
+    the others' results kept). `session_timeouts`: as `toolkit.db.connect`."""
     def one(node: Target) -> _R | Failed:
         started = time.monotonic()
         try:
-            conn = connect(node)
+            conn = connect(node, session_timeouts=session_timeouts)
         except Exception as exc:  # every failure is the node's finding
             return Failed(failure(node.name, exc, down=down), connected=False)
         connected = time.monotonic()

@@ -62,6 +62,8 @@ class ScheduledCheck:
     # input (a query, an expected checksum) only its command line takes
     unschedulable: str = ""
     needs_thresholds: bool = False  # a `checks:` entry must give warning or critical
+    # why an entry takes no warning/critical although the check has levels ("" none)
+    fixed_levels: str = ""
 
 
 def scheduled_health(check: HealthCheck) -> ScheduledCheck:
@@ -73,7 +75,10 @@ def scheduled_health(check: HealthCheck) -> ScheduledCheck:
                           lambda nodes, limits, down, deadline: run_health(
                               check, nodes, limits, down=down, deadline=deadline),
                           check.defaults, unschedulable=why,
-                          needs_thresholds=check.needs_thresholds)
+                          needs_thresholds=check.needs_thresholds,
+                          fixed_levels="its lock spec is taken on the command line only (an "
+                          "entry runs it with check_postgres' total=100 and total=150)"
+                          if check.takes_lock_spec else "")
 
 
 def validate_check_job(checks: Mapping[str, ScheduledCheck], check: str,
@@ -88,7 +93,9 @@ def validate_check_job(checks: Mapping[str, ScheduledCheck], check: str,
         raise ValueError(f"check {check} has no default thresholds: give warning or critical")
     defaults = checks[check].defaults
     if defaults is None and (warning is not None or critical is not None):
-        raise ValueError(f"check {check} takes no warning/critical thresholds")
+        raise ValueError(f"check {check} takes no warning/critical thresholds"
+                         + (f": {checks[check].fixed_levels}" if checks[check].fixed_levels
+                            else ""))
     if defaults is not None:
         try:
             defaults.override(warning, critical).validate(f"check {check}")

@@ -10,8 +10,11 @@ read as seconds, and only a check that measures seconds takes it. A number may b
 (`10GB`, `500 kB`, `1 TB`: powers of 1024, as PostgreSQL's pg_size_pretty and check_postgres
 read them), read as bytes, and only a check that measures bytes takes it. What a bare
 number means for a check -- a count, or already a percentage -- is the check's to say
-(`checks.health.model.Share`). Pure: parsed and rendered here so that a check, its
-perfdata and the daemon's `checks:` entries agree on what a threshold means.
+(`checks.health.model.Share`). `-N` alone is check_postgres' backends form "N or fewer
+left" (`Range.left`: alerts at a remaining count up to N, `@~:N`), for the check that
+says what is left (connections); any other check refuses it. Pure: parsed and rendered
+here so that a check, its perfdata and the daemon's `checks:` entries agree on what a
+threshold means.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from dbgauge.toolkit.units import parse_duration
 
 _UNIT = re.compile(r"\d\s*([a-zA-Z]+)\s*$")
 _SIZE = re.compile(r"^\s*(\d{1,20}(?:\.\d{1,20})?)\s*(b|bytes?|[kmgtpe]i?b)\s*$", re.IGNORECASE)
+_LEFT = re.compile(r"^-\d{1,18}$")
 _SIZE_POWER = {"b": 0, "k": 1, "m": 2, "g": 3, "t": 4, "p": 5, "e": 6}
 
 
@@ -37,6 +41,7 @@ class Range:
     percent: bool = False  # written with '%': a share of a limit
     duration: bool = False  # written with a time unit (5m): in seconds
     size: bool = False  # written with a size unit (10GB): in bytes
+    left: bool = False  # written `-N`: alert when N or fewer are left (held against what is)
 
     def alerts(self, value: float) -> bool:
         within = self.start <= value <= self.end
@@ -55,8 +60,11 @@ class Range:
         return self.start if simple else None
 
     def __str__(self) -> str:
-        """The canonical guideline form, `%` after the numbers of a percentage, `s` after
+        """`-N` for the form "N or fewer left"; else the canonical guideline form, `%`
+        after the numbers of a percentage, `s` after
         those of a duration, `B` after those of a size."""
+        if self.left:
+            return f"-{_num(self.end)}"
         return self._text("%" if self.percent else "s" if self.duration else
                           "B" if self.size else "")
 
@@ -95,6 +103,11 @@ def parse_range(spec: str | float) -> Range:
     if isinstance(spec, int | float):
         spec = _num(float(spec))
     text = spec.strip()
+    if "=" in text:
+        raise ValueError(f"{spec!r} is not a range: it is check_postgres' lock spec "
+                         "(total=N;waiting=N;MODE=N), which `dbgauge check lock-count` takes")
+    if _LEFT.match(text):  # check_postgres' `-10`: 10 or fewer left
+        return Range(-math.inf, _number(text[1:], spec), inside=True, left=True)
     inside = text.startswith("@")
     body = text[1:] if inside else text
     if not body:

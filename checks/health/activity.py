@@ -5,13 +5,27 @@ oldest session idle in transaction -- it holds locks and the vacuum horizon whil
 nothing. txn-time (PostgreSQL and MySQL/MariaDB): the oldest open transaction (PostgreSQL
 client backends; InnoDB's INNODB_TRX). Seconds; dbgauge's own session is left out. The
 postgres_locks and mysql_lock_waits collectors' facts where they have them.
+
+On PostgreSQL they take check_postgres' filters of these actions: `--include` /
+`--exclude` match the session's database, `--includeuser` / `--excludeuser` its user
+(exactly; --includeuser wins). Filtered, every client session is read with its database
+and user (`check_sessions`); a session the role cannot see that the filters keep makes
+the check UNKNOWN, as unfiltered. MySQL's txn-time takes no filter (UNKNOWN if given).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from dbgauge.checks.health.model import HealthCheck, Measured, Thresholds
+from dbgauge.checks.health.filters import Scope
+from dbgauge.checks.health.model import (
+    HealthCheck,
+    Measured,
+    NodeOutcome,
+    Thresholds,
+    cannot_tell,
+)
 from dbgauge.toolkit.errors import NotVisible
 
 if TYPE_CHECKING:
@@ -60,19 +74,70 @@ def _txn_time(node: Target, conn: Connection) -> Measured:
     return Measured(seconds, text + (f" ({count:.0f} open)" if count is not None else ""))
 
 
+def _filtered(column: str, what: str, counted: str
+              ) -> Callable[[Target, Connection, Scope], Measured]:
+    """A read of the sessions the filters keep: the oldest `column` among them (and
+    how many have one, as the perfdata `counted`, as unfiltered)."""
+    def read(node: Target, conn: Connection, scope: Scope) -> Measured:
+        from dbgauge.toolkit.db.privileges import pg_cannot_see
+        from dbgauge.toolkit.db.values import number, text
+
+        rows = [r for r in conn.query("check_sessions")
+                if not scope.skips(text(r.get("datname"))) and
+                not scope.skips_user(text(r.get("usename")))]
+        if hidden := sum(1 for r in rows if r.get("hidden")):
+            raise NotVisible(pg_cannot_see(f"{hidden} other session(s) the filters keep "
+                                           "(pg_stat_activity)", ""))
+        ages = sorted(((number(r.get(column)), r) for r in rows
+                       if number(r.get(column)) is not None), key=lambda a: -(a[0] or 0))
+        extra = ((counted, float(len(ages))),) if counted else ()
+        if not ages:
+            return Measured(0.0, f"no {what} among {len(rows)} session(s) the filters keep",
+                            extra=extra)
+        seconds, top = ages[0][0] or 0.0, ages[0][1]
+        return Measured(seconds, f"{len(ages)} {what} among the sessions the filters keep; "
+                                 f"the oldest {seconds:.1f} s (pid {top.get('pid')}, user "
+                                 f"{top.get('usename')}, database {top.get('datname')})",
+                        extra=extra)
+    return read
+
+
+def _scoped(read: Callable[[Target, Connection], Measured], column: str, what: str,
+            counted: str = "") -> Callable[[Target, Connection, Scope], Measured | NodeOutcome]:
+    """`read` unfiltered; the filtered read of PostgreSQL sessions when filters are given."""
+    filtered = _filtered(column, what, counted)
+
+    def scoped(node: Target, conn: Connection, scope: Scope) -> Measured | NodeOutcome:
+        if not (scope.filtered or scope.users_filtered):
+            return read(node, conn)
+        if node.kind != "postgres":
+            return cannot_tell(node, "filter-not-applicable", "--include/--exclude and "
+                               "--includeuser/--excludeuser apply to PostgreSQL sessions only")
+        return filtered(node, conn, scope)
+    return scoped
+
+
 QUERY_TIME = HealthCheck(
     name="query-time", summary="The longest-running statement, in seconds (PostgreSQL).",
     measures="the longest-running client statement, seconds",
-    kinds=frozenset({"postgres"}), metric="query_seconds", read=_query_time,
+    kinds=frozenset({"postgres"}), metric="query_seconds",
+    scoped=_scoped(_query_time, "query_seconds", "statement(s) running",
+                   "active_statements"),
+    filters="database", user_filters="session user",
     defaults=Thresholds.above(120.0, 300.0), unit="seconds", finding="long-query")
 TXN_IDLE = HealthCheck(
     name="txn-idle",
     summary="The oldest session idle in transaction, in seconds (PostgreSQL).",
     measures="the oldest session idle in transaction, seconds",
-    kinds=frozenset({"postgres"}), metric="idle_in_transaction_seconds", read=_txn_idle,
+    kinds=frozenset({"postgres"}), metric="idle_in_transaction_seconds",
+    scoped=_scoped(_txn_idle, "idle_seconds", "session(s) idle in transaction",
+                   "idle_in_transaction"),
+    filters="database", user_filters="session user",
     defaults=Thresholds.above(60.0, 300.0), unit="seconds", finding="idle-in-transaction")
 TXN_TIME = HealthCheck(
     name="txn-time", summary="The oldest open transaction, in seconds.",
     measures="the oldest open transaction, seconds",
-    kinds=frozenset({"postgres", "mysql"}), metric="transaction_seconds", read=_txn_time,
+    kinds=frozenset({"postgres", "mysql"}), metric="transaction_seconds",
+    scoped=_scoped(_txn_time, "xact_seconds", "open transaction(s)"),
+    filters="database", user_filters="session user",
     defaults=Thresholds.above(300.0, 1800.0), unit="seconds", finding="long-transaction")

@@ -12,12 +12,16 @@ connections (SHOW LISTS) against max_client_conn (SHOW CONFIG), the pgbouncer_li
 pgbouncer_config collectors' facts.
 
 Thresholds as check_postgres' `backends` reads them: a bare number is a count of
-connections (`-w 200`: warn at 200 connections in use), `N%` a share of the limit
-(`-w 80%`); the defaults are 80% and 95%.
+connections (`-w 200`: warn above 200 connections in use), `N%` a share of the limit
+(`-w 80%`), `-N` the slots left (`-w -10`: warn when 10 or fewer are left; perfdata
+`connections_left`); the defaults are 80% and 95%. As there, --warning alone keeps the
+default critical, --critical alone sets no warning. Every form is held against dbgauge's
+limit (above: the slots an ordinary role can get), not max_connections.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from dbgauge.checks.health.model import HealthCheck, Measured, Share, Thresholds
@@ -26,6 +30,10 @@ from dbgauge.toolkit.errors import CheckFailed, NotVisible
 if TYPE_CHECKING:
     from dbgauge.toolkit.db import Connection
     from dbgauge.toolkit.targets import Target
+
+
+# a bare number counts connections in use, `-N` the slots left (check_postgres' backends)
+SHARE = Share("connections", "connections", left_metric="connections_left")
 
 
 def _reported(value: float | None, what: str) -> float:
@@ -61,7 +69,8 @@ def _read(node: Target, conn: Connection) -> Measured:
     used, limit, what = usage(conn)
     percent = 100.0 * used / limit if limit > 0 else 100.0
     return Measured(percent, f"{used:.0f} of {limit:.0f} connections in use ({percent:.0f}% of "
-                             f"{what})", extra=(("connections", used),))
+                             f"{what})", extra=(("connections", used),
+                                                ("connections_left", limit - used)))
 
 
 CHECK = HealthCheck(
@@ -69,6 +78,6 @@ CHECK = HealthCheck(
     summary="Connections in use against the limit: a count (-w 200) or a share (-w 80%).",
     measures="connections in use, percent of the limit",
     kinds=frozenset({"mysql", "postgres", "pgbouncer"}), metric="connections_percent",
-    read=_read, defaults=Thresholds.above(80.0, 95.0, Share("connections", "connections")),
+    read=_read, defaults=replace(Thresholds.above(80.0, 95.0, SHARE), keeps_critical=True),
     unit="percent",
     finding="connections")

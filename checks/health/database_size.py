@@ -29,9 +29,10 @@ def _read(node: Target, conn: Connection, scope: Scope) -> Measured | NodeOutcom
     from dbgauge.toolkit.db.values import number, text
 
     rows = conn.query("check_database_size")
-    items = [Item(text(r.get("datname")) or "", size) for r in rows
+    items = [Item(text(r.get("datname")) or "", size, owner=text(r.get("owner"))) for r in rows
              if (size := number(r.get("size_bytes"))) is not None]
-    hidden = [text(r.get("datname")) or "" for r in rows if number(r.get("size_bytes")) is None]
+    hidden = [text(r.get("datname")) or "" for r in rows if number(r.get("size_bytes")) is None
+              and not scope.skips_user(text(r.get("owner")))]
     got = worst_item(node, items, scope, metric="database_size_bytes", what="database",
                      show="{:.0f} bytes")
     hidden = [name for name in hidden if not scope.skips(name)]
@@ -48,6 +49,6 @@ CHECK = HealthCheck(
     summary="Size of each database, bytes or with a unit: -w 10GB (PostgreSQL).",
     measures="the size of each database (the largest is judged)",
     kinds=frozenset({"postgres"}), metric="database_size_bytes",
-    scoped=_read, filters="database",
+    scoped=_read, filters="database", user_filters="database owner",
     defaults=Thresholds(NEVER, NEVER), unit="bytes", finding="database-size",
     needs_thresholds=True)

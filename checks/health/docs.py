@@ -36,7 +36,9 @@ def _row(check: HealthCheck) -> str:
     kinds = ", ".join(kind for kind in KINDS if kind in check.kinds)
     if check.requires:
         kinds += f" ({check.requires})"
-    defaults = "no thresholds" if check.defaults is None else "none: give -w or -c" \
+    defaults = " / ".join(f"`{level}`" for level in check.text_defaults) or (
+        "none: -c CHECKSUM, the one expected" if check.takes_checksum else
+        "no thresholds") if check.defaults is None else "none: give -w or -c" \
         if check.needs_thresholds else (
         f"{_range(check.defaults.warning)} / {_range(check.defaults.critical)}")
     return f"| `{check.name}` | {kinds} | {check.measures} | {defaults} |"

@@ -1,6 +1,6 @@
 """What the user narrowed a check over objects to, as check_postgres' options say it:
-`--include` / `--exclude` (and custom-query's statement, settings-checksum's
-expected checksums).
+`--include` / `--exclude`, `--includeuser` / `--excludeuser` (and custom-query's
+statement, settings-checksum's expected checksums, lock-count's lock specs).
 
 The filters follow check_postgres' `skip_item` exactly, so a command line moved from
 check_postgres checks the same objects: each may be given several times and as
@@ -31,7 +31,8 @@ class Scope:
     include: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
     query: str = ""  # custom-query's statement; connection's -q (check_pgsql)
-    # settings-checksum's -w/-c: the checksum expected ("" or "0": none, only say it)
+    # -w/-c that are not ranges: settings-checksum's expected checksum ("" or "0": none,
+    # only say it), lock-count's lock specs, a check's OwnThresholds as written
     warning: str = ""
     critical: str = ""
     # a check's own options (`HealthCheck.options`: custom-query's --valtype), by name
@@ -42,6 +43,9 @@ class Scope:
     query_name: str = ""
     replica: bool = False  # lag -S: a node that is no replica is a WARNING (check_mysql -S)
     ignore_auth: bool = False  # connection -n: a refused password is OK (check_mysql -n)
+    # --includeuser / --excludeuser: user names, exactly (check_postgres' $USERWHERECLAUSE)
+    include_user: tuple[str, ...] = ()
+    exclude_user: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         for word in words(self.include) + words(self.exclude):
@@ -59,6 +63,25 @@ class Scope:
     @property
     def filtered(self) -> bool:
         return bool(self.include or self.exclude)
+
+    @property
+    def given(self) -> str:
+        """The filters given, as a message names them ("" none)."""
+        return " and ".join(name for name, on in (
+            ("--include/--exclude", self.filtered),
+            ("--includeuser/--excludeuser", self.users_filtered)) if on)
+
+    @property
+    def users_filtered(self) -> bool:
+        return bool(self.include_user or self.exclude_user)
+
+    def skips_user(self, user: str) -> bool:
+        """Whether check_postgres' --includeuser/--excludeuser leave this user's object
+        out: names match exactly, and --includeuser, when given, wins over
+        --excludeuser (which is then not read)."""
+        if self.include_user:
+            return user not in words(self.include_user)
+        return user in words(self.exclude_user)
 
     def skips(self, name: str, schema: str = "") -> bool:
         """Whether check_postgres' `skip_item(name, schema)` would skip this object."""

@@ -34,7 +34,8 @@ def _read(what: str, node: Target, conn: Connection, scope: Scope) -> Measured |
     never: list[Item] = []
     for r in conn.query("check_last_auto"):
         db, schema, rel = (text(r.get(k)) for k in ("datname", "schemaname", "relname"))
-        item = Item(f"{db}.{schema}.{rel}", number(r.get(f"{what}_age")) or -1.0, rel, schema)
+        item = Item(f"{db}.{schema}.{rel}", number(r.get(f"{what}_age")) or -1.0, rel, schema,
+                    text(r.get("owner")))
         (never if r.get(f"{what}_age") is None else items).append(item)
     got = worst_item(node, items, scope, metric=f"{what}_age_seconds",
                      what=f"table {_past(what)}", show="{:.0f} s ago")
@@ -54,6 +55,7 @@ def _check(what: str) -> HealthCheck:
                  f"visited longest ago",
         kinds=frozenset({"postgres"}), metric=f"{what}_age_seconds",
         scoped=lambda node, conn, scope: _read(what, node, conn, scope), filters="relation",
+        user_filters="relation owner",
         defaults=Thresholds.above(DAY, 2 * DAY), unit="seconds", finding=f"{what}-age")
 
 

@@ -41,7 +41,7 @@ def _read(what: str, node: Target, conn: Connection, scope: Scope) -> Measured |
     tables = 0
     for r in conn.query("check_maintenance_tables"):
         schema, rel = text(r.get("schemaname")), text(r.get("relname"))
-        if scope.skips(rel, schema):
+        if scope.skips(rel, schema) or scope.skips_user(text(r.get("owner"))):
             continue
         tables += 1
         age = number(r.get(f"{what}_age"))
@@ -52,7 +52,7 @@ def _read(what: str, node: Target, conn: Connection, scope: Scope) -> Measured |
     if not aged:
         return cannot_tell(node, f"{what}-unknown", (
             f"no user table {verb} yet ({tables} table(s)): nothing to judge" if tables
-            else "no user table matched --include/--exclude" if scope.filtered
+            else f"no user table matched {scope.given}" if scope.given
             else "no user table in this database: nothing to judge (statistics are per "
                  "database: check the database that holds the tables, or --dbname)"))
     top = max(aged, key=lambda i: (i.value, i.label))
@@ -73,6 +73,7 @@ def _check(what: str) -> HealthCheck:
         measures=f"seconds since the least recently {verb} table was {verb}",
         kinds=frozenset({"postgres"}), metric=f"{what}_age_seconds",
         scoped=lambda node, conn, scope: _read(what, node, conn, scope), filters="relation",
+        user_filters="relation owner",
         defaults=Thresholds.above(DAY, 2 * DAY), unit="seconds", finding=f"{what}-age")
 
 

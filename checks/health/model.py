@@ -20,6 +20,15 @@ if TYPE_CHECKING:
     from dbgauge.toolkit.targets import Deadline, Target
 
 
+NEVER = Range(start=-math.inf)  # a level that is not set: it never alerts
+
+
+def _not_left(given: Range, option: str) -> ConfigError:
+    return ConfigError(f"{option} {given}: a negative threshold (N or fewer left) is "
+                       "check_postgres' backends form: only `dbgauge check connections` "
+                       "takes it")
+
+
 @dataclass(frozen=True)
 class Share:
     """A check whose value is a share of a limit, in percent, and what its thresholds mean.
@@ -34,6 +43,8 @@ class Share:
     count: str = ""
     count_metric: str = ""
     ambiguous_upto: float = -math.inf
+    # the perfdata metric of what is left of the limit: takes `-N` (N or fewer left)
+    left_metric: str = ""
 
     def __post_init__(self) -> None:
         if bool(self.count) != bool(self.count_metric):
@@ -42,6 +53,10 @@ class Share:
     def reads(self, given: Range, option: str) -> Range:
         """The user's range as this check reads it; ConfigError (exit 3) for a range it
         cannot mean."""
+        if given.left:
+            if not self.left_metric:
+                raise _not_left(given, option)
+            return given
         if given.percent or not self.count:
             try:
                 check_percent(given, given.plain)
@@ -60,7 +75,11 @@ class Share:
 
     def counts(self, rng: Range) -> bool:
         """Whether this range is held against the count, not the percentage."""
-        return bool(self.count) and not rng.percent
+        return bool(self.count) and not rng.percent and not rng.left
+
+    def against(self, rng: Range) -> str:
+        """The perfdata metric this range is held against ("" for the check's own)."""
+        return self.left_metric if rng.left else self.count_metric if self.counts(rng) else ""
 
 
 @dataclass(frozen=True)
@@ -78,6 +97,9 @@ class Thresholds:
     seconds: bool = False
     bytes: bool = False
     lower_is_worse: bool = False  # a ratio: `-w 90%` alerts below 90, as check_postgres
+    # --warning alone keeps the default critical (check_postgres' backends); elsewhere a
+    # level given alone leaves the other one unset, as check_postgres' validate_range
+    keeps_critical: bool = False
 
     @classmethod
     def above(cls, warning: float, critical: float, share: Share | None = None
@@ -93,29 +115,31 @@ class Thresholds:
         """Alert below these levels (`-w 600: -c 300:`): worse when lower (uptime)."""
         return cls(Range(start=warning), Range(start=critical))
 
-    def status(self, value: float, count: float | None = None) -> Status:
-        """The state of a value (and, for a share that takes counts, of its `count`)."""
-        if self._alerts(self.critical, value, count):
+    def status(self, value: float, extra: Mapping[str, float] | None = None) -> Status:
+        """The state of a value (and, for a share that takes counts or `-N`, of the
+        count or what is left, from `extra`: perfdata metric -> value)."""
+        if self._alerts(self.critical, value, extra or {}):
             return Status.CRITICAL
-        if self._alerts(self.warning, value, count):
+        if self._alerts(self.warning, value, extra or {}):
             return Status.WARNING
         return Status.OK
 
-    def _alerts(self, rng: Range, value: float, count: float | None) -> bool:
-        if self.share is not None and self.share.counts(rng):
-            if count is None:
-                raise CheckFailed(f"no count of {self.share.count} was measured to hold "
-                                  f"against {rng}")
-            return rng.alerts(count)
+    def _alerts(self, rng: Range, value: float, extra: Mapping[str, float]) -> bool:
+        metric = self.share.against(rng) if self.share is not None else ""
+        if metric:
+            if metric not in extra:
+                raise CheckFailed(f"no {metric} was measured to hold against {rng}")
+            return rng.alerts(extra[metric])
+        if rng.left:
+            raise ConfigError(f"{rng}: this check takes no negative threshold")
         return rng.alerts(value)
 
     def perf(self, metric: str) -> dict[str, tuple[str | None, str | None]]:
         """Perfdata warn/crit per metric: a count threshold goes with the count's
-        perfdata, a percentage with `metric`'s."""
+        perfdata, `-N` with what is left, a percentage with `metric`'s."""
         out: dict[str, list[str | None]] = {}
         for i, rng in enumerate((self.warning, self.critical)):
-            counted = self.share is not None and self.share.counts(rng)
-            name = self.share.count_metric if counted and self.share else metric
+            name = (self.share.against(rng) if self.share else "") or metric
             never = rng.start == -math.inf and rng.end == math.inf and not rng.inside
             out.setdefault(name, [None, None])[i] = None if never else rng.plain
         return {name: (w, c) for name, (w, c) in out.items()}
@@ -123,15 +147,14 @@ class Thresholds:
     def override(self, warning: Range | str | float | None,
                  critical: Range | str | float | None) -> Thresholds:
         """These defaults with the user's ranges, read in the check's unit (ConfigError
-        for one it cannot mean); a default that would contradict the one value given
-        follows it (--critical 1 alone also means warning at 1)."""
+        for one it cannot mean). A level given alone leaves the other unset, as
+        check_postgres does (`-c 10` alone never warns), unless `keeps_critical`."""
         w = self.warning if warning is None else self._read(warning, "--warning")
         c = self.critical if critical is None else self._read(critical, "--critical")
-        if _contradict(w, c):
-            if warning is None:
-                w = c
-            elif critical is None:
-                c = w
+        if warning is None and critical is not None:
+            w = NEVER
+        elif critical is None and warning is not None and not self.keeps_critical:
+            c = NEVER
         return replace(self, warning=w, critical=c)
 
     def _read(self, given: Range | str | float, option: str) -> Range:
@@ -150,6 +173,8 @@ class Thresholds:
             rng = replace(rng, start=rng.upper, end=math.inf)
         if self.share is not None:
             return self.share.reads(rng, option)
+        if rng.left:
+            raise _not_left(rng, option)
         if rng.percent:
             raise ConfigError(f"{option} {rng}: this check's value is not a share of a "
                               f"limit: give it without %")
@@ -270,15 +295,25 @@ class HealthCheck:
     # Scope; `filters` names what --include/--exclude match ("database"), "" for none
     scoped: ScopedRead | None = None
     filters: str = ""
+    # what --includeuser/--excludeuser match ("session user"), "" for none
+    user_filters: str = ""
     takes_query: bool = False  # its command takes --query (custom-query)
     # its command takes the monitoring plugins' options of these names (`PLUGIN_OPTIONS`)
     plugin_options: frozenset[str] = frozenset()
     takes_checksum: bool = False  # -w/-c are checksums, not ranges (settings-checksum)
+    takes_lock_spec: bool = False  # -w/-c are check_postgres' lock specs (lock-count)
+    text_defaults: tuple[str, ...] = ()  # (warning, critical) of such -w/-c, as written
+    # the perfdata warn/crit of a check whose -w/-c are text, read from the Scope
+    # (ConfigError for text it cannot mean)
+    perf_thresholds: Callable[[Scope], Mapping[str, tuple[str | None, str | None]]] | None \
+        = None
     needs_thresholds: bool = False  # no defaults: -w or -c must be given (check_postgres)
     # a check that compares nodes (replicate-row, same-schema): run once over them all
     across: Across | None = None
     own_thresholds: OwnThresholds | None = None  # -w/-c read by the check from its Scope
     options: tuple[CheckOption, ...] = ()  # options of this check alone
+    # read in a session without dbgauge's timeouts: it reads the session's own settings
+    plain_session: bool = False
 
     def __post_init__(self) -> None:
         if not self.plugin_options <= PLUGIN_OPTIONS:
@@ -330,9 +365,7 @@ class HealthCheck:
 def judged(node: Target, limits: Thresholds, measured: Measured, *, kind: str, metric: str
            ) -> NodeOutcome:
     """A NodeOutcome for one thresholded value: a finding only when it is not OK."""
-    share = limits.share
-    count = dict(measured.extra).get(share.count_metric) if share and share.count else None
-    status = limits.status(measured.value, count)
+    status = limits.status(measured.value, dict(measured.extra))
     findings = measured.findings
     if status is not Status.OK:
         level = limits.critical if status is Status.CRITICAL else limits.warning

@@ -28,8 +28,11 @@ CHECK_POSTGRES: tuple[Action, ...] = (
     _a("archive_ready", "archiver", "yes", "reads pg_stat_archiver; a failing "
        "archive_command is CRITICAL (check_postgres looks in pg_xlog on PostgreSQL 10+)"),
     _a("autovac_freeze", "autovac-freeze", "yes", "same defaults 90%/95%"),
-    _a("backends", "connections", "partly", "share of max_connections; counts and `-10` "
-       "slots-left forms differ"),
+    _a("backends", "connections", "yes", "the count (`-w 200`), `80%` and `-10` (10 or "
+       "fewer slots left) forms, --warning alone keeping the default critical; held against "
+       "max_connections minus the reserved slots (superuser_reserved_connections, "
+       "reserved_connections on 16+), which an application cannot use, not max_connections; "
+       "client backends counted; alerts above a count, not at it"),
     _a("bloat", "bloat", "yes", "check_postgres' estimate and forms (`100 M`, `150%`, "
        "`'1 G and 150%'`, `or`); every relation judged (no top-10 or small-relation "
        "cut-off); a table the role may not read is UNKNOWN, not \"not bloated\""),
@@ -57,8 +60,11 @@ CHECK_POSTGRES: tuple[Action, ...] = (
     _a("last_autovacuum", "last-autovacuum", "yes"),
     _a("last_vacuum", "last-vacuum", "yes", "user tables (catalogs are left out)"),
     _a("listener", "", "no", "LISTEN/NOTIFY channels: rarely paged on"),
-    _a("locks", "locks", "partly", "dbgauge judges the oldest lock wait; lock counts per "
-       "mode are not provided"),
+    _a("locks", "lock-count locks", "yes", "`lock-count` is check_postgres' locks: the same "
+       "counts, its lock spec (`total=250;waiting=5;exclusive=2`, a bare number the total) "
+       "alerting at N or more, defaults total=100/150, perfdata per database and type "
+       "(`NODE:DATABASE:TYPE_locks`). `locks` is dbgauge's own: the oldest lock wait in "
+       "seconds (`-w 100` there is 100 s; a lock spec is refused)"),
     _a("logfile", "", "no", "needs the server's file system and log settings"),
     _a("new_version_bc", "", "no", "obsolete: version checks against a web site"),
     _a("new_version_box", "", "no", "obsolete: version checks against a web site"),
@@ -78,7 +84,8 @@ CHECK_POSTGRES: tuple[Action, ...] = (
     _a("pgbouncer_checksum", "", "no", "`dbgauge validate pgbouncer` checks the settings"),
     _a("prepared_txns", "prepared-txns", "yes", "same defaults 1 s / 30 s"),
     _a("query_runtime", "custom-query", "partly", "a query's result, not its run time"),
-    _a("query_time", "query-time", "yes"),
+    _a("query_time", "query-time", "yes", "--includeuser/--excludeuser (session user) and "
+       "--include/--exclude (its database), as there"),
     _a("relation_size", "relation-size", "yes"),
     _a("replicate_row", "replicate-row", "yes", "writes a token to dbgauge's own "
        "heartbeat table, never a user table (--repinfo is refused); waits for -c where "
@@ -88,15 +95,22 @@ CHECK_POSTGRES: tuple[Action, ...] = (
     _a("same_schema", "same-schema", "partly", "two or more databases (`--dbname a,b`, "
        "`--target`, `--node`), `--filter` as there; no `--suffix` snapshots over time; "
        "owners, permissions and column positions not compared; no superuser needed"),
-    _a("sequence", "sequence", "yes", "cycling sequences left out"),
-    _a("settings_checksum", "settings-checksum", "yes", "settings the session sets count as "
-       "`(session)`: the checksum differs from check_postgres' (take a new baseline)"),
+    _a("sequence", "sequence", "yes", "the exact share, alerting above the level: "
+       "check_postgres rounds (84.6 to 85) and alerts at the level, so its `-w 85` is "
+       "`-w 84.5` here; cycling sequences left out (they wrap by design), as its "
+       "--skipcycled; descending sequences measured right"),
+    _a("settings_checksum", "settings-checksum", "yes", "the same checksum for the same "
+       "server, role and database, so a baseline carries over (taken with check_postgres' "
+       "default --timeout 30 and no PGAPPNAME/PGOPTIONS); --include/--exclude work "
+       "(check_postgres 2.25 dies on them)"),
     _a("slony_status", "", "no", "obsolete: Slony is replaced by logical replication"),
     _a("table_size", "table-size", "yes"),
     _a("timesync", "", "no", "clock sync is the host's (chrony, node_exporter) job"),
     _a("total_relation_size", "total-relation-size", "yes"),
-    _a("txn_idle", "txn-idle", "yes"),
-    _a("txn_time", "txn-time", "yes"),
+    _a("txn_idle", "txn-idle", "yes", "--includeuser/--excludeuser (session user) and "
+       "--include/--exclude (its database), as there"),
+    _a("txn_time", "txn-time", "yes", "--includeuser/--excludeuser (session user) and "
+       "--include/--exclude (its database), as there (PostgreSQL)"),
     _a("txn_wraparound", "txn-wraparound", "yes"),
     _a("version", "connection", "partly", "says the version; no version match"),
     _a("wal_files", "wal-files", "yes", "pg_ls_waldir (pg_monitor), no superuser"),

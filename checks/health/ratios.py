@@ -33,7 +33,8 @@ NEVER = Range(start=-math.inf)
 def _read(column: str, node: Target, conn: Connection, scope: Scope) -> Measured | NodeOutcome:
     from dbgauge.toolkit.db.values import number, text
 
-    items = [Item(text(r.get("datname")), value) for r in conn.query("check_database_ratios")
+    items = [Item(text(r.get("datname")), value, owner=text(r.get("owner")))
+             for r in conn.query("check_database_ratios")
              if (value := number(r.get(column))) is not None]
     return worst_item(node, items, scope, metric=column, what="database",
                       higher_is_worse=False, show="{:.2f}%")
@@ -45,7 +46,7 @@ def _check(name: str, column: str, what: str) -> HealthCheck:
         measures=f"each database's {what} in percent (the lowest is judged)",
         kinds=frozenset({"postgres"}), metric=column,
         scoped=lambda node, conn, scope: _read(column, node, conn, scope),
-        filters="database",
+        filters="database", user_filters="database owner",
         defaults=Thresholds(NEVER, NEVER, Share(), lower_is_worse=True), unit="percent",
         finding=name, needs_thresholds=True)
 

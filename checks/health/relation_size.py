@@ -49,7 +49,8 @@ def _read(name: str, node: Target, conn: Connection, scope: Scope) -> Measured |
         if kind not in kinds or size is None:
             continue
         schema, rel = text(r.get("schemaname")), text(r.get("relname"))
-        items.append(Item(f"{schema}.{rel}" if kind == "r" else rel, size, rel, schema))
+        items.append(Item(f"{schema}.{rel}" if kind == "r" else rel, size, rel, schema,
+                          text(r.get("owner"))))
     return worst_item(node, items, scope, metric="size_bytes", what="relation",
                       show="{:.0f} bytes")
 
@@ -62,7 +63,8 @@ def _check(name: str) -> HealthCheck:
         measures=measures + " (the largest is judged)",
         kinds=frozenset({"postgres"}), metric="size_bytes",
         scoped=lambda node, conn, scope: _read(name, node, conn, scope),
-        filters="relation", defaults=Thresholds(NEVER, NEVER), unit="bytes",
+        filters="relation", user_filters="relation owner",
+        defaults=Thresholds(NEVER, NEVER), unit="bytes",
         finding=name, needs_thresholds=True)
 
 

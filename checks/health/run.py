@@ -48,7 +48,8 @@ def run_health(check: HealthCheck, nodes: Selection,
         outcomes = [got if isinstance(got, NodeOutcome) else _failed(got, refused_ok)
                     for got in each_node(runnable,
                                          lambda n, c: check.evaluate(n, c, chosen, scope),
-                                         deadline=deadline, down=down)]
+                                         deadline=deadline, down=down,
+                                         session_timeouts=not check.plain_session)]
     outcomes += [NodeOutcome(f.node, (f,)) for f in misfits]
     if not outcomes:
         kinds = ", ".join(sorted(check.kinds))

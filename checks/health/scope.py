@@ -27,6 +27,7 @@ class Item:
     value: float
     name: str = ""
     schema: str = ""
+    owner: str = ""  # what --includeuser/--excludeuser match (a database's, a relation's)
 
     @property
     def match_name(self) -> str:
@@ -34,7 +35,8 @@ class Item:
 
 
 def kept(items: Iterable[Item], scope: Scope) -> list[Item]:
-    return [i for i in items if not scope.skips(i.match_name, i.schema)]
+    return [i for i in items if not scope.skips(i.match_name, i.schema)
+            and not scope.skips_user(i.owner)]
 
 
 def worst_item(node: Target, items: Sequence[Item], scope: Scope, *, metric: str,
@@ -47,8 +49,8 @@ def worst_item(node: Target, items: Sequence[Item], scope: Scope, *, metric: str
     if not chosen:
         if nothing and not items:
             return NodeOutcome(node.name, note=nothing)
-        why = (f"no {what} matched --include/--exclude ({len(items)} {what} in all)"
-               if scope.filtered else f"no {what} to judge")
+        why = (f"no {what} matched {scope.given} ({len(items)} {what} in all)"
+               if scope.given else f"no {what} to judge")
         return cannot_tell(node, f"no-matching-{what.replace(' ', '-')}", why)
     ordered = sorted(chosen, key=lambda i: (-i.value if higher_is_worse else i.value,
                                             i.label))

@@ -2,12 +2,16 @@
 (check_postgres' settings_checksum): the MD5 of every visible setting and its value, one
 `name value` line each in name order, held against the checksum given with `-w` or `-c`
 (`-c 0`, or neither: UNKNOWN, printing the checksum to take as the baseline, as
-check_postgres does). `--include`/`--exclude` pick the settings.
+check_postgres does). `--include`/`--exclude` pick the settings (check_postgres 2.25 dies
+on them: "Label not found for next SLURP").
 
-A setting the checking session itself sets (application_name, dbgauge's statement and
-lock timeouts) counts as `(session)`, so the checksum does not depend on the client:
-it differs from check_postgres' (which includes its own session's values) -- take a
-new baseline when switching. It depends on the role (a superuser sees more settings).
+The checksum is check_postgres' for the same server, role and database, so a baseline
+taken with it carries over: the settings are read in a session without dbgauge's own
+timeouts, with the values check_postgres' psql session has (application_name `psql`,
+statement_timeout 30000: its default --timeout), each value as check_postgres parses it
+from psql (trailing blanks dropped). A baseline taken with check_postgres --timeout N
+other than 30, or with PGAPPNAME/PGOPTIONS set, differs. It depends on the role (a
+superuser sees more settings).
 """
 
 from __future__ import annotations
@@ -25,9 +29,16 @@ if TYPE_CHECKING:
 
 
 def settings_checksum(rows: list[tuple[str, str]]) -> str:
-    """check_postgres' checksum: MD5 hex of `name value\\n` per setting, in the given order."""
-    return hashlib.md5("".join(f"{n} {v}\n" for n, v in rows).encode(),
+    """check_postgres' checksum: MD5 hex of `name value\\n` per setting, in the given
+    order, each value as check_postgres reads it from psql's aligned output (trailing
+    blanks dropped: log_line_prefix '%m [%p] ' counts as '%m [%p]')."""
+    return hashlib.md5("".join(f"{n} {_as_psql_shows(v)}\n" for n, v in rows).encode(),
                        usedforsecurity=False).hexdigest()
+
+
+def _as_psql_shows(value: str) -> str:
+    first, newline, rest = value.partition("\n")
+    return first.rstrip() + newline + rest
 
 
 def _read(node: Target, conn: Connection, scope: Scope) -> NodeOutcome:
@@ -56,4 +67,4 @@ CHECK = HealthCheck(
     measures="MD5 of every visible setting and its value (-c/-w: the expected checksum)",
     kinds=frozenset({"postgres"}), metric="",
     scoped=_read, filters="setting",
-    takes_checksum=True)
+    takes_checksum=True, plain_session=True)

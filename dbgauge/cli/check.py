@@ -321,11 +321,14 @@ def _health_command(check: HealthCheck) -> click.Command:
         from dbgauge.checks.health.run import run_health
         from dbgauge.checks.health.scope import per_database
 
-        as_written = check.takes_checksum or check.own_thresholds is not None
+        as_written = (check.takes_checksum or check.takes_lock_spec
+                      or check.own_thresholds is not None)
         given = (warning is not None or critical is not None) and not as_written
         try:
             limits = check.limits(warning, critical) if given else None
             scope = check_scope(check, {**options, "warning": warning, "critical": critical})
+            text_perf = dict(check.perf_thresholds(scope)) \
+                if check.perf_thresholds and scope else None
         except DbgaugeError as exc:  # a threshold the check cannot mean: exit 3
             _check_failed(check.name, exc, fmt)
 
@@ -343,7 +346,8 @@ def _health_command(check: HealthCheck) -> click.Command:
         own_limits = check.own_thresholds
         chosen = None if own_limits else limits or check.defaults
         perf = (chosen.perf(check.metric) if chosen else
-                own_limits.perf(scope) if own_limits and own_limits.perf and scope else None)
+                own_limits.perf(scope) if own_limits and own_limits.perf and scope else
+                text_perf)
         _check_emit(result, fmt, perf, verbosity)
 
     command.__doc__ = health_help(check)

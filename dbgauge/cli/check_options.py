@@ -43,7 +43,8 @@ def check_scope(check: HealthCheck, options: dict[str, Any]) -> Scope | None:
     if check.scoped is None and check.across is None:
         return None
     warning, critical = options.get("warning"), options.get("critical")
-    as_written = check.takes_checksum or check.own_thresholds is not None
+    as_written = (check.takes_checksum or check.takes_lock_spec
+                  or check.own_thresholds is not None)
     scope = Scope(options.get("include", ()), options.get("exclude", ()),
                   options.get("query", ""),
                   *((str(warning or ""), str(critical or "")) if as_written else ("", "")),
@@ -52,7 +53,9 @@ def check_scope(check: HealthCheck, options: dict[str, Any]) -> Scope | None:
                   query_critical=options.get("query_critical"),
                   query_name=options.get("query_name") or "",
                   replica=bool(options.get("replica")),
-                  ignore_auth=bool(options.get("ignore_auth")))
+                  ignore_auth=bool(options.get("ignore_auth")),
+                  include_user=options.get("include_user", ()),
+                  exclude_user=options.get("exclude_user", ()))
     if check.own_thresholds is not None:
         check.own_thresholds.check(scope)
     if "query" in check.plugin_options:
@@ -82,6 +85,9 @@ def health_help(check: HealthCheck) -> str:
             "kind of server.\n\n\b\n"
             + ("-c/-w CHECKSUM: the checksum expected (check_postgres' settings_checksum)."
                "\n" if check.takes_checksum else
+               "-c/-w LOCKS: check_postgres' lock spec, N (the total) or 'total=N;waiting=N;"
+               f"MODE=N', alerting at N or more; default {' and '.join(check.text_defaults)}.\n"
+               if check.takes_lock_spec else
                textwrap.fill(f"Thresholds: --warning/--critical "
                              f"{check.own_thresholds.metavar}, {check.own_thresholds.help}.",
                              78) + "\n" if check.own_thresholds else
@@ -133,6 +139,12 @@ def health_options(check: HealthCheck) -> list[Decorator]:
                               "print it, UNKNOWN)."),
             click.option("-w", "--warning", metavar="CHECKSUM",
                          help="WARNING when the settings' checksum is not CHECKSUM.")]
+    if check.takes_lock_spec:
+        options += [click.option(f"-{level[0]}", f"--{level}", metavar="LOCKS", help=(
+            f"{level.upper()} at this many locks or more: N (the total) or 'total=N;"
+            "waiting=N;MODE=N' (MODE: exclusive, accessexclusive, rowexclusive...), as "
+            f"check_postgres' locks (default {default}).")) for level, default in
+            zip(("warning", "critical"), check.text_defaults, strict=True)][::-1]
     options += _scope_options(check) + _plugin_options(check)
     options += [click.option(f"--{o.name}", f"{OPTION_PREFIX}{o.name.replace('-', '_')}",
                              is_flag=True, help=o.help) if o.flag else
@@ -163,6 +175,12 @@ def _scope_options(check: HealthCheck) -> list[Decorator]:
             help=f"{word.capitalize()} {check.filters}s by name, as check_postgres: "
                  "comma-separated, repeatable, ~REGEX, SCHEMA. for a schema; exclusion "
                  "first, inclusion brings back.") for word in ("exclude", "include")]
+    if check.user_filters:
+        options += [click.option(
+            f"--{word}user", f"{word}_user", multiple=True, metavar="USERS",
+            help=f"{word.capitalize()} by {check.user_filters}, as check_postgres: exact "
+                 "names, comma-separated, repeatable; --includeuser wins over --excludeuser."
+        ) for word in ("exclude", "include")]
     if "postgres" in check.kinds:
         options.append(click.option(
             "--dbname", "dbnames", multiple=True, metavar="NAMES",

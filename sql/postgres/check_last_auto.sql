@@ -2,7 +2,10 @@
 -- PostgreSQL 13+: every table of the connected database (catalogs too, as
 -- check_postgres' last_autovacuum; not information_schema) and the seconds since
 -- autovacuum last vacuumed / analyzed it (NULL: never since the statistics were reset).
+-- owner: the database's or relation's owner, which --includeuser/--excludeuser match
+-- (check_postgres' $USERWHERECLAUSE on datdba / relowner).
 SELECT current_database() AS datname, n.nspname AS schemaname, c.relname,
+       pg_get_userbyid(c.relowner) AS owner,
        EXTRACT(EPOCH FROM now() - pg_stat_get_last_autovacuum_time(c.oid))::float8
          AS autovacuum_age,
        EXTRACT(EPOCH FROM now() - pg_stat_get_last_autoanalyze_time(c.oid))::float8

@@ -5,7 +5,10 @@ Conditions are made once (a disabled trigger, a table analyzed by autovacuum's a
 the levels either side of what both tools just measured), then every pair of commands
 runs in parallel: a few seconds for the whole module. Levels are never set at the value
 itself: check_postgres alerts at `>=` a level, monitoring-plugin ranges (dbgauge) above
-it -- a documented difference that only shows on equality.
+it -- a documented difference that only shows on equality (lock-count keeps check_postgres'
+`>=`). A second set of conditions is held open while its pairs run: locks held and
+awaited, client sessions, a transaction idle and a statement waiting, sequences in a
+database of their own (`_sessions_held`).
 """
 
 from __future__ import annotations
@@ -13,15 +16,18 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import closing
+from contextlib import closing, contextmanager
 from dataclasses import dataclass
 
+import psycopg
 import pytest
 from psycopg import sql
 
 from dbgauge.toolkit.sandbox.layout import Layout
+from dbgauge.toolkit.sandbox.model import ADMIN_USER
 from tests.helpers import REPO, wait_for
 from tests.helpers.daemon import DBGAUGE
 from tests.helpers.servers import Sandbox, pg_admin
@@ -205,9 +211,9 @@ def test_states_agree_with_check_postgres(sandbox: Sandbox) -> None:
 
 
 def test_settings_checksum_sees_a_changed_setting_as_check_postgres(sandbox: Sandbox) -> None:
-    """Each tool's baseline (`-c 0`: UNKNOWN, printing it), then a setting changed by ALTER
-    SYSTEM and a reload: both CRITICAL against their baselines. The two checksums differ
-    by design (check_postgres' includes its own session's application_name)."""
+    """Each tool's baseline (`-c 0`: UNKNOWN, printing it) is the same checksum, so
+    check_postgres' baseline carries over; then a setting changed by ALTER SYSTEM and a
+    reload: both CRITICAL against it."""
     port = sandbox.state.port("pg-primary")
     env = {**os.environ, "PGPASSWORD": sandbox.state.dbgauge_password}
     theirs = [CHECK_POSTGRES, "--action=settings_checksum", "-H", "127.0.0.1", "-p", str(port),
@@ -223,8 +229,9 @@ def test_settings_checksum_sees_a_changed_setting_as_check_postgres(sandbox: San
         return found.group(1)
 
     base_theirs, base_ours = baseline(theirs), baseline(ours)
+    assert base_ours == base_theirs
     assert _run([*theirs, "-c", base_theirs], env)[0] == "OK"
-    assert _run([*ours, "-c", base_ours], env)[0] == "OK"
+    assert _run([*ours, "-c", base_theirs], env)[0] == "OK"
     with closing(pg_admin(sandbox, "pg-primary")) as conn:
         try:
             conn.execute("ALTER SYSTEM SET log_min_duration_statement = 123456")
@@ -238,3 +245,159 @@ def test_settings_checksum_sees_a_changed_setting_as_check_postgres(sandbox: San
             conn.execute("SELECT pg_reload_conf()")
     wait_for(lambda: _run([*ours, "-c", base_ours], env)[0] == "OK",
              what="the setting reset to restore the checksum")
+
+
+def _session_cases(admin: str) -> list[Case]:
+    """The conditions `_sessions_held` makes: 120 tables locked and one ExclusiveLock
+    awaited (lock-count); about 15 client sessions (connections); `admin`'s session idle
+    in transaction and its statement waiting (the user filters); in the database cpp_seq a
+    sequence 84.6 % used, a cycling one at 99 % and a disabled trigger."""
+    many = ("-w", "total=1000;waiting=5", "-c", "total=2000")
+    cases = [_same("locks", "lock-count", many, "OK"),
+             # check_postgres' defaults total=100/150: 120 locks and more warn
+             Case("locks", (), "lock-count", (), "WARNING"),
+             _same("locks", "lock-count", ("-w", "waiting=1;exclusive=2", "-c", "total=1000"),
+                   "WARNING"),
+             _same("locks", "lock-count", ("-c", "120"), "CRITICAL"),
+             _same("locks", "lock-count", ("-w", "total=1000", "-c", "exclusive=2"),
+                   "CRITICAL"),
+             # -c alone: no warning, in both (the default total=100 would warn)
+             _same("locks", "lock-count", ("-c", "total=1000"), "OK")]
+    cases += [_same("backends", "connections", ("-w", "100", "-c", "200"), "OK"),
+              _same("backends", "connections", ("-w", "8", "-c", "200"), "WARNING"),
+              _same("backends", "connections", ("-c", "8"), "CRITICAL"),
+              _same("backends", "connections", ("-w", "2%", "-c", "90%"), "WARNING"),
+              _same("backends", "connections", ("-w", "2%"), "WARNING"),
+              _same("backends", "connections", ("-w", "-10", "-c", "-5"), "OK"),
+              _same("backends", "connections", ("-w", "-290", "-c", "-5"), "WARNING"),
+              _same("backends", "connections", ("-c", "-290"), "CRITICAL")]
+    mine, others = (f"--includeuser={admin}",), ("--excludeuser", f"{admin},nosuchuser")
+    ours_mine = ("--includeuser", admin)
+    for action, check in (("txn_idle", "txn-idle"), ("txn_time", "txn-time"),
+                          ("query_time", "query-time")):
+        cases += [Case(action, (*mine, "-w", "1", "-c", "1h"), check,
+                       (*ours_mine, "-w", "1", "-c", "1h"), "WARNING"),
+                  Case(action, (f"--excludeuser={admin},nosuchuser", "-w", "1", "-c", "1h"),
+                       check, (*others, "-w", "1", "-c", "1h"), "OK")]
+    # owners: the databases and relations of a user (cpp_l1 holds a row: 8 kB)
+    cases += [Case("database_size", (*mine, "-w", "1kB"), "database-size",
+                   (*ours_mine, "-w", "1kB"), "WARNING"),
+              Case("relation_size", (*mine, "-c", "1kB"), "relation-size",
+                   (*ours_mine, "-c", "1kB"), "CRITICAL"),
+              Case("relation_size", (*mine, "-w", "1GB"), "relation-size",
+                   (*ours_mine, "-w", "1GB"), "OK"),
+              # nothing left to judge: check_postgres says OK, dbgauge that it could not tell
+              Case("database_size", ("--includeuser=nosuchuser", "-w", "1kB"),
+                   "database-size", ("--includeuser", "nosuchuser", "-w", "1kB"), "UNKNOWN",
+                   theirs_state="OK")]
+    db, ours_db = ("--dbname=cpp_seq",), ("--dbname", "cpp_seq")
+    skip = (*db, "--skipcycled")
+    cases += [  # 84.6 %: check_postgres rounds it to 85 and alerts at 85; dbgauge does not
+        Case("sequence", (*skip, "-w", "85%", "-c", "95%"), "sequence",
+             (*ours_db, "-w", "85", "-c", "95"), "OK", theirs_state="WARNING"),
+        Case("sequence", (*skip, "-w", "85%", "-c", "95%"), "sequence",
+             (*ours_db, "-w", "84.5", "-c", "95"), "WARNING"),
+        Case("sequence", (*skip, "-w", "90%", "-c", "95%"), "sequence",
+             (*ours_db, "-w", "90", "-c", "95"), "OK"),
+        Case("sequence", (*skip, "-c", "80%"), "sequence", (*ours_db, "-c", "80"),
+             "CRITICAL"),
+        # the cycling sequence at 99 %: check_postgres counts it unless --skipcycled
+        Case("sequence", (*db, "-w", "90%", "-c", "95%"), "sequence",
+             (*ours_db, "-w", "90", "-c", "95"), "OK", theirs_state="CRITICAL"),
+        # one disabled trigger; -c alone sets no warning (the default 0 would warn)
+        Case("disabled_triggers", (*db, "-c", "5"), "disabled-triggers",
+             (*ours_db, "-c", "5"), "OK")]
+    return cases
+
+
+@contextmanager
+def _sessions_held(sandbox: Sandbox) -> Iterator[None]:
+    """The conditions of `_session_cases`, undone afterwards."""
+    with closing(pg_admin(sandbox, "pg-primary")) as setup:
+        setup.execute("DROP DATABASE IF EXISTS cpp_seq")
+        setup.execute("CREATE DATABASE cpp_seq")
+    with closing(pg_admin(sandbox, "pg-primary", dbname="cpp_seq")) as seq:
+        seq.execute("CREATE SEQUENCE cpp_s84 MINVALUE 1 MAXVALUE 1000")
+        seq.execute("SELECT setval('cpp_s84', 846)")  # check_postgres: 846/1000 = 85 %
+        seq.execute("CREATE SEQUENCE cpp_cycle MINVALUE 1 MAXVALUE 100 CYCLE")
+        seq.execute("SELECT setval('cpp_cycle', 99)")
+        seq.execute("GRANT SELECT ON ALL SEQUENCES IN SCHEMA public TO dbgauge")
+        seq.execute("CREATE TABLE cpp_t (i int)")
+        seq.execute("CREATE FUNCTION cpp_noop() RETURNS trigger LANGUAGE plpgsql "
+                    "AS $$BEGIN RETURN NEW; END$$")
+        seq.execute("CREATE TRIGGER cpp_off BEFORE INSERT ON cpp_t FOR EACH ROW "
+                    "EXECUTE FUNCTION cpp_noop()")
+        seq.execute("ALTER TABLE cpp_t DISABLE TRIGGER cpp_off")
+    holder = psycopg.connect(sandbox.admin_dsn("pg-primary"))
+    waiter = psycopg.connect(sandbox.admin_dsn("pg-primary"))
+    idle = [psycopg.connect(sandbox.admin_dsn("pg-primary"), autocommit=True)
+            for _ in range(10)]
+    thread = threading.Thread(target=lambda: _ignore_errors(
+        lambda: waiter.execute("LOCK TABLE cpp_l0 IN EXCLUSIVE MODE")), daemon=True)
+    try:
+        for i in range(120):
+            holder.execute(sql.SQL("CREATE TABLE IF NOT EXISTS {} (i int)").format(
+                sql.Identifier(f"cpp_l{i}")))
+        holder.execute("INSERT INTO cpp_l1 VALUES (1)")
+        holder.commit()
+        holder.execute("LOCK TABLE cpp_l0 IN EXCLUSIVE MODE")
+        for i in range(1, 120):
+            holder.execute(sql.SQL("LOCK TABLE {} IN ACCESS SHARE MODE").format(
+                sql.Identifier(f"cpp_l{i}")))
+        thread.start()
+        with closing(pg_admin(sandbox, "pg-primary")) as watch:
+            wait_for(lambda: watch.execute(
+                "SELECT count(*) = 1 FROM pg_locks l JOIN pg_class c ON c.oid = l.relation "
+                "WHERE NOT l.granted AND c.relname = 'cpp_l0' AND now() - ("
+                "SELECT max(state_change) FROM pg_stat_activity WHERE pid = %s) > "
+                "interval '3 s'", (holder.info.backend_pid,)).fetchone()[0],
+                what="the lock wait and the idle transaction to be 3 s old")
+        yield
+    finally:
+        holder.rollback()
+        thread.join(30)
+        waiter.rollback()
+        with closing(holder), closing(waiter):
+            holder.execute("DROP TABLE IF EXISTS " + ", ".join(f"cpp_l{i}" for i in range(120)))
+            holder.commit()
+        for conn in idle:
+            conn.close()
+        with closing(pg_admin(sandbox, "pg-primary")) as setup:
+            setup.execute("DROP DATABASE IF EXISTS cpp_seq WITH (FORCE)")
+
+
+def _ignore_errors(work: Callable[[], object]) -> None:
+    try:
+        work()
+    except psycopg.Error:  # the test's end may close the waiting session first
+        pass
+
+
+def test_locks_sessions_and_sequences_agree_with_check_postgres(sandbox: Sandbox) -> None:
+    """lock-count (lock specs, >=, the defaults), connections (counts, %, slots left),
+    --includeuser/--excludeuser (sessions' users, databases' and relations' owners),
+    sequence (rounding, cycling) and a level given alone, beside check_postgres on the
+    same conditions."""
+    port = sandbox.state.port("pg-primary")
+    database = sandbox.state.postgres.database
+    env = {**os.environ, "PGPASSWORD": sandbox.state.dbgauge_password, "PGBINDIR": PGBINDIR,
+           "PGCONNECT_TIMEOUT": "5"}
+    cases = _session_cases(ADMIN_USER)
+    theirs = [[CHECK_POSTGRES, f"--action={c.action}", "-H", "127.0.0.1", "-p", str(port),
+               "-u", "dbgauge", *(() if any(a.startswith("--dbname") for a in c.theirs)
+                                  else (f"--dbname={database}",)), *c.theirs] for c in cases]
+    ours = [[*DBGAUGE, "check", c.check, "--config", str(sandbox.config),
+             "--target", "pg-primary", "-t", "30", *c.ours] for c in cases]
+    with _sessions_held(sandbox), ThreadPoolExecutor(4) as pool:
+        got_theirs = list(pool.map(lambda a: _run(a, env), theirs))
+        got_ours = list(pool.map(lambda a: _run(a, env), ours))
+    wrong = [f"{c.action} {' '.join(c.theirs)}: check_postgres {t[0]} ({t[1][:200]}), "
+             f"dbgauge {o[0]} ({o[1][:200]}), expected {c.state}"
+             for c, t, o in zip(cases, got_theirs, got_ours, strict=True)
+             if (t[0], o[0]) != (c.theirs_state or c.state, c.state)]
+    assert not wrong, "\n".join(wrong)
+    # lock-count's perfdata: per database and type, as check_postgres' `app.waiting=1;5`
+    lock_theirs, lock_ours = got_theirs[2][1], got_ours[2][1]
+    assert re.search(rf"\b{database}\.waiting=1;1\b", lock_theirs), lock_theirs
+    assert re.search(rf"'pg-primary:{database}:waiting_locks'=1;@1:", lock_ours), lock_ours
+    assert re.search(rf"'pg-primary:{database}:exclusive_locks'=2;@2:", lock_ours), lock_ours

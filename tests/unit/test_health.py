@@ -16,7 +16,7 @@ from click.testing import CliRunner
 
 from dbgauge.app import check_jobs, parse_config, scheduled_checks
 from dbgauge.checks.health import Thresholds, health_checks
-from dbgauge.checks.health.model import Measured, NodeOutcome
+from dbgauge.checks.health.model import NEVER, Measured, NodeOutcome
 from dbgauge.checks.health.replication import channel_findings, primary_findings, standby_findings
 from dbgauge.checks.health.run import run_health, summarize
 from dbgauge.checks.schedule import result_samples, validate_check_job
@@ -78,7 +78,8 @@ def test_checks_read_the_collectors_facts_with_their_statements_only() -> None:
     outcome = _evaluate("connections", "pgbouncer", conn)
     assert conn.asked == ["show_lists", "show_config"]
     assert outcome.note == "6 of 200 connections in use (3% of max_client_conn)"
-    assert outcome.perfdata == (("n:connections_percent", 3.0), ("n:connections", 6.0))
+    assert outcome.perfdata == (("n:connections_percent", 3.0), ("n:connections", 6.0),
+                                ("n:connections_left", 194.0))
     conn = Answers("postgres", {"connections": json_rows("postgres-15/connections-wait.json")})
     outcome = _evaluate("connections", "postgres", conn)
     assert conn.asked == ["connections"]
@@ -148,15 +149,23 @@ def test_thresholds_and_state_order() -> None:
         Status.OK, Status.OK, Status.WARNING, Status.WARNING, Status.CRITICAL, Status.CRITICAL]
     with pytest.raises(ConfigError, match="less strict than --critical 1"):
         Thresholds.above(5, 1).validate("lag")
-    assert limits.override(None, 1) == Thresholds.above(1, 1)
-    assert limits.override(200, None) == Thresholds.above(200, 200)
-    assert limits.override("5", None) == Thresholds.above(5, 120)
+    # a level given alone leaves the other unset, as check_postgres: -c alone never warns
+    assert limits.override(None, 1) == replace(Thresholds.above(1, 1), warning=NEVER)
+    assert [limits.override(None, 200).status(v) for v in (31, 201)] == [
+        Status.OK, Status.CRITICAL]
+    assert limits.override(200, None) == replace(Thresholds.above(200, 1), critical=NEVER)
+    assert limits.override("5", None).status(1e9) is Status.WARNING
+    assert limits.override("5", None).perf("lag_seconds") == {"lag_seconds": ("5", None)}
+    # check_postgres' backends keeps its default critical when only --warning is given
+    kept = replace(limits, keeps_critical=True).override("5", None)
+    assert (kept.warning.end, kept.critical.end) == (5, 120)
     assert limits.override(50, 10) == Thresholds.above(50, 10)  # both given: left to validate()
     uptime = Thresholds.below(3600, 300)
     assert [uptime.status(v) for v in (10, 300, 301, 3600, 9000)] == [
         Status.CRITICAL, Status.WARNING, Status.WARNING, Status.OK,
         Status.OK]
-    assert uptime.override(None, "4000:") == Thresholds.below(4000, 4000)
+    assert uptime.override(None, "4000:") == replace(Thresholds.below(4000, 4000),
+                                                     warning=NEVER)
     with pytest.raises(ConfigError, match="less strict"):
         Thresholds.below(10, 300).validate("restart")
     inside = limits.override("@10:20", "~:100")  # other forms are taken as given
@@ -281,6 +290,7 @@ HEALTH_CHECKS: tuple[tuple[str, str, str | None], ...] = (
         ("index-size", "none"), ("indexes-size", "none"),
         ("last-autoanalyze", "86400 and 172800 seconds"),
         ("last-autovacuum", "86400 and 172800 seconds"),
+        ("lock-count", None),
         ("prepared-txns", "1 and 30 seconds"), ("relation-size", "none"),
         ("replicate-row", "none"), ("same-schema", None),
         ("table-size", "none"), ("total-relation-size", "none"), ("settings-checksum", None),
@@ -306,6 +316,10 @@ def test_cli_defaults_match_the_checks() -> None:
             own = check.own_thresholds
             assert f"Thresholds: --warning/--critical {own.metavar}, {own.help}." in text
             assert ("no default" in own.help) == (shown == "none")
+            continue
+        if check.takes_lock_spec:
+            assert "-c/-w LOCKS: check_postgres' lock spec" in text
+            assert "(default total=150)" in text and "(default total=100)" in text
             continue
         if defaults is None:
             assert shown is None

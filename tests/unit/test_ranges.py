@@ -126,18 +126,18 @@ def test_each_check_reads_a_bare_number_in_its_own_unit() -> None:
     assert conns is not None
     assert conns.warning == Range(0, 200) and conns.critical == Range(0, 95, percent=True)
     # 150 of 1000 connections (15 %): under the 200-connection warning, under 95 %
-    assert conns.status(15.0, 150.0) is Status.OK
-    assert conns.status(25.0, 250.0) is Status.WARNING  # 250 connections
-    assert conns.status(96.0, 250.0) is Status.CRITICAL  # 96 % of the limit
+    assert conns.status(15.0, {"connections": 150.0}) is Status.OK
+    assert conns.status(25.0, {"connections": 250.0}) is Status.WARNING  # 250 connections
+    assert conns.status(96.0, {"connections": 250.0}) is Status.CRITICAL  # 96 % of the limit
     assert conns.perf("connections_percent") == {"connections": ("200", None),
                                                  "connections_percent": (None, "95")}
     share = checks["connections"].limits("80%", "90%")
-    assert share is not None and share.status(85.0, 5.0) is Status.WARNING
+    assert share is not None and share.status(85.0, {"connections": 5.0}) is Status.WARNING
     assert share.perf("connections_percent") == {"connections_percent": ("80", "90")}
     wrap = checks["txn-wraparound"].limits("1_300_000_000", "1400000000")
     assert wrap is not None
-    assert wrap.status(65.0, 1.35e9) is Status.WARNING  # by the count, not 65 %
-    assert wrap.status(10.0, 1.0e9) is Status.OK
+    assert wrap.status(65.0, {"xid_age": 1.35e9}) is Status.WARNING  # by the count, not 65 %
+    assert wrap.status(10.0, {"xid_age": 1.0e9}) is Status.OK
     seq = checks["sequence"].limits("90%", "97")
     assert seq is not None and (seq.warning, seq.critical) == (Range(0, 90), Range(0, 97))
     for name, w, says in (

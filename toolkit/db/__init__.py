@@ -20,15 +20,18 @@ from dbgauge.toolkit.targets import Target
 __all__ = ["Connection", "Row", "ServerInfo", "connect", "connect_dsn", "load_drivers"]
 
 
-def connect(target: Target, connect_timeout: float | None = None) -> Connection:
-    """Open a connection for `target`, with session timeouts applied.
+def connect(target: Target, connect_timeout: float | None = None, *,
+            session_timeouts: bool = True) -> Connection:
+    """Open a connection for `target`, with session timeouts applied (PostgreSQL, without
+    `session_timeouts`: none, for a check that reads the session's settings as a plain
+    client's session has them, as check_postgres' settings_checksum).
 
     Raises ConnectError/AuthError with a message naming the target's address, never its
     password.
     """
     timeout = target.connect_timeout if connect_timeout is None else connect_timeout
     conn = _open(target.connection_params(), target.kind, timeout, target.query_timeout,
-                 target.lock_timeout)
+                 target.lock_timeout, session_timeouts=session_timeouts)
     conn.target = target
     return conn
 
@@ -65,7 +68,7 @@ def load_drivers(kinds: Iterable[str]) -> None:
 
 def _open(params: ConnParams, kind: str, connect_timeout: float, query_timeout: float,
           lock_timeout: float, *, client_binding: bool = False,
-          application_name: str = "dbgauge") -> Connection:
+          application_name: str = "dbgauge", session_timeouts: bool = True) -> Connection:
     started = time.monotonic()
     conn: Connection
     if kind == "mysql":
@@ -78,7 +81,8 @@ def _open(params: ConnParams, kind: str, connect_timeout: float, query_timeout: 
         conn = PostgresConnection.open(params, connect_timeout, query_timeout, lock_timeout,
                                        pgbouncer=kind == "pgbouncer",
                                        client_binding=client_binding,
-                                       application_name=application_name)
+                                       application_name=application_name,
+                                       session_timeouts=session_timeouts)
     # handshake, authentication and the identification query: what a client waits for
     conn.connect_seconds = time.monotonic() - started
     return conn

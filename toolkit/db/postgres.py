@@ -62,7 +62,8 @@ class PostgresConnection:
     @classmethod
     def open(cls, params: ConnParams, connect_timeout: float, query_timeout: float,
              lock_timeout: float, *, pgbouncer: bool = False, client_binding: bool = False,
-             application_name: str = "dbgauge") -> PostgresConnection:
+             application_name: str = "dbgauge", session_timeouts: bool = True
+             ) -> PostgresConnection:
         kwargs: dict[str, Any] = dict(params.options)
         # What libpq decides itself (a service's host, port, user, database) is left out.
         kwargs.update({k: v for k, v in (("host", params.host), ("port", params.port),
@@ -76,6 +77,7 @@ class PostgresConnection:
             kwargs["password"] = params.password
         if not pgbouncer:
             kwargs.setdefault("application_name", application_name)
+        if not pgbouncer and session_timeouts:
             kwargs["options"] = " ".join(filter(None, (
                 kwargs.get("options"),  # the DSN's own -c settings come first, ours win
                 f"-c statement_timeout={int(query_timeout * 1000)} "

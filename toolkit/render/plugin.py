@@ -4,16 +4,19 @@ then one line per finding; or the same as JSON for machines.
 Perfdata follows the monitoring-plugins guidelines: `'label'=value[UOM];warn;crit;min;max`,
 the unit from the metric's suffix (`_seconds` s, `_percent` % with min 0 and max 100,
 `_bytes` B, `_total` c), warn/crit as ranges (toolkit.ranges), labels quoted with an
-embedded quote doubled.
+embedded quote doubled. Bytes are whole, as check_postgres prints them: a size threshold
+such as `1.1 TB` (1209462790553.6 bytes) shows the whole bytes that alert the same way.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
+from dbgauge.toolkit.ranges import parse_range
 from dbgauge.toolkit.redact import redact, redact_data
 from dbgauge.toolkit.result import CheckResult
 
@@ -49,7 +52,22 @@ def perf_value(label: str, value: float, thresholds: Thresholds) -> PerfValue:
     unit, low, high = next(((u, lo, hi) for suffix, u, lo, hi in _UOM
                             if metric.endswith(suffix)), ("", None, None))
     warn, crit = thresholds.get(metric, (None, None))
+    if unit == "B":
+        value, warn, crit = float(round(value)), _whole(warn), _whole(crit)
     return PerfValue(label, value, unit, warn, crit, low, high)
+
+
+def _whole(spec: str | None) -> str | None:
+    """A range of bytes in whole bytes that alert as it does on a count of bytes: its
+    end rounded down, its start up (`1209462790553.6` alerts above 1209462790553)."""
+    if spec is None:
+        return None
+    try:
+        rng = parse_range(spec)
+    except ValueError:
+        return spec
+    return replace(rng, start=math.ceil(rng.start) if math.isfinite(rng.start) else rng.start,
+                   end=math.floor(rng.end) if math.isfinite(rng.end) else rng.end).plain
 
 
 def _num(value: float) -> str:
