@@ -90,8 +90,10 @@ CHECK_POSTGRES: tuple[Action, ...] = (
     _a("replicate_row", "replicate-row", "yes", "writes a token to dbgauge's own "
        "heartbeat table, never a user table (--repinfo is refused); waits for -c where "
        "check_postgres stops at -w"),
-    _a("replication_slots", "replication", "partly", "inactive slots are findings; "
-       "retained bytes are no threshold yet"),
+    _a("replication_slots", "replication-slots", "yes", "the same bytes per slot (every "
+       "slot, active or not; a standby's from its received WAL), sizes as there, alerting "
+       "above the level (check_postgres: at it); `dbgauge check replication` also names "
+       "inactive slots"),
     _a("same_schema", "same-schema", "partly", "two or more databases (`--dbname a,b`, "
        "`--target`, `--node`), `--filter` as there; no `--suffix` snapshots over time; "
        "owners, permissions and column positions not compared; no superuser needed"),
@@ -117,4 +119,4 @@ CHECK_POSTGRES: tuple[Action, ...] = (
 )
 
 # dbgauge checks of PostgreSQL or PgBouncer with no check_postgres action
-DBGAUGE_ONLY = frozenset({"uptime"})
+DBGAUGE_ONLY = frozenset({"uptime", "replication"})

@@ -124,6 +124,18 @@ def _cases(datadir: str) -> list[Case]:
         Case("bloat", ("--include=cpp_hidden", "-c", "100kB"), "bloat",
              ("--include", "cpp_hidden", "-c", "100kB"), "UNKNOWN", theirs_state="OK"),
     ]
+    # WAL held back by the slot made before the set-up wrote its tables (a few MB)
+    slot = ("--include=cpp_slot",)
+    cases += [
+        Case("replication_slots", (*slot, "-w", "1GB"), "replication-slots",
+             ("--include", "cpp_slot", "-w", "1GB"), "OK"),
+        Case("replication_slots", (*slot, "-w", "1kB", "-c", "1GB"), "replication-slots",
+             ("--include", "cpp_slot", "-w", "1kB", "-c", "1GB"), "WARNING"),
+        Case("replication_slots", (*slot, "-c", "1kB"), "replication-slots",
+             ("--include", "cpp_slot", "-c", "1kB"), "CRITICAL"),
+        Case("replication_slots", ("--include=nosuchslot", "-c", "1kB"), "replication-slots",
+             ("--include", "nosuchslot", "-c", "1kB"), "UNKNOWN"),
+    ]
     for result, state in (("3", "OK"), ("5.5", "WARNING"), ("7", "CRITICAL")):
         cases.append(Case("custom_query", (f"--query=SELECT {result} AS result", "-w", "5",
                                            "-c", "6"), "custom-query",
@@ -144,6 +156,9 @@ def test_states_agree_with_check_postgres(sandbox: Sandbox) -> None:
     env = {**os.environ, "PGPASSWORD": sandbox.state.dbgauge_password, "PGBINDIR": PGBINDIR,
            "PGCONNECT_TIMEOUT": "5"}
     with closing(pg_admin(sandbox, "pg-primary")) as conn:
+        # a slot reserving WAL from now on: what the tables below write, it holds back
+        conn.execute("SELECT pg_create_physical_replication_slot('cpp_slot', true) WHERE NOT "
+                     "EXISTS (SELECT FROM pg_replication_slots WHERE slot_name = 'cpp_slot')")
         conn.execute("CREATE TABLE IF NOT EXISTS public.cpp_trig (i int)")
         conn.execute("INSERT INTO public.cpp_trig SELECT generate_series(1, 2000)")
         conn.execute("CREATE TABLE IF NOT EXISTS public.cpp_never (i int)")
@@ -200,6 +215,7 @@ def test_states_agree_with_check_postgres(sandbox: Sandbox) -> None:
             conn.execute("DROP TABLE IF EXISTS public.cpp_trig, public.cpp_never, "
                          "public.cpp_bloat, public.cpp_hidden")
             conn.execute("DROP FUNCTION IF EXISTS public.cpp_noop()")
+            conn.execute("SELECT pg_drop_replication_slot('cpp_slot')")
     wrong = [f"{c.action} {' '.join(c.theirs)}: check_postgres {t[0]} ({t[1][:160]}), "
              f"dbgauge {o[0]} ({o[1][:160]}), expected {c.state}"
              for c, t, o in zip(cases, got_theirs, got_ours, strict=True)

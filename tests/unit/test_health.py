@@ -292,7 +292,7 @@ HEALTH_CHECKS: tuple[tuple[str, str, str | None], ...] = (
         ("last-autovacuum", "86400 and 172800 seconds"),
         ("lock-count", None),
         ("prepared-txns", "1 and 30 seconds"), ("relation-size", "none"),
-        ("replicate-row", "none"), ("same-schema", None),
+        ("replicate-row", "none"), ("replication-slots", "none"), ("same-schema", None),
         ("table-size", "none"), ("total-relation-size", "none"), ("settings-checksum", None),
         ("wal-files", "10 and 15 files"))),
 )
