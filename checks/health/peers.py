@@ -72,14 +72,23 @@ CHECK_POSTGRES: tuple[Action, ...] = (
     _a("new_version_pg", "", "no", "obsolete: version checks against a web site"),
     _a("new_version_tnm", "", "no", "obsolete: version checks against a web site"),
     _a("pgagent_jobs", "", "no", "pgAgent is not installed by the supported set-ups"),
-    _a("pgb_pool_cl_active", "", "no", "exporter metric dbgauge_pgbouncer_* only"),
-    _a("pgb_pool_cl_waiting", "pgbouncer-pools", "partly", "judges the longest wait"),
-    _a("pgb_pool_maxwait", "pgbouncer-pools", "yes"),
-    _a("pgb_pool_sv_active", "", "no", "exporter metric only"),
-    _a("pgb_pool_sv_idle", "", "no", "exporter metric only"),
-    _a("pgb_pool_sv_login", "", "no", "exporter metric only"),
-    _a("pgb_pool_sv_tested", "", "no", "exporter metric only"),
-    _a("pgb_pool_sv_used", "", "no", "exporter metric only"),
+    _a("pgb_pool_cl_active", "pgbouncer-pool", "yes", "`--stat cl_active`; alerts above the "
+       "level (check_postgres: at it)"),
+    _a("pgb_pool_cl_waiting", "pgbouncer-pool pgbouncer-pools", "yes", "`pgbouncer-pool "
+       "--stat cl_waiting` counts them as there; `pgbouncer-pools` judges the longest wait"),
+    _a("pgb_pool_maxwait", "pgbouncer-pools pgbouncer-pool", "yes", "`pgbouncer-pool --stat "
+       "maxwait` per pool in whole seconds as there; `pgbouncer-pools` the longest, with "
+       "maxwait_us"),
+    _a("pgb_pool_sv_active", "pgbouncer-pool", "yes", "`--stat sv_active`; alerts above the "
+       "level (check_postgres: at it)"),
+    _a("pgb_pool_sv_idle", "pgbouncer-pool", "yes", "`--stat sv_idle`; alerts above the "
+       "level (check_postgres: at it)"),
+    _a("pgb_pool_sv_login", "pgbouncer-pool", "yes", "`--stat sv_login`; alerts above the "
+       "level (check_postgres: at it)"),
+    _a("pgb_pool_sv_tested", "pgbouncer-pool", "yes", "`--stat sv_tested`; alerts above the "
+       "level (check_postgres: at it)"),
+    _a("pgb_pool_sv_used", "pgbouncer-pool", "yes", "`--stat sv_used`; alerts above the "
+       "level (check_postgres: at it)"),
     _a("pgbouncer_backends", "connections", "yes"),
     _a("pgbouncer_checksum", "", "no", "`dbgauge validate pgbouncer` checks the settings"),
     _a("prepared_txns", "prepared-txns", "yes", "same defaults 1 s / 30 s"),

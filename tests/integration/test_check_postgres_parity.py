@@ -27,7 +27,7 @@ import pytest
 from psycopg import sql
 
 from dbgauge.toolkit.sandbox.layout import Layout
-from dbgauge.toolkit.sandbox.model import ADMIN_USER
+from dbgauge.toolkit.sandbox.model import ADMIN_USER, TINY_POOL_DATABASE
 from tests.helpers import REPO, wait_for
 from tests.helpers.daemon import DBGAUGE
 from tests.helpers.servers import Sandbox, pg_admin
@@ -417,3 +417,59 @@ def test_locks_sessions_and_sequences_agree_with_check_postgres(sandbox: Sandbox
     assert re.search(rf"\b{database}\.waiting=1;1\b", lock_theirs), lock_theirs
     assert re.search(rf"'pg-primary:{database}:waiting_locks'=1;@1:", lock_ours), lock_ours
     assert re.search(rf"'pg-primary:{database}:exclusive_locks'=2;@2:", lock_ours), lock_ours
+
+
+def _pool_column(sandbox: Sandbox, database: str, column: str) -> int:
+    """SHOW POOLS' `column` of `database`'s pool, as PgBouncer's admin console says it."""
+    with closing(psycopg.connect(sandbox.admin_dsn("pgbouncer", "pgbouncer"),
+                                 autocommit=True, prepare_threshold=None)) as admin:
+        cur = admin.execute("SHOW POOLS")
+        names = [d.name for d in cur.description or ()]
+        rows = [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
+    return sum(int(r[column]) for r in rows if r["database"] == database)
+
+
+def test_pgbouncer_pool_columns_agree_with_check_postgres(sandbox: Sandbox) -> None:
+    """check_postgres' pgb_pool_* actions beside `check pgbouncer-pool --stat`, with three
+    clients of the small pool connected: levels either side of the count both tools read
+    (check_postgres alerts at a level, dbgauge above it: its `-w N` is dbgauge's N-1)."""
+    dsn = sandbox.admin_dsn("pgbouncer", TINY_POOL_DATABASE)
+    clients = [psycopg.connect(dsn, prepare_threshold=None, connect_timeout=5)
+               for _ in range(3)]
+    try:
+        active = wait_for(lambda: _pool_column(sandbox, TINY_POOL_DATABASE, "cl_active")
+                          or None, what="the small pool's clients in SHOW POOLS")
+        only = ("--include", TINY_POOL_DATABASE)
+        cases = [
+            Case("pgb_pool_cl_active", (f"--include={TINY_POOL_DATABASE}", "-w",
+                                        str(active + 1)),
+                 "pgbouncer-pool", (*only, "--stat", "cl_active", "-w", str(active)), "OK"),
+            Case("pgb_pool_cl_active", (f"--include={TINY_POOL_DATABASE}", "-w", str(active)),
+                 "pgbouncer-pool", (*only, "--stat", "cl_active", "-w", str(active - 1)),
+                 "WARNING"),
+            Case("pgb_pool_cl_active", (f"--include={TINY_POOL_DATABASE}", "-c", str(active)),
+                 "pgbouncer-pool", (*only, "--stat", "cl_active", "-c", str(active - 1)),
+                 "CRITICAL"),
+            Case("pgb_pool_sv_login", (f"--include={TINY_POOL_DATABASE}", "-w", "1"),
+                 "pgbouncer-pool", (*only, "--stat", "sv_login", "-w", "0"), "OK"),
+            Case("pgb_pool_maxwait", (f"--include={TINY_POOL_DATABASE}", "-w", "5"),
+                 "pgbouncer-pool", (*only, "--stat", "maxwait", "-w", "4"), "OK"),
+        ]
+        env = {**os.environ, "PGPASSWORD": sandbox.state.dbgauge_password}
+        port = str(sandbox.state.port("pgbouncer"))
+        theirs = [[CHECK_POSTGRES, f"--action={c.action}", "-H", "127.0.0.1", "-p", port,
+                   "-u", "dbgauge", "--dbname=pgbouncer", *c.theirs] for c in cases]
+        ours = [[*DBGAUGE, "check", c.check, "--config", str(sandbox.config),
+                 "--target", "pgbouncer", "-t", "30", *c.ours] for c in cases]
+        with ThreadPoolExecutor(4) as pool:
+            got_theirs = list(pool.map(lambda a: _run(a, env), theirs))
+            got_ours = list(pool.map(lambda a: _run(a, env), ours))
+    finally:
+        for conn in clients:
+            conn.close()
+    wrong = [f"{c.action} {' '.join(c.theirs)}: check_postgres {t[0]} ({t[1][:200]}), "
+             f"dbgauge {o[0]} ({o[1][:200]}), expected {c.state}"
+             for c, t, o in zip(cases, got_theirs, got_ours, strict=True)
+             if (t[0], o[0]) != (c.state, c.state)]
+    assert not wrong, "\n".join(wrong)
+    assert f"'pgbouncer:{TINY_POOL_DATABASE}:cl_active'={active}" in got_ours[0][1]

@@ -290,7 +290,7 @@ HEALTH_CHECKS: tuple[tuple[str, str, str | None], ...] = (
         ("index-size", "none"), ("indexes-size", "none"),
         ("last-autoanalyze", "86400 and 172800 seconds"),
         ("last-autovacuum", "86400 and 172800 seconds"),
-        ("lock-count", None),
+        ("lock-count", None), ("pgbouncer-pool", "none"),
         ("prepared-txns", "1 and 30 seconds"), ("relation-size", "none"),
         ("replicate-row", "none"), ("replication-slots", "none"), ("same-schema", None),
         ("table-size", "none"), ("total-relation-size", "none"), ("settings-checksum", None),
