@@ -38,7 +38,8 @@ CHECK_POSTGRES: tuple[Action, ...] = (
        "cut-off); a table the role may not read is UNKNOWN, not \"not bloated\""),
     _a("checkpoint", "checkpoint", "yes", "over the connection (pg_control_checkpoint), "
        "no --datadir on the server's host"),
-    _a("cluster_id", "", "no", "split-brain compares system identifiers across nodes"),
+    _a("cluster_id", "cluster-id", "yes", "the same identifier, over the connection "
+       "(pg_control_system, pg_monitor) instead of pg_controldata on the server's host"),
     _a("commitratio", "commitratio", "yes", "`-w 90%` alerts below 90, as there"),
     _a("connection", "connection", "yes"),
     _a("custom_query", "custom-query", "yes", "--valtype integer/time/size are ranges of "
@@ -90,9 +91,11 @@ CHECK_POSTGRES: tuple[Action, ...] = (
     _a("pgb_pool_sv_used", "pgbouncer-pool", "yes", "`--stat sv_used`; alerts above the "
        "level (check_postgres: at it)"),
     _a("pgbouncer_backends", "connections", "yes"),
-    _a("pgbouncer_checksum", "", "no", "`dbgauge validate pgbouncer` checks the settings"),
+    _a("pgbouncer_checksum", "pgbouncer-checksum", "yes", "the same checksum (a baseline "
+       "carries over); `dbgauge validate pgbouncer` checks the settings themselves"),
     _a("prepared_txns", "prepared-txns", "yes", "same defaults 1 s / 30 s"),
-    _a("query_runtime", "custom-query", "partly", "a query's result, not its run time"),
+    _a("query_runtime", "query-runtime", "yes", "--queryname as there, EXPLAIN ANALYZE's "
+       "execution time, in a read-only transaction; alerts above the level (there: at it)"),
     _a("query_time", "query-time", "yes", "--includeuser/--excludeuser (session user) and "
        "--include/--exclude (its database), as there"),
     _a("relation_size", "relation-size", "yes"),
@@ -123,7 +126,9 @@ CHECK_POSTGRES: tuple[Action, ...] = (
     _a("txn_time", "txn-time", "yes", "--includeuser/--excludeuser (session user) and "
        "--include/--exclude (its database), as there (PostgreSQL)"),
     _a("txn_wraparound", "txn-wraparound", "yes"),
-    _a("version", "connection", "partly", "says the version; no version match"),
+    _a("version", "version", "yes", "the given version's parts against the server's "
+       "(`15` any 15.x, `15.4` exactly; check_postgres 2.25 reads 15.20 as 15.2, so its "
+       "`-w 15` warns there); MySQL-family servers too"),
     _a("wal_files", "wal-files", "yes", "pg_ls_waldir (pg_monitor), no superuser"),
 )
 

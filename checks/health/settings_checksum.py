@@ -19,9 +19,9 @@ from __future__ import annotations
 import hashlib
 from typing import TYPE_CHECKING
 
+from dbgauge.checks.health.expected import expected_outcome
 from dbgauge.checks.health.filters import Scope
 from dbgauge.checks.health.model import HealthCheck, NodeOutcome, cannot_tell
-from dbgauge.toolkit.result import Finding, Status
 
 if TYPE_CHECKING:
     from dbgauge.toolkit.db import Connection
@@ -49,17 +49,8 @@ def _read(node: Target, conn: Connection, scope: Scope) -> NodeOutcome:
     if not rows:
         return cannot_tell(node, "no-matching-setting", "no setting matched --include/--exclude")
     got = settings_checksum(rows)
-    note = f"checksum {got} ({len(rows)} settings)"
-    for level, expected in ((Status.CRITICAL, scope.critical), (Status.WARNING, scope.warning)):
-        if expected not in ("", "0") and expected != got:
-            return NodeOutcome(node.name, (Finding(level, node.name, "settings-changed",
-                                                   f"{note}, expected {expected}"),), note=note)
-    if scope.critical not in ("", "0") or scope.warning not in ("", "0"):
-        return NodeOutcome(node.name, note=note)
-    return NodeOutcome(node.name, (Finding(Status.UNKNOWN, node.name, "settings-checksum",
-                                           f"{note}: give it as -c or -w to watch it"),),
-                       note=note)
-
+    return expected_outcome(node, got, f"checksum {got} ({len(rows)} settings)", scope,
+                            "settings-changed", unknown_kind="settings-checksum")
 
 CHECK = HealthCheck(
     name="settings-checksum",
