@@ -5,8 +5,9 @@ Every `pg_*` family its default collectors export, from dbgauge's facts. The fam
 translations live in helper modules by subject, merged here: `_postgres_database`
 (pg_stat_database, pg_stat_activity, pg_locks), `_postgres_server` (sizes, pg_static,
 settings, bgwriter/checkpointer/archiver, replication) and `_postgres_activity` (the
-peer's opt-in session and buffer cache collectors, opt-in here too); per-table families
-join the same way (a helper's FAMILIES.all into FAMILIES, its TRANSLATE into TRANSLATE).
+peer's opt-in session, buffer cache and WAL receiver collectors, opt-in here too);
+per-table families join the same way (a helper's FAMILIES.all into FAMILIES, its TRANSLATE
+into TRANSLATE).
 
 Where two of the peer's versions export one family name with different labels (0.11 adds
 `server` to its built-in families, upstream does not), 0.11's labels win: one name has one
@@ -65,6 +66,7 @@ PEER_COLLECTORS = {
     "postgres_activity": ("long_running_transactions", "stat_activity_autovacuum",
                           "process_idle"),
     "postgres_buffercache": ("buffercache_summary",),
+    "postgres_wal_receiver": ("stat_wal_receiver",),
 }
 
 # The merge point: each helper's families and translations (by dbgauge collector).

@@ -111,7 +111,7 @@ POSTGRES_EXPORTER = PeerCollectors(
         "replication": ("postgres_replication",),
         "replication_slots": ("postgres_replication",),
         "stat_replication": ("postgres_replication",),
-        "stat_wal_receiver": ("postgres_replication",),
+        "stat_wal_receiver": ("postgres_wal_receiver",),
         "settings": ("postgres_settings",),
         "stat_activity": ("postgres_database",),
         "stat_database": ("postgres_database",),

@@ -1,12 +1,13 @@
-"""postgres_activity and postgres_buffercache, with postgres_exporter's names, against the
-real sandbox.
+"""The opt-in postgres_activity, postgres_buffercache and postgres_wal_receiver, with
+postgres_exporter's names, against the real sandbox.
 
 Debian's postgres_exporter 0.11 has none of upstream's long_running_transactions,
-process_idle or buffercache_summary collectors, so the values are held against the catalog
-as upstream's queries (collector/*.go) read it: the admin account holds a transaction open,
-leaves sessions idle and idle in transaction with an application_name of their own, and
-creates pg_buffercache in `app` (and drops it). dbgauge runs `collect --compat
-postgres_exporter` as the monitoring role with the two opt-in collectors listed. Other test
+process_idle, buffercache_summary or stat_wal_receiver collectors, so the values are held
+against the catalog as upstream's queries (collector/*.go) read it: the admin account holds
+a transaction open, leaves sessions idle and idle in transaction with an application_name
+of their own, creates pg_buffercache in `app` (and drops it), and reads pg-standby's
+pg_stat_wal_receiver. dbgauge runs `collect --compat postgres_exporter` as the monitoring
+role with the opt-in collectors listed. Other test
 files may use the sandbox at the same time: assertions are about this test's sessions, or
 bounded by readings of the catalog before and after the scrape.
 """
@@ -22,32 +23,38 @@ from typing import Any
 import psycopg
 import pytest
 
-from tests.helpers import DBGAUGE, REPO, Metrics, parse_metrics, value, wait_for
+from tests.helpers import DBGAUGE, REPO, Metrics, value, wait_for
 from tests.helpers.daemon import config_file, target_entry
+from tests.helpers.peers import parse
 from tests.helpers.servers import Sandbox, pg_admin
 
 pytestmark = pytest.mark.integration
 
-OPT_IN = ["postgres_activity", "postgres_buffercache"]
+OPT_IN = ["postgres_activity", "postgres_buffercache", "postgres_wal_receiver"]
 IDLE_APP, TX_APP = "dbgauge_test_idle", "dbgauge_test_idle_tx"
 BOUNDS = (1, 2, 5, 15, 30, 60, 90, 120, 300)
 # The families this file's collectors make, ours and the peer's (for promtool).
 FAMILIES = ("dbgauge_postgres_open_transactions", "dbgauge_postgres_autovacuum_worker",
             "dbgauge_postgres_idle_session_seconds", "dbgauge_postgres_shared_buffers",
             "pg_long_running_transactions", "pg_stat_activity_autovacuum",
-            "pg_process_idle_seconds", "pg_buffercache_summary")
+            "pg_process_idle_seconds", "pg_buffercache_summary",
+            "dbgauge_postgres_wal_receiver_", "pg_stat_wal_receiver_")
 
 
-def collect(sandbox: Sandbox, tmp: Path) -> tuple[Metrics, str, str]:
-    """`dbgauge collect pg-primary --compat postgres_exporter` with the opt-in collectors
+def collect(sandbox: Sandbox, tmp: Path, target: str = "pg-primary"
+            ) -> tuple[Metrics, str, str]:
+    """`dbgauge collect TARGET --compat postgres_exporter` with the opt-in collectors
     listed: its samples, exposition text and log."""
-    entry = {**target_entry(sandbox, "pg-primary"), "collectors": OPT_IN}
+    entry = {**target_entry(sandbox, target), "collectors": OPT_IN}
     config = config_file(sandbox, tmp / "dbgauge.yaml", [entry])
-    proc = subprocess.run([*DBGAUGE, "collect", "--config", str(config), "pg-primary",
+    proc = subprocess.run([*DBGAUGE, "collect", "--config", str(config), target,
                            "--compat", "postgres_exporter"], capture_output=True, text=True,
                           timeout=60, cwd=REPO, check=False)
     assert proc.returncode == 0, proc.stderr
-    return parse_metrics(proc.stdout), proc.stdout, proc.stderr
+    # names exactly as written (prometheus_client's parser adds _total to the peer's counters)
+    metrics = {key: v for family in parse(proc.stdout).values()
+               for key, v in family.samples.items()}
+    return metrics, proc.stdout, proc.stderr
 
 
 def catalog(admin: psycopg.Connection[Any], sql: str, *params: object) -> Any:
@@ -55,14 +62,17 @@ def catalog(admin: psycopg.Connection[Any], sql: str, *params: object) -> Any:
 
 
 def promtool_findings(text: str) -> str:
-    """promtool's findings on this file's families of `text` ("" when none)."""
+    """promtool's findings on this file's families of `text` ("" when none); upstream's
+    WAL receiver counters lack `_total`, which promtool says of them as of the peer's."""
     lines = [ln for ln in text.splitlines()
              if any(f in ln.split(" ")[2 if ln.startswith("# ") else 0] for f in FAMILIES)
              and not ln.startswith("# EOF")]
     done = subprocess.run(["promtool", "check", "metrics"], input="\n".join(lines) + "\n",
                           capture_output=True, text=True, timeout=30, check=False)
     assert done.returncode in (0, 3), done.stderr
-    return (done.stdout + done.stderr).strip()
+    return "\n".join(ln for ln in (done.stdout + done.stderr).strip().splitlines()
+                     if not (ln.startswith("pg_stat_wal_receiver_")
+                             and ln.endswith("counter metrics should have \"_total\" suffix")))
 
 
 @pytest.fixture
@@ -148,3 +158,37 @@ def test_buffercache_with_the_extension(sandbox: Sandbox, tmp_path: Path) -> Non
     else:  # the peer reports nothing before 16
         assert peer is None
     assert promtool_findings(text) == ""
+
+
+def test_the_standby_s_wal_receiver(sandbox: Sandbox, tmp_path: Path) -> None:
+    columns = ("receive_start_lsn - '0/0', receive_start_tli, received_tli, slot_name, "
+               "status, flushed_lsn - '0/0', latest_end_lsn - '0/0', "
+               "EXTRACT(EPOCH FROM last_msg_receipt_time)")
+    with closing(pg_admin(sandbox, "pg-standby")) as admin:
+        query = f"SELECT {columns} FROM pg_stat_wal_receiver"  # noqa: S608
+        wait_for(lambda: admin.execute(query).fetchone() is not None, timeout=30,
+                 what="pg-standby's WAL receiver")
+        before = admin.execute(query).fetchone()
+        m, text, log = collect(sandbox, tmp_path, "pg-standby")
+        after = admin.execute(query).fetchone()
+    assert before is not None and after is not None
+    start, start_tli, tli, slot, status = before[:5]
+    assert "postgres_wal_receiver" not in log and status == "streaming"
+    labels = {"upstream_host": "127.0.0.1", "slot_name": slot, "status": status}
+    assert value(m, "pg_stat_wal_receiver_receive_start_lsn", **labels) == float(start)
+    assert value(m, "pg_stat_wal_receiver_receive_start_tli", **labels) == start_tli
+    assert value(m, "pg_stat_wal_receiver_received_tli", **labels) == tli
+    for name, i in (("flushed_lsn", 5), ("latest_end_lsn", 6), ("last_msg_receipt_time", 7)):
+        got = value(m, f"pg_stat_wal_receiver_{name}", **labels)
+        assert got is not None and float(before[i]) <= got <= float(after[i]), name
+    ours = {"upstream_host": "127.0.0.1", "slot_name": slot}
+    assert value(m, "dbgauge_postgres_wal_receiver_start_lsn_bytes", **ours) == float(start)
+    assert value(m, "dbgauge_postgres_wal_receiver_flushed_lsn_bytes", **ours) \
+        == value(m, "pg_stat_wal_receiver_flushed_lsn", **labels)
+    assert promtool_findings(text) == ""
+
+
+def test_a_primary_has_no_wal_receiver(sandbox: Sandbox, tmp_path: Path) -> None:
+    m, _, _ = collect(sandbox, tmp_path)
+    assert value(m, "dbgauge_collector_success", collector="postgres_wal_receiver") == 1
+    assert not [n for n, _ in m if "wal_receiver_" in n and "collector" not in n]
