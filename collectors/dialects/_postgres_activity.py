@@ -146,5 +146,3 @@ def wal_receiver(facts: PgWalReceiverFacts) -> Iterator[Sample]:
 TRANSLATE: dict[str, Translate] = {"postgres_activity": activity,
                                    "postgres_buffercache": buffercache,
                                    "postgres_wal_receiver": wal_receiver}
-# Opt-in in dbgauge as in the peer: not added to a target's defaults by the dialect.
-OPT_IN = frozenset(TRANSLATE)

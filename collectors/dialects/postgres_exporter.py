@@ -67,7 +67,12 @@ PEER_COLLECTORS = {
                           "process_idle"),
     "postgres_buffercache": ("buffercache_summary",),
     "postgres_wal_receiver": ("stat_wal_receiver",),
+    "postgres_indexes": ("statio_user_indexes",),
 }
+
+# Opt-in in dbgauge as in the peer: the dialect does not add them to a target's defaults.
+OPT_IN = frozenset({"postgres_activity", "postgres_buffercache", "postgres_wal_receiver",
+                    "postgres_indexes"})
 
 # The merge point: each helper's families and translations (by dbgauge collector).
 _PARTS = (_postgres_database, _postgres_server, _postgres_tables, _postgres_activity)
@@ -130,7 +135,7 @@ def server_label(target: Target) -> Mapping[str, str]:
 
 def _collectors(translate: Iterable[str]) -> tuple[str, ...]:
     """The collectors behind the peer's default set: the opt-in ones left out."""
-    return tuple(sorted(c for c in translate if c not in _postgres_activity.OPT_IN))
+    return tuple(sorted(c for c in translate if c not in OPT_IN))
 
 
 DIALECT = Dialect(

@@ -1,15 +1,16 @@
-"""The opt-in postgres_activity, postgres_buffercache and postgres_wal_receiver, with
-postgres_exporter's names, against the real sandbox.
+"""The opt-in postgres_activity, postgres_buffercache, postgres_wal_receiver and
+postgres_indexes, with postgres_exporter's names, against the real sandbox.
 
 Debian's postgres_exporter 0.11 has none of upstream's long_running_transactions,
-process_idle, buffercache_summary or stat_wal_receiver collectors, so the values are held
-against the catalog as upstream's queries (collector/*.go) read it: the admin account holds
-a transaction open, leaves sessions idle and idle in transaction with an application_name
-of their own, creates pg_buffercache in `app` (and drops it), and reads pg-standby's
-pg_stat_wal_receiver. dbgauge runs `collect --compat postgres_exporter` as the monitoring
-role with the opt-in collectors listed. Other test
-files may use the sandbox at the same time: assertions are about this test's sessions, or
-bounded by readings of the catalog before and after the scrape.
+process_idle, buffercache_summary, stat_wal_receiver or statio_user_indexes collectors, so
+the values are held against the catalog as upstream's queries (collector/*.go) read it: the
+admin account holds a transaction open, leaves sessions idle and idle in transaction with
+an application_name of their own, creates pg_buffercache in `app` (and drops it), reads
+pg-standby's pg_stat_wal_receiver, and scans an index of a table of its own. dbgauge runs
+`collect --compat postgres_exporter` as the monitoring role with the opt-in collectors
+listed. Other test files may use the sandbox at the same time: assertions are about this
+test's sessions and tables, or bounded by readings of the catalog before and after the
+scrape.
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ from tests.helpers.servers import Sandbox, pg_admin
 
 pytestmark = pytest.mark.integration
 
-OPT_IN = ["postgres_activity", "postgres_buffercache", "postgres_wal_receiver"]
+OPT_IN = ["postgres_activity", "postgres_buffercache", "postgres_wal_receiver",
+          "postgres_indexes"]
 IDLE_APP, TX_APP = "dbgauge_test_idle", "dbgauge_test_idle_tx"
 BOUNDS = (1, 2, 5, 15, 30, 60, 90, 120, 300)
 # The families this file's collectors make, ours and the peer's (for promtool).
@@ -38,7 +40,8 @@ FAMILIES = ("dbgauge_postgres_open_transactions", "dbgauge_postgres_autovacuum_w
             "dbgauge_postgres_idle_session_seconds", "dbgauge_postgres_shared_buffers",
             "pg_long_running_transactions", "pg_stat_activity_autovacuum",
             "pg_process_idle_seconds", "pg_buffercache_summary",
-            "dbgauge_postgres_wal_receiver_", "pg_stat_wal_receiver_")
+            "dbgauge_postgres_wal_receiver_", "pg_stat_wal_receiver_",
+            "dbgauge_postgres_index", "pg_statio_user_indexes_")
 
 
 def collect(sandbox: Sandbox, tmp: Path, target: str = "pg-primary"
@@ -192,3 +195,34 @@ def test_a_primary_has_no_wal_receiver(sandbox: Sandbox, tmp_path: Path) -> None
     m, _, _ = collect(sandbox, tmp_path)
     assert value(m, "dbgauge_collector_success", collector="postgres_wal_receiver") == 1
     assert not [n for n, _ in m if "wal_receiver_" in n and "collector" not in n]
+
+
+def test_an_index_scanned(sandbox: Sandbox, tmp_path: Path) -> None:
+    table, index = "dbgauge_test_indexed", "dbgauge_test_indexed_pkey"
+    stats = ("SELECT idx_blks_read, idx_blks_hit FROM pg_statio_user_indexes "
+             "WHERE indexrelname = %s")
+    with closing(pg_admin(sandbox, "pg-primary", dbname="app")) as admin:
+        admin.execute(f"DROP TABLE IF EXISTS {table}")
+        admin.execute(f"CREATE TABLE {table} (id int PRIMARY KEY) "
+                      "WITH (autovacuum_enabled = false)")  # nothing else reads the index
+        try:
+            admin.execute(f"INSERT INTO {table} SELECT generate_series(1, 1000)")
+            admin.execute("SET enable_seqscan = off")
+            admin.execute(f"SELECT id FROM {table} WHERE id = 42")  # noqa: S608
+            admin.execute("SELECT pg_stat_force_next_flush()")
+            wait_for(lambda: (catalog(admin, "SELECT idx_scan FROM pg_stat_user_indexes "
+                                             "WHERE indexrelname = %s", index) or 0) >= 1,
+                     timeout=30, what="the index scan to reach the statistics")
+            read, hit = admin.execute(stats, (index,)).fetchone()  # type: ignore[misc]
+            m, text, log = collect(sandbox, tmp_path)
+        finally:
+            admin.execute(f"DROP TABLE IF EXISTS {table}")
+    assert "postgres_indexes" not in log
+    peer = {"schemaname": "public", "relname": table, "indexrelname": index}
+    assert value(m, "pg_statio_user_indexes_idx_blks_read_total", **peer) == read
+    assert value(m, "pg_statio_user_indexes_idx_blks_hit_total", **peer) == hit > 0
+    ours = {"database": "app", "schema": "public", "table": table, "index": index}
+    assert value(m, "dbgauge_postgres_index_blocks_hit_total", **ours) == hit
+    assert value(m, "dbgauge_postgres_index_scans_total", **ours) == 1
+    assert value(m, "dbgauge_postgres_indexes_not_exported", database="app") == 0
+    assert promtool_findings(text) == ""

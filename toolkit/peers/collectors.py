@@ -123,10 +123,10 @@ POSTGRES_EXPORTER = PeerCollectors(
         "stat_statements": ("postgres_statements",),
         "stat_user_tables": ("postgres_tables",),
         "statio_user_tables": ("postgres_tables",),
+        "statio_user_indexes": ("postgres_indexes",),
         "roles": ("postgres_server",),
         "stat_progress_vacuum": ("postgres_vacuum_progress",),
-        **{name: () for name in (
-            "statio_user_indexes", "xlog_location")},
+        "xlog_location": (),
     },
     values=frozenset({"stat_statements.query_length", "stat_statements.limit",
                       "stat_statements.exclude_databases", "stat_statements.exclude_users"}),
