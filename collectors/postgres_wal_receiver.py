@@ -34,7 +34,7 @@ COLUMNS = {
     "receive_start_lsn": _gauge("start_lsn_bytes", "WAL position the receiver started "
                                 "streaming at, in bytes from 0/0 (modulo 2^52)"),
     "flushed_lsn": _gauge("flushed_lsn_bytes", "WAL position received and flushed to disk, "
-                          "in bytes from 0/0 (modulo 2^52; received_lsn on PostgreSQL 13)"),
+                          "in bytes from 0/0 (modulo 2^52)"),
     "receive_start_tli": _gauge("start_timeline", "Timeline the receiver started on"),
     "received_tli": _gauge("timeline", "Timeline of the last WAL position flushed"),
     "last_msg_send_time": _gauge("last_message_sent_timestamp_seconds",
@@ -54,14 +54,13 @@ METRICS = MetricTable(*COLUMNS.values())
 @dataclass(frozen=True)
 class WalReceiver:
     """The receiver's row: labels as the peer reads them (None where NULL), its values by
-    column (NULL left out), repmgr's node id, and whether flushed_lsn is named so (14+)."""
+    column (NULL left out) and repmgr's node id."""
 
     upstream_host: str | None
     slot_name: str | None
     status: str | None
     values: Mapping[str, float]
     upstream_node: float | None
-    has_flushed_lsn: bool
 
 
 @dataclass(frozen=True)
@@ -95,7 +94,7 @@ def parse_wal_receiver(rows: Iterable[Row]) -> PgWalReceiverFacts:
     return PgWalReceiverFacts(WalReceiver(
         label("upstream_host"), label("slot_name"), label("status"),
         MappingProxyType({c: v for c in COLUMNS if (v := number(row.get(c))) is not None}),
-        _node(row.get("upstream_node")), is_on(row.get("has_flushed_lsn"))),
+        _node(row.get("upstream_node"))),
         role=text(row.get("role")))
 
 

@@ -10,7 +10,7 @@ values: the oldest transaction's age is 0 when there is none; an autovacuum work
 labelled with SPLIT_PART(query, '.', 2) and valued with its xact_start in Unix seconds; the
 idle histogram's NULL state or application_name is "unknown"; a buffer count that is NULL
 is 0, and nothing is made before PostgreSQL 16; the WAL receiver's row is left out when a
-label or value is NULL (upstream_node alone may be), flushed_lsn before 14.
+label or value is NULL (upstream_node alone may be).
 """
 
 from __future__ import annotations
@@ -92,9 +92,7 @@ FAMILIES = PeerFamilies(
     *(PeerFamily(PeerSpec(_W + name, type_, help_, _WL), _OURS_W + ours,
                  "dbgauge's are labelled by upstream host and slot; the receiver's status is "
                  "postgres_replication's dbgauge_postgres_replication_wal_receiver_status"
-                 if name == "receive_start_lsn" else
-                 "received_lsn on PostgreSQL 13, where the peer has none"
-                 if name == "flushed_lsn" else "")
+                 if name == "receive_start_lsn" else "")
       for name, type_, help_, ours in RECEIVER.values()),
     PeerFamily(UPSTREAM_NODE, "", "repmgr's node id, from a repmgr_slot_N slot name"),
 )
@@ -133,11 +131,10 @@ def wal_receiver(facts: PgWalReceiverFacts) -> Iterator[Sample]:
     r = facts.receiver
     if r is None or r.upstream_host is None or r.slot_name is None or r.status is None:
         return
-    columns = [c for c in RECEIVER if c != "flushed_lsn" or r.has_flushed_lsn]
-    if any(c not in r.values for c in columns):
+    if any(c not in r.values for c in RECEIVER):
         return
     labels = {"upstream_host": r.upstream_host, "slot_name": r.slot_name, "status": r.status}
-    for column in columns:
+    for column in RECEIVER:
         yield FAMILIES.sample(_W + RECEIVER[column][0], r.values[column], labels)
     if r.upstream_node is not None:
         yield FAMILIES.sample(UPSTREAM_NODE.name, r.upstream_node, labels)

@@ -1,15 +1,13 @@
--- Collector postgres_wal_receiver, PostgreSQL 13: the WAL receiver of a standby (no row on a
--- primary), its columns as postgres_exporter's stat_wal_receiver collector reads them
+-- Collector postgres_wal_receiver, PostgreSQL 13+: the WAL receiver of a standby (no row on
+-- a primary), its columns as postgres_exporter's stat_wal_receiver collector reads them
 -- (collector/pg_stat_walreceiver.go): the upstream host from conninfo's host=, LSNs as bytes
 -- from 0/0 modulo 2^52, times in Unix seconds, repmgr's node id from a repmgr_slot_N slot
--- name. 13 calls the flushed position received_lsn (flushed_lsn from 14 on, where the peer
--- first exports it: has_flushed_lsn). A role without pg_read_all_stats sees the pid only
--- (status NULL): hidden.
+-- name. flushed_lsn is there from 13 on (received_lsn before; the peer checks for it). A
+-- role without pg_read_all_stats sees the pid only (status NULL): hidden.
 SELECT trim(both '''' from substring(conninfo from 'host=([^ ]*)')) AS upstream_host,
        slot_name, status,
        (receive_start_lsn - '0/0') % (2^52)::bigint AS receive_start_lsn,
-       (received_lsn - '0/0') % (2^52)::bigint AS flushed_lsn,
-       false AS has_flushed_lsn,
+       (flushed_lsn - '0/0') % (2^52)::bigint AS flushed_lsn,
        receive_start_tli, received_tli,
        EXTRACT(EPOCH FROM last_msg_send_time)::float8 AS last_msg_send_time,
        EXTRACT(EPOCH FROM last_msg_receipt_time)::float8 AS last_msg_receipt_time,

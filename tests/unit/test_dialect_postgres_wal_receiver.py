@@ -1,8 +1,8 @@
 """postgres_wal_receiver and postgres_exporter's pg_stat_wal_receiver_* families made from it,
 on the row captured from the sandbox's PostgreSQL 15 standby (tests/fixtures/postgres-15/
-wal_receiver-standby.json, statement wal_receiver@14.sql, written by capture_activity.py),
-and on rows of PostgreSQL 13 (received_lsn, where the peer has no flushed_lsn) and of a
-repmgr slot, written from the documentation of pg_stat_wal_receiver. Expected values are
+wal_receiver-standby.json, statement wal_receiver.sql, written by capture_activity.py), and
+on rows with a repmgr slot and with NULLs, written from the documentation of
+pg_stat_wal_receiver. Expected values are
 upstream's (collector/pg_stat_walreceiver.go at postgres_exporter dbb1987).
 """
 
@@ -30,24 +30,15 @@ def captured() -> list[dict[str, Any]]:
 def test_a_streaming_standby_as_the_peer_reads_it() -> None:
     peer = translate("postgres_wal_receiver", parse_wal_receiver(captured()))
     assert peer == {(f"pg_stat_wal_receiver_{name}", LABELS): v for name, v in (
-        ("receive_start_lsn", 50331648), ("flushed_lsn", 89935176), ("receive_start_tli", 1),
-        ("received_tli", 1), ("last_msg_send_time", 1795937036.785946),
-        ("last_msg_receipt_time", 1795937036.786014), ("latest_end_lsn", 89935176),
-        ("latest_end_time", 1795937036.785946))}
+        ("receive_start_lsn", 83886080), ("flushed_lsn", 100663456), ("receive_start_tli", 1),
+        ("received_tli", 1), ("last_msg_send_time", 1795937554.650768),
+        ("last_msg_receipt_time", 1795937554.662041), ("latest_end_lsn", 100663456),
+        ("latest_end_time", 1795937554.625959))}
     ours = as_dict("postgres_wal_receiver",
                    PostgresWalReceiver().samples(parse_wal_receiver(captured())))
     ours_labels = LABELS - {("status", "streaming")}
-    assert ours[("dbgauge_postgres_wal_receiver_flushed_lsn_bytes", ours_labels)] == 89935176
+    assert ours[("dbgauge_postgres_wal_receiver_flushed_lsn_bytes", ours_labels)] == 100663456
     assert ours[("dbgauge_postgres_wal_receiver_start_timeline", ours_labels)] == 1
-    assert len(ours) == 8
-
-
-def test_postgresql_13_has_no_flushed_lsn_for_the_peer() -> None:
-    row = {**captured()[0], "has_flushed_lsn": False}  # 13: received_lsn as flushed_lsn
-    peer = translate("postgres_wal_receiver", parse_wal_receiver([row]))
-    assert ("pg_stat_wal_receiver_flushed_lsn", LABELS) not in peer and len(peer) == 7
-    ours = as_dict("postgres_wal_receiver", PostgresWalReceiver().samples(
-        parse_wal_receiver([row])))
     assert len(ours) == 8
 
 
