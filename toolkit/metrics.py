@@ -89,10 +89,10 @@ class Column:
 
 class MetricTable:
     """A collector's metric table: every family it may emit, in the order the README lists
-    them, looked up by sample name; `columns` are the entries given as `Column`s and
-    `column_names` the columns they read."""
+    them, looked up by sample name (a histogram's by `_bucket`, `_sum` and `_count` too);
+    `columns` are the entries given as `Column`s and `column_names` the columns they read."""
 
-    __slots__ = ("_specs", "column_names", "columns")
+    __slots__ = ("_parts", "_specs", "column_names", "columns")
 
     def __init__(self, *entries: MetricSpec | Column) -> None:
         self._specs: dict[str, MetricSpec] = {}
@@ -101,6 +101,8 @@ class MetricTable:
             if spec.name in self._specs:
                 raise ValueError(f"{spec.name} is declared twice")
             self._specs[spec.name] = spec
+        self._parts = {spec.name + part: spec for spec in self._specs.values()
+                       if spec.type == "histogram" for part in ("_bucket", "_sum", "_count")}
         self.columns: tuple[Column, ...] = tuple(e for e in entries if isinstance(e, Column))
         self.column_names: tuple[str, ...] = tuple(c.column for c in self.columns)
 
@@ -114,7 +116,8 @@ class MetricTable:
         return name in self._specs
 
     def get(self, name: str) -> MetricSpec | None:
-        return self._specs.get(name)
+        """The family of sample `name`."""
+        return self._specs.get(name) or self._parts.get(name)
 
     def sample(self, spec: MetricSpec, value: float) -> Sample:
         """A sample of `spec`, a family named at run time: it carries its spec unless this

@@ -78,5 +78,14 @@ class Registry:
     def specs(self) -> Mapping[str, MetricSpec]:
         """Every declared metric by its sample name (built once: every scrape asks)."""
         if self._specs is None:
-            self._specs = {spec.name: spec for c in self.all for spec in c.metrics}
+            self._specs = {name: spec for c in self.all for spec in c.metrics
+                           for name in _sample_names(spec)}
         return self._specs
+
+
+def _sample_names(spec: MetricSpec) -> tuple[str, ...]:
+    """The names a family's samples carry: its own, a histogram's `_bucket`, `_sum` and
+    `_count` too (the renderer finds the family by any of them)."""
+    if spec.type != "histogram":
+        return (spec.name,)
+    return (spec.name, *(spec.name + part for part in ("_bucket", "_sum", "_count")))

@@ -8,12 +8,18 @@ where upstream says `_blocks_`). Labels `datname`, `schemaname`, `relname`; the 
 types (counters without `_total`). Upstream writes 0 for a NULL column (no index, no TOAST
 table, never vacuumed: `last_*` are Unix seconds, 0 for never); 0.11's queries.yaml writes
 NaN for a NULL, which the `_blks_` names, 0.11's only, keep.
+
+Upstream's opt-in `statio_user_indexes` (collector/pg_statio_user_indexes.go) comes from
+dbgauge's opt-in postgres_indexes: the connected database's indexes only, as the peer
+reads them (labels `schemaname`, `relname`, `indexrelname`, no `datname`; NULL as
+"unknown" and 0).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 
+from dbgauge.collectors.postgres_indexes import PgIndexesFacts
 from dbgauge.collectors.postgres_tables import PgTablesFacts, TableStats
 from dbgauge.toolkit.dialect import PeerFamilies, PeerFamily, PeerSpec, Translate
 from dbgauge.toolkit.metrics import MetricType, Sample
@@ -74,6 +80,13 @@ _WHERE = (("heap", "heap", "this table"),
           ("tidx", "toast_index", "this table's TOAST table indexes (if any)"))
 
 
+_IX, _IXL = "pg_statio_user_indexes_", ("schemaname", "relname", "indexrelname")
+# column -> (peer family, help as upstream words it)
+_INDEX = {"idx_blks_read": (_IX + "idx_blks_read_total",
+                            "Number of disk blocks read from this index"),
+          "idx_blks_hit": (_IX + "idx_blks_hit_total", "Number of buffer hits in this index")}
+
+
 def _io_help(event: str, where: str) -> str:
     return (f"Number of disk blocks read from {where}" if event == "read"
             else f"Number of buffer hits in {where}")
@@ -92,6 +105,12 @@ FAMILIES = PeerFamilies(
                  "where PostgreSQL has NULL, as 0.11 writes it")
       for prefix, part, where in _WHERE for spelling in ("blocks", "blks")
       for event in ("read", "hit")),
+    *(PeerFamily(PeerSpec(name, "counter", help_, _IXL),
+                 f"dbgauge_postgres_index_blocks_{column.rsplit('_', 1)[1]}_total",
+                 "the connected database's indexes, as the peer's; postgres_indexes' "
+                 "`limit` (default 5000, the most read first) bounds them, the peer has none"
+                 if column == "idx_blks_read" else "")
+      for column, (name, help_) in _INDEX.items()),
 )
 
 
@@ -118,4 +137,17 @@ def _tables(facts: PgTablesFacts) -> Iterator[Sample]:
                                "relname": t.table}, t)
 
 
-TRANSLATE: dict[str, Translate] = {"postgres_tables": _tables}
+def _indexes(facts: PgIndexesFacts) -> Iterator[Sample]:
+    """The connected database's indexes (the peer reads no other)."""
+    for outcome in facts.databases:
+        if outcome.facts is None or not outcome.facts.connected:
+            continue
+        for i in outcome.facts.indexes:
+            labels = {"schemaname": "unknown" if i.schema is None else i.schema,
+                      "relname": "unknown" if i.table is None else i.table,
+                      "indexrelname": "unknown" if i.index is None else i.index}
+            for column, (name, _) in _INDEX.items():
+                yield FAMILIES.sample(name, i.values.get(column, 0.0), labels)
+
+
+TRANSLATE: dict[str, Translate] = {"postgres_tables": _tables, "postgres_indexes": _indexes}

@@ -3,9 +3,11 @@ upstream).
 
 Every `pg_*` family its default collectors export, from dbgauge's facts. The families and
 translations live in helper modules by subject, merged here: `_postgres_database`
-(pg_stat_database, pg_stat_activity, pg_locks) and `_postgres_server` (sizes, pg_static,
-settings, bgwriter/checkpointer/archiver, replication); per-table families join the same
-way (a helper's FAMILIES.all into FAMILIES, its TRANSLATE into TRANSLATE).
+(pg_stat_database, pg_stat_activity, pg_locks), `_postgres_server` (sizes, pg_static,
+settings, bgwriter/checkpointer/archiver, replication) and `_postgres_activity` (the
+peer's opt-in session, buffer cache and WAL receiver collectors, opt-in here too);
+per-table families join the same way (a helper's FAMILIES.all into FAMILIES, its TRANSLATE
+into TRANSLATE).
 
 Where two of the peer's versions export one family name with different labels (0.11 adds
 `server` to its built-in families, upstream does not), 0.11's labels win: one name has one
@@ -17,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 
 from dbgauge.collectors.dialects import (
+    _postgres_activity,
     _postgres_database,
     _postgres_server,
     _postgres_tables,
@@ -60,10 +63,19 @@ PEER_COLLECTORS = {
     "postgres_replication": ("replication", "replication_slots", "stat_replication"),
     "postgres_vacuum_progress": ("stat_progress_vacuum",),
     "postgres_tables": ("stat_user_tables", "statio_user_tables"),
+    "postgres_activity": ("long_running_transactions", "stat_activity_autovacuum",
+                          "process_idle"),
+    "postgres_buffercache": ("buffercache_summary",),
+    "postgres_wal_receiver": ("stat_wal_receiver",),
+    "postgres_indexes": ("statio_user_indexes",),
 }
 
+# Opt-in in dbgauge as in the peer: the dialect does not add them to a target's defaults.
+OPT_IN = frozenset({"postgres_activity", "postgres_buffercache", "postgres_wal_receiver",
+                    "postgres_indexes"})
+
 # The merge point: each helper's families and translations (by dbgauge collector).
-_PARTS = (_postgres_database, _postgres_server, _postgres_tables)
+_PARTS = (_postgres_database, _postgres_server, _postgres_tables, _postgres_activity)
 
 FAMILIES = PeerFamilies(
     PeerFamily(UP, "dbgauge_up"),
@@ -122,7 +134,8 @@ def server_label(target: Target) -> Mapping[str, str]:
 
 
 def _collectors(translate: Iterable[str]) -> tuple[str, ...]:
-    return tuple(sorted(translate))
+    """The collectors behind the peer's default set: the opt-in ones left out."""
+    return tuple(sorted(c for c in translate if c not in OPT_IN))
 
 
 DIALECT = Dialect(

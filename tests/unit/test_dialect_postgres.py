@@ -348,8 +348,12 @@ def test_families_of_other_majors_are_declared() -> None:
 
 
 def test_the_dialect_runs_the_collectors_it_translates() -> None:
+    """All it translates but the opt-in ones, which stay opt-in as in the peer."""
     reg = registry()
-    assert set(DIALECT.collectors) == set(DIALECT.translate)
+    opt_in = {c for c in DIALECT.translate if not reg[c].default_enabled}
+    assert opt_in == {"postgres_activity", "postgres_buffercache", "postgres_wal_receiver",
+                      "postgres_indexes"}
+    assert set(DIALECT.collectors) == set(DIALECT.translate) - opt_in
     assert all(c in reg for c in DIALECT.collectors)
 
 

@@ -408,6 +408,28 @@ def test_the_peers_opt_in_collectors_turn_on_dbgauges() -> None:
     assert on is None or "postgres_vacuum_progress" in on
 
 
+def test_postgres_exporters_opt_in_collectors_turn_on_dbgauges() -> None:
+    """Upstream's long_running_transactions, stat_activity_autovacuum, process_idle,
+    buffercache_summary, stat_wal_receiver and statio_user_indexes are off by default
+    there, as their dbgauge collectors are here: switched on, they run, without a
+    warning that the data is not there."""
+    flags = PeerFlags(switches=switched(
+        "--collector.long_running_transactions", "--collector.process_idle",
+        "--collector.buffercache_summary", "--collector.stat_wal_receiver",
+        "--collector.statio_user_indexes"))
+    w = wiring(flags, {"DATA_SOURCE_NAME": "postgresql://u@h/db"})
+    running = w.load_config(None).target("postgres").collectors
+    assert running is not None
+    assert running[:len(defaults("postgres"))] == tuple(defaults("postgres"))
+    assert running[len(defaults("postgres")):] == ("postgres_activity", "postgres_buffercache",
+                                                   "postgres_wal_receiver", "postgres_indexes")
+    assert not w.notes
+    off = load(PeerFlags(switches=switched("--collector.stat_activity_autovacuum",
+                                           "--no-collector.stat_activity_autovacuum")),
+               {"DATA_SOURCE_NAME": "postgresql://u@h/db"}).target("postgres").collectors
+    assert off is None or "postgres_activity" not in off
+
+
 def test_switches_need_their_peers_target() -> None:
     message = error(read_startup, PeerFlags(switches=switched("--collect.binlog_size")), {})
     assert "--collect.* applies to the mysql target --config.my-cnf or --mysqld.address" \

@@ -84,7 +84,8 @@ def build_families(results: Sequence[TargetResult], jobs: Sequence[JobSnapshot] 
         known.update({s.name: s for s in job.metrics})
 
     def add(name: str, labels: Labels, value: float, spec: MetricSpec | None = None) -> None:
-        key = spec.name if spec is not None and spec.type == "histogram" else name
+        declared = spec if spec is not None else known.get(name)
+        key = declared.name if declared is not None and declared.type == "histogram" else name
         family = families.get(key)
         if family is None:
             if spec is not None and key in known:
