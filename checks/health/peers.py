@@ -60,7 +60,8 @@ CHECK_POSTGRES: tuple[Action, ...] = (
     _a("last_autoanalyze", "last-autoanalyze", "yes"),
     _a("last_autovacuum", "last-autovacuum", "yes"),
     _a("last_vacuum", "last-vacuum", "yes", "user tables (catalogs are left out)"),
-    _a("listener", "", "no", "LISTEN/NOTIFY channels: rarely paged on"),
+    _a("listener", "", "no", "it reads pg_listener, gone since PostgreSQL 9.0, and no "
+       "catalog shows another session's LISTEN channels"),
     _a("locks", "lock-count locks", "yes", "`lock-count` is check_postgres' locks: the same "
        "counts, its lock spec (`total=250;waiting=5;exclusive=2`, a bare number the total) "
        "alerting at N or more, defaults total=100/150, perfdata per database and type "
@@ -119,7 +120,9 @@ CHECK_POSTGRES: tuple[Action, ...] = (
        "(check_postgres 2.25 dies on them)"),
     _a("slony_status", "", "no", "obsolete: Slony is replaced by logical replication"),
     _a("table_size", "table-size", "yes"),
-    _a("timesync", "", "no", "clock sync is the host's (chrony, node_exporter) job"),
+    _a("timesync", "time-sync", "yes", "the offset at the middle of the round trip, in "
+       "fractions of a second (check_postgres: whole seconds after the answer); defaults 2 "
+       "and 5 s as there; MySQL-family servers too"),
     _a("total_relation_size", "total-relation-size", "yes"),
     _a("txn_idle", "txn-idle", "yes", "--includeuser/--excludeuser (session user) and "
        "--include/--exclude (its database), as there"),

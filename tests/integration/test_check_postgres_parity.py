@@ -543,3 +543,19 @@ def test_expected_values_agree_with_check_postgres(sandbox: Sandbox) -> None:
     assert ours("version", "pg-primary", "-w", str(version))[0] == "OK"
     minor = full.split(".")[1] if "." in full else ""
     assert major_theirs[0] == ("WARNING" if len(minor) == 2 else "OK"), major_theirs
+
+
+@pytest.mark.parametrize("offset, state", [("+0s", "OK"), ("+3.5s", "WARNING"),
+                                           ("+10s", "CRITICAL")])
+def test_time_sync_agrees_with_check_postgres(sandbox: Sandbox, offset: str,
+                                              state: str) -> None:
+    """timesync beside time-sync, this host's clock skewed by faketime (both tools run
+    under it): the default levels 2 and 5 seconds, the same state."""
+    env = {**os.environ, "PGPASSWORD": sandbox.state.dbgauge_password}
+    skewed = ["faketime", "-f", offset]
+    theirs = _run([*skewed, CHECK_POSTGRES, "--action=timesync", "-H", "127.0.0.1", "-p",
+                   str(sandbox.state.port("pg-primary")), "-u", "dbgauge",
+                   f"--dbname={sandbox.state.postgres.database}"], env)
+    ours = _run([*skewed, *DBGAUGE, "check", "time-sync", "--config", str(sandbox.config),
+                 "--target", "pg-primary,mariadb-primary"], env)
+    assert (theirs[0], ours[0]) == (state, state), (theirs, ours)
