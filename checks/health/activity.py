@@ -27,6 +27,7 @@ from dbgauge.checks.health.model import (
     cannot_tell,
 )
 from dbgauge.toolkit.errors import NotVisible
+from dbgauge.toolkit.result import Finding, Status
 
 if TYPE_CHECKING:
     from dbgauge.toolkit.db import Connection
@@ -74,7 +75,7 @@ def _txn_time(node: Target, conn: Connection) -> Measured:
     return Measured(seconds, text + (f" ({count:.0f} open)" if count is not None else ""))
 
 
-def _filtered(column: str, what: str, counted: str
+def _filtered(column: str, what: str, counted: str, kind: str
               ) -> Callable[[Target, Connection, Scope], Measured]:
     """A read of the sessions the filters keep: the oldest `column` among them (and
     how many have one, as the perfdata `counted`, as unfiltered)."""
@@ -91,28 +92,46 @@ def _filtered(column: str, what: str, counted: str
         ages = sorted(((number(r.get(column)), r) for r in rows
                        if number(r.get(column)) is not None), key=lambda a: -(a[0] or 0))
         extra = ((counted, float(len(ages))),) if counted else ()
+        found = _counted(node, [a or 0.0 for a, _ in ages], scope, what, kind)
+        kept = "the sessions the filters keep" if scope.filtered or scope.users_filtered \
+            else "the client sessions"
         if not ages:
-            return Measured(0.0, f"no {what} among {len(rows)} session(s) the filters keep",
-                            extra=extra)
+            return Measured(0.0, f"no {what} among {len(rows)} session(s)", extra=extra)
         seconds, top = ages[0][0] or 0.0, ages[0][1]
-        return Measured(seconds, f"{len(ages)} {what} among the sessions the filters keep; "
+        return Measured(seconds, f"{len(ages)} {what} among {kept}; "
                                  f"the oldest {seconds:.1f} s (pid {top.get('pid')}, user "
                                  f"{top.get('usename')}, database {top.get('datname')})",
-                        extra=extra)
+                        extra=extra, findings=found)
     return read
 
 
+def _counted(node: Target, ages: list[float], scope: Scope, what: str, kind: str
+             ) -> tuple[Finding, ...]:
+    """The finding of check_postgres' count forms (`+N`, `N for T`), the worse first."""
+    for status, spec in ((Status.CRITICAL, scope.critical_count),
+                         (Status.WARNING, scope.warning_count)):
+        if spec is not None and (hits := spec.hits(ages)) >= spec.count:
+            older = f" for {spec.seconds:g} s or longer" if spec.seconds is not None else ""
+            return (Finding(status, node.name, kind, f"{hits} {what}{older} (threshold "
+                                                     f"{spec.text})"),)
+    return ()
+
+
 def _scoped(read: Callable[[Target, Connection], Measured], column: str, what: str,
-            counted: str = "") -> Callable[[Target, Connection, Scope], Measured | NodeOutcome]:
-    """`read` unfiltered; the filtered read of PostgreSQL sessions when filters are given."""
-    filtered = _filtered(column, what, counted)
+            kind: str, counted: str = ""
+            ) -> Callable[[Target, Connection, Scope], Measured | NodeOutcome]:
+    """`read` unfiltered; the read of every PostgreSQL session when filters or count forms
+    (`+N`, `N for T`) are given."""
+    filtered = _filtered(column, what, counted, kind)
 
     def scoped(node: Target, conn: Connection, scope: Scope) -> Measured | NodeOutcome:
-        if not (scope.filtered or scope.users_filtered):
+        counts = scope.warning_count is not None or scope.critical_count is not None
+        if not (scope.filtered or scope.users_filtered or counts):
             return read(node, conn)
         if node.kind != "postgres":
-            return cannot_tell(node, "filter-not-applicable", "--include/--exclude and "
-                               "--includeuser/--excludeuser apply to PostgreSQL sessions only")
+            return cannot_tell(node, "filter-not-applicable", "--include/--exclude, "
+                               "--includeuser/--excludeuser and the count forms (+N, N for "
+                               "T) apply to PostgreSQL sessions only")
         return filtered(node, conn, scope)
     return scoped
 
@@ -121,23 +140,26 @@ QUERY_TIME = HealthCheck(
     name="query-time", summary="The longest-running statement, in seconds (PostgreSQL).",
     measures="the longest-running client statement, seconds",
     kinds=frozenset({"postgres"}), metric="query_seconds",
-    scoped=_scoped(_query_time, "query_seconds", "statement(s) running",
+    scoped=_scoped(_query_time, "query_seconds", "statement(s) running", "long-query",
                    "active_statements"),
     filters="database", user_filters="session user",
-    defaults=Thresholds.above(120.0, 300.0), unit="seconds", finding="long-query")
+    defaults=Thresholds.above(120.0, 300.0), unit="seconds", finding="long-query",
+    count_forms=True)
 TXN_IDLE = HealthCheck(
     name="txn-idle",
     summary="The oldest session idle in transaction, in seconds (PostgreSQL).",
     measures="the oldest session idle in transaction, seconds",
     kinds=frozenset({"postgres"}), metric="idle_in_transaction_seconds",
     scoped=_scoped(_txn_idle, "idle_seconds", "session(s) idle in transaction",
-                   "idle_in_transaction"),
+                   "idle-in-transaction", "idle_in_transaction"),
     filters="database", user_filters="session user",
-    defaults=Thresholds.above(60.0, 300.0), unit="seconds", finding="idle-in-transaction")
+    defaults=Thresholds.above(60.0, 300.0), unit="seconds", finding="idle-in-transaction",
+    count_forms=True)
 TXN_TIME = HealthCheck(
     name="txn-time", summary="The oldest open transaction, in seconds.",
     measures="the oldest open transaction, seconds",
     kinds=frozenset({"postgres", "mysql"}), metric="transaction_seconds",
-    scoped=_scoped(_txn_time, "xact_seconds", "open transaction(s)"),
+    scoped=_scoped(_txn_time, "xact_seconds", "open transaction(s)", "long-transaction"),
     filters="database", user_filters="session user",
-    defaults=Thresholds.above(300.0, 1800.0), unit="seconds", finding="long-transaction")
+    defaults=Thresholds.above(300.0, 1800.0), unit="seconds", finding="long-transaction",
+    count_forms=True)

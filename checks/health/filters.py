@@ -18,6 +18,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from dbgauge.checks.health.counts import CountSpec
 from dbgauge.toolkit.errors import ConfigError
 from dbgauge.toolkit.ranges import Range
 
@@ -46,6 +47,9 @@ class Scope:
     # --includeuser / --excludeuser: user names, exactly (check_postgres' $USERWHERECLAUSE)
     include_user: tuple[str, ...] = ()
     exclude_user: tuple[str, ...] = ()
+    # -w/-c in check_postgres' count forms (`+N`, `N for T`: checks/health/counts.py)
+    warning_count: CountSpec | None = None
+    critical_count: CountSpec | None = None
 
     def __post_init__(self) -> None:
         for word in words(self.include) + words(self.exclude):

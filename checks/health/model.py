@@ -311,6 +311,8 @@ class HealthCheck:
     # a check that compares nodes (replicate-row, same-schema): run once over them all
     across: Across | None = None
     own_thresholds: OwnThresholds | None = None  # -w/-c read by the check from its Scope
+    # -w/-c may also be check_postgres' count forms, `+N` and `N for T` (checks/health/counts)
+    count_forms: bool = False
     options: tuple[CheckOption, ...] = ()  # options of this check alone
     # read in a session without dbgauge's timeouts: it reads the session's own settings
     plain_session: bool = False

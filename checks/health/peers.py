@@ -98,7 +98,9 @@ CHECK_POSTGRES: tuple[Action, ...] = (
     _a("query_runtime", "query-runtime", "yes", "--queryname as there, EXPLAIN ANALYZE's "
        "execution time, in a read-only transaction; alerts above the level (there: at it)"),
     _a("query_time", "query-time", "yes", "--includeuser/--excludeuser (session user) and "
-       "--include/--exclude (its database), as there"),
+       "--include/--exclude (its database), as there; count forms `+N` and "
+       "`N for T` (N or more sessions in that state for T or longer; check_postgres counts "
+       "them all once the oldest passes T)"),
     _a("relation_size", "relation-size", "yes"),
     _a("replicate_row", "replicate-row", "yes", "writes a token to dbgauge's own "
        "heartbeat table, never a user table (--repinfo is refused); waits for -c where "
@@ -125,9 +127,13 @@ CHECK_POSTGRES: tuple[Action, ...] = (
        "and 5 s as there; MySQL-family servers too"),
     _a("total_relation_size", "total-relation-size", "yes"),
     _a("txn_idle", "txn-idle", "yes", "--includeuser/--excludeuser (session user) and "
-       "--include/--exclude (its database), as there"),
+       "--include/--exclude (its database), as there; count forms `+N` and "
+       "`N for T` (N or more sessions in that state for T or longer; check_postgres counts "
+       "them all once the oldest passes T)"),
     _a("txn_time", "txn-time", "yes", "--includeuser/--excludeuser (session user) and "
-       "--include/--exclude (its database), as there (PostgreSQL)"),
+       "--include/--exclude (its database), as there (PostgreSQL); count forms `+N` and "
+       "`N for T` (N or more sessions in that state for T or longer; check_postgres counts "
+       "them all once the oldest passes T)"),
     _a("txn_wraparound", "txn-wraparound", "yes"),
     _a("version", "version", "yes", "the given version's parts against the server's "
        "(`15` any 15.x, `15.4` exactly; check_postgres 2.25 reads 15.20 as 15.2, so its "

@@ -15,7 +15,7 @@ import click
 
 from dbgauge.checks.health import HealthCheck, health_checks
 from dbgauge.cli.base import RESULT_EXIT, exit_now, finish, positive_duration, seconds
-from dbgauge.cli.check_options import check_scope, health_help, health_options
+from dbgauge.cli.check_options import check_limits, check_scope, health_help, health_options
 from dbgauge.toolkit import DEFAULT_HEARTBEAT_TABLE, ENV_CONFIG
 from dbgauge.toolkit.errors import DbgaugeError
 from dbgauge.toolkit.ranges import Range
@@ -325,7 +325,7 @@ def _health_command(check: HealthCheck) -> click.Command:
                       or check.own_thresholds is not None)
         given = (warning is not None or critical is not None) and not as_written
         try:
-            limits = check.limits(warning, critical) if given else None
+            limits = check_limits(check, warning, critical) if given else None
             scope = check_scope(check, {**options, "warning": warning, "critical": critical})
             text_perf = dict(check.perf_thresholds(scope)) \
                 if check.perf_thresholds and scope else None

@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import textwrap
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import click
 
 from dbgauge.checks.health import HealthCheck
+from dbgauge.checks.health.counts import CountSpec, parse_count_spec
 from dbgauge.checks.health.filters import Scope
+from dbgauge.checks.health.model import NEVER, Thresholds
 from dbgauge.toolkit.ranges import Range, parse_range
 
 Decorator = Callable[[Callable[..., None]], Callable[..., None]]
@@ -36,6 +39,23 @@ class RangeType(click.ParamType):  # type: ignore[type-arg]  # generic only from
             self.fail(str(exc), param, ctx)
 
 
+class RangeOrCountType(click.ParamType):  # type: ignore[type-arg]  # generic from click 8.3
+    """A range, or check_postgres' count forms of query_time/txn_idle/txn_time: `+N`
+    (N sessions or more), `N for T` (N or more for T or longer)."""
+
+    name = "range-or-count"
+
+    def convert(self, value: object, param: click.Parameter | None,
+                ctx: click.Context | None) -> Range | CountSpec:
+        if isinstance(value, (Range, CountSpec)):
+            return value
+        try:
+            spec = parse_count_spec(str(value))
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
+        return spec if spec is not None else RangeType().convert(value, param, ctx)
+
+
 def check_scope(check: HealthCheck, options: dict[str, Any]) -> Scope | None:
     """The Scope of one run from the command's options (None: the check reads without
     one); what the check cannot mean (a range -W/-C cannot, its own -w/-c) is a
@@ -55,7 +75,9 @@ def check_scope(check: HealthCheck, options: dict[str, Any]) -> Scope | None:
                   replica=bool(options.get("replica")),
                   ignore_auth=bool(options.get("ignore_auth")),
                   include_user=options.get("include_user", ()),
-                  exclude_user=options.get("exclude_user", ()))
+                  exclude_user=options.get("exclude_user", ()),
+                  warning_count=warning if isinstance(warning, CountSpec) else None,
+                  critical_count=critical if isinstance(critical, CountSpec) else None)
     if check.own_thresholds is not None:
         check.own_thresholds.check(scope)
     if "query" in check.plugin_options:
@@ -67,6 +89,23 @@ def check_scope(check: HealthCheck, options: dict[str, Any]) -> Scope | None:
             raise ConfigError("-W/-C judge the value of a query: give it with -q/--query")
         query_limits(scope.query_warning, scope.query_critical)
     return scope
+
+
+def check_limits(check: HealthCheck, warning: Any, critical: Any) -> Thresholds | None:
+    """The check's ranges from -w/-c; a level given in a count form (`+N`, `N for T`) is
+    judged by the check's read, so its range never alerts (and, given alone, it leaves
+    the other level unset, as any level given alone does)."""
+    counts = [isinstance(level, CountSpec) for level in (warning, critical)]
+    ranges = [None if counted else level for counted, level in zip(counts, (warning, critical),
+                                                                      strict=True)]
+    if not any(counts):
+        return check.limits(warning, critical)
+    if check.defaults is None:
+        return None
+    limits = check.limits(*ranges) if any(r is not None for r in ranges) else None
+    base = limits or replace(check.defaults, warning=NEVER, critical=NEVER)
+    return replace(base, warning=NEVER if counts[0] else base.warning,
+                   critical=NEVER if counts[1] else base.critical)
 
 
 def own_options(check: HealthCheck, given: dict[str, Any]) -> tuple[tuple[str, str], ...]:
@@ -123,12 +162,15 @@ def health_options(check: HealthCheck) -> list[Decorator]:
             click.option("-w", "--warning", metavar=own.metavar,
                          help="WARNING at this level, written as for --critical.")]
     elif check.defaults is not None:
+        kind = RangeOrCountType() if check.count_forms else RangeType()
+        counts = (" Or check_postgres' count forms: +N (N sessions or more), 'N for T' "
+                  "(N or more for T or longer)." if check.count_forms else "")
         options += [
-            click.option("-c", "--critical", type=RangeType(), metavar="RANGE",
+            click.option("-c", "--critical", type=kind, metavar="RANGE",
                          help="CRITICAL when the value is outside RANGE: 10 alerts above "
                               "10, 10: below 10, 10:20 outside 10..20, @10:20 inside it "
-                              f"({_default(check, check.defaults.critical)})."),
-            click.option("-w", "--warning", type=RangeType(), metavar="RANGE",
+                              f"({_default(check, check.defaults.critical)}).{counts}"),
+            click.option("-w", "--warning", type=kind, metavar="RANGE",
                          help="WARNING when the value is outside RANGE, written as for "
                               f"--critical ({_default(check, check.defaults.warning)})."),
         ]

@@ -295,6 +295,15 @@ def _session_cases(admin: str) -> list[Case]:
                        (*ours_mine, "-w", "1", "-c", "1h"), "WARNING"),
                   Case(action, (f"--excludeuser={admin},nosuchuser", "-w", "1", "-c", "1h"),
                        check, (*others, "-w", "1", "-c", "1h"), "OK")]
+    # check_postgres' count forms: `admin`'s one session idle in transaction (for 1 s and
+    # more, as the -w 1 cases above)
+    cases += [Case("txn_idle", (*mine, "-w", "+1"), "txn-idle", (*ours_mine, "-w", "+1"),
+                   "WARNING"),
+              Case("txn_idle", (*mine, "-w", "+2"), "txn-idle", (*ours_mine, "-w", "+2"), "OK"),
+              Case("txn_idle", (*mine, "-c", "1 for 1 second"), "txn-idle",
+                   (*ours_mine, "-c", "1 for 1 second"), "CRITICAL"),
+              Case("txn_idle", (*mine, "-c", "2 for 1 second"), "txn-idle",
+                   (*ours_mine, "-c", "2 for 1 second"), "OK")]
     # owners: the databases and relations of a user (cpp_l1 holds a row: 8 kB)
     cases += [Case("database_size", (*mine, "-w", "1kB"), "database-size",
                    (*ours_mine, "-w", "1kB"), "WARNING"),
