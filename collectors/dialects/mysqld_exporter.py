@@ -3,7 +3,8 @@
 The families of its scrapers, from the facts dbgauge's collectors read in the same scrape:
 the default global_status and global_variables (`_mysqld_status`), slave_status
 (`_mysqld_slave`), info_schema.query_response_time (below), info_schema.innodb_cmp and
-innodb_cmpmem (`_mysqld_more`), the optional ones (`_mysqld_more`), `mysql_up`, and the
+innodb_cmpmem (`_mysqld_more`), the optional ones (`_mysqld_more`; MariaDB's user
+statistics: `_mysqld_userstat`), `mysql_up`, and the
 exporter's own `mysql_exporter_*` scrape families (below). Where Debian's 0.14 and
 upstream differ, upstream's families are exported too (its MariaDB GTID positions, MySQL
 8.4's SHOW REPLICA STATUS names). docs/compat.md lists what differs, and why.
@@ -14,7 +15,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from dbgauge.collectors._values import go_float
-from dbgauge.collectors.dialects import _mysqld_more, _mysqld_slave, _mysqld_status
+from dbgauge.collectors.dialects import (
+    _mysqld_more,
+    _mysqld_slave,
+    _mysqld_status,
+    _mysqld_userstat,
+)
 from dbgauge.collectors.mariadb_query_response_time import ResponseTimeFacts
 from dbgauge.toolkit.dialect import (
     Dialect,
@@ -74,6 +80,8 @@ SCRAPERS: dict[str, tuple[str, ...]] = {
     "mysql_perf_schema_index_io_waits": ("perf_schema.indexiowaits",),
     "mysql_perf_schema_table_lock_waits": ("perf_schema.tablelocks",),
     "mysql_auto_increment": ("auto_increment.columns",),
+    "mysql_user_statistics": ("info_schema.userstats", "info_schema.clientstats",
+                              "info_schema.tablestats", "info_schema.schemastats"),
 }
 LAST_SCRAPE_ERROR = PeerSpec(
     "mysql_exporter_last_scrape_error", "gauge",
@@ -125,6 +133,7 @@ FAMILIES = PeerFamilies(
                "the time of the collector behind each scraper; `connection`: connecting "
                "(0 on a kept connection)"),
     *_mysqld_more.FAMILIES,
+    *_mysqld_userstat.FAMILIES,
 )
 
 DIALECT = Dialect(
@@ -135,7 +144,7 @@ DIALECT = Dialect(
                "mysql_global_variables": _mysqld_status.global_variables,
                "mysql_replication": _mysqld_slave.slave_status,
                "mariadb_query_response_time": query_response_time,
-               **_mysqld_more.TRANSLATE},
+               **_mysqld_more.TRANSLATE, **_mysqld_userstat.TRANSLATE},
     # the collectors behind the peer's default scrapers (added to a target's defaults)
     collectors=("mysql_global_status", "mysql_global_variables", "mysql_replication",
                 "mariadb_query_response_time", "mysql_innodb_cmp", "mysql_innodb_cmpmem"),

@@ -71,6 +71,7 @@ NEEDS = {
     "mysql_perf_schema_index_io_waits": {"ps"},
     "mysql_perf_schema_table_lock_waits": {"ps"},
     "mysql_perf_schema_waits": {"ps"},
+    "mysql_user_statistics": {"process"},  # without it USER_/CLIENT_STATISTICS are empty
 }
 # Collectors whose failure keeps what the role could see (status variables, table sizes;
 # read_only and the channels without the replica count, asserted below).
