@@ -4,7 +4,7 @@ The families of its scrapers, from the facts dbgauge's collectors read in the sa
 the default global_status and global_variables (`_mysqld_status`), slave_status
 (`_mysqld_slave`), info_schema.query_response_time (below), info_schema.innodb_cmp and
 innodb_cmpmem (`_mysqld_more`), the optional ones (`_mysqld_more`; MariaDB's user
-statistics: `_mysqld_userstat`), `mysql_up`, and the
+statistics: `_mysqld_userstat`; mysql.user: `_mysqld_accounts`), `mysql_up`, and the
 exporter's own `mysql_exporter_*` scrape families (below). Where Debian's 0.14 and
 upstream differ, upstream's families are exported too (its MariaDB GTID positions, MySQL
 8.4's SHOW REPLICA STATUS names). docs/compat.md lists what differs, and why.
@@ -16,6 +16,7 @@ from collections.abc import Iterator
 
 from dbgauge.collectors._values import go_float
 from dbgauge.collectors.dialects import (
+    _mysqld_accounts,
     _mysqld_more,
     _mysqld_slave,
     _mysqld_status,
@@ -82,6 +83,7 @@ SCRAPERS: dict[str, tuple[str, ...]] = {
     "mysql_auto_increment": ("auto_increment.columns",),
     "mysql_user_statistics": ("info_schema.userstats", "info_schema.clientstats",
                               "info_schema.tablestats", "info_schema.schemastats"),
+    "mysql_accounts": ("mysql.user",),
 }
 LAST_SCRAPE_ERROR = PeerSpec(
     "mysql_exporter_last_scrape_error", "gauge",
@@ -134,6 +136,7 @@ FAMILIES = PeerFamilies(
                "(0 on a kept connection)"),
     *_mysqld_more.FAMILIES,
     *_mysqld_userstat.FAMILIES,
+    *_mysqld_accounts.FAMILIES,
 )
 
 DIALECT = Dialect(
@@ -144,7 +147,8 @@ DIALECT = Dialect(
                "mysql_global_variables": _mysqld_status.global_variables,
                "mysql_replication": _mysqld_slave.slave_status,
                "mariadb_query_response_time": query_response_time,
-               **_mysqld_more.TRANSLATE, **_mysqld_userstat.TRANSLATE},
+               **_mysqld_more.TRANSLATE, **_mysqld_userstat.TRANSLATE,
+               **_mysqld_accounts.TRANSLATE},
     # the collectors behind the peer's default scrapers (added to a target's defaults)
     collectors=("mysql_global_status", "mysql_global_variables", "mysql_replication",
                 "mariadb_query_response_time", "mysql_innodb_cmp", "mysql_innodb_cmpmem"),

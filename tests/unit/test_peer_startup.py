@@ -315,8 +315,8 @@ def test_every_mapped_collector_is_a_dbgauge_collector_of_the_peers_kind() -> No
         for peer_name, ours in table.collectors.items():
             for name in ours:
                 assert name in registry and registry[name].kind == table.kind, (peer_name, name)
-        for collector, option in table.mapped.values():
-            registry[collector].check_options({option: 10})
+        for flag, (collector, option) in table.mapped.items():  # a switch sets 1 (or 0)
+            registry[collector].check_options({option: 1 if flag in table.switches else 10})
 
 
 def test_the_documented_table_is_the_one_in_use() -> None:
