@@ -4,8 +4,8 @@ The families of its scrapers, from the facts dbgauge's collectors read in the sa
 the default global_status and global_variables (`_mysqld_status`), slave_status
 (`_mysqld_slave`), info_schema.query_response_time (below), info_schema.innodb_cmp and
 innodb_cmpmem (`_mysqld_more`), the optional ones (`_mysqld_more`; MariaDB's user
-statistics: `_mysqld_userstat`; mysql.user: `_mysqld_accounts`;
-innodb_tablespaces: `_mysqld_tablespaces`), `mysql_up`, and the
+statistics: `_mysqld_userstat`; mysql.user: `_mysqld_accounts`; innodb_tablespaces:
+`_mysqld_tablespaces`; eventsstatementssum: `_mysqld_statements_sum`), `mysql_up`, and the
 exporter's own `mysql_exporter_*` scrape families (below). Where Debian's 0.14 and
 upstream differ, upstream's families are exported too (its MariaDB GTID positions, MySQL
 8.4's SHOW REPLICA STATUS names). docs/compat.md lists what differs, and why.
@@ -20,6 +20,7 @@ from dbgauge.collectors.dialects import (
     _mysqld_accounts,
     _mysqld_more,
     _mysqld_slave,
+    _mysqld_statements_sum,
     _mysqld_status,
     _mysqld_tablespaces,
     _mysqld_userstat,
@@ -87,6 +88,7 @@ SCRAPERS: dict[str, tuple[str, ...]] = {
                               "info_schema.tablestats", "info_schema.schemastats"),
     "mysql_accounts": ("mysql.user",),
     "mysql_innodb_tablespaces": ("info_schema.innodb_tablespaces",),
+    "mysql_statement_totals": ("perf_schema.eventsstatementssum",),
 }
 LAST_SCRAPE_ERROR = PeerSpec(
     "mysql_exporter_last_scrape_error", "gauge",
@@ -141,6 +143,7 @@ FAMILIES = PeerFamilies(
     *_mysqld_userstat.FAMILIES,
     *_mysqld_accounts.FAMILIES,
     *_mysqld_tablespaces.FAMILIES,
+    *_mysqld_statements_sum.FAMILIES,
 )
 
 DIALECT = Dialect(
@@ -152,7 +155,8 @@ DIALECT = Dialect(
                "mysql_replication": _mysqld_slave.slave_status,
                "mariadb_query_response_time": query_response_time,
                **_mysqld_more.TRANSLATE, **_mysqld_userstat.TRANSLATE,
-               **_mysqld_accounts.TRANSLATE, **_mysqld_tablespaces.TRANSLATE},
+               **_mysqld_accounts.TRANSLATE, **_mysqld_tablespaces.TRANSLATE,
+               **_mysqld_statements_sum.TRANSLATE},
     # the collectors behind the peer's default scrapers (added to a target's defaults)
     collectors=("mysql_global_status", "mysql_global_variables", "mysql_replication",
                 "mariadb_query_response_time", "mysql_innodb_cmp", "mysql_innodb_cmpmem"),

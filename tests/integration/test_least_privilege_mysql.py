@@ -74,6 +74,7 @@ NEEDS = {
     "mysql_user_statistics": {"process"},  # without it USER_/CLIENT_STATISTICS are empty
     "mysql_accounts": {"select"},  # SELECT on mysql.user
     "mysql_innodb_tablespaces": {"process"},
+    "mysql_statement_totals": {"ps"},
 }
 # Collectors whose failure keeps what the role could see (status variables, table sizes;
 # read_only and the channels without the replica count, asserted below).

@@ -85,9 +85,10 @@ MYSQLD_EXPORTER = PeerCollectors(
         "info_schema.schemastats": ("mysql_user_statistics",),
         "mysql.user": ("mysql_accounts",),
         "info_schema.innodb_tablespaces": ("mysql_innodb_tablespaces",),
+        "perf_schema.eventsstatementssum": ("mysql_statement_totals",),
         **{name: () for name in (
             "engine_tokudb_status", "info_schema.replica_host", "info_schema.rocksdb_perf_context",
-            "perf_schema.eventsstatementssum", "perf_schema.memory_events",
+            "perf_schema.memory_events",
             "perf_schema.replication_applier_status_by_worker", "sys.user_summary")},
     },
     values=frozenset({
