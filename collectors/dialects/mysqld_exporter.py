@@ -5,7 +5,8 @@ the default global_status and global_variables (`_mysqld_status`), slave_status
 (`_mysqld_slave`), info_schema.query_response_time (below), info_schema.innodb_cmp and
 innodb_cmpmem (`_mysqld_more`), the optional ones (`_mysqld_more`; MariaDB's user
 statistics: `_mysqld_userstat`; mysql.user: `_mysqld_accounts`; innodb_tablespaces:
-`_mysqld_tablespaces`; eventsstatementssum: `_mysqld_statements_sum`), `mysql_up`, and the
+`_mysqld_tablespaces`; eventsstatementssum: `_mysqld_statements_sum`; memory_events:
+`_mysqld_memory`), `mysql_up`, and the
 exporter's own `mysql_exporter_*` scrape families (below). Where Debian's 0.14 and
 upstream differ, upstream's families are exported too (its MariaDB GTID positions, MySQL
 8.4's SHOW REPLICA STATUS names). docs/compat.md lists what differs, and why.
@@ -18,6 +19,7 @@ from collections.abc import Iterator
 from dbgauge.collectors._values import go_float
 from dbgauge.collectors.dialects import (
     _mysqld_accounts,
+    _mysqld_memory,
     _mysqld_more,
     _mysqld_slave,
     _mysqld_statements_sum,
@@ -89,6 +91,7 @@ SCRAPERS: dict[str, tuple[str, ...]] = {
     "mysql_accounts": ("mysql.user",),
     "mysql_innodb_tablespaces": ("info_schema.innodb_tablespaces",),
     "mysql_statement_totals": ("perf_schema.eventsstatementssum",),
+    "mysql_perf_schema_memory": ("perf_schema.memory_events",),
 }
 LAST_SCRAPE_ERROR = PeerSpec(
     "mysql_exporter_last_scrape_error", "gauge",
@@ -144,6 +147,7 @@ FAMILIES = PeerFamilies(
     *_mysqld_accounts.FAMILIES,
     *_mysqld_tablespaces.FAMILIES,
     *_mysqld_statements_sum.FAMILIES,
+    *_mysqld_memory.FAMILIES,
 )
 
 DIALECT = Dialect(
@@ -156,7 +160,7 @@ DIALECT = Dialect(
                "mariadb_query_response_time": query_response_time,
                **_mysqld_more.TRANSLATE, **_mysqld_userstat.TRANSLATE,
                **_mysqld_accounts.TRANSLATE, **_mysqld_tablespaces.TRANSLATE,
-               **_mysqld_statements_sum.TRANSLATE},
+               **_mysqld_statements_sum.TRANSLATE, **_mysqld_memory.TRANSLATE},
     # the collectors behind the peer's default scrapers (added to a target's defaults)
     collectors=("mysql_global_status", "mysql_global_variables", "mysql_replication",
                 "mariadb_query_response_time", "mysql_innodb_cmp", "mysql_innodb_cmpmem"),

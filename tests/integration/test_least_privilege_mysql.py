@@ -75,6 +75,7 @@ NEEDS = {
     "mysql_accounts": {"select"},  # SELECT on mysql.user
     "mysql_innodb_tablespaces": {"process"},
     "mysql_statement_totals": {"ps"},
+    "mysql_perf_schema_memory": {"ps"},
 }
 # Collectors whose failure keeps what the role could see (status variables, table sizes;
 # read_only and the channels without the replica count, asserted below).

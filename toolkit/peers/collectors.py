@@ -86,9 +86,9 @@ MYSQLD_EXPORTER = PeerCollectors(
         "mysql.user": ("mysql_accounts",),
         "info_schema.innodb_tablespaces": ("mysql_innodb_tablespaces",),
         "perf_schema.eventsstatementssum": ("mysql_statement_totals",),
+        "perf_schema.memory_events": ("mysql_perf_schema_memory",),
         **{name: () for name in (
             "engine_tokudb_status", "info_schema.replica_host", "info_schema.rocksdb_perf_context",
-            "perf_schema.memory_events",
             "perf_schema.replication_applier_status_by_worker", "sys.user_summary")},
     },
     values=frozenset({
