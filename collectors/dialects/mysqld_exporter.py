@@ -6,7 +6,7 @@ the default global_status and global_variables (`_mysqld_status`), slave_status
 innodb_cmpmem (`_mysqld_more`), the optional ones (`_mysqld_more`; MariaDB's user
 statistics: `_mysqld_userstat`; mysql.user: `_mysqld_accounts`; innodb_tablespaces:
 `_mysqld_tablespaces`; eventsstatementssum: `_mysqld_statements_sum`; memory_events:
-`_mysqld_memory`), `mysql_up`, and the
+`_mysqld_memory`; sys.user_summary: `_mysqld_sys`), `mysql_up`, and the
 exporter's own `mysql_exporter_*` scrape families (below). Where Debian's 0.14 and
 upstream differ, upstream's families are exported too (its MariaDB GTID positions, MySQL
 8.4's SHOW REPLICA STATUS names). docs/compat.md lists what differs, and why.
@@ -24,6 +24,7 @@ from dbgauge.collectors.dialects import (
     _mysqld_slave,
     _mysqld_statements_sum,
     _mysqld_status,
+    _mysqld_sys,
     _mysqld_tablespaces,
     _mysqld_userstat,
 )
@@ -92,6 +93,7 @@ SCRAPERS: dict[str, tuple[str, ...]] = {
     "mysql_innodb_tablespaces": ("info_schema.innodb_tablespaces",),
     "mysql_statement_totals": ("perf_schema.eventsstatementssum",),
     "mysql_perf_schema_memory": ("perf_schema.memory_events",),
+    "mysql_sys_user_summary": ("sys.user_summary",),
 }
 LAST_SCRAPE_ERROR = PeerSpec(
     "mysql_exporter_last_scrape_error", "gauge",
@@ -148,6 +150,7 @@ FAMILIES = PeerFamilies(
     *_mysqld_tablespaces.FAMILIES,
     *_mysqld_statements_sum.FAMILIES,
     *_mysqld_memory.FAMILIES,
+    *_mysqld_sys.FAMILIES,
 )
 
 DIALECT = Dialect(
@@ -160,7 +163,8 @@ DIALECT = Dialect(
                "mariadb_query_response_time": query_response_time,
                **_mysqld_more.TRANSLATE, **_mysqld_userstat.TRANSLATE,
                **_mysqld_accounts.TRANSLATE, **_mysqld_tablespaces.TRANSLATE,
-               **_mysqld_statements_sum.TRANSLATE, **_mysqld_memory.TRANSLATE},
+               **_mysqld_statements_sum.TRANSLATE, **_mysqld_memory.TRANSLATE,
+               **_mysqld_sys.TRANSLATE},
     # the collectors behind the peer's default scrapers (added to a target's defaults)
     collectors=("mysql_global_status", "mysql_global_variables", "mysql_replication",
                 "mariadb_query_response_time", "mysql_innodb_cmp", "mysql_innodb_cmpmem"),

@@ -76,6 +76,7 @@ NEEDS = {
     "mysql_innodb_tablespaces": {"process"},
     "mysql_statement_totals": {"ps"},
     "mysql_perf_schema_memory": {"ps"},
+    "mysql_sys_user_summary": {"ps", "select"},  # sys's views read performance_schema
 }
 # Collectors whose failure keeps what the role could see (status variables, table sizes;
 # read_only and the channels without the replica count, asserted below).

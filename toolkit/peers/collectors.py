@@ -87,9 +87,10 @@ MYSQLD_EXPORTER = PeerCollectors(
         "info_schema.innodb_tablespaces": ("mysql_innodb_tablespaces",),
         "perf_schema.eventsstatementssum": ("mysql_statement_totals",),
         "perf_schema.memory_events": ("mysql_perf_schema_memory",),
+        "sys.user_summary": ("mysql_sys_user_summary",),
         **{name: () for name in (
             "engine_tokudb_status", "info_schema.replica_host", "info_schema.rocksdb_perf_context",
-            "perf_schema.replication_applier_status_by_worker", "sys.user_summary")},
+            "perf_schema.replication_applier_status_by_worker")},
     },
     values=frozenset({
         "heartbeat.database", "heartbeat.table", "info_schema.processlist.min_time",
