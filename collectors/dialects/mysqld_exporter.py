@@ -3,7 +3,10 @@
 The families of its scrapers, from the facts dbgauge's collectors read in the same scrape:
 the default global_status and global_variables (`_mysqld_status`), slave_status
 (`_mysqld_slave`), info_schema.query_response_time (below), info_schema.innodb_cmp and
-innodb_cmpmem (`_mysqld_more`), the optional ones (`_mysqld_more`), `mysql_up`, and the
+innodb_cmpmem (`_mysqld_more`), the optional ones (`_mysqld_more`; MariaDB's user
+statistics: `_mysqld_userstat`; mysql.user: `_mysqld_accounts`; innodb_tablespaces:
+`_mysqld_tablespaces`; eventsstatementssum: `_mysqld_statements_sum`; memory_events:
+`_mysqld_memory`; sys.user_summary: `_mysqld_sys`), `mysql_up`, and the
 exporter's own `mysql_exporter_*` scrape families (below). Where Debian's 0.14 and
 upstream differ, upstream's families are exported too (its MariaDB GTID positions, MySQL
 8.4's SHOW REPLICA STATUS names). docs/compat.md lists what differs, and why.
@@ -14,7 +17,17 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from dbgauge.collectors._values import go_float
-from dbgauge.collectors.dialects import _mysqld_more, _mysqld_slave, _mysqld_status
+from dbgauge.collectors.dialects import (
+    _mysqld_accounts,
+    _mysqld_memory,
+    _mysqld_more,
+    _mysqld_slave,
+    _mysqld_statements_sum,
+    _mysqld_status,
+    _mysqld_sys,
+    _mysqld_tablespaces,
+    _mysqld_userstat,
+)
 from dbgauge.collectors.mariadb_query_response_time import ResponseTimeFacts
 from dbgauge.toolkit.dialect import (
     Dialect,
@@ -74,6 +87,13 @@ SCRAPERS: dict[str, tuple[str, ...]] = {
     "mysql_perf_schema_index_io_waits": ("perf_schema.indexiowaits",),
     "mysql_perf_schema_table_lock_waits": ("perf_schema.tablelocks",),
     "mysql_auto_increment": ("auto_increment.columns",),
+    "mysql_user_statistics": ("info_schema.userstats", "info_schema.clientstats",
+                              "info_schema.tablestats", "info_schema.schemastats"),
+    "mysql_accounts": ("mysql.user",),
+    "mysql_innodb_tablespaces": ("info_schema.innodb_tablespaces",),
+    "mysql_statement_totals": ("perf_schema.eventsstatementssum",),
+    "mysql_perf_schema_memory": ("perf_schema.memory_events",),
+    "mysql_sys_user_summary": ("sys.user_summary",),
 }
 LAST_SCRAPE_ERROR = PeerSpec(
     "mysql_exporter_last_scrape_error", "gauge",
@@ -125,6 +145,12 @@ FAMILIES = PeerFamilies(
                "the time of the collector behind each scraper; `connection`: connecting "
                "(0 on a kept connection)"),
     *_mysqld_more.FAMILIES,
+    *_mysqld_userstat.FAMILIES,
+    *_mysqld_accounts.FAMILIES,
+    *_mysqld_tablespaces.FAMILIES,
+    *_mysqld_statements_sum.FAMILIES,
+    *_mysqld_memory.FAMILIES,
+    *_mysqld_sys.FAMILIES,
 )
 
 DIALECT = Dialect(
@@ -135,7 +161,10 @@ DIALECT = Dialect(
                "mysql_global_variables": _mysqld_status.global_variables,
                "mysql_replication": _mysqld_slave.slave_status,
                "mariadb_query_response_time": query_response_time,
-               **_mysqld_more.TRANSLATE},
+               **_mysqld_more.TRANSLATE, **_mysqld_userstat.TRANSLATE,
+               **_mysqld_accounts.TRANSLATE, **_mysqld_tablespaces.TRANSLATE,
+               **_mysqld_statements_sum.TRANSLATE, **_mysqld_memory.TRANSLATE,
+               **_mysqld_sys.TRANSLATE},
     # the collectors behind the peer's default scrapers (added to a target's defaults)
     collectors=("mysql_global_status", "mysql_global_variables", "mysql_replication",
                 "mariadb_query_response_time", "mysql_innodb_cmp", "mysql_innodb_cmpmem"),

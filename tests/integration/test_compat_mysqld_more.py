@@ -62,7 +62,7 @@ OPTIONS["mysql_tables"] = {"limit": 100_000, "size_limit": 100_000}
 # Families the peer exports with FLAGS on this sandbox that dbgauge does not match yet, each
 # with its reason (none today). Not in FLAGS, for want of a family to compare on MariaDB
 # 10.11 here: slave_hosts (the peer needs REPLICATION MASTER ADMIN, which the monitoring
-# user lacks: it fails), info_schema.tablestats (userstat=OFF: the peer exports nothing).
+# user lacks: it fails). The userstat scrapers: test_compat_mysqld_userstat.py.
 NOT_COVERED: set[str] = set()
 # Families compared by series, labels and type but not by value: InnoDB's undo and purge
 # state moves with any transaction on the server, the scrapes' own included, so a reading

@@ -71,6 +71,12 @@ NEEDS = {
     "mysql_perf_schema_index_io_waits": {"ps"},
     "mysql_perf_schema_table_lock_waits": {"ps"},
     "mysql_perf_schema_waits": {"ps"},
+    "mysql_user_statistics": {"process"},  # without it USER_/CLIENT_STATISTICS are empty
+    "mysql_accounts": {"select"},  # SELECT on mysql.user
+    "mysql_innodb_tablespaces": {"process"},
+    "mysql_statement_totals": {"ps"},
+    "mysql_perf_schema_memory": {"ps"},
+    "mysql_sys_user_summary": {"ps", "select"},  # sys's views read performance_schema
 }
 # Collectors whose failure keeps what the role could see (status variables, table sizes;
 # read_only and the channels without the replica count, asserted below).

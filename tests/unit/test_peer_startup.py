@@ -315,8 +315,8 @@ def test_every_mapped_collector_is_a_dbgauge_collector_of_the_peers_kind() -> No
         for peer_name, ours in table.collectors.items():
             for name in ours:
                 assert name in registry and registry[name].kind == table.kind, (peer_name, name)
-        for collector, option in table.mapped.values():
-            registry[collector].check_options({option: 10})
+        for flag, (collector, option) in table.mapped.items():  # a switch sets 1 (or 0)
+            registry[collector].check_options({option: 1 if flag in table.switches else 10})
 
 
 def test_the_documented_table_is_the_one_in_use() -> None:
@@ -377,11 +377,11 @@ def test_bad_switches_are_refused(args: list[str], says: str) -> None:
 
 def test_switches_without_an_equivalent_warn_and_keep_the_unit_file_working() -> None:
     w = wiring(PeerFlags(mysqld_address="db1:3306", mysqld_username="u", switches=switched(
-        "--collect.info_schema.userstats", "--no-collect.info_schema.tablestats",
+        "--collect.engine_tokudb_status", "--no-collect.info_schema.rocksdb_perf_context",
         "--collect.info_schema.processlist.min_time=5", "--collect.heartbeat")))
     notes = "\n".join(w.notes)
-    assert "--collect.info_schema.userstats: dbgauge has no equivalent" in notes
-    assert "tablestats" not in notes  # switched off, and dbgauge does not collect it either
+    assert "--collect.engine_tokudb_status: dbgauge has no equivalent" in notes
+    assert "rocksdb" not in notes  # switched off, and dbgauge does not collect it either
     assert "--collect.info_schema.processlist.min_time changes nothing" in notes
     assert "run pt-heartbeat with --utc" in notes
     target = w.load_config(None).target("mysql")
@@ -428,6 +428,16 @@ def test_postgres_exporters_opt_in_collectors_turn_on_dbgauges() -> None:
                                            "--no-collector.stat_activity_autovacuum")),
                {"DATA_SOURCE_NAME": "postgresql://u@h/db"}).target("postgres").collectors
     assert off is None or "postgres_activity" not in off
+
+def test_the_user_statistics_switches_turn_on_one_collector() -> None:
+    """MariaDB's four userstat scrapers are one dbgauge collector, turned on once."""
+    w = wiring(PeerFlags(mysqld_address="db1:3306", mysqld_username="u", switches=switched(
+        "--collect.info_schema.userstats", "--collect.info_schema.clientstats",
+        "--collect.info_schema.tablestats", "--collect.info_schema.schemastats")))
+    running = w.load_config(None).target("mysql").collectors
+    assert running is not None
+    assert running[len(defaults("mysql")):] == ("mysql_user_statistics",)
+    assert not w.notes
 
 
 def test_switches_need_their_peers_target() -> None:

@@ -20,7 +20,9 @@ What a switch does on the targets the peer's spellings make:
 - A name the peer does not have is an error, as it is for the peer.
 
 Value flags with an equivalent are mapped (the statement digests' top-N limit, the
-heartbeat table); the others are accepted with a warning that they change nothing.
+heartbeat table), and so are switches (`--collect.mysql.user.privileges` sets
+mysql_accounts' `privileges` to 1); the others are accepted with a warning that they change
+nothing.
 """
 
 from __future__ import annotations
@@ -77,13 +79,18 @@ MYSQLD_EXPORTER = PeerCollectors(
         "perf_schema.replication_group_members": ("mysql_group_replication",),
         "perf_schema.replication_group_member_stats": ("mysql_group_replication",),
         "auto_increment.columns": ("mysql_auto_increment",),
+        "info_schema.userstats": ("mysql_user_statistics",),
+        "info_schema.clientstats": ("mysql_user_statistics",),
+        "info_schema.tablestats": ("mysql_user_statistics",),
+        "info_schema.schemastats": ("mysql_user_statistics",),
+        "mysql.user": ("mysql_accounts",),
+        "info_schema.innodb_tablespaces": ("mysql_innodb_tablespaces",),
+        "perf_schema.eventsstatementssum": ("mysql_statement_totals",),
+        "perf_schema.memory_events": ("mysql_perf_schema_memory",),
+        "sys.user_summary": ("mysql_sys_user_summary",),
         **{name: () for name in (
-            "engine_tokudb_status", "info_schema.clientstats",
-            "info_schema.innodb_tablespaces", "info_schema.replica_host",
-            "info_schema.rocksdb_perf_context", "info_schema.schemastats",
-            "info_schema.tablestats", "info_schema.userstats", "mysql.user",
-            "perf_schema.eventsstatementssum", "perf_schema.memory_events",
-            "perf_schema.replication_applier_status_by_worker", "sys.user_summary")},
+            "engine_tokudb_status", "info_schema.replica_host", "info_schema.rocksdb_perf_context",
+            "perf_schema.replication_applier_status_by_worker")},
     },
     values=frozenset({
         "heartbeat.database", "heartbeat.table", "info_schema.processlist.min_time",
@@ -94,7 +101,8 @@ MYSQLD_EXPORTER = PeerCollectors(
         "perf_schema.file_instances.remove_prefix", "perf_schema.memory_events.remove_prefix"}),
     switches=frozenset({"heartbeat.utc", "info_schema.processlist.processes_by_user",
                         "info_schema.processlist.processes_by_host", "mysql.user.privileges"}),
-    mapped={"perf_schema.eventsstatements.limit": ("mysql_statements", "limit")},
+    mapped={"perf_schema.eventsstatements.limit": ("mysql_statements", "limit"),
+            "mysql.user.privileges": ("mysql_accounts", "privileges")},
 )
 
 POSTGRES_EXPORTER = PeerCollectors(
@@ -186,8 +194,13 @@ class Switches:
         return [*(name for name in defaults if name not in dropped), *dict.fromkeys(added)]
 
     def options(self) -> dict[str, dict[str, object]]:
-        """collector_options from the value flags dbgauge has an equivalent of."""
+        """collector_options from the value flags and switches dbgauge has an equivalent
+        of (a switch sets its option to 1, or 0 when switched off)."""
         out: dict[str, dict[str, object]] = {}
+        for name, state in self.states.items():
+            if name in self.table.switches and name in self.table.mapped:
+                collector, option = self.table.mapped[name]
+                out.setdefault(collector, {})[option] = 1 if state else 0
         for name, value in self.values.items():
             if name in self.table.mapped:
                 collector, option = self.table.mapped[name]
@@ -261,5 +274,7 @@ def switch_table() -> str:
             mapped = ", ".join(f"`{o}`" for o in ours) or "none: `--...` warns, `--no-...` is fine"
             lines.append(f"| `{table.flag(name)}` | {mapped} |")
         for name, (collector, option) in sorted(table.mapped.items()):
-            lines.append(f"| `{table.flag(name)}=N` | `{collector}` option `{option}` |")
+            value = "" if name in table.switches else "=N"
+            lines.append(f"| `{table.flag(name)}{value}` | `{collector}` option `{option}`"
+                         f"{' 1' if not value else ''} |")
     return "\n".join(lines)

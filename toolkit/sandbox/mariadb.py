@@ -142,6 +142,8 @@ class MariaDB:
             "--collation-server=utf8mb4_general_ci",
             # performance_schema feeds mysql_statements and mysql_tables.
             "--performance-schema=ON",
+            # user statistics feed mysql_user_statistics (which fails while they are off)
+            "--userstat=ON",
             "--max-connections=1000",  # room for bench/fleet.py: 200 targets per server
             *_INNODB_OPTS,
         ]

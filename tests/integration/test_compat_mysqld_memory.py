@@ -1,0 +1,73 @@
+"""mysqld_exporter's perf_schema.memory_events against Debian's mysqld_exporter 0.14 itself,
+on mariadb-primary (MariaDB 10.5+ has performance_schema's memory instruments, as MySQL 8
+does), beside `dbgauge collect --compat mysqld_exporter` with mysql_perf_schema_memory.
+
+Every family the peer exports must match: name, type, labels and every series; the byte
+counters each between two peer readings. Bytes in use move both ways with every
+connection, the scrapes' own included, so that gauge is compared by series, and dbgauge's
+own reading is checked instead: in use = allocated - freed, per instrument. A family fails
+only if it fails in each of three rounds. promtool finds nothing in dbgauge's output of
+these families that it does not find in the peer's.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.helpers import DBGAUGE, REPO
+from tests.helpers.daemon import target_entry
+from tests.helpers.peers import compare, mysqld_exporter, parse
+from tests.helpers.servers import Sandbox
+from tests.integration.test_compat_promtool import _lint, _only
+
+pytestmark = pytest.mark.integration
+
+OFF = ("--no-collect.global_status", "--no-collect.global_variables",
+       "--no-collect.slave_status", "--no-collect.info_schema.query_response_time",
+       "--no-collect.info_schema.innodb_cmp", "--no-collect.info_schema.innodb_cmpmem")
+P = "mysql_perf_schema_memory_events_"
+
+
+def _collect(sandbox: Sandbox, path: Path) -> str:
+    target = {**target_entry(sandbox, "mariadb-primary"),
+              "collectors": ["mysql_perf_schema_memory"], "compat": ["mysqld_exporter"],
+              "collector_options": {"mysql_perf_schema_memory": {"limit": 100_000}}}
+    target.pop("labels", None)
+    target.pop("heartbeat", None)
+    path.write_text(yaml.safe_dump({"targets": [target]}))
+    proc = subprocess.run([*DBGAUGE, "collect", "--config", str(path), "mariadb-primary"],
+                          capture_output=True, text=True, timeout=60, cwd=REPO, check=False)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+def test_every_memory_events_family_matches_the_peer(sandbox: Sandbox, tmp_path: Path) -> None:
+    failing: set[str] | None = None
+    with mysqld_exporter(sandbox, "mariadb-primary", tmp_path,
+                         ("--collect.perf_schema.memory_events", *OFF)) as peer:
+        for _ in range(3):
+            text = peer.scrape()
+            our_text = _collect(sandbox, tmp_path / "dbgauge.yaml")
+            before, ours, after = parse(text), parse(our_text), parse(peer.scrape())
+            theirs = {n for n in before if n.startswith(P)} & set(after)
+            differences = compare(before, ours, after, theirs,
+                                  values=lambda family: family != P + "used_bytes")
+            failed = {d.family for d in differences}
+            failing = failed if failing is None else failing & failed
+            if not failing:
+                break
+    assert not failing, "\n".join(str(d) for d in differences if d.family in failing)
+    assert theirs == {P + "alloc_bytes_total", P + "free_bytes_total", P + "used_bytes"}
+    alloc = ours[P + "alloc_bytes_total"].samples
+    assert len(alloc) >= 50  # the server's instruments, not a handful
+    for (_, labels), allocated in alloc.items():
+        freed = ours[P + "free_bytes_total"].samples[(P + "free_bytes_total", labels)]
+        used = ours[P + "used_bytes"].samples[(P + "used_bytes", labels)]
+        assert used == allocated - freed, (dict(labels), allocated, freed, used)
+    assert not any(dict(k)["event_name"].startswith("memory/") for _, k in alloc)
+    extra = _lint(_only(our_text, theirs)) - _lint(_only(text, theirs))
+    assert not extra, sorted(extra)
