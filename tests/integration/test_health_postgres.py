@@ -153,10 +153,10 @@ def test_idle_in_transaction_and_transaction_time(sandbox: Sandbox) -> None:
 
 def test_a_namesake_subscription_in_another_database_is_not_counted(
         sandbox: Sandbox) -> None:
-    """A subscription of the same name in another database of the subscriber (made without
-    connecting: disabled, no slot, no worker; dropped without connecting) is neither counted nor taken for the
-    subscription of the database dbgauge reads. On PostgreSQL 13, where subscriptions are
-    matched by name, its pg_stat_subscription row doubled every series."""
+    """A subscription of the same name in another database of the subscriber (made and
+    dropped without connecting: disabled, no slot, no worker) is neither counted nor taken
+    for the subscription of the database dbgauge reads. On PostgreSQL 13, where
+    subscriptions are matched by name, its pg_stat_subscription row doubled every series."""
     with closing(pg_admin(sandbox, "pg-subscriber", dbname="postgres")) as conn:
         drop(conn)
         conn.execute(f"CREATE SUBSCRIPTION {SUBSCRIPTION} CONNECTION "
