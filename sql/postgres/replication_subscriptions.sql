@@ -9,8 +9,9 @@
 -- while no worker runs. subconninfo, the one column normal roles may not read, is not
 -- selected.
 -- PostgreSQL 13: pg_subscription's oid is not readable without superuser (14 grants it
--- to every role), so a subscription's statistics are found by its name (subname is
--- unique within a database; a namesake in another database would be taken too).
+-- to every role), so a subscription's statistics are found by its name. subname is unique
+-- only within a database: a worker is taken only if it runs in this database (its
+-- pg_stat_activity row), so a namesake subscription in another database is not.
 SELECT s.subname,
        s.subenabled AS enabled,
        st.pid IS NOT NULL AS worker_running,
@@ -24,4 +25,6 @@ SELECT s.subname,
 FROM pg_subscription s
 JOIN pg_database d ON d.oid = s.subdbid AND d.datname = current_database()
 LEFT JOIN pg_stat_subscription st ON st.subname = s.subname AND st.relid IS NULL
+      AND st.pid IN (SELECT a.pid FROM pg_stat_activity a
+                      WHERE a.datname = current_database())
 ORDER BY s.subname

@@ -1,5 +1,6 @@
-"""Which PostgreSQL majors have which dbgauge families: one table for the matrix battery
-and for the suite's tests that `make test-matrix PG=N` runs on another major."""
+"""Which PostgreSQL majors have which dbgauge families (and which postgres_exporter
+spellings): one table for the matrix battery and for the suite's tests that `make
+test-matrix PG=N` runs on another major."""
 
 from __future__ import annotations
 
@@ -31,8 +32,21 @@ FAMILY_MAJORS: dict[str, tuple[int, int]] = {
     P + "buffers_backend_fsync_total": (13, 16),
 }
 
+# postgres_exporter's families (the `--compat postgres_exporter` spellings) that no version of
+# the peer exports on every major: upstream reads pg_stat_database.active_time from 14 on, and
+# pg_stat_bgwriter's checkpoint columns, gone in 17 (pg_stat_checkpointer has them), before.
+PEER_FAMILY_MAJORS: dict[str, tuple[int, int]] = {
+    "pg_stat_database_active_time_seconds_total": (14, 18),
+    **{f"pg_stat_bgwriter_{column}{suffix}": (13, 16)
+       for column in ("checkpoints_timed", "checkpoints_req", "checkpoint_write_time",
+                      "checkpoint_sync_time", "buffers_checkpoint", "buffers_backend",
+                      "buffers_backend_fsync")
+       for suffix in ("", "_total")},
+}
+
 
 def on_major(family: str, major: int) -> bool:
-    """Whether PostgreSQL `major` has `family` (a family not in the table: every major)."""
-    first, last = FAMILY_MAJORS.get(family, (13, 18))
+    """Whether PostgreSQL `major` has `family`, dbgauge's or a peer's spelling (a family in
+    neither table: every major)."""
+    first, last = FAMILY_MAJORS.get(family) or PEER_FAMILY_MAJORS.get(family, (13, 18))
     return first <= major <= last

@@ -24,6 +24,7 @@ import yaml
 from dbgauge.toolkit import sandbox as sb
 from dbgauge.toolkit.sandbox.model import SUBSCRIPTION
 from tests.helpers import wait_for
+from tests.helpers.pgstats import flush
 from tests.helpers.ports import ROOT_PORT
 from tests.helpers.servers import Sandbox, lock_wait, pg_admin, sleeping
 
@@ -85,7 +86,7 @@ def make_workload(sandbox: Sandbox) -> None:
         conn.execute("SET enable_seqscan = off")  # an index scan, even of 100 rows
         conn.execute(f"SELECT count(*) FROM {WORKLOAD_TABLE} WHERE id = 50")  # noqa: S608
         lsn = conn.execute("SELECT pg_current_wal_lsn()").fetchone()
-        # before 15 the statistics collector shows them a moment later
+        flush(conn)  # the statistics show a moment later
         wait_for(lambda: conn.execute(
             "SELECT n_dead_tup = 10 AND last_vacuum IS NOT NULL AND last_analyze IS NOT NULL "
             "AND idx_scan > 0 FROM pg_stat_user_tables WHERE relname = %s",

@@ -21,6 +21,7 @@ import pytest
 
 from tests.helpers import free_port, wait_for
 from tests.helpers.daemon import Daemon, config_file, target_entry
+from tests.helpers.majors import on_major
 from tests.helpers.peers import POSTGRES_NOT_PRODUCED as NOT_PRODUCED
 from tests.helpers.peers import Family, compare, parse, postgres_exporter
 from tests.helpers.servers import Sandbox, lock_wait, pg_admin
@@ -48,7 +49,8 @@ NOT_COMPARED = {
 AGES = {"pg_stat_activity_max_tx_duration"}
 AGE_SLACK = 0.5
 
-# Names the peer's later versions use where 0.11's differ, and the pre-0.10 spellings.
+# Names the peer's later versions use where 0.11's differ, and the pre-0.10 spellings
+# (each on the majors where some version of the peer exports it: tests/helpers/majors.py).
 OTHER_SPELLINGS = {
     "pg_replication_lag_seconds", "pg_replication_is_replica",
     "pg_replication_last_replay_seconds", "pg_replication_lag",
@@ -56,6 +58,17 @@ OTHER_SPELLINGS = {
     "pg_stat_database_active_time_seconds_total", "pg_stat_bgwriter_buffers_alloc",
     "pg_stat_bgwriter_checkpoints_timed", "pg_stat_bgwriter_stats_reset",
 }
+
+
+# 0.11's bgwriter collector reads pg_stat_bgwriter's checkpoint columns, which PostgreSQL
+# 17 moved to pg_stat_checkpointer: there it fails on every scrape (its families absent,
+# its success 0) while dbgauge's postgres_checkpoints reads both views and succeeds. The
+# peer's error is not mimicked (docs/compat.md): that one series is left out of the values.
+BGWRITER_SUCCESS = ("pg_scrape_collector_success", frozenset({("collector", "bgwriter")}))
+
+
+def peer_bgwriter_fails(major: int) -> bool:
+    return not on_major("pg_stat_bgwriter_checkpoints_timed_total", major)
 
 
 @pytest.fixture(scope="module")
@@ -99,13 +112,19 @@ def readings(sandbox: Sandbox, daemon: Daemon, node: str
 def differences(sandbox: Sandbox, daemon: Daemon, node: str) -> tuple[set[str], list[str]]:
     """One round of readings: the peer's families dbgauge lacks, and what differs."""
     before, ours, after = readings(sandbox, daemon, node)
+    major = sandbox.state.pg_version
+    if peer_bgwriter_fails(major):
+        assert before["pg_scrape_collector_success"].samples[BGWRITER_SUCCESS] == 0
+        for families in (before, ours, after):
+            families["pg_scrape_collector_success"].samples.pop(BGWRITER_SUCCESS)
     families = {f for f in set(before) & set(after) if not f.startswith(PEER_PROCESS)}
     assert len(families) > 250  # ~60 statistics families and ~250 settings
     compared = families - set(NOT_PRODUCED)
     found = compare(before, ours, after, compared - AGES,
                     values=lambda name: name not in NOT_COMPARED)
     found += compare(before, ours, after, compared & AGES, tolerance=AGE_SLACK)
-    assert set(ours) >= OTHER_SPELLINGS
+    spellings = {name for name in OTHER_SPELLINGS if on_major(name, major)}
+    assert set(ours) & OTHER_SPELLINGS == spellings  # none where no peer has it
     return families - set(ours), [str(d) for d in found]
 
 

@@ -23,6 +23,7 @@ from tests.helpers import DBGAUGE, REPO, Metrics, value, wait_for
 from tests.helpers.captured import FIXTURES
 from tests.helpers.daemon import config_file, target_entry
 from tests.helpers.peers import Family, compare, parse, postgres_exporter
+from tests.helpers.pgstats import flush
 from tests.helpers.servers import Sandbox, pg_admin
 
 pytestmark = pytest.mark.integration
@@ -61,13 +62,13 @@ def workload(sandbox: Sandbox) -> Iterator[None]:
                 "ANALYZE dbgauge_cmp_idx",
                 "CREATE TABLE dbgauge_cmp_noidx (a int) WITH (autovacuum_enabled = false)",
                 "INSERT INTO dbgauge_cmp_noidx SELECT generate_series(1, 100)",
-                "VACUUM dbgauge_cmp_noidx",
-                "SELECT pg_stat_force_next_flush()"):
+                "VACUUM dbgauge_cmp_noidx"):
             admin.execute(statement)
+        flush(admin)
     with pg_admin(sandbox, "pg-primary", dbname=SECOND) as admin:
         admin.execute("CREATE TABLE elsewhere (a int) WITH (autovacuum_enabled = false)")
         admin.execute("INSERT INTO elsewhere SELECT generate_series(1, 42)")
-        admin.execute("SELECT pg_stat_force_next_flush()")
+        flush(admin)
     try:
         yield
     finally:

@@ -12,7 +12,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from dbgauge.toolkit.sandbox.model import SUBSCRIPTION
+from dbgauge.toolkit.sandbox.model import PUBLICATION, SUBSCRIPTION
 from tests.helpers import value, wait_for
 from tests.helpers.daemon import Outcome, cfg, check, collect_direct
 from tests.helpers.servers import Sandbox, pg_admin, sleeping
@@ -149,6 +149,39 @@ def test_idle_in_transaction_and_transaction_time(sandbox: Sandbox) -> None:
         finally:
             holder.rollback()
     assert check("txn-idle", *target, "-w", "1").code == 0
+
+
+def test_a_namesake_subscription_in_another_database_is_not_counted(
+        sandbox: Sandbox) -> None:
+    """A subscription of the same name in another database of the subscriber (made and
+    dropped without connecting: disabled, no slot, no worker) is neither counted nor taken
+    for the subscription of the database dbgauge reads. On PostgreSQL 13, where
+    subscriptions are matched by name, its pg_stat_subscription row doubled every series."""
+    with closing(pg_admin(sandbox, "pg-subscriber", dbname="postgres")) as conn:
+        drop(conn)
+        conn.execute(f"CREATE SUBSCRIPTION {SUBSCRIPTION} CONNECTION "
+                     f"'host=127.0.0.1 port=1 dbname=nowhere' PUBLICATION {PUBLICATION} "
+                     "WITH (connect = false, slot_name = NONE)")
+        try:
+            got = check("replication", *cfg(sandbox, "--target", "pg-subscriber"))
+            assert got.code == 0, got.out
+            assert "subscriber, 1 of 1 subscription(s) streaming" in got.first, got.first
+            r = "dbgauge_postgres_replication_"
+            m = collect_direct(sandbox, "pg-subscriber", "postgres_replication")  # once each
+            assert value(m, r + "subscriptions") == 1
+            assert value(m, r + "subscription_worker_running", subscription=SUBSCRIPTION) == 1
+        finally:
+            drop(conn)
+
+
+def drop(conn: psycopg.Connection[Any]) -> None:
+    """Drop the namesake (a run cut short may have left it) without reaching a publisher."""
+    if conn.execute("SELECT 1 FROM pg_subscription s JOIN pg_database d ON d.oid = s.subdbid "
+                    "WHERE d.datname = current_database() AND s.subname = %s",
+                    (SUBSCRIPTION,)).fetchone():
+        conn.execute(f"ALTER SUBSCRIPTION {SUBSCRIPTION} DISABLE")
+        conn.execute(f"ALTER SUBSCRIPTION {SUBSCRIPTION} SET (slot_name = NONE)")
+        conn.execute(f"DROP SUBSCRIPTION {SUBSCRIPTION}")
 
 
 def test_replication_on_a_logical_subscriber(sandbox: Sandbox) -> None:

@@ -27,6 +27,7 @@ from dbgauge.toolkit.sql import load_sql
 from tests.helpers import DBGAUGE, REPO, Metrics, parse_metrics, value, wait_for
 from tests.helpers.daemon import collect_direct
 from tests.helpers.majors import on_major
+from tests.helpers.pgstats import flush
 from tests.helpers.servers import Sandbox, lock_wait, pg_admin
 
 pytestmark = pytest.mark.integration
@@ -240,17 +241,25 @@ def _run(conn: Connection, sql: str) -> dict[str, Any]:
 
 def test_database_counters_and_connection_limits(sandbox: Sandbox) -> None:
     p = "dbgauge_postgres_"
-    before = collect_direct(sandbox, "pg-primary", "postgres_database")
+    app = {"database": "app"}
+
+    def counts(m: Metrics) -> tuple[float, float]:
+        return (value(m, p + "database_xact_commits_total", **app) or 0,
+                value(m, p + "database_xact_rollbacks_total", **app) or 0)
+
+    commits, rollbacks = counts(collect_direct(sandbox, "pg-primary", "postgres_database"))
     with pg_admin(sandbox, "pg-primary") as conn:
         conn.execute("SELECT 1")
         with conn.transaction(force_rollback=True):
             conn.execute("SELECT 1")
-    after = collect_direct(sandbox, "pg-primary", "postgres_database")
-    app = {"database": "app"}
-    assert (value(after, p + "database_xact_commits_total", **app) or 0) > \
-        (value(before, p + "database_xact_commits_total", **app) or 0)
-    assert (value(after, p + "database_xact_rollbacks_total", **app) or 0) > \
-        (value(before, p + "database_xact_rollbacks_total", **app) or 0)
+        flush(conn)
+
+    def counted() -> Metrics | None:  # once the backend has sent its statistics
+        m = collect_direct(sandbox, "pg-primary", "postgres_database")
+        now_commits, now_rollbacks = counts(m)
+        return m if now_commits > commits and now_rollbacks > rollbacks else None
+
+    after = wait_for(counted, timeout=30, what="the session's commit and rollback to count")
     for name in ("blocks_read_total", "blocks_hit_total", "temp_bytes_total", "deadlocks_total",
                  "conflicts_total"):
         assert value(after, p + "database_" + name, **app) is not None, name

@@ -15,6 +15,7 @@ import pytest
 from dbgauge.toolkit.sandbox.model import ADMIN_USER
 from tests.helpers import Metrics, value, wait_for
 from tests.helpers.daemon import collect_direct, scraper
+from tests.helpers.pgstats import flush
 from tests.helpers.servers import Sandbox, pg_admin
 
 pytestmark = pytest.mark.integration
@@ -110,6 +111,7 @@ def dead_table(sandbox: Sandbox) -> Iterator[str]:
         admin.execute("INSERT INTO public.dbgauge_cov_dead "
                       "SELECT g, repeat('x', 50) FROM generate_series(1, 2000) g")
         admin.execute("DELETE FROM public.dbgauge_cov_dead WHERE id > 500")
+        flush(admin)  # the session stays open while the test runs
         try:
             yield "dbgauge_cov_dead"
         finally:
@@ -154,6 +156,7 @@ def test_tables_limit_keeps_the_most_dead_tuples(sandbox: Sandbox, dead_table: s
         try:
             admin.execute("INSERT INTO public.dbgauge_cov_small SELECT generate_series(1, 100)")
             admin.execute("DELETE FROM public.dbgauge_cov_small WHERE id <= 10")
+            flush(admin)
 
             def both() -> bool:
                 m = with_options(sandbox, "postgres_tables", limit=1000)
