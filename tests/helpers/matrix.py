@@ -21,6 +21,7 @@ from typing import Any
 import psycopg
 import yaml
 
+from dbgauge.app import registry
 from dbgauge.toolkit import sandbox as sb
 from dbgauge.toolkit.sandbox.model import SUBSCRIPTION
 from tests.helpers import wait_for
@@ -53,6 +54,10 @@ def matrix_sandbox(major: int) -> Iterator[Sandbox]:
         raise AssertionError(f"PostgreSQL {major}'s sandbox could not start: {exc}") from exc
     data = yaml.safe_load(config.read_text())
     data["targets"] = [t for t in data["targets"] if t["name"] in PG_TARGETS]
+    everything = [c.name for c in registry().for_kind("postgres")]  # opt-in ones too
+    for target in data["targets"]:
+        if target["kind"] == "postgres":
+            target["collectors"] = everything
     pg_config = directory / "dbgauge-pg.yaml"
     pg_config.write_text(yaml.safe_dump(data))
     try:
@@ -83,6 +88,7 @@ def make_workload(sandbox: Sandbox) -> None:
         conn.execute(f"CREATE SEQUENCE {WORKLOAD_SEQUENCE} MAXVALUE 100")
         conn.execute("SELECT setval(%s, 50)", (WORKLOAD_SEQUENCE,))
         conn.execute(f"GRANT SELECT ON {WORKLOAD_TABLE}, {WORKLOAD_SEQUENCE} TO dbgauge")
+        conn.execute("CREATE EXTENSION IF NOT EXISTS pg_buffercache")  # postgres_buffercache
         conn.execute("SET enable_seqscan = off")  # an index scan, even of 100 rows
         conn.execute(f"SELECT count(*) FROM {WORKLOAD_TABLE} WHERE id = 50")  # noqa: S608
         lsn = conn.execute("SELECT pg_current_wal_lsn()").fetchone()
@@ -96,6 +102,8 @@ def make_workload(sandbox: Sandbox) -> None:
         wait_for(lambda: standby.execute(
             "SELECT pg_last_wal_replay_lsn() >= %s::pg_lsn", (lsn[0],)).fetchone()[0],
             timeout=30, what="pg-standby to replay the workload")
+    with closing(pg_admin(sandbox, "pg-subscriber", dbname="drift")) as subscriber:
+        subscriber.execute("CREATE EXTENSION IF NOT EXISTS pg_buffercache")
 
 
 # ------------------------------------------------- conditions for the checks' alerting states

@@ -46,12 +46,16 @@ from tests.helpers.servers import Sandbox, pg_admin
 P = "dbgauge_postgres_"
 # Families that need a state the battery does not make on every scrape: a failed archive,
 # a custom query file, a checksum failure, a lock wait, a running VACUUM, a stats reset,
-# autovacuum having visited the table.
+# autovacuum having visited the table (or working), an idle or transaction-holding session.
 CONDITIONAL = frozenset({
     P + "archiver_last_failed_age_seconds", P + "custom_query_success",
     P + "database_checksum_last_failure_timestamp_seconds", P + "lock_waits",
     P + "database_stats_reset_timestamp_seconds",
     P + "table_last_autovacuum_age_seconds", P + "table_last_autoanalyze_age_seconds",
+    # postgres_queries over several databases; an autovacuum worker at work, an idle
+    # session, an open transaction (postgres_activity, opt-in: run here as every collector)
+    P + "custom_query_database_success", P + "autovacuum_worker_seconds",
+    P + "idle_session_seconds", P + "open_transactions_oldest_seconds",
     *(P + "vacuum_" + f for f in (
         "dead_tuple_bytes", "dead_tuples", "heap_blocks", "heap_blocks_scanned",
         "heap_blocks_vacuumed", "index_passes", "max_dead_tuple_bytes", "max_dead_tuples",

@@ -71,6 +71,13 @@ def reserved_connections(sandbox: Sandbox, major: int) -> None:
 
 def logical_walsender_is_no_standby(sandbox: Sandbox, major: int) -> None:
     """6. pg-subscriber's walsender is not a streaming standby of pg-primary."""
+    # the primary may have just restarted (another finding): the standby and the
+    # subscriber reconnect within wal_retrieve_retry_interval; wait for both senders
+    with closing(pg_admin(sandbox, "pg-primary")) as conn:
+        wait_for(lambda: conn.execute(
+            "SELECT (SELECT count(*) FROM pg_stat_replication WHERE state = 'streaming') = 2 "
+            "AND (SELECT bool_and(active) FROM pg_replication_slots)").fetchone()[0],
+            timeout=60, what="the standby and the subscriber connected to pg-primary")
     out = _check(sandbox, "replication", "--target", "pg-primary")
     assert "1 standby(s) streaming" in out, out
     assert value(_scrape(sandbox, "pg-primary"), P + "replication_standbys") == 1
