@@ -55,7 +55,7 @@ integration: venv
 test: deps venv lint
 	@$(BIN)/python -c "from tests.helpers.ports import BASE_PORT as b, SANDBOX_DIR as d; \
 	print(f'test sandboxes: base port {b} (+10 per worker), {d}* (from this checkout path; DBGAUGE_TEST_BASE_PORT moves them)')"
-	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadfile
+	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadfile --durations=25
 
 test-matrix: deps venv
 	DBGAUGE_TEST_PG_VERSION=$(PG) $(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadfile $(PG_TESTS)
