@@ -147,8 +147,11 @@ def _replay_paused(sandbox: Sandbox) -> Iterator[psycopg.Connection[Any]]:
     with closing(pg_admin(sandbox, "pg-standby")) as standby:
         standby.execute("SELECT pg_wal_replay_pause()")
         try:
-            wait_for(lambda: standby.execute("SELECT pg_get_wal_replay_pause_state()")
-                     .fetchone()[0] == "paused", what="the standby's replay to pause")
+            # 14+ tells a requested pause from a done one; 13 pauses before it answers
+            state = ("SELECT pg_get_wal_replay_pause_state() = 'paused'"
+                     if sandbox.state.pg_version >= 14 else "SELECT pg_is_wal_replay_paused()")
+            wait_for(lambda: standby.execute(state).fetchone()[0],
+                     what="the standby's replay to pause")
             yield standby
         finally:
             standby.execute("SELECT pg_wal_replay_resume()")
