@@ -73,7 +73,8 @@ CHECK_POSTGRES: tuple[Action, ...] = (
     _a("new_version_cp", "", "no", "obsolete: version checks against a web site"),
     _a("new_version_pg", "", "no", "obsolete: version checks against a web site"),
     _a("new_version_tnm", "", "no", "obsolete: version checks against a web site"),
-    _a("pgagent_jobs", "", "no", "pgAgent is not installed by the supported set-ups"),
+    _a("pgagent_jobs", "pgagent-jobs", "yes", "the same failed steps; a database without "
+       "the pgagent schema, or a role that may not read it, is UNKNOWN saying so"),
     _a("pgb_pool_cl_active", "pgbouncer-pool", "yes", "`--stat cl_active`; alerts above the "
        "level (check_postgres: at it)"),
     _a("pgb_pool_cl_waiting", "pgbouncer-pool pgbouncer-pools", "yes", "`pgbouncer-pool "

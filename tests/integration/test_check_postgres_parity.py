@@ -606,3 +606,51 @@ def test_time_sync_agrees_with_check_postgres(sandbox: Sandbox, offset: str,
     ours = _run([*skewed, *DBGAUGE, "check", "time-sync", "--config", str(sandbox.config),
                  "--target", "pg-primary,mariadb-primary"], env)
     assert (theirs[0], ours[0]) == (state, state), (theirs, ours)
+
+
+PGAGENT_JOB = [
+    "INSERT INTO pgagent.pga_job (jobid, jobjclid, jobname) VALUES (9001, 1, 'nightly')",
+    "INSERT INTO pgagent.pga_jobstep (jstid, jstjobid, jstname, jstkind, jstcode, jstdbname) "
+    "VALUES (9001, 9001, 'load', 's', 'SELECT 1', 'app')",
+    "INSERT INTO pgagent.pga_joblog (jlgid, jlgjobid, jlgstatus, jlgstart, jlgduration) "
+    "VALUES (9001, 9001, 'f', now() - interval '30 minutes', interval '5 seconds')",
+    "INSERT INTO pgagent.pga_jobsteplog (jslid, jsljlgid, jsljstid, jslstatus, jslresult, "
+    "jslstart, jslduration, jsloutput) VALUES (9001, 9001, 9001, 'f', -1, "
+    "now() - interval '30 minutes', interval '5 seconds', 'ERROR: relation x does not exist')",
+]
+
+
+def test_pgagent_jobs_agree_with_check_postgres(sandbox: Sandbox) -> None:
+    """A pgAgent job whose SQL step failed 30 minutes ago, in a database with pgAgent's
+    extension: inside the -c window CRITICAL, inside -w only WARNING, outside both OK; a
+    database without the schema is UNKNOWN in both."""
+    with closing(pg_admin(sandbox, "pg-primary")) as conn:
+        conn.execute("DROP DATABASE IF EXISTS cpp_pga WITH (FORCE)")
+        conn.execute("CREATE DATABASE cpp_pga")
+    try:
+        with closing(pg_admin(sandbox, "pg-primary", dbname="cpp_pga")) as db:
+            db.execute("CREATE EXTENSION pgagent")
+            for statement in PGAGENT_JOB:
+                db.execute(statement)
+            db.execute("GRANT USAGE ON SCHEMA pgagent TO dbgauge")
+            db.execute("GRANT SELECT ON ALL TABLES IN SCHEMA pgagent TO dbgauge")
+        env = {**os.environ, "PGPASSWORD": sandbox.state.dbgauge_password}
+        port = str(sandbox.state.port("pg-primary"))
+        cases = [(("-c", "1h"), "CRITICAL"), (("-w", "1h", "-c", "10m"), "WARNING"),
+                 (("-c", "10m"), "OK")]
+        wrong = []
+        for levels, state in cases:
+            theirs = _run([CHECK_POSTGRES, "--action=pgagent_jobs", "-H", "127.0.0.1", "-p",
+                           port, "-u", "dbgauge", "--dbname=cpp_pga", *levels], env)
+            ours = _run([*DBGAUGE, "check", "pgagent-jobs", "--config", str(sandbox.config),
+                         "--target", "pg-primary", "--dbname", "cpp_pga", *levels], env)
+            if (theirs[0], ours[0]) != (state, state):
+                wrong.append(f"{levels}: check_postgres {theirs}, dbgauge {ours}, "
+                             f"expected {state}")
+        assert not wrong, "\n".join(wrong)
+        ours = _run([*DBGAUGE, "check", "pgagent-jobs", "--config", str(sandbox.config),
+                     "--target", "pg-primary", "-c", "1h"], env)
+        assert ours[0] == "UNKNOWN" and "no pgagent schema" in ours[1], ours
+    finally:
+        with closing(pg_admin(sandbox, "pg-primary")) as conn:
+            conn.execute("DROP DATABASE IF EXISTS cpp_pga WITH (FORCE)")

@@ -292,7 +292,7 @@ HEALTH_CHECKS: tuple[tuple[str, str, str | None], ...] = (
         ("last-autovacuum", "86400 and 172800 seconds"),
         ("lock-count", None), ("pgbouncer-pool", "none"), ("query-runtime", "none"),
         ("version", None), ("cluster-id", None), ("pgbouncer-checksum", None),
-        ("time-sync", "2 and 5 seconds"),
+        ("time-sync", "2 and 5 seconds"), ("pgagent-jobs", "none"),
         ("prepared-txns", "1 and 30 seconds"), ("relation-size", "none"),
         ("replicate-row", "none"), ("replication-slots", "none"), ("same-schema", None),
         ("table-size", "none"), ("total-relation-size", "none"), ("settings-checksum", None),
