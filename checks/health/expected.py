@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from dbgauge.checks.health.model import NodeOutcome, OwnThresholds
+from dbgauge.checks.health.model import NodeOutcome, OwnThresholds, cannot_tell
 from dbgauge.toolkit.errors import ConfigError
 from dbgauge.toolkit.result import Finding, Status
 
@@ -37,6 +37,19 @@ def expected_outcome(node: Target, got: str, note: str, scope: Scope, kind: str,
     return NodeOutcome(node.name, (Finding(Status.UNKNOWN, node.name, unknown_kind or kind,
                                            f"{note}: give it as -c or -w to watch it"),),
                        note=note)
+
+
+def checksum_outcome(node: Target, rows: list[tuple[str, str]], scope: Scope,
+                     digest: Callable[[list[tuple[str, str]]], str], kind: str,
+                     unknown_kind: str) -> NodeOutcome:
+    """A settings checksum's state (settings_checksum, pgbouncer_checksum): the settings
+    --include/--exclude keep, digested, against -c/-w."""
+    rows = [(name, value) for name, value in rows if not scope.skips(name)]
+    if not rows:
+        return cannot_tell(node, "no-matching-setting", "no setting matched --include/--exclude")
+    got = digest(rows)
+    return expected_outcome(node, got, f"checksum {got} ({len(rows)} settings)", scope, kind,
+                            unknown_kind=unknown_kind)
 
 
 def expected_value(metavar: str, what: str, valid: Callable[[str], bool] | None = None

@@ -10,8 +10,8 @@ from __future__ import annotations
 import hashlib
 from typing import TYPE_CHECKING
 
-from dbgauge.checks.health.expected import expected_outcome, expected_value
-from dbgauge.checks.health.model import HealthCheck, NodeOutcome, cannot_tell
+from dbgauge.checks.health.expected import checksum_outcome, expected_value
+from dbgauge.checks.health.model import HealthCheck, NodeOutcome
 
 if TYPE_CHECKING:
     from dbgauge.checks.health.filters import Scope
@@ -29,12 +29,8 @@ def _read(node: Target, conn: Connection, scope: Scope) -> NodeOutcome:
     from dbgauge.toolkit.db.values import text
 
     rows = [(text(r.get("key")), text(r.get("value"))) for r in conn.query("show_config")]
-    rows = [(k, v) for k, v in rows if not scope.skips(k)]
-    if not rows:
-        return cannot_tell(node, "no-matching-setting", "no setting matched --include/--exclude")
-    got = config_checksum(rows)
-    return expected_outcome(node, got, f"checksum {got} ({len(rows)} settings)", scope,
-                            "pgbouncer-settings-changed", unknown_kind="pgbouncer-checksum")
+    return checksum_outcome(node, rows, scope, config_checksum, "pgbouncer-settings-changed",
+                            "pgbouncer-checksum")
 
 
 CHECK = HealthCheck(

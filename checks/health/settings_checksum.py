@@ -19,9 +19,9 @@ from __future__ import annotations
 import hashlib
 from typing import TYPE_CHECKING
 
-from dbgauge.checks.health.expected import expected_outcome
+from dbgauge.checks.health.expected import checksum_outcome
 from dbgauge.checks.health.filters import Scope
-from dbgauge.checks.health.model import HealthCheck, NodeOutcome, cannot_tell
+from dbgauge.checks.health.model import HealthCheck, NodeOutcome
 
 if TYPE_CHECKING:
     from dbgauge.toolkit.db import Connection
@@ -45,12 +45,9 @@ def _read(node: Target, conn: Connection, scope: Scope) -> NodeOutcome:
     from dbgauge.toolkit.db.values import text
 
     rows = [(text(r.get("name")), text(r.get("setting"))) for r in conn.query("check_settings")]
-    rows = [(n, v) for n, v in rows if not scope.skips(n)]
-    if not rows:
-        return cannot_tell(node, "no-matching-setting", "no setting matched --include/--exclude")
-    got = settings_checksum(rows)
-    return expected_outcome(node, got, f"checksum {got} ({len(rows)} settings)", scope,
-                            "settings-changed", unknown_kind="settings-checksum")
+    return checksum_outcome(node, rows, scope, settings_checksum, "settings-changed",
+                            "settings-checksum")
+
 
 CHECK = HealthCheck(
     name="settings-checksum",
