@@ -146,9 +146,14 @@ def test_paused_replay_shows_lag_on_both_sides_then_returns_to_zero(sandbox: San
                     return (lag or 0) > 0
 
                 wait_for(primary_sees_lag, what="the primary's replay lag bytes to rise")
-                # the replay lag is what the paused standby has received but not applied
-                p = collect_direct(sandbox, "pg-primary", "postgres_replication")
-                assert value(p, r + "standby_sent_lag_bytes", application_name="pg-standby") == 0
+                # the replay lag is what the paused standby has received but not applied:
+                # everything was sent (a record the primary writes meanwhile -- 112 bytes
+                # once on 17 -- is sent a moment later; waited for, not read once)
+                wait_for(lambda: value(collect_direct(sandbox, "pg-primary",
+                                                      "postgres_replication"),
+                                       r + "standby_sent_lag_bytes",
+                                       application_name="pg-standby") == 0,
+                         what="the primary to have sent the standby everything")
                 promtool_clean(sandbox, "pg-standby")
             # resumed: both sides go back to 0 (the primary hears within
             # wal_receiver_status_interval, 10 s by default)
