@@ -68,9 +68,13 @@ class ScheduledCheck:
 
 def scheduled_health(check: HealthCheck) -> ScheduledCheck:
     """A health check as the daemon schedules it."""
+    required = [f"--{o.name}" for o in check.options if o.required]
     why = ("its --query is taken on the command line only" if check.takes_query else
            "its expected checksum is taken on the command line only"
-           if check.takes_checksum else "")
+           if check.takes_checksum else
+           f"its {', '.join(required)} is taken on the command line only" if required else
+           f"its -w/-c ({check.own_thresholds.metavar}) are taken on the command line only"
+           if check.own_thresholds is not None and check.defaults is None else "")
     return ScheduledCheck(check.name, check.kinds,
                           lambda nodes, limits, down, deadline: run_health(
                               check, nodes, limits, down=down, deadline=deadline),

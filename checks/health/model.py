@@ -262,6 +262,7 @@ class CheckOption:
     help: str
     choices: tuple[str, ...] = ()
     flag: bool = False  # a switch: "1" when given, "" when not
+    required: bool = False  # the check reads nothing without it (no `checks:` entry then)
 
 
 Read = Callable[["Target", "Connection"], "Measured | NodeOutcome"]

@@ -74,4 +74,4 @@ CHECK = HealthCheck(
     finding="pgbouncer-pool",
     needs_thresholds=True,
     options=(CheckOption("stat", "COLUMN", "The SHOW POOLS column to judge, as check_postgres' "
-                         "pgb_pool_* action names it.", choices=STATS),))
+                         "pgb_pool_* action names it.", choices=STATS, required=True),))

@@ -52,4 +52,5 @@ CHECK = HealthCheck(
     defaults=Thresholds(NEVER, NEVER, seconds=True), unit="seconds",
     finding="query-runtime", needs_thresholds=True,
     options=(CheckOption("queryname", "NAME", "The table, view or function() whose "
-                         "SELECT count(1) is timed (check_postgres' --queryname)."),))
+                         "SELECT count(1) is timed (check_postgres' --queryname).",
+                         required=True),))
