@@ -160,10 +160,10 @@ def read_startup(flags: PeerFlags, env: Mapping[str, str]) -> PeerStartup:
     if go_dsn is not None:  # mysqld_exporter 0.14's, not postgres_exporter's
         env = {k: v for k, v in env.items() if k != "DATA_SOURCE_NAME"}
     postgres = _postgres(flags, env, switches["postgres_exporter"])
-    telemetry = flags.telemetry_path
-    if telemetry is None and postgres is not None:
-        telemetry = env.get("PG_EXPORTER_WEB_TELEMETRY_PATH") or None
+    telemetry = flags.telemetry_path if postgres is None else \
+        _given(flags.telemetry_path, env, "PG_EXPORTER_WEB_TELEMETRY_PATH")
     mysql = _mysql(flags, env, switches["mysqld_exporter"], go_dsn)
+    _metric_prefix(flags, env)
     return PeerStartup(
         mysql=mysql, postgres=postgres,
         telemetry_path=telemetry_path(telemetry) if telemetry is not None else "/metrics",
@@ -172,7 +172,7 @@ def read_startup(flags: PeerFlags, env: Mapping[str, str]) -> PeerStartup:
         log_format=_choice("--log.format", flags.log_format, {"logfmt": "text",
                                                               "json": "json"}),
         timeout_offset=_seconds("--timeout-offset", flags.timeout_offset, 0.0, 60.0),
-        notes=_notes(flags, env, postgres))
+        notes=_notes(postgres))
 
 
 def telemetry_path(value: str) -> str:
@@ -236,12 +236,8 @@ def _postgres(flags: PeerFlags, env: Mapping[str, str],
                               "or DATA_SOURCE_URI make, and to /probe with --config.file: set "
                               "one (for --config's targets, use collector_options)")
         return None
-    discover = flags.auto_discover
-    if discover is None:
-        discover = _bool_env(env, "PG_EXPORTER_AUTO_DISCOVER_DATABASES")
-    query_path = flags.query_path
-    if query_path is None:
-        query_path = _env(env, "PG_EXPORTER_EXTEND_QUERY_PATH")
+    discover = _flag_or_env(flags.auto_discover, env, "PG_EXPORTER_AUTO_DISCOVER_DATABASES")
+    query_path = _given(flags.query_path, env, "PG_EXPORTER_EXTEND_QUERY_PATH")
     return PostgresStartup(
         dsns, uri, user, password, query_path, discover, auth, switches,
         disable_default=_flag_or_env(flags.disable_default_metrics, env,
@@ -257,7 +253,8 @@ def _postgres(flags: PeerFlags, env: Mapping[str, str],
 
 
 def _given(flag: str | None, env: Mapping[str, str], var: str) -> str | None:
-    """A postgres_exporter string flag or, when not given, its variable."""
+    """A postgres_exporter string flag or, when not given, its variable (the flag wins,
+    as kingpin reads them)."""
     return flag if flag is not None else _env(env, var)
 
 
@@ -309,10 +306,8 @@ def _seconds(flag: str, value: str | None, low: float, high: float) -> float | N
     return seconds
 
 
-def _notes(flags: PeerFlags, env: Mapping[str, str],
-           postgres: PostgresStartup | None) -> tuple[str, ...]:
+def _notes(postgres: PostgresStartup | None) -> tuple[str, ...]:
     """What was asked that changes nothing here, as the peer would ignore it too."""
-    _metric_prefix(flags, env)
     out: list[str] = []
     if postgres is not None and not postgres.auto_discover:
         out += [f"{flag} applies with --auto-discover-databases only (as for "
