@@ -33,9 +33,8 @@ def same_version(expected: str, running: str) -> bool:
 def _read(node: Target, conn: Connection, scope: Scope) -> NodeOutcome:
     from dbgauge.toolkit.db.values import text
 
-    sql = "SHOW server_version" if conn.server.flavor == "postgres" else "SELECT VERSION()"
-    rows = conn.execute_sql(sql)
-    shown = text(next(iter(rows[0].values()))) if rows else ""
+    rows = conn.query("check_version")
+    shown = text(rows[0].get("server_version")) if rows else ""
     found = _VERSION.match(shown or "")
     if found is None:
         raise CheckFailed(f"cannot read a version from {shown[:80]!r}")

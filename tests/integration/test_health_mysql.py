@@ -80,3 +80,13 @@ def test_wrong_password_is_auth_failed_not_unreachable(sandbox: Sandbox,
                f"127.0.0.1:{sandbox.state.port(name)}" in got.out, got.out
         assert "check the password source" in got.out  # the hint
         assert "[unreachable]" not in got.out and "not-the-password-4711" not in got.out
+
+
+def test_version_compares_the_servers_dotted_parts(sandbox: Sandbox) -> None:
+    """check version on MariaDB: the major.minor it runs is OK, another is WARNING."""
+    running = run(sandbox, "mariadb-primary", "SELECT VERSION() AS v")[0]["v"].split("-")[0]
+    major_minor = ".".join(running.split(".")[:2])
+    assert check("version", *cfg(sandbox, "--target", "mariadb-primary", "-c",
+                                 major_minor)).code == 0
+    other = check("version", *cfg(sandbox, "--target", "mariadb-primary", "-w", "5.5"))
+    assert other.code == 1 and f"version {running}, expected 5.5" in other.out, other.out
