@@ -186,11 +186,13 @@ class Difference:
 def compare(before: Mapping[str, Family], ours: Mapping[str, Family],
             after: Mapping[str, Family], families: Iterable[str] | None = None,
             values: Callable[[str], bool] = lambda _name: True,
-            tolerance: float = 1e-9) -> list[Difference]:
+            tolerance: float = 1e-9,
+            series_values: Callable[[str, LabelSet], bool] = (
+                lambda _name, _labels: True)) -> list[Difference]:
     """What dbgauge's `ours` lacks or gets wrong of the peer's families (`families`, or
     every family the peer had in both readings): type, label names, series, and values
     (each between the peer's two readings, widened by `tolerance` relative, for the
-    families `values` accepts)."""
+    families `values` accepts and the series of them `series_values` accepts)."""
     out: list[Difference] = []
     names = sorted(families if families is not None else set(before) & set(after))
     for name in names:
@@ -214,7 +216,7 @@ def compare(before: Mapping[str, Family], ours: Mapping[str, Family],
             if value is None:
                 out.append(Difference(name, f"no series {key[0]}{dict(key[1])}"))
                 continue
-            if not values(name):
+            if not values(name) or not series_values(name, key[1]):
                 continue
             low, high = sorted((first, later.samples[key]))
             slack = tolerance * max(abs(low), abs(high), 1.0)
