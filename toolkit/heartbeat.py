@@ -236,12 +236,20 @@ class HeartbeatWriter:
                  self.table, self.interval, extra={"target": self.target.name})
 
     def run(self) -> None:
-        """The write loop in the calling thread until `request_stop()` (the foreground
-        `dbgauge heartbeat update`, e.g. under systemd)."""
-        self._run()
+        """The write loop until `request_stop()` (the foreground `dbgauge heartbeat
+        update`, e.g. under systemd). The loop runs in its own thread and the calling
+        thread only joins it: a signal handler runs in the main thread, and its
+        `request_stop()` (Event.set) would wait forever for the event's lock if it
+        interrupted the main thread inside Event.wait, holding that lock."""
+        self.start()
+        thread = self._thread
+        while thread is not None and thread.is_alive():
+            thread.join(0.5)
+        self._thread = None
 
     def request_stop(self) -> None:
-        """Ask the loop to end after the current write (safe in a signal handler)."""
+        """Ask the loop to end after the current write (safe in a signal handler while
+        the loop runs in another thread: `run`, `start`)."""
         self._stop.set()
 
     @property
