@@ -23,14 +23,18 @@ from dbgauge.checks.drift.model import ChecksumOptions, LogReporter
 from dbgauge.checks.drift.run import run_checksum
 from dbgauge.checks.drift.schedule import METRICS as CHECKSUM_METRICS
 from dbgauge.checks.drift.schedule import samples as checksum_samples
-from dbgauge.checks.health.model import HealthCheck, Thresholds
+from dbgauge.checks.health.model import HealthCheck
+from dbgauge.checks.health.options import CheckInput, entry_input
 from dbgauge.checks.health.run import run_health
+from dbgauge.checks.health.scope import per_database
 from dbgauge.toolkit.config import CheckJobConfig, ChecksumJobConfig, Config
 from dbgauge.toolkit.errors import ConfigError
 from dbgauge.toolkit.jobs import Job
 from dbgauge.toolkit.metrics import MetricSpec, Sample
 from dbgauge.toolkit.result import CheckResult, Status, worst
 from dbgauge.toolkit.targets import Deadline, Selection, Target, select
+
+Level = float | str | None  # a `checks:` entry's warning or critical, as written
 
 STATUS = MetricSpec(
     "dbgauge_check_status", "gauge",
@@ -45,66 +49,60 @@ def _no_samples(_result: CheckResult, _nodes: Sequence[str]) -> list[Sample]:
     return []
 
 
+def _takes_nothing(name: str) -> Callable[[Level, Level, Mapping[str, object]], CheckInput]:
+    def prepare(warning: Level, critical: Level, options: Mapping[str, object]) -> CheckInput:
+        if warning is not None or critical is not None:
+            raise ConfigError(f"check {name} takes no warning/critical thresholds: each "
+                              "problem it finds has its own severity")
+        if options:
+            raise ConfigError(f"check {name} takes no options")
+        return CheckInput()
+    return prepare
+
+
 @dataclass(frozen=True)
 class ScheduledCheck:
-    """A check the daemon can run on a schedule: what it applies to, how it runs on a
-    selection of nodes (with thresholds, and the state of a node that is down), and what
-    its result adds beyond dbgauge_check_status (`metrics`, whose samples `samples` makes
-    of a result for the nodes it looked at)."""
+    """A check the daemon can run on a schedule: what it applies to, how an entry's
+    warning, critical and options become its input (`prepare`, ConfigError for what it
+    cannot mean), how it runs on a selection of nodes (with that input, and the state of
+    a node that is down), and what its result adds beyond dbgauge_check_status
+    (`metrics`, whose samples `samples` makes of a result for the nodes it looked at)."""
 
     name: str
     kinds: frozenset[str]
-    run: Callable[[Selection, Thresholds | None, Status, Deadline], CheckResult]
-    defaults: Thresholds | None = None  # None: no warning/critical
+    run: Callable[[Selection, CheckInput, Status, Deadline], CheckResult]
+    prepare: Callable[[Level, Level, Mapping[str, object]], CheckInput] | None = None
     metrics: tuple[MetricSpec, ...] = ()
     samples: Callable[[CheckResult, Sequence[str]], list[Sample]] = _no_samples
-    # why the daemon cannot run it from a `checks:` entry ("" it can): a check whose
-    # input (a query, an expected checksum) only its command line takes
-    unschedulable: str = ""
-    needs_thresholds: bool = False  # a `checks:` entry must give warning or critical
-    # why an entry takes no warning/critical although the check has levels ("" none)
-    fixed_levels: str = ""
+
+    def input(self, warning: Level, critical: Level,
+              options: Mapping[str, object]) -> CheckInput:
+        prepare = self.prepare or _takes_nothing(self.name)
+        return prepare(warning, critical, options)
 
 
 def scheduled_health(check: HealthCheck) -> ScheduledCheck:
-    """A health check as the daemon schedules it."""
-    required = [f"--{o.name}" for o in check.options if o.required]
-    why = ("its --query is taken on the command line only" if check.takes_query else
-           "its expected checksum is taken on the command line only"
-           if check.takes_checksum else
-           f"its {', '.join(required)} is taken on the command line only" if required else
-           f"its -w/-c ({check.own_thresholds.metavar}) are taken on the command line only"
-           if check.own_thresholds is not None and check.defaults is None else "")
-    return ScheduledCheck(check.name, check.kinds,
-                          lambda nodes, limits, down, deadline: run_health(
-                              check, nodes, limits, down=down, deadline=deadline),
-                          check.defaults, unschedulable=why,
-                          needs_thresholds=check.needs_thresholds,
-                          fixed_levels="its lock spec is taken on the command line only (an "
-                          "entry runs it with check_postgres' total=100 and total=150)"
-                          if check.takes_lock_spec else "")
+    """A health check as the daemon schedules it: an entry's warning, critical and
+    options read as its command line's (`checks.health.options`)."""
+    def run(nodes: Selection, given: CheckInput, down: Status,
+            deadline: Deadline) -> CheckResult:
+        return run_health(check, nodes, given.limits, down=down, deadline=deadline,
+                          scope=given.scope)
+
+    return ScheduledCheck(check.name, check.kinds, run,
+                          lambda warning, critical, options: entry_input(
+                              check, warning, critical, options))
 
 
-def validate_check_job(checks: Mapping[str, ScheduledCheck], check: str,
-                       warning: float | str | None, critical: float | str | None) -> None:
+def validate_check_job(checks: Mapping[str, ScheduledCheck], check: str, warning: Level,
+                       critical: Level, options: Mapping[str, object] | None = None) -> None:
     """Config-time validation of a `checks:` entry (raises ValueError for pydantic)."""
     if check not in checks:
         raise ValueError(f"unknown check {check!r}; available: {', '.join(checks)}")
-    if checks[check].unschedulable:
-        raise ValueError(f"check {check} cannot be scheduled: {checks[check].unschedulable} "
-                         f"(run `dbgauge check {check}` from the monitoring system)")
-    if checks[check].needs_thresholds and warning is None and critical is None:
-        raise ValueError(f"check {check} has no default thresholds: give warning or critical")
-    defaults = checks[check].defaults
-    if defaults is None and (warning is not None or critical is not None):
-        raise ValueError(f"check {check} takes no warning/critical thresholds"
-                         + (f": {checks[check].fixed_levels}" if checks[check].fixed_levels
-                            else ""))
-    if defaults is not None:
-        try:
-            defaults.override(warning, critical).validate(f"check {check}")
-        except ConfigError as exc:
-            raise ValueError(str(exc)) from None
+    try:
+        checks[check].input(warning, critical, options or {})
+    except ConfigError as exc:
+        raise ValueError(str(exc)) from None
 
 
 def node_statuses(result: CheckResult, nodes: Sequence[str]) -> dict[str, Status]:
@@ -145,6 +143,8 @@ class CheckJob(Job):
         self.config = config
         self.check = check
         self.metrics = (STATUS, *check.metrics)
+        # validated when the config loaded: read once
+        self.given = check.input(entry.warning, entry.critical, entry.options)
 
     def nodes(self) -> Selection:
         """The entry's targets (every configured one if it names none), less configured
@@ -155,12 +155,9 @@ class CheckJob(Job):
                          chosen.named)
 
     def run(self) -> Iterable[Sample]:
-        nodes = self.nodes()
-        defaults = self.check.defaults
-        limits = None if defaults is None else defaults.override(self.entry.warning,
-                                                                 self.entry.critical)
+        nodes = per_database(self.nodes(), self.given.dbnames)  # NODE/DATABASE, as -d gives
         timeout = self.entry.timeout
-        result = self.check.run(nodes, limits, Status[self.entry.unreachable_state.upper()],
+        result = self.check.run(nodes, self.given, Status[self.entry.unreachable_state.upper()],
                                 Deadline.within(timeout, f"{timeout:g} s (the job's timeout)"))
         return result_samples(self.check, result, [n.name for n in nodes.targets])
 

@@ -51,11 +51,11 @@ def scheduled_checks() -> Mapping[str, ScheduledCheck]:
             **{name: scheduled_health(check) for name, check in health_checks().items()}}
 
 
-def _check_job(check: str, warning: float | str | None,
-               critical: float | str | None) -> None:
+def _check_job(check: str, warning: float | str | None, critical: float | str | None,
+               options: Mapping[str, object]) -> None:
     from dbgauge.checks.schedule import validate_check_job
 
-    validate_check_job(scheduled_checks(), check, warning, critical)
+    validate_check_job(scheduled_checks(), check, warning, critical, options)
 
 
 def dialect_kinds() -> Mapping[str, str]:

@@ -27,6 +27,10 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    StrictBool,
+    StrictFloat,
+    StrictInt,
+    StrictStr,
     ValidationError,
     ValidationInfo,
     field_validator,
@@ -68,8 +72,10 @@ class Catalog:
     collectors: Callable[[str], frozenset[str]]  # kind -> collector names
     # (collector name, options) -> raises ValueError naming a bad option or value.
     collector_options: Callable[[str, Mapping[str, object]], None]
-    # Raises ValueError when a `checks:` entry names an unknown check or bad thresholds.
-    check_job: Callable[[str, float | str | None, float | str | None], None]
+    # (check, warning, critical, options) -> raises ValueError when a `checks:` entry
+    # names an unknown check, or gives thresholds or options it cannot mean.
+    check_job: Callable[[str, float | str | None, float | str | None,
+                         Mapping[str, object]], None]
     # dialect name -> the target kind it speaks for (`compat:`)
     dialects: Callable[[], Mapping[str, str]] = dict
 
@@ -267,6 +273,9 @@ class DaemonConfig(_Model):
         return value
 
 
+CheckOptionValue = StrictBool | StrictStr | StrictInt | StrictFloat | list[StrictStr]
+
+
 class CheckJobConfig(_Model):
     """A health check the daemon runs on a schedule (`dbgauge check NAME` semantics)."""
 
@@ -281,10 +290,13 @@ class CheckJobConfig(_Model):
     # A node without a result by then (a server that stops answering mid-check) is UNKNOWN
     # and named, the others' results kept (`dbgauge check -t`): a job never hangs.
     timeout: Duration = 10.0
+    # The command's other options by long name without dashes ({include: [orders],
+    # stat: maxwait, query: "SELECT ..."}), meaning what they mean on its command line.
+    options: dict[str, CheckOptionValue] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _known_check(self, info: ValidationInfo) -> CheckJobConfig:
-        _catalog(info).check_job(self.check, self.warning, self.critical)
+        _catalog(info).check_job(self.check, self.warning, self.critical, self.options)
         return self
 
 

@@ -15,7 +15,7 @@ import click
 
 from dbgauge.checks.health import HealthCheck, health_checks
 from dbgauge.cli.base import RESULT_EXIT, exit_now, finish, positive_duration, seconds
-from dbgauge.cli.check_options import check_limits, check_scope, health_help, health_options
+from dbgauge.cli.check_options import health_help, health_options
 from dbgauge.toolkit import DEFAULT_HEARTBEAT_TABLE, ENV_CONFIG
 from dbgauge.toolkit.errors import DbgaugeError
 from dbgauge.toolkit.ranges import Range
@@ -318,15 +318,14 @@ def _health_command(check: HealthCheck) -> click.Command:
                 down: Status, warning: Range | None = None, critical: Range | None = None,
                 heartbeat_table: str | None = None, source_server_id: int | None = None,
                 dbnames: tuple[str, ...] = (), **options: Any) -> None:
+        from dbgauge.checks.health.options import check_input
         from dbgauge.checks.health.run import run_health
         from dbgauge.checks.health.scope import per_database
 
-        as_written = (check.takes_checksum or check.takes_lock_spec
-                      or check.own_thresholds is not None)
-        given = (warning is not None or critical is not None) and not as_written
         try:
-            limits = check_limits(check, warning, critical) if given else None
-            scope = check_scope(check, {**options, "warning": warning, "critical": critical})
+            given = check_input(check, {**options, "warning": warning, "critical": critical,
+                                        "dbnames": dbnames})
+            limits, scope = given.limits, given.scope
             text_perf = dict(check.perf_thresholds(scope)) \
                 if check.perf_thresholds and scope else None
         except DbgaugeError as exc:  # a threshold the check cannot mean: exit 3
@@ -335,7 +334,7 @@ def _health_command(check: HealthCheck) -> click.Command:
         def work(deadline: Deadline) -> CheckResult:
             nodes = _selection(config_path, targets, node_dsns, password_file,
                                password_env, heartbeat_table, source_server_id)
-            nodes = per_database(nodes, dbnames)
+            nodes = per_database(nodes, given.dbnames)
             return run_health(check, nodes, limits, deadline=deadline, down=down,
                               scope=scope)
 

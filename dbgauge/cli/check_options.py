@@ -3,25 +3,21 @@ declaration (`HealthCheck`): thresholds (ranges, or as written for a check readi
 own), filters, custom-query's --query, a check's own options (--valtype), lag's heartbeat
 table, and the monitoring plugins' options a check takes (`plugin_options`:
 check_pgsql's -q/-W/-C, check_mysql's -S and -n), with the `Scope` that carries them to
-its read."""
+its read (`checks.health.options`, which reads a `checks:` entry the same way)."""
 
 from __future__ import annotations
 
 import textwrap
 from collections.abc import Callable
-from dataclasses import replace
-from typing import Any
 
 import click
 
 from dbgauge.checks.health import HealthCheck
 from dbgauge.checks.health.counts import CountSpec, parse_count_spec
-from dbgauge.checks.health.filters import Scope
-from dbgauge.checks.health.model import NEVER, Thresholds
+from dbgauge.checks.health.options import OPTION_PREFIX
 from dbgauge.toolkit.ranges import Range, parse_range
 
 Decorator = Callable[[Callable[..., None]], Callable[..., None]]
-OPTION_PREFIX = "opt_"  # a check's own option reaches the command as opt_NAME
 
 
 class RangeType(click.ParamType):  # type: ignore[type-arg]  # generic only from click 8.3
@@ -54,67 +50,6 @@ class RangeOrCountType(click.ParamType):  # type: ignore[type-arg]  # generic fr
         except ValueError as exc:
             self.fail(str(exc), param, ctx)
         return spec if spec is not None else RangeType().convert(value, param, ctx)
-
-
-def check_scope(check: HealthCheck, options: dict[str, Any]) -> Scope | None:
-    """The Scope of one run from the command's options (None: the check reads without
-    one); what the check cannot mean (a range -W/-C cannot, its own -w/-c) is a
-    ConfigError (exit 3) before any node is read."""
-    if check.scoped is None and check.across is None:
-        return None
-    warning, critical = options.get("warning"), options.get("critical")
-    as_written = (check.takes_checksum or check.takes_lock_spec
-                  or check.own_thresholds is not None)
-    scope = Scope(options.get("include", ()), options.get("exclude", ()),
-                  options.get("query", ""),
-                  *((str(warning or ""), str(critical or "")) if as_written else ("", "")),
-                  own_options(check, options),
-                  query_warning=options.get("query_warning"),
-                  query_critical=options.get("query_critical"),
-                  query_name=options.get("query_name") or "",
-                  replica=bool(options.get("replica")),
-                  ignore_auth=bool(options.get("ignore_auth")),
-                  include_user=options.get("include_user", ()),
-                  exclude_user=options.get("exclude_user", ()),
-                  warning_count=warning if isinstance(warning, CountSpec) else None,
-                  critical_count=critical if isinstance(critical, CountSpec) else None)
-    if check.own_thresholds is not None:
-        check.own_thresholds.check(scope)
-    if "query" in check.plugin_options:
-        from dbgauge.checks.health.connection import query_limits
-
-        if (scope.query_warning or scope.query_critical) and not scope.query.strip():
-            from dbgauge.toolkit.errors import ConfigError
-
-            raise ConfigError("-W/-C judge the value of a query: give it with -q/--query")
-        query_limits(scope.query_warning, scope.query_critical)
-    return scope
-
-
-def check_limits(check: HealthCheck, warning: Any, critical: Any) -> Thresholds | None:
-    """The check's ranges from -w/-c; a level given in a count form (`+N`, `N for T`) is
-    judged by the check's read, so its range never alerts (and, given alone, it leaves
-    the other level unset, as any level given alone does)."""
-    counts = [isinstance(level, CountSpec) for level in (warning, critical)]
-    ranges = [None if counted else level for counted, level in zip(counts, (warning, critical),
-                                                                      strict=True)]
-    if not any(counts):
-        return check.limits(warning, critical)
-    if check.defaults is None:
-        return None
-    limits = check.limits(*ranges) if any(r is not None for r in ranges) else None
-    base = limits or replace(check.defaults, warning=NEVER, critical=NEVER)
-    return replace(base, warning=NEVER if counts[0] else base.warning,
-                   critical=NEVER if counts[1] else base.critical)
-
-
-def own_options(check: HealthCheck, given: dict[str, Any]) -> tuple[tuple[str, str], ...]:
-    """A check's own options as the Scope carries them (a switch: "1" or "")."""
-    out = []
-    for option in check.options:
-        value = given.get(OPTION_PREFIX + option.name.replace("-", "_"))
-        out.append((option.name, "1" if value is True else str(value or "")))
-    return tuple(out)
 
 
 def health_help(check: HealthCheck) -> str:

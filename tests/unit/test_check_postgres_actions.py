@@ -120,14 +120,16 @@ def test_settings_checksum_is_check_postgres_md5_of_name_value_lines() -> None:
     assert settings_checksum([("a", "1"), ("b", "on")]) == "decc8c701b7c4853e5ca581dbc04a8b7"
 
 
-def test_daemon_entries_refuse_what_only_the_command_line_gives() -> None:
+def test_daemon_entries_need_what_the_command_line_needs() -> None:
     from dbgauge.checks.schedule import scheduled_health, validate_check_job
 
     checks = {name: scheduled_health(check) for name, check in health_checks().items()}
-    with pytest.raises(ValueError, match="--query is taken on the command line only"):
+    with pytest.raises(ValueError, match=r"needs options: \{query: \.\.\.\}"):
         validate_check_job(checks, "custom-query", 1, None)
-    with pytest.raises(ValueError, match="checksum is taken on the command line only"):
+    validate_check_job(checks, "custom-query", 1, None, {"query": "SELECT 1"})
+    with pytest.raises(ValueError, match="expected value: give it as critical"):
         validate_check_job(checks, "settings-checksum", None, None)
+    validate_check_job(checks, "settings-checksum", None, "0123456789abcdef0123456789abcdef")
     with pytest.raises(ValueError, match="no default thresholds: give warning or critical"):
         validate_check_job(checks, "database-size", None, None)
     validate_check_job(checks, "database-size", "10GB", None)

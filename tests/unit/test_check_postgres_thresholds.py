@@ -199,13 +199,14 @@ def test_sequence_judges_the_exact_share_above_the_level() -> None:
     assert early is not None and early.status(84.6) is Status.WARNING
 
 
-def test_lock_count_is_scheduled_with_check_postgres_defaults_only() -> None:
+def test_lock_count_is_scheduled_with_check_postgres_defaults_or_a_lock_spec() -> None:
     from dbgauge.checks.schedule import scheduled_health, validate_check_job
 
     checks = {"lock-count": scheduled_health(health_checks()["lock-count"])}
     validate_check_job(checks, "lock-count", None, None)
-    with pytest.raises(ValueError, match="its lock spec is taken on the command line only"):
-        validate_check_job(checks, "lock-count", "total=5", None)
+    validate_check_job(checks, "lock-count", "total=5", "total=10;waiting=2")
+    with pytest.raises(ValueError, match="lock"):
+        validate_check_job(checks, "lock-count", "total=x", None)
 
 
 def test_owner_filters_keep_the_objects_of_the_users_named() -> None:

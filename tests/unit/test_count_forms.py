@@ -10,8 +10,8 @@ from click.testing import CliRunner
 
 from dbgauge.checks.health import health_checks
 from dbgauge.checks.health.counts import CountSpec, parse_count_spec
+from dbgauge.checks.health.options import check_limits
 from dbgauge.cli import cli
-from dbgauge.cli.check_options import check_limits
 from dbgauge.toolkit.ranges import parse_range
 
 
@@ -57,20 +57,3 @@ def test_plus_n_is_a_count_not_seconds_on_the_command_line() -> None:
     assert result.exit_code == 3 and "whole number of sessions" in result.output
 
 
-@pytest.mark.parametrize("check, kind, why", [
-    ("pgbouncer-pool", "pgbouncer", "its --stat is taken on the command line only"),
-    ("query-runtime", "postgres", "its --queryname is taken on the command line only"),
-    ("version", "postgres", "its -w/-c (VERSION) are taken on the command line only"),
-    ("pgagent-jobs", "postgres", "its -w/-c (TIME) are taken on the command line only"),
-])
-def test_checks_reading_what_only_a_command_line_gives_are_not_scheduled(
-        check: str, kind: str, why: str) -> None:
-    """A `checks:` entry of a check that reads nothing without its command line's own
-    input is refused when the config loads, not run to UNKNOWN (or a crash) forever."""
-    from dbgauge import app
-    from dbgauge.toolkit.errors import ConfigError
-
-    text = (f"targets: [{{name: b, kind: {kind}, dsn: 'postgresql://u@h/db'}}]\n"
-            f"checks: [{{check: {check}, targets: [b], critical: 5}}]\n")
-    with pytest.raises(ConfigError, match=why.replace("(", r"\(").replace(")", r"\)")):
-        app.parse_config(text, "t.yaml")
