@@ -102,6 +102,7 @@ def test_monitor_and_check_read_pt_heartbeat_and_lag_grows_while_sql_thread_stop
 def test_update_writes_a_table_pt_heartbeat_reads(sandbox: Sandbox, tmp_path: Path) -> None:
     table = "hb_cli"
     primary = node(sandbox, "mariadb-primary")
+    execute(sandbox, "mariadb-primary", f"DROP TABLE IF EXISTS dbgauge.{table}")
     missing = dbgauge(sandbox, "update", primary, "--table", table)
     assert missing.returncode == 2, missing.stderr
     assert f"heartbeat table dbgauge.{table} does not exist" in missing.stderr
@@ -129,7 +130,10 @@ def test_update_writes_a_table_pt_heartbeat_reads(sandbox: Sandbox, tmp_path: Pa
         assert writer.poll() is None  # still running in the foreground
     finally:
         writer.send_signal(signal.SIGTERM)
-        _, err = writer.communicate(timeout=15)
-        execute(sandbox, "mariadb-primary", f"DROP TABLE IF EXISTS dbgauge.{table}")
+        try:
+            _, err = writer.communicate(timeout=15)
+        finally:
+            writer.kill()  # never left running for the next test, whatever happened
+            execute(sandbox, "mariadb-primary", f"DROP TABLE IF EXISTS dbgauge.{table}")
     assert writer.returncode == 0, err
     assert sandbox.state.dbgauge_password not in err
