@@ -139,3 +139,12 @@ def test_checks_borrow_facts_through_read_functions_never_by_making_a_collector(
                     and node.value.func.id in classes):
                 found.append(f"{path.relative_to(REPO)}:{node.lineno} {node.value.func.id}")
     assert not found, found
+
+
+def test_the_configs_collector_names_come_from_the_module_names_alone() -> None:
+    """A config's `collectors:` lists are checked against `collectors.names` (file names,
+    nothing imported); discovery holds each module to naming its collector so."""
+    from dbgauge.collectors import names
+
+    for kind in ("mysql", "postgres", "pgbouncer"):
+        assert names(kind) == REGISTRY.names(kind) and names(kind)
