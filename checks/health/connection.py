@@ -6,7 +6,9 @@ answers is OK, with the flavor and version it identified itself as (dbgauge read
 every connection, so the check adds no query). How long the connection took to open
 (handshake, authentication, identification) is its perfdata and is held against -w/-c,
 check_pgsql's connection-time thresholds and defaults (2 and 8 seconds): a server that
-still answers but takes seconds to let a client in is a warning before it is down.
+still answers but takes seconds to let a client in is a warning before it is down. As in
+check_pgsql, a level given alone keeps the other's default (`-w 5` keeps `-c 8`), unless
+that default would contradict it (`-c 1` alone: no warning).
 
 check_pgsql's `-q SQL` with `-W/-C RANGE`: the query's value (the first column of its first
 row) is judged against those ranges beside the connection time, the worse state wins, and
@@ -18,6 +20,7 @@ as custom-query's.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from dbgauge.checks.health.filters import Scope
@@ -79,4 +82,5 @@ CHECK = HealthCheck(
              "seconds to connect against -w/-c; with -q, the query's value against -W/-C",
     kinds=frozenset({"mysql", "postgres", "pgbouncer"}), metric="connect_seconds",
     scoped=_read, plugin_options=frozenset({"query", "ignore-auth"}),
-    defaults=Thresholds.above(2.0, 8.0), unit="seconds", finding="slow-connect")
+    defaults=replace(Thresholds.above(2.0, 8.0), keeps_defaults=True), unit="seconds",
+    finding="slow-connect")

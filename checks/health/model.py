@@ -100,6 +100,9 @@ class Thresholds:
     # --warning alone keeps the default critical (check_postgres' backends); elsewhere a
     # level given alone leaves the other one unset, as check_postgres' validate_range
     keeps_critical: bool = False
+    # a level given alone keeps the other's default unless that contradicts it (then it is
+    # unset): the monitoring plugins' rule (check_pgsql's -w 5 keeps its -c 8)
+    keeps_defaults: bool = False
 
     @classmethod
     def above(cls, warning: float, critical: float, share: Share | None = None
@@ -148,13 +151,14 @@ class Thresholds:
                  critical: Range | str | float | None) -> Thresholds:
         """These defaults with the user's ranges, read in the check's unit (ConfigError
         for one it cannot mean). A level given alone leaves the other unset, as
-        check_postgres does (`-c 10` alone never warns), unless `keeps_critical`."""
+        check_postgres does (`-c 10` alone never warns), unless `keeps_critical` or
+        `keeps_defaults`."""
         w = self.warning if warning is None else self._read(warning, "--warning")
         c = self.critical if critical is None else self._read(critical, "--critical")
         if warning is None and critical is not None:
-            w = NEVER
+            w = self.warning if self.keeps_defaults and not _contradict(w, c) else NEVER
         elif critical is None and warning is not None and not self.keeps_critical:
-            c = NEVER
+            c = self.critical if self.keeps_defaults and not _contradict(w, c) else NEVER
         return replace(self, warning=w, critical=c)
 
     def _read(self, given: Range | str | float, option: str) -> Range:

@@ -110,9 +110,18 @@ def test_archiver_failing_archive_command_then_recovering(sandbox: Sandbox) -> N
         conn.execute("SELECT pg_reload_conf()")
         try:
             conn.execute("CREATE TABLE IF NOT EXISTS public.hc_wal (i int)")
-            conn.execute("INSERT INTO public.hc_wal VALUES (1)")
-            conn.execute("SELECT pg_switch_wal()")
-            got = when("archiver", 2, *target, what="archive_command 'false' to fail")
+
+            def failing() -> Outcome | None:
+                """A segment switched until the archiver fails on one: the reload reaches
+                the archiver when it gets to it, and a segment switched before that is
+                archived with the old command (seen under load)."""
+                conn.execute("INSERT INTO public.hc_wal VALUES (1)")
+                conn.execute("SELECT pg_switch_wal()")
+                got = check("archiver", *target)
+                return got if got.code == 2 else None
+
+            got = wait_for(failing, timeout=60, interval=1,
+                           what="archive_command 'false' to fail")
             assert "CRITICAL pg-primary [archive-failing] archive_command is failing" in got.out
             doc = check("archiver", *target, "--format", "json")
             assert perf(doc, "pg-primary:archive_ready_files") >= 1

@@ -12,6 +12,7 @@ fixed time after the lock.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -219,6 +220,29 @@ def test_states_agree_with_the_monitoring_plugins(sandbox: Sandbox, option_file:
     cases = _pgsql_cases(tools) + _mysql_query_cases(tools) + _mysql_cases(tools, option_file)
     wrong = _disagreements(cases, tools.password)
     assert not wrong, "\n".join(wrong)
+
+
+_PERF_LEVELS = re.compile(r"=[0-9.]+s;([0-9.]*);([0-9.]*)")
+
+
+def test_a_level_given_alone_keeps_the_other_default_as_check_pgsql(sandbox: Sandbox) -> None:
+    """check_pgsql -w 5 keeps its -c 8, and -c 3 its -w 2: so does `check connection`
+    (unlike check_postgres' rule elsewhere); their perfdata carry the same levels. A
+    default that would contradict the level given is dropped (-c 1: no warning), which
+    check_pgsql, judging critical first, never shows either."""
+    tools = Tools(sandbox)
+    env = {**os.environ, PW_ENV: tools.password, "PGPASSWORD": tools.password}
+    for levels, expected in ((("-w", "5"), (5.0, 8.0)), (("-c", "3"), (2.0, 3.0))):
+        got = []
+        for argv in (tools.check_pgsql(*levels),
+                     tools.dbgauge("connection", tools.pg_dsn(), *levels)):
+            state, out = _run(argv, env)
+            match = _PERF_LEVELS.search(out.split("|", 1)[-1])
+            assert state == "OK" and match, out
+            got.append(tuple(float(x) for x in match.groups()))
+        assert got == [expected, expected], (levels, got)
+    _, out = _run(tools.dbgauge("connection", tools.pg_dsn(), "-c", "1"), env)
+    assert re.search(r"=[0-9.]+s;;1(;|\s|$)", out), out
 
 
 def _seconds_behind(sandbox: Sandbox) -> float | None:

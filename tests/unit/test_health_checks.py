@@ -91,3 +91,17 @@ def test_every_check_is_registered_with_parsable_defaults() -> None:
     uptime = checks["uptime"].defaults
     assert uptime is not None and str(uptime.warning) == "600:"
     assert uptime.status(60) is Status.CRITICAL and uptime.status(7200) is Status.OK
+
+
+def test_connection_keeps_the_other_default_as_check_pgsql() -> None:
+    """check_pgsql's rule for `connection`: a level given alone keeps the other's default
+    (2 s / 8 s), unless the default would contradict it; elsewhere check_postgres' rule
+    (the other level unset) stays."""
+    connection = health_checks()["connection"]
+    levels = {given: connection.limits(*given) for given in
+              (("5", None), (None, "3"), (None, "1"), ("10", None))}
+    assert {given: (str(t.warning), str(t.critical)) for given, t in levels.items()  # type: ignore[union-attr]
+            } == {("5", None): ("5", "8"), (None, "3"): ("2", "3"),
+                  (None, "1"): ("~:", "1"), ("10", None): ("10", "~:")}
+    uptime = health_checks()["uptime"].limits(None, "60:")
+    assert uptime is not None and str(uptime.warning) == "~:"
