@@ -11,9 +11,7 @@ WHERE = $(BIN)/dbgauge sandbox where $(if $(SANDBOX_DIR),--dir '$(SANDBOX_DIR)')
 LISTEN ?=
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # pytest-xdist workers for `make test`, each with a sandbox of its own (tests/helpers/ports.py):
-# the tests mostly wait on servers, so three overlap well on two cores. Files are handed out
-# in collection order (--no-loadscope-reorder: xdist would put the files with the most tests
-# first), which tests/conftest.py makes longest first.
+# the tests mostly wait on servers, so three overlap well on two cores.
 TEST_WORKERS ?= 3
 
 # `make test-matrix PG=N`: every integration test file that reaches a PostgreSQL member (or
@@ -57,10 +55,10 @@ integration: venv
 test: deps venv lint
 	@$(BIN)/python -c "from tests.helpers.ports import BASE_PORT as b, SANDBOX_DIR as d; \
 	print(f'test sandboxes: base port {b} (+10 per worker), {d}* (from this checkout path; DBGAUGE_TEST_BASE_PORT moves them)')"
-	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=25
+	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadfile --durations=25
 
 test-matrix: deps venv
-	DBGAUGE_TEST_PG_VERSION=$(PG) $(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder $(PG_TESTS)
+	DBGAUGE_TEST_PG_VERSION=$(PG) $(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadfile $(PG_TESTS)
 
 docs: venv
 	$(BIN)/dbgauge collectors --readme README.md --compat-docs docs/compat.md

@@ -41,29 +41,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             wrong.append(f"{item.nodeid} {why} but is not marked integration")
     if wrong:
         raise pytest.UsageError("\n".join(wrong))
-    items.sort(key=_longest_first)
-
-
-# pytest-xdist's --dist loadfile hands the files out in collection order, so a long file
-# collected last runs alone at the end while the other workers idle: the longest files
-# of tests/integration (measured in full runs: seconds of setup and calls) go first.
-LONGEST_FIRST = (
-    "test_reliability", "test_check_postgres_parity", "test_drift_fail_loud",
-    "test_check_postgres_parity_forms", "test_same_schema", "test_health",
-    "test_validate_ground_truth", "test_secrets", "test_drift_mysql", "test_drift_pt_options",
-    "test_health_plugin", "test_soak", "test_status", "test_health_postgres",
-    "test_postgres_collectors", "test_exporter", "test_pgtap_run", "test_least_privilege_mysql",
-    "test_docs_examples", "test_split_brain",
-)
-
-
-def _longest_first(item: pytest.Item) -> int:
-    """The file's place in LONGEST_FIRST, after them every other file in its order (a
-    stable sort keeps the tests of a file together and in order)."""
-    path = Path(str(item.fspath))
-    if path.parent.name == "integration" and path.stem in LONGEST_FIRST:
-        return LONGEST_FIRST.index(path.stem)
-    return len(LONGEST_FIRST)
 
 
 @pytest.fixture(scope="session")
