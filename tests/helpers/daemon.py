@@ -126,6 +126,25 @@ def config_file(sandbox: Sandbox, path: Path, targets: list[dict[str, object]] |
     return path
 
 
+def one_target_config(sandbox: Sandbox, path: Path, name: str, **entry: object) -> Path:
+    """A config at `path` of the sandbox's target `name` alone, `entry` overriding its
+    settings (collectors, collector_options, compat...), without its labels and heartbeat:
+    a peer exporter compared with it has neither."""
+    target = {**target_entry(sandbox, name), **entry}
+    target.pop("labels", None)
+    target.pop("heartbeat", None)
+    path.write_text(yaml.safe_dump({"targets": [target]}))
+    return path
+
+
+def collect_text(config: Path, name: str, *args: str) -> str:
+    """`dbgauge collect --config CONFIG NAME ARGS`'s exposition text (asserted to succeed)."""
+    proc = subprocess.run([*DBGAUGE, "collect", "--config", str(config), name, *args],
+                          capture_output=True, text=True, timeout=60, cwd=REPO, check=False)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
 def target_entry(sandbox: Sandbox, name: str) -> dict[str, object]:
     """One target of the sandbox's config, as its YAML mapping."""
     data = yaml.safe_load(sandbox.config.read_text())

@@ -12,15 +12,12 @@ find in the peer's.
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import yaml
 
-from tests.helpers import DBGAUGE, REPO
-from tests.helpers.daemon import target_entry
+from tests.helpers.daemon import collect_text, one_target_config
 from tests.helpers.peers import compare, mysqld_exporter, parse
 from tests.helpers.servers import Sandbox, execute
 from tests.integration.test_compat_promtool import _lint, _only
@@ -47,16 +44,10 @@ def account(sandbox: Sandbox) -> Iterator[None]:
 
 
 def _collect(sandbox: Sandbox, path: Path, privileges: int) -> str:
-    target = {**target_entry(sandbox, "mariadb-primary"), "collectors": ["mysql_accounts"],
-              "compat": ["mysqld_exporter"],
-              "collector_options": {"mysql_accounts": {"privileges": privileges}}}
-    target.pop("labels", None)
-    target.pop("heartbeat", None)
-    path.write_text(yaml.safe_dump({"targets": [target]}))
-    proc = subprocess.run([*DBGAUGE, "collect", "--config", str(path), "mariadb-primary"],
-                          capture_output=True, text=True, timeout=60, cwd=REPO, check=False)
-    assert proc.returncode == 0, proc.stderr
-    return proc.stdout
+    return collect_text(one_target_config(
+        sandbox, path, "mariadb-primary", collectors=["mysql_accounts"],
+        compat=["mysqld_exporter"],
+        collector_options={"mysql_accounts": {"privileges": privileges}}), "mariadb-primary")
 
 
 @pytest.mark.parametrize("privileges", [1, 0])

@@ -12,14 +12,11 @@ these families that it does not find in the peer's.
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
-import yaml
 
-from tests.helpers import DBGAUGE, REPO
-from tests.helpers.daemon import target_entry
+from tests.helpers.daemon import collect_text, one_target_config
 from tests.helpers.peers import compare, mysqld_exporter, parse
 from tests.helpers.servers import Sandbox
 from tests.integration.test_compat_promtool import _lint, _only
@@ -33,16 +30,10 @@ P = "mysql_perf_schema_memory_events_"
 
 
 def _collect(sandbox: Sandbox, path: Path) -> str:
-    target = {**target_entry(sandbox, "mariadb-primary"),
-              "collectors": ["mysql_perf_schema_memory"], "compat": ["mysqld_exporter"],
-              "collector_options": {"mysql_perf_schema_memory": {"limit": 100_000}}}
-    target.pop("labels", None)
-    target.pop("heartbeat", None)
-    path.write_text(yaml.safe_dump({"targets": [target]}))
-    proc = subprocess.run([*DBGAUGE, "collect", "--config", str(path), "mariadb-primary"],
-                          capture_output=True, text=True, timeout=60, cwd=REPO, check=False)
-    assert proc.returncode == 0, proc.stderr
-    return proc.stdout
+    return collect_text(one_target_config(
+        sandbox, path, "mariadb-primary", collectors=["mysql_perf_schema_memory"],
+        compat=["mysqld_exporter"],
+        collector_options={"mysql_perf_schema_memory": {"limit": 100_000}}), "mariadb-primary")
 
 
 def test_every_memory_events_family_matches_the_peer(sandbox: Sandbox, tmp_path: Path) -> None:

@@ -18,15 +18,12 @@ one pair of readings: a family fails only if it fails in each of three rounds of
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import yaml
 
-from tests.helpers import DBGAUGE, REPO
-from tests.helpers.daemon import target_entry
+from tests.helpers.daemon import collect_text, one_target_config, target_entry
 from tests.helpers.peers import Family, compare, mysqld_exporter, parse
 from tests.helpers.servers import Sandbox, mariadb_account, run
 
@@ -127,19 +124,13 @@ def workload(sandbox: Sandbox) -> Iterator[None]:
 
 
 def _config(sandbox: Sandbox, path: Path, **entry: object) -> Path:
-    target = {**target_entry(sandbox, "mariadb-primary"), "collectors": list(COLLECTORS),
-              "collector_options": OPTIONS, "compat": ["mysqld_exporter"], **entry}
-    target.pop("labels", None)
-    target.pop("heartbeat", None)
-    path.write_text(yaml.safe_dump({"targets": [target]}))
-    return path
+    return one_target_config(sandbox, path, "mariadb-primary", **{
+        "collectors": list(COLLECTORS), "collector_options": OPTIONS,
+        "compat": ["mysqld_exporter"], **entry})
 
 
 def _collect(config: Path) -> str:
-    proc = subprocess.run([*DBGAUGE, "collect", "--config", str(config), "mariadb-primary"],
-                          capture_output=True, text=True, timeout=60, cwd=REPO, check=False)
-    assert proc.returncode == 0, proc.stderr
-    return proc.stdout
+    return collect_text(config, "mariadb-primary")
 
 
 _TMP = "mysql_perf_schema_events_statements_tmp_tables_total"

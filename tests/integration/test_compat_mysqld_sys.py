@@ -11,14 +11,11 @@ have (`mysql_sys_statement_latency`, a counter without `_total`).
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
-import yaml
 
-from tests.helpers import DBGAUGE, REPO
-from tests.helpers.daemon import target_entry
+from tests.helpers.daemon import collect_text, one_target_config
 from tests.helpers.peers import Family, compare, parse
 from tests.helpers.servers import Sandbox, run
 from tests.integration.test_compat_promtool import _lint, _only
@@ -56,15 +53,9 @@ def _upstream(sandbox: Sandbox) -> dict[str, Family]:
 
 
 def _collect(sandbox: Sandbox, path: Path) -> str:
-    target = {**target_entry(sandbox, "mariadb-primary"),
-              "collectors": ["mysql_sys_user_summary"], "compat": ["mysqld_exporter"]}
-    target.pop("labels", None)
-    target.pop("heartbeat", None)
-    path.write_text(yaml.safe_dump({"targets": [target]}))
-    proc = subprocess.run([*DBGAUGE, "collect", "--config", str(path), "mariadb-primary"],
-                          capture_output=True, text=True, timeout=60, cwd=REPO, check=False)
-    assert proc.returncode == 0, proc.stderr
-    return proc.stdout
+    return collect_text(one_target_config(
+        sandbox, path, "mariadb-primary", collectors=["mysql_sys_user_summary"],
+        compat=["mysqld_exporter"]), "mariadb-primary")
 
 
 def test_sys_user_summary_matches_upstreams_query(sandbox: Sandbox, tmp_path: Path) -> None:

@@ -12,15 +12,12 @@ made for the test is among them with the row format it was created with.
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import yaml
 
-from tests.helpers import DBGAUGE, REPO
-from tests.helpers.daemon import target_entry
+from tests.helpers.daemon import collect_text, one_target_config
 from tests.helpers.peers import Family, compare, mysqld_exporter, parse
 from tests.helpers.servers import Sandbox, run
 from tests.integration.test_compat_promtool import _lint, _only
@@ -70,16 +67,10 @@ def _upstream(sandbox: Sandbox) -> dict[str, Family]:
 
 
 def _collect(sandbox: Sandbox, path: Path) -> str:
-    target = {**target_entry(sandbox, "mariadb-primary"),
-              "collectors": ["mysql_innodb_tablespaces"], "compat": ["mysqld_exporter"],
-              "collector_options": {"mysql_innodb_tablespaces": {"limit": 100_000}}}
-    target.pop("labels", None)
-    target.pop("heartbeat", None)
-    path.write_text(yaml.safe_dump({"targets": [target]}))
-    proc = subprocess.run([*DBGAUGE, "collect", "--config", str(path), "mariadb-primary"],
-                          capture_output=True, text=True, timeout=60, cwd=REPO, check=False)
-    assert proc.returncode == 0, proc.stderr
-    return proc.stdout
+    return collect_text(one_target_config(
+        sandbox, path, "mariadb-primary", collectors=["mysql_innodb_tablespaces"],
+        compat=["mysqld_exporter"],
+        collector_options={"mysql_innodb_tablespaces": {"limit": 100_000}}), "mariadb-primary")
 
 
 def test_debian_0_14_fails_and_dbgauge_speaks_upstreams_families(

@@ -19,10 +19,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import yaml
 
 from tests.helpers import DBGAUGE, REPO
-from tests.helpers.daemon import target_entry
+from tests.helpers.daemon import collect_text, one_target_config
 from tests.helpers.peers import compare, mysqld_exporter, parse
 from tests.helpers.servers import Sandbox, run
 from tests.integration.test_compat_promtool import _lint, _only
@@ -61,20 +60,14 @@ def userstat(sandbox: Sandbox) -> Iterator[None]:
 
 
 def _config(sandbox: Sandbox, path: Path) -> Path:
-    target = {**target_entry(sandbox, "mariadb-primary"),
-              "collectors": ["mysql_user_statistics"], "compat": ["mysqld_exporter"],
-              "collector_options": {"mysql_user_statistics": {"limit": 100_000}}}
-    target.pop("labels", None)
-    target.pop("heartbeat", None)
-    path.write_text(yaml.safe_dump({"targets": [target]}))
-    return path
+    return one_target_config(
+        sandbox, path, "mariadb-primary", collectors=["mysql_user_statistics"],
+        compat=["mysqld_exporter"],
+        collector_options={"mysql_user_statistics": {"limit": 100_000}})
 
 
 def _collect(config: Path) -> str:
-    proc = subprocess.run([*DBGAUGE, "collect", "--config", str(config), "mariadb-primary"],
-                          capture_output=True, text=True, timeout=60, cwd=REPO, check=False)
-    assert proc.returncode == 0, proc.stderr
-    return proc.stdout
+    return collect_text(config, "mariadb-primary")
 
 
 def _peer_families(names: set[str]) -> set[str]:
