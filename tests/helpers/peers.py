@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 from tests.helpers import free_port, wait_for
@@ -225,3 +226,45 @@ def compare(before: Mapping[str, Family], ours: Mapping[str, Family],
                 out.append(Difference(name, f"{key[0]}{dict(key[1])} = {value}, the peer's "
                                             f"{first} then {later.samples[key]}"))
     return out
+
+
+@dataclass(frozen=True)
+class Rounds:
+    """The last round of `compare_rounds`: the peer's readings around dbgauge's (and the
+    texts of the first and of dbgauge's), the families compared, and those that failed in
+    every round (with their differences)."""
+
+    before: dict[str, Family]
+    ours: dict[str, Family]
+    after: dict[str, Family]
+    peer_text: str
+    our_text: str
+    theirs: set[str]
+    failing: set[str]
+    differences: list[Difference]
+
+    def report(self) -> str:
+        return "\n".join(str(d) for d in self.differences if d.family in self.failing)
+
+
+def compare_rounds(scrape_peer: Callable[[], str], collect_ours: Callable[[], str],
+                   families: Callable[[dict[str, Family], dict[str, Family]], set[str]],
+                   read_peer: Callable[[str], dict[str, Family]] = parse,
+                   rounds: int = 3, **options: Any) -> Rounds:
+    """Up to `rounds` rounds of peer, dbgauge, peer readings (the peer's text read by
+    `read_peer`), compared (`compare` with `options`): a family fails only if it fails in
+    every round, since a value that moves both ways under background activity can fall
+    outside one pair of readings."""
+    failing: set[str] | None = None
+    for _ in range(rounds):
+        peer_text = scrape_peer()
+        our_text = collect_ours()
+        before, ours, after = read_peer(peer_text), parse(our_text), read_peer(scrape_peer())
+        theirs = families(before, after)
+        differences = compare(before, ours, after, theirs, **options)
+        failed = {d.family for d in differences}
+        failing = failed if failing is None else failing & failed
+        if not failing:
+            break
+    return Rounds(before, ours, after, peer_text, our_text, theirs, failing or set(),
+                  differences)

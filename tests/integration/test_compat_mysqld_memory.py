@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.daemon import collect_text, one_target_config
-from tests.helpers.peers import compare, mysqld_exporter, parse
+from tests.helpers.peers import compare_rounds, mysqld_exporter
 from tests.helpers.servers import Sandbox
 from tests.integration.test_compat_promtool import _lint, _only
 
@@ -37,21 +37,14 @@ def _collect(sandbox: Sandbox, path: Path) -> str:
 
 
 def test_every_memory_events_family_matches_the_peer(sandbox: Sandbox, tmp_path: Path) -> None:
-    failing: set[str] | None = None
     with mysqld_exporter(sandbox, "mariadb-primary", tmp_path,
                          ("--collect.perf_schema.memory_events", *OFF)) as peer:
-        for _ in range(3):
-            text = peer.scrape()
-            our_text = _collect(sandbox, tmp_path / "dbgauge.yaml")
-            before, ours, after = parse(text), parse(our_text), parse(peer.scrape())
-            theirs = {n for n in before if n.startswith(P)} & set(after)
-            differences = compare(before, ours, after, theirs,
-                                  values=lambda family: family != P + "used_bytes")
-            failed = {d.family for d in differences}
-            failing = failed if failing is None else failing & failed
-            if not failing:
-                break
-    assert not failing, "\n".join(str(d) for d in differences if d.family in failing)
+        got = compare_rounds(
+            peer.scrape, lambda: _collect(sandbox, tmp_path / "dbgauge.yaml"),
+            lambda before, after: {n for n in before if n.startswith(P)} & set(after),
+            values=lambda family: family != P + "used_bytes")
+    assert not got.failing, got.report()
+    theirs, ours, our_text, text = got.theirs, got.ours, got.our_text, got.peer_text
     assert theirs == {P + "alloc_bytes_total", P + "free_bytes_total", P + "used_bytes"}
     alloc = ours[P + "alloc_bytes_total"].samples
     assert len(alloc) >= 50  # the server's instruments, not a handful

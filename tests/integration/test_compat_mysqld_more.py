@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.daemon import collect_text, one_target_config, target_entry
-from tests.helpers.peers import Family, compare, mysqld_exporter, parse
+from tests.helpers.peers import Family, compare, compare_rounds, mysqld_exporter, parse
 from tests.helpers.servers import Sandbox, mariadb_account, run
 
 pytestmark = pytest.mark.integration
@@ -164,21 +164,15 @@ def _peer_families(families: dict[str, Family]) -> set[str]:
 def test_every_family_of_the_optional_collectors_matches_the_peer(
         sandbox: Sandbox, workload: None, tmp_path: Path) -> None:
     config = _config(sandbox, tmp_path / "dbgauge.yaml")
-    failing: set[str] | None = None
     with mysqld_exporter(sandbox, "mariadb-primary", tmp_path, FLAGS) as peer:
-        for _ in range(3):
-            before = _fixed(parse(peer.scrape()))
-            ours = parse(_collect(config))
-            after = _fixed(parse(peer.scrape()))
-            theirs = _peer_families(before) & _peer_families(after)
-            differences = compare(before, ours, after, theirs - NOT_COVERED,
-                                  values=lambda family: family not in MOVING,
-                                  series_values=_value_compared)
-            failed = {d.family for d in differences}
-            failing = failed if failing is None else failing & failed
-            if not failing:
-                break
-    assert not failing, "\n".join(str(d) for d in differences if d.family in failing)
+        got = compare_rounds(
+            peer.scrape, lambda: _collect(config),
+            lambda before, after: _peer_families(before) & _peer_families(after) - NOT_COVERED,
+            read_peer=lambda text: _fixed(parse(text)),
+            values=lambda family: family not in MOVING, series_values=_value_compared)
+    assert not got.failing, got.report()
+    before, ours, after = got.before, got.ours, got.after
+    theirs = _peer_families(before) & _peer_families(after)
     # what each collector of the peer gave, so that a family the peer stops exporting (or
     # that the workload no longer makes) is noticed
     expected = {

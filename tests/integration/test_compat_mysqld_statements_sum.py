@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.daemon import collect_text, one_target_config
-from tests.helpers.peers import compare, mysqld_exporter, parse
+from tests.helpers.peers import compare_rounds, mysqld_exporter
 from tests.helpers.servers import Sandbox, run
 from tests.integration.test_compat_promtool import _lint, _only
 
@@ -42,20 +42,13 @@ def _collect(sandbox: Sandbox, path: Path) -> str:
 
 def test_every_statements_sum_family_matches_the_peer(sandbox: Sandbox, tmp_path: Path) -> None:
     run(sandbox, "mariadb-primary", *WORKLOAD)
-    failing: set[str] | None = None
     with mysqld_exporter(sandbox, "mariadb-primary", tmp_path,
                          ("--collect.perf_schema.eventsstatementssum", *OFF)) as peer:
-        for _ in range(3):
-            text = peer.scrape()
-            our_text = _collect(sandbox, tmp_path / "dbgauge.yaml")
-            before, ours, after = parse(text), parse(our_text), parse(peer.scrape())
-            theirs = {n for n in before if n.startswith(P)} & set(after)
-            differences = compare(before, ours, after, theirs)
-            failed = {d.family for d in differences}
-            failing = failed if failing is None else failing & failed
-            if not failing:
-                break
-    assert not failing, "\n".join(str(d) for d in differences if d.family in failing)
+        got = compare_rounds(
+            peer.scrape, lambda: _collect(sandbox, tmp_path / "dbgauge.yaml"),
+            lambda before, after: {n for n in before if n.startswith(P)} & set(after))
+    assert not got.failing, got.report()
+    theirs, before, our_text, text = got.theirs, got.before, got.our_text, got.peer_text
     assert len(theirs) == 21, sorted(theirs)
     for family in ("total", "timer_wait", "lock_time", "sort_rows", "warnings",
                    "created_tmp_tables"):

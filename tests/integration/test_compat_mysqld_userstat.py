@@ -22,7 +22,7 @@ import pytest
 
 from tests.helpers import DBGAUGE, REPO
 from tests.helpers.daemon import collect_text, one_target_config
-from tests.helpers.peers import compare, mysqld_exporter, parse
+from tests.helpers.peers import compare_rounds, mysqld_exporter, parse
 from tests.helpers.servers import Sandbox, run
 from tests.integration.test_compat_promtool import _lint, _only
 
@@ -77,21 +77,12 @@ def _peer_families(names: set[str]) -> set[str]:
 def test_every_user_statistics_family_matches_the_peer(
         sandbox: Sandbox, userstat: None, tmp_path: Path) -> None:
     config = _config(sandbox, tmp_path / "dbgauge.yaml")
-    failing: set[str] | None = None
     with mysqld_exporter(sandbox, "mariadb-primary", tmp_path, FLAGS) as peer:
-        for _ in range(3):
-            text = peer.scrape()
-            before = parse(text)
-            our_text = _collect(config)
-            ours = parse(our_text)
-            after = parse(peer.scrape())
-            theirs = _peer_families(set(before)) & _peer_families(set(after))
-            differences = compare(before, ours, after, theirs)
-            failed = {d.family for d in differences}
-            failing = failed if failing is None else failing & failed
-            if not failing:
-                break
-    assert not failing, "\n".join(str(d) for d in differences if d.family in failing)
+        got = compare_rounds(
+            peer.scrape, lambda: _collect(config),
+            lambda before, after: _peer_families(set(before)) & _peer_families(set(after)))
+    assert not got.failing, got.report()
+    theirs, before, our_text, text = got.theirs, got.before, got.our_text, got.peer_text
     i_s = "mysql_info_schema_"
     expected = {
         *(f"{i_s}{who}_statistics_{s}" for who in ("user", "client") for s in (
