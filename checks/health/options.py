@@ -31,6 +31,8 @@ class CheckInput:
     limits: Thresholds | None = None
     scope: Scope | None = None
     dbnames: tuple[str, ...] = ()
+    # the perfdata warn/crit of -w/-c written as text (lock-count's specs), by metric
+    text_perf: Mapping[str, tuple[str | None, str | None]] | None = None
 
 
 @dataclass(frozen=True)
@@ -88,7 +90,10 @@ def check_input(check: HealthCheck, values: Mapping[str, Any]) -> CheckInput:
     warning, critical = values.get("warning"), values.get("critical")
     given = (warning is not None or critical is not None) and not written_as_is(check)
     limits = check_limits(check, warning, critical) if given else None
-    return CheckInput(limits, check_scope(check, values), tuple(values.get("dbnames", ())))
+    scope = check_scope(check, values)
+    # -w/-c as text: what it cannot mean fails here, before any node is read
+    text_perf = dict(check.perf_thresholds(scope)) if check.perf_thresholds and scope else None
+    return CheckInput(limits, scope, tuple(values.get("dbnames", ())), text_perf)
 
 
 def check_scope(check: HealthCheck, values: Mapping[str, Any]) -> Scope | None:
@@ -114,8 +119,6 @@ def check_scope(check: HealthCheck, values: Mapping[str, Any]) -> Scope | None:
                   critical_count=critical if isinstance(critical, CountSpec) else None)
     if check.own_thresholds is not None:
         check.own_thresholds.check(scope)
-    if check.perf_thresholds is not None:  # -w/-c as text: what it cannot mean fails here
-        check.perf_thresholds(scope)
     if "query" in check.plugin_options:
         from dbgauge.checks.health.connection import query_limits
 

@@ -7,7 +7,7 @@ import itertools
 import os
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -150,7 +150,7 @@ def _bounded(name: str, fmt: str, timeout: float, verbosity: int,
     return result
 
 
-PerfThresholds = dict[str, tuple[str | None, str | None]]  # metric -> (warn, crit)
+PerfThresholds = Mapping[str, tuple[str | None, str | None]]  # metric -> (warn, crit)
 
 
 def _rendered(result: CheckResult, fmt: str, thresholds: PerfThresholds | None,
@@ -326,8 +326,6 @@ def _health_command(check: HealthCheck) -> click.Command:
             given = check_input(check, {**options, "warning": warning, "critical": critical,
                                         "dbnames": dbnames})
             limits, scope = given.limits, given.scope
-            text_perf = dict(check.perf_thresholds(scope)) \
-                if check.perf_thresholds and scope else None
         except DbgaugeError as exc:  # a threshold the check cannot mean: exit 3
             _check_failed(check.name, exc, fmt)
 
@@ -346,7 +344,7 @@ def _health_command(check: HealthCheck) -> click.Command:
         chosen = None if own_limits else limits or check.defaults
         perf = (chosen.perf(check.metric) if chosen else
                 own_limits.perf(scope) if own_limits and own_limits.perf and scope else
-                text_perf)
+                given.text_perf)
         _check_emit(result, fmt, perf, verbosity)
 
     command.__doc__ = health_help(check)
