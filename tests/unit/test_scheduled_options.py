@@ -150,3 +150,12 @@ def test_a_config_entry_with_options_becomes_a_job_that_runs_with_them() -> None
         parse_config("targets:\n  - {name: b, kind: pgbouncer, dsn: 'postgresql://u@h/pgbouncer'}\n"
                      "checks:\n  - {check: pgbouncer-pool, critical: 3, options: {stat: {a: 1}}}\n",
                      "t.yaml")
+
+
+def test_text_thresholds_give_their_perfdata_levels_once_read() -> None:
+    """lock-count's specs become perfdata levels in the input both the command line and
+    a scheduled entry read (what the command prints after the value)."""
+    got = entry_input(health_checks()["lock-count"], "total=100;waiting=5", "total=150", {})
+    assert got.text_perf == {"total_locks": ("@100:", "@150:"), "waiting_locks": ("@5:", None)}
+    assert _from_command_line("lock-count", ["-w", "total=100;waiting=5", "-c", "total=150"]
+                              ).text_perf == got.text_perf
