@@ -28,6 +28,9 @@ pytestmark = pytest.mark.integration
 T = TypeVar("T")
 Metrics = dict[tuple[str, frozenset[tuple[str, str]]], float]
 MYSQL_COLLECTORS = ("mysql_innodb", "mysql_replication", "mysql_heartbeat", "mysql_lock_waits")
+# The documented-grants test's own heartbeat table: the session daemon (tests/conftest.py),
+# when it runs, writes the sandbox's default one and would create it first.
+DOCS_TABLE = "dbgauge.heartbeat_documented"
 
 
 # --------------------------------------------------------------------------- helpers
@@ -345,13 +348,14 @@ def test_documented_mariadb_grants_are_enough_for_every_collector(
     statements = documented_grants("mariadb", user, password)
     assert statements[0].startswith("CREATE USER") and len(statements) == 3
     # the writer has to create its table itself (CREATE on dbgauge.*)
-    run(sandbox, "mariadb-primary", "DROP TABLE IF EXISTS dbgauge.heartbeat",
+    run(sandbox, "mariadb-primary", f"DROP TABLE IF EXISTS {DOCS_TABLE}",
         ("DROP USER IF EXISTS %s@'%%'", (user,)), *statements)
     try:
         replica_caught_up(sandbox)
         targets = []
-        for name, heartbeat in (("mariadb-primary", {"mode": "write", "interval": 0.25}),
-                                ("mariadb-replica", {"mode": "read"})):
+        for name, heartbeat in (("mariadb-primary",
+                                 {"mode": "write", "interval": 0.25, "table": DOCS_TABLE}),
+                                ("mariadb-replica", {"mode": "read", "table": DOCS_TABLE})):
             entry = target_entry(sandbox, name)
             entry["dsn"] = str(entry["dsn"]).replace("//dbgauge@", f"//{user}@")
             entry["password_file"] = str(tmp_path / "pw")
@@ -375,8 +379,9 @@ def test_documented_mariadb_grants_are_enough_for_every_collector(
         assert value(m, "dbgauge_mysql_replication_configured", target="mariadb-replica") == 1
         assert value(m, "dbgauge_mysql_connected_replicas", target="mariadb-primary") == 1
         log = d.log_text()
-        assert "created heartbeat table dbgauge.heartbeat on mariadb-primary" in log, log
+        assert f"created heartbeat table {DOCS_TABLE} on mariadb-primary" in log, log
         assert "heartbeat writer for mariadb-primary cannot write" not in log, log
     finally:
-        run(sandbox, "mariadb-primary", ("DROP USER IF EXISTS %s@'%%'", (user,)))
+        run(sandbox, "mariadb-primary", ("DROP USER IF EXISTS %s@'%%'", (user,)),
+            f"DROP TABLE IF EXISTS {DOCS_TABLE}")
         replica_caught_up(sandbox)
