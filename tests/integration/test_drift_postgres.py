@@ -244,7 +244,7 @@ def test_mariadb_and_postgres_compare_equal_and_one_changed_row_is_found(
     rows = _rows(400)
     maria = pymysql.connect(host="127.0.0.1", port=state.port("mariadb-primary"),
                             user=state.mariadb.admin_user, password=state.mariadb.admin_password,
-                            autocommit=True)
+                            autocommit=True, ssl_disabled=True)
     with closing(maria), pg(sandbox, "pg-primary", "app") as postgres:
         cur = maria.cursor()
         cur.execute("SET SESSION time_zone = '+00:00'")

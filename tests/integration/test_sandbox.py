@@ -70,6 +70,7 @@ def mysql(state: sb.SandboxState, name: str, user: str = "", password: str = "")
         password=password or state.mariadb.admin_password,
         autocommit=True,
         connect_timeout=5,
+        ssl_disabled=True,
     )
 
 
