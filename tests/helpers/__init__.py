@@ -23,21 +23,30 @@ T = TypeVar("T")
 Metrics = dict[tuple[str, frozenset[tuple[str, str]]], float]
 
 
+_FIRST_POLL, _LAST_POLL = 0.1, 0.3  # wait_for's pauses: the first, and the longest
+
+
 def wait_for(check: Callable[[], T | None], timeout: float = 15.0, what: str = "",
-             interval: float = 0.1) -> T:
+             interval: float | None = None) -> T:
     """Poll `check` until it returns something other than None/False, or fail naming `what`.
 
     Tests wait for the state they mean, with a generous deadline, instead of sleeping for a
-    guessed time or asserting how long something took.
+    guessed time or asserting how long something took. Without `interval` the polls start
+    0.1 s apart and back off to 0.3 s: a poll is often a scrape of every target or a dbgauge
+    process, and on two cores a long wait polling ten times a second took the CPU the
+    servers and the other tests needed. A given `interval` is kept as it is.
     """
     deadline = time.monotonic() + timeout
+    pause = interval if interval is not None else _FIRST_POLL
     while True:
         result = check()
         if result is not None and result is not False:
             return result
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what or check}")
-        time.sleep(interval)
+        time.sleep(pause)
+        if interval is None:
+            pause = min(pause * 1.5, _LAST_POLL)
 
 
 _SAMPLE = re.compile(r"([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?[ \t]+(\S+)(?:[ \t]+-?\d+)?[ \t]*")
