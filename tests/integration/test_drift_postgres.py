@@ -22,7 +22,6 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-import pymysql  # type: ignore[import-untyped,unused-ignore]
 import pytest
 
 from dbgauge.app import load_config
@@ -40,7 +39,7 @@ from tests.helpers.drift import (
 )
 from tests.helpers.drift import pg_check as check
 from tests.helpers.drift import pg_source_dsn as source_dsn
-from tests.helpers.servers import Sandbox
+from tests.helpers.servers import Sandbox, admin
 
 pytestmark = pytest.mark.integration
 
@@ -240,11 +239,8 @@ POSTGRES_XENG = """CREATE TABLE app.xeng (id int PRIMARY KEY, name text, code ch
 
 def test_mariadb_and_postgres_compare_equal_and_one_changed_row_is_found(
         sandbox: Sandbox, tmp_path: Path) -> None:
-    state = sandbox.state
     rows = _rows(400)
-    maria = pymysql.connect(host="127.0.0.1", port=state.port("mariadb-primary"),
-                            user=state.mariadb.admin_user, password=state.mariadb.admin_password,
-                            autocommit=True, ssl_disabled=True)
+    maria = admin(sandbox, "mariadb-primary", database=None)
     with closing(maria), pg(sandbox, "pg-primary", "app") as postgres:
         cur = maria.cursor()
         cur.execute("SET SESSION time_zone = '+00:00'")
@@ -317,10 +313,7 @@ def test_floats_have_one_exact_text_in_both_engines(sandbox: Sandbox) -> None:
 
     column = [Column("d", "double", "double", False)]
     rows = list(enumerate(values))
-    state = sandbox.state
-    maria = pymysql.connect(host="127.0.0.1", port=state.port("mariadb-primary"),
-                            user=state.mariadb.admin_user, password=state.mariadb.admin_password,
-                            autocommit=True, database="app")
+    maria = admin(sandbox, "mariadb-primary")
     with closing(maria):
         cur = maria.cursor()
         cur.execute("CREATE TEMPORARY TABLE fx (i INT PRIMARY KEY, d DOUBLE NOT NULL)")

@@ -24,6 +24,7 @@ import yaml
 
 from dbgauge.cli.status import CLEAR
 from dbgauge.toolkit import sandbox as sb
+from dbgauge.toolkit.result import Status
 from tests.helpers import DBGAUGE, REPO, wait_for
 from tests.helpers.daemon import config_file, heartbeat
 from tests.helpers.servers import (
@@ -157,12 +158,15 @@ def test_watch_redraws_in_place_and_keeps_a_dead_node_in_its_tree(sandbox: Sandb
     os.close(child)
     seen = bytearray()
 
-    def frame_with(text: str) -> str | None:
+    def drain() -> None:
         while select.select([main], [], [], 0.2)[0]:
             try:
                 seen.extend(os.read(main, 65536))
             except OSError:
                 break
+
+    def frame_with(text: str) -> str | None:
+        drain()
         frames = seen.decode(errors="replace").split(CLEAR)
         done = frames[:-1] if len(frames) > 2 else []  # the last frame may be half written
         return next((f for f in reversed(done) if text in f), None)
@@ -178,11 +182,11 @@ def test_watch_redraws_in_place_and_keeps_a_dead_node_in_its_tree(sandbox: Sandb
         finally:
             sb.start_instance(sandbox.directory, "mariadb-replica")
         code = interrupted(proc)
-        frame_with("")  # read what it drew before it exited
+        drain()  # what it drew before it exited
         frames = [f for f in seen.decode(errors="replace").split(CLEAR)
                   if f.startswith("STATUS ")]
         last = frames[-1].split()[1]  # the restarted replica may be OK, lagging or down
-        assert code == {"OK": 0, "WARNING": 1, "CRITICAL": 2, "UNKNOWN": 3}[last], frames[-1]
+        assert code == Status[last], frames[-1]
     finally:
         if proc.poll() is None:
             proc.kill()
